@@ -1,0 +1,39 @@
+// swift-tools-version: 6.1
+//
+// SwiftVT: Apple's VideoToolbox model of direct codec access, as GStreamer elements on Linux.
+// Layers (bottom to top): MediaCore (time, formats, buffers) -> H264 (bitstream) -> sessions ->
+// backends -> elements. See README.md.
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+// Release builds of the libraries are what the benchmarks and the plugin use: let the optimizer
+// see across the small accessors of the bitstream layer.
+let optimized: [SwiftSetting] = strictSwift + [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
+let package = Package(
+    name: "SwiftVT",
+    products: [
+        .library(name: "MediaCore", targets: ["MediaCore"]),
+        .library(name: "H264", targets: ["H264"]),
+        .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
+        .executable(name: "swiftvt-bench", targets: ["SwiftVTBench"]),
+    ],
+    targets: [
+        .target(name: "MediaCore", swiftSettings: optimized),
+        .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
+        .executableTarget(
+            name: "H264Fuzz", dependencies: ["H264", "MediaCore"], path: "fuzz/H264Fuzz",
+            swiftSettings: strictSwift),
+        .executableTarget(
+            name: "SwiftVTBench", dependencies: ["H264", "MediaCore"], path: "bench/SwiftVTBench",
+            swiftSettings: optimized),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strictSwift),
+        .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore"], swiftSettings: strictSwift),
+    ]
+)
