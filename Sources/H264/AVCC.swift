@@ -1,0 +1,191 @@
+/// Length-prefixed NAL units, the "AVCC" sample format of ISO/IEC 14496-15 (MP4, QuickTime,
+/// GStreamer's `stream-format=avc`): each NAL unit is preceded by its size as a big-endian
+/// integer of 1, 2 or 4 bytes (`lengthSizeMinusOne + 1` in the avcC record).
+public enum AVCC {
+    /// The NAL unit length sizes ISO/IEC 14496-15 allows (lengthSizeMinusOne 0, 1 or 3).
+    public static func isValidNALUnitHeaderLength(_ length: Int) -> Bool {
+        length == 1 || length == 2 || length == 4
+    }
+
+    /// Calls `body` with the byte range of each NAL unit of a length-prefixed sample.
+    ///
+    /// Throws when a length runs past the end of the sample, or the sample ends inside a length:
+    /// a damaged sample must not be mistaken for a shorter valid one.
+    @inlinable
+    public static func forEachNALUnit(
+        in sample: UnsafeRawBufferPointer, nalUnitHeaderLength: Int,
+        _ body: (Range<Int>) throws -> Void
+    ) throws {
+        guard isValidNALUnitHeaderLength(nalUnitHeaderLength) else {
+            throw H264Error.invalidValue(field: "lengthSizeMinusOne", value: Int64(nalUnitHeaderLength - 1))
+        }
+        var offset = 0
+        let count = sample.count
+        while offset < count {
+            guard count - offset >= nalUnitHeaderLength else {
+                throw H264Error.malformedFraming(
+                    "sample ends inside a \(nalUnitHeaderLength)-byte NAL unit length at offset \(offset)")
+            }
+            var length = 0
+            for index in 0..<nalUnitHeaderLength {
+                length = (length << 8) | Int(sample[offset + index])
+            }
+            offset += nalUnitHeaderLength
+            guard length <= count - offset else {
+                throw H264Error.malformedFraming(
+                    "NAL unit length \(length) at offset \(offset - nalUnitHeaderLength) runs past the end of the \(count)-byte sample")
+            }
+            if length > 0 { try body(offset..<(offset + length)) }
+            offset += length
+        }
+    }
+
+    /// The byte ranges of the NAL units of a length-prefixed sample.
+    public static func nalUnitRanges(
+        in sample: UnsafeRawBufferPointer, nalUnitHeaderLength: Int
+    ) throws -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        try forEachNALUnit(in: sample, nalUnitHeaderLength: nalUnitHeaderLength) { ranges.append($0) }
+        return ranges
+    }
+
+    @inlinable
+    static func writeLength(_ length: Int, size: Int, to destination: UnsafeMutableRawPointer) {
+        var remaining = length
+        for index in stride(from: size - 1, through: 0, by: -1) {
+            destination.storeBytes(of: UInt8(truncatingIfNeeded: remaining), toByteOffset: index, as: UInt8.self)
+            remaining >>= 8
+        }
+    }
+
+    /// The largest NAL unit a length field of `size` bytes can describe.
+    public static func maximumNALUnitLength(forHeaderLength size: Int) -> Int {
+        size >= 4 ? Int(UInt32.max) : (1 << (8 * size)) - 1
+    }
+
+    /// Converts a complete Annex B buffer into length-prefixed NAL units, appending to `output`.
+    ///
+    /// This copies every payload byte: a three-byte start code becomes a longer (or, for
+    /// 1- and 2-byte lengths, shorter) prefix, so the NAL units move and cannot stay in place.
+    /// When the input uses only four-byte start codes and the length size is 4, use
+    /// `convertAnnexBInPlace`, which copies nothing.
+    ///
+    /// - Parameter keep: decides per NAL unit type whether it goes into the output (e.g. drop
+    ///   SPS/PPS that are carried in the avcC record instead, or access unit delimiters).
+    /// - Returns: the number of NAL units written.
+    @discardableResult
+    public static func appendLengthPrefixed(
+        fromAnnexB input: UnsafeRawBufferPointer, nalUnitHeaderLength: Int, to output: inout [UInt8],
+        keep: (NALUnitType) -> Bool = { _ in true }
+    ) throws -> Int {
+        guard isValidNALUnitHeaderLength(nalUnitHeaderLength) else {
+            throw H264Error.invalidValue(field: "lengthSizeMinusOne", value: Int64(nalUnitHeaderLength - 1))
+        }
+        guard let inputBase = input.baseAddress else { return 0 }
+        let maximumLength = maximumNALUnitLength(forHeaderLength: nalUnitHeaderLength)
+        var written = 0
+        // Reserve for the worst case (every start code 3 bytes, lengths 4 bytes) once, so the
+        // loop below never reallocates.
+        output.reserveCapacity(output.count + input.count + input.count / 3 + 8)
+        try AnnexB.forEachNALUnit(in: input) { unit in
+            guard keep(NALUnitType(rawValue: input[unit.payloadOffset])) else { return }
+            guard unit.payloadLength <= maximumLength else {
+                throw H264Error.malformedFraming(
+                    "a \(unit.payloadLength)-byte NAL unit does not fit a \(nalUnitHeaderLength)-byte length")
+            }
+            let start = output.count
+            // Copy: see the function's comment (the layout changes).
+            output.append(contentsOf: repeatElement(0, count: nalUnitHeaderLength))
+            output.withUnsafeMutableBytes { bytes in
+                if let base = bytes.baseAddress {
+                    writeLength(unit.payloadLength, size: nalUnitHeaderLength, to: base + start)
+                }
+            }
+            output.append(
+                contentsOf: UnsafeRawBufferPointer(
+                    start: inputBase + unit.payloadOffset, count: unit.payloadLength))
+            written += 1
+        }
+        return written
+    }
+
+    /// Rewrites an Annex B buffer whose start codes are all four bytes long into 4-byte
+    /// length-prefixed NAL units, in place, copying nothing.
+    ///
+    /// Returns false and leaves the buffer unchanged when the conversion cannot be done in place
+    /// (a three-byte start code, trailing zero bytes between NAL units, or leading garbage):
+    /// the caller then uses `appendLengthPrefixed`.
+    public static func convertAnnexBInPlace(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        let readOnly = UnsafeRawBufferPointer(buffer)
+        guard let base = buffer.baseAddress else { return true }
+        // First pass: check that the units tile the buffer exactly.
+        var expectedOffset = 0
+        var tiles = true
+        AnnexB.forEachNALUnit(in: readOnly) { unit in
+            if unit.startCodeLength != 4 || unit.startCodeOffset != expectedOffset { tiles = false }
+            expectedOffset = unit.payloadOffset + unit.payloadLength
+        }
+        guard tiles, expectedOffset == buffer.count else { return false }
+        // Second pass: overwrite each start code with its unit's length. Each overwrite happens
+        // only after the scan has moved past it (the scanner looks ahead, never back).
+        var previous: AnnexBNALUnit?
+        AnnexB.forEachNALUnit(in: readOnly) { unit in
+            if let done = previous { writeLength(done.payloadLength, size: 4, to: base + done.startCodeOffset) }
+            previous = unit
+        }
+        if let last = previous { writeLength(last.payloadLength, size: 4, to: base + last.startCodeOffset) }
+        return true
+    }
+
+    /// Rewrites 4-byte length prefixes into four-byte start codes in place (the reverse of
+    /// `convertAnnexBInPlace`), copying nothing.
+    public static func convertLengthPrefixedToAnnexBInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws {
+        let ranges = try nalUnitRanges(in: UnsafeRawBufferPointer(buffer), nalUnitHeaderLength: 4)
+        guard let base = buffer.baseAddress else { return }
+        for range in ranges {
+            // A 32-bit 1 stored big-endian is the four-byte start code 00 00 00 01.
+            base.storeBytes(of: UInt32(1).bigEndian, toByteOffset: range.lowerBound - 4, as: UInt32.self)
+        }
+    }
+
+    /// Converts length-prefixed NAL units into an Annex B byte stream with four-byte start codes,
+    /// appending to `output`.
+    ///
+    /// Copies the payload: with 1- or 2-byte lengths the start codes are longer than the prefixes,
+    /// so units move. For 4-byte lengths prefer `convertLengthPrefixedToAnnexBInPlace`.
+    @discardableResult
+    public static func appendAnnexB(
+        fromLengthPrefixed input: UnsafeRawBufferPointer, nalUnitHeaderLength: Int, to output: inout [UInt8]
+    ) throws -> Int {
+        guard let inputBase = input.baseAddress else { return 0 }
+        var written = 0
+        output.reserveCapacity(output.count + input.count + 4 * (input.count / 8 + 1))
+        try forEachNALUnit(in: input, nalUnitHeaderLength: nalUnitHeaderLength) { range in
+            output.append(contentsOf: [0, 0, 0, 1] as [UInt8])
+            // Copy: see the function's comment.
+            output.append(contentsOf: UnsafeRawBufferPointer(start: inputBase + range.lowerBound, count: range.count))
+            written += 1
+        }
+        return written
+    }
+
+    // MARK: Array conveniences
+
+    public static func lengthPrefixed(
+        fromAnnexB input: [UInt8], nalUnitHeaderLength: Int = 4, keep: (NALUnitType) -> Bool = { _ in true }
+    ) throws -> [UInt8] {
+        var output: [UInt8] = []
+        try input.withUnsafeBytes {
+            _ = try appendLengthPrefixed(fromAnnexB: $0, nalUnitHeaderLength: nalUnitHeaderLength, to: &output, keep: keep)
+        }
+        return output
+    }
+
+    public static func annexB(fromLengthPrefixed input: [UInt8], nalUnitHeaderLength: Int = 4) throws -> [UInt8] {
+        var output: [UInt8] = []
+        try input.withUnsafeBytes {
+            _ = try appendAnnexB(fromLengthPrefixed: $0, nalUnitHeaderLength: nalUnitHeaderLength, to: &output)
+        }
+        return output
+    }
+}
