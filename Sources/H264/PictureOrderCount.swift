@@ -95,7 +95,7 @@ public struct PictureOrderCountCalculator: Sendable {
     public init() {}
 
     /// Computes the POC of the next picture in decoding order and updates the state.
-    public mutating func compute(_ picture: PictureOrderCountInputs) throws -> PictureOrderCount {
+    public mutating func compute(_ picture: PictureOrderCountInputs) throws(H264Error) -> PictureOrderCount {
         if picture.isIDR { epoch += 1 }
         // C.4.4: a picture with MMCO 5 is output after every earlier picture, like an IDR; its
         // POC is reset relative to itself below, so it opens the new epoch.
@@ -163,7 +163,7 @@ public struct PictureOrderCountCalculator: Sendable {
     }
 
     /// 8.2.1.2: type 1, POC derived from frame_num and the cycle of expected deltas in the SPS.
-    private mutating func computeType1(_ picture: PictureOrderCountInputs) throws -> PictureOrderCount {
+    private mutating func computeType1(_ picture: PictureOrderCountInputs) throws(H264Error) -> PictureOrderCount {
         let offset = frameNumOffset(picture)
         let cycleLength = Int64(picture.offsetForRefFrame.count)
         // (8-7)

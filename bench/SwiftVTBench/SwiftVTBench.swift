@@ -32,9 +32,7 @@ struct SwiftVTBench {
 
         let memcpySeconds = median(runs: 7) {
             output.withUnsafeMutableBytes { destination in
-                input.withUnsafeBytes { source in
-                    _ = memcpy(destination.baseAddress, source.baseAddress, source.count)
-                }
+                input.withUnsafeBytes { destination.copyMemory(from: $0) }
             }
         }
         let scanSeconds = median(runs: 7) {
@@ -59,7 +57,7 @@ struct SwiftVTBench {
             scratch.withUnsafeMutableBytes { inPlaceOK = AVCC.convertAnnexBInPlace($0) && inPlaceOK }
         } setUp: {
             scratch.withUnsafeMutableBytes { bytes in
-                fourByteInput.withUnsafeBytes { _ = memcpy(bytes.baseAddress, $0.baseAddress, $0.count) }
+                fourByteInput.withUnsafeBytes { bytes.copyMemory(from: $0) }
             }
         }
         print("input: \(name), \(String(format2: megabytes)) MB, \(nalCount) NAL units")
@@ -113,7 +111,8 @@ struct SwiftVTBench {
     }
 
     static func printError(_ message: String) {
-        fputs(message + "\n", stderr)
+        var line = message + "\n"
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 }
 

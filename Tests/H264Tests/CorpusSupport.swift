@@ -1,0 +1,97 @@
+import Glibc
+import Testing
+
+/// Access to the shared test corpus (`../shared/corpus` next to the repository, or the folder named
+/// by `SWIFTVT_CORPUS`). Tests that need it record a clear issue when it is absent instead of
+/// passing silently.
+enum Corpus {
+    struct Entry: Sendable {
+        var file: String
+        var bytes: Int
+        var width: Int
+        var height: Int
+        var profile: String
+        var frames: Int
+        var referenceMD5: String
+        var avdecMD5: String
+        /// Damaged or unsupported on purpose (the corpus README names them).
+        var isDamaged: Bool { Corpus.damagedFiles.contains(file) }
+    }
+
+    static let damagedFiles: Set<String> = [
+        "BA_MW_D_IDR_LOST.264", "Error_I_P.264", "sps_subsetsps_bothVUI.264",
+    ]
+
+    /// The corpus folder, or nil (with an issue recorded) when it is absent.
+    static var directory: String? {
+        if let override = getenv("SWIFTVT_CORPUS") { return String(cString: override) }
+        // This file is Tests/H264Tests/CorpusSupport.swift; the corpus is ../shared/corpus
+        // relative to the repository root.
+        var components = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        components.removeLast(3)
+        let root = components.joined(separator: "/")
+        return root + "/../shared/corpus"
+    }
+
+    static var h264Directory: String? {
+        guard let directory else { return nil }
+        let path = directory + "/h264"
+        guard access(path + "/MANIFEST.tsv", R_OK) == 0 else { return nil }
+        return path
+    }
+
+    /// The manifest entries, or nil after recording an issue saying where the corpus was expected.
+    static func manifest(sourceLocation: SourceLocation = #_sourceLocation) -> [Entry]? {
+        guard let directory = h264Directory, let text = readText(directory + "/MANIFEST.tsv") else {
+            Issue.record(
+                "test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder); corpus tests did not run",
+                sourceLocation: sourceLocation)
+            return nil
+        }
+        var entries: [Entry] = []
+        for line in text.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 9 else { continue }
+            entries.append(Entry(
+                file: fields[0], bytes: Int(fields[1]) ?? 0, width: Int(fields[3]) ?? 0,
+                height: Int(fields[4]) ?? 0, profile: fields[5], frames: Int(fields[6]) ?? 0,
+                referenceMD5: fields[7], avdecMD5: fields[8]))
+        }
+        return entries
+    }
+
+    static func bytes(of entry: Entry) -> [UInt8]? {
+        guard let directory = h264Directory else { return nil }
+        return readFile(directory + "/" + entry.file)
+    }
+
+    static func readFile(_ path: String) -> [UInt8]? {
+        guard let handle = fopen(path, "rb") else { return nil }
+        defer { fclose(handle) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let read = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, handle) }
+            if read == 0 { break }
+            bytes.append(contentsOf: chunk[0..<read])
+        }
+        return bytes
+    }
+
+    static func readText(_ path: String) -> String? {
+        readFile(path).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so damaged variants are the same on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

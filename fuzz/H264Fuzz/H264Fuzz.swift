@@ -1,0 +1,106 @@
+// A libFuzzer target over the bitstream layer: the start-code scanner, the streaming splitter,
+// Annex B <-> AVCC conversion, the avcC parser and, through the access-unit assembler, the
+// SPS/PPS/SEI/slice-header parsers and the POC computation.
+//
+// Built with `-D FUZZING -sanitize=fuzzer,address` by fuzz/run.sh. Without FUZZING the same body
+// runs over files named on the command line, to replay a crash or check a corpus.
+import H264
+
+/// Exercises every entry point on one input. Invariants that must hold for any input are
+/// checked with `precondition`, so that a violation is a crash the fuzzer reports.
+func exercise(_ data: UnsafeRawBufferPointer) {
+    // 1. Scanning and access-unit assembly (which runs every parser).
+    var assembler = AccessUnitAssembler()
+    var units: [[UInt8]] = []
+    AnnexB.forEachNALUnit(in: data) { unit in
+        let nal = UnsafeRawBufferPointer(rebasing: data[unit.payloadRange])
+        units.append(Array(nal))
+        _ = assembler.push(nalUnit: nal)
+    }
+    _ = assembler.finish()
+
+    // 2. Annex B -> AVCC -> Annex B keeps every NAL unit.
+    for lengthSize in [4, 2] {
+        if let avcc = try? AVCC.lengthPrefixed(fromAnnexB: Array(data), nalUnitHeaderLength: lengthSize) {
+            let ranges = (try? avcc.withUnsafeBytes { try AVCC.nalUnitRanges(in: $0, nalUnitHeaderLength: lengthSize) }) ?? []
+            precondition(ranges.count == units.count, "AVCC round trip changed the NAL unit count")
+            for (range, unit) in zip(ranges, units) {
+                precondition(avcc[range].elementsEqual(unit), "AVCC round trip changed a NAL unit")
+            }
+        }
+    }
+
+    // 3. The streaming splitter finds the same NAL units however the data is chunked.
+    var splitter = AnnexBStreamSplitter()
+    var streamed: [[UInt8]] = []
+    var offset = 0
+    var chunkSize = 1
+    while offset < data.count {
+        let end = min(data.count, offset + chunkSize)
+        streamed += splitter.append(UnsafeRawBufferPointer(rebasing: data[offset..<end]))
+        offset = end
+        chunkSize = chunkSize % 97 + 7
+    }
+    if let last = splitter.finish() { streamed.append(last) }
+    precondition(streamed == units, "streaming splitter disagrees with the whole-buffer scanner")
+
+    // 4. The same bytes as an AVCC sample and as an avcC record.
+    _ = try? AVCC.nalUnitRanges(in: data, nalUnitHeaderLength: 4)
+    if let record = try? AVCDecoderConfigurationRecord(parsing: data) {
+        if let bytes = try? record.serialized() {
+            let again = try? AVCDecoderConfigurationRecord(parsing: bytes)
+            precondition(again == record, "avcC serialize -> parse did not round-trip")
+        }
+    }
+
+    // 5. Each NAL unit handed straight to each parser, whatever its type says.
+    for unit in units {
+        unit.withUnsafeBytes { nal in
+            _ = try? SequenceParameterSet.parse(nalUnit: nal)
+            var store = assembler.parameterSets
+            _ = try? store.storePictureParameterSet(nal)
+        }
+    }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    exercise(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+#else
+import Glibc
+
+@main
+struct ReplayFuzzInputs {
+    static func main() {
+        let paths = CommandLine.arguments.dropFirst()
+        if paths.isEmpty {
+            printError("usage: swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)")
+            exit(2)
+        }
+        for path in paths {
+            guard let handle = fopen(path, "rb") else {
+                printError("cannot open \(path)")
+                exit(1)
+            }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let read = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, handle) }
+                if read == 0 { break }
+                bytes.append(contentsOf: chunk[0..<read])
+            }
+            fclose(handle)
+            bytes.withUnsafeBytes { exercise($0) }
+            print("ok \(path) (\(bytes.count) bytes)")
+        }
+    }
+
+    static func printError(_ message: String) {
+        var line = message + "\n"
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+}
+#endif
