@@ -58,7 +58,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     public init(
         sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
         sequenceParameterSetExtensions: [[UInt8]] = [], nalUnitHeaderLength: Int = 4
-    ) throws {
+    ) throws(H264Error) {
         guard AVCC.isValidNALUnitHeaderLength(nalUnitHeaderLength) else {
             throw H264Error.invalidValue(field: "lengthSizeMinusOne", value: Int64(nalUnitHeaderLength - 1))
         }
@@ -66,7 +66,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
             throw H264Error.malformedFraming("an avcC record needs at least one SPS")
         }
         guard firstSPS.count >= 4 else { throw H264Error.truncated(what: "sequence parameter set") }
-        let sps = try firstSPS.withUnsafeBytes { try SequenceParameterSet.parse(nalUnit: $0) }
+        let sps = try SequenceParameterSet.parse(nalUnit: firstSPS)
         self.init(
             profileIndication: firstSPS[1], profileCompatibility: firstSPS[2], levelIndication: firstSPS[3],
             nalUnitHeaderLength: nalUnitHeaderLength, sequenceParameterSets: sequenceParameterSets,
@@ -81,7 +81,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     }
 
     /// Parses a record, e.g. GStreamer's `codec_data` or an MP4 `avcC` box payload.
-    public init(parsing bytes: UnsafeRawBufferPointer) throws {
+    public init(parsing bytes: UnsafeRawBufferPointer) throws(H264Error) {
         var reader = ByteReader(bytes)
         let version = try reader.byte("configurationVersion")
         guard version == 1 else {
@@ -97,18 +97,19 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         }
         nalUnitHeaderLength = Int(lengthSizeMinusOne) + 1
         let spsCount = Int(try reader.byte("numOfSequenceParameterSets") & 0x1F)
-        sequenceParameterSets = try (0..<spsCount).map { _ in try reader.parameterSet("sequenceParameterSetNALUnit") }
+        sequenceParameterSets = []
+        for _ in 0..<spsCount { sequenceParameterSets.append(try reader.parameterSet("sequenceParameterSetNALUnit")) }
         let ppsCount = Int(try reader.byte("numOfPictureParameterSets"))
-        pictureParameterSets = try (0..<ppsCount).map { _ in try reader.parameterSet("pictureParameterSetNALUnit") }
+        pictureParameterSets = []
+        for _ in 0..<ppsCount { pictureParameterSets.append(try reader.parameterSet("pictureParameterSetNALUnit")) }
         highProfileExtension = nil
         if Self.profilesWithExtension.contains(profileIndication) && reader.remaining >= 4 {
             let chromaFormat = try reader.byte("chroma_format") & 0x3
             let bitDepthLuma = try reader.byte("bit_depth_luma_minus8") & 0x7
             let bitDepthChroma = try reader.byte("bit_depth_chroma_minus8") & 0x7
             let extensionCount = Int(try reader.byte("numOfSequenceParameterSetExt"))
-            let extensions = try (0..<extensionCount).map { _ in
-                try reader.parameterSet("sequenceParameterSetExtNALUnit")
-            }
+            var extensions: [[UInt8]] = []
+            for _ in 0..<extensionCount { extensions.append(try reader.parameterSet("sequenceParameterSetExtNALUnit")) }
             highProfileExtension = HighProfileExtension(
                 chromaFormat: chromaFormat, bitDepthLumaMinus8: bitDepthLuma,
                 bitDepthChromaMinus8: bitDepthChroma, sequenceParameterSetExtensions: extensions)
@@ -121,12 +122,14 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         }
     }
 
-    public init(parsing bytes: [UInt8]) throws {
-        self = try bytes.withUnsafeBytes { try AVCDecoderConfigurationRecord(parsing: $0) }
+    public init(parsing bytes: [UInt8]) throws(H264Error) {
+        self = try bytes.withUnsafeBytes { raw in
+            Result { () throws(H264Error) -> AVCDecoderConfigurationRecord in try AVCDecoderConfigurationRecord(parsing: raw) }
+        }.get()
     }
 
     /// The serialized record.
-    public func serialized() throws -> [UInt8] {
+    public func serialized() throws(H264Error) -> [UInt8] {
         guard AVCC.isValidNALUnitHeaderLength(nalUnitHeaderLength) else {
             throw H264Error.invalidValue(field: "lengthSizeMinusOne", value: Int64(nalUnitHeaderLength - 1))
         }
@@ -157,7 +160,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         return bytes
     }
 
-    private static func appendParameterSets(_ sets: [[UInt8]], to bytes: inout [UInt8]) throws {
+    private static func appendParameterSets(_ sets: [[UInt8]], to bytes: inout [UInt8]) throws(H264Error) {
         for set in sets {
             guard set.count <= Int(UInt16.max) else {
                 throw H264Error.invalidValue(field: "parameterSetLength", value: Int64(set.count))
@@ -178,7 +181,7 @@ struct ByteReader {
 
     var remaining: Int { bytes.count - offset }
 
-    mutating func byte(_ what: String) throws -> UInt8 {
+    mutating func byte(_ what: String) throws(H264Error) -> UInt8 {
         guard offset < bytes.count else { throw H264Error.truncated(what: what) }
         defer { offset += 1 }
         return bytes[offset]
@@ -186,7 +189,7 @@ struct ByteReader {
 
     /// A 16-bit length followed by that many bytes (copied: parameter sets are a few bytes and
     /// must outlive the record's buffer).
-    mutating func parameterSet(_ what: String) throws -> [UInt8] {
+    mutating func parameterSet(_ what: String) throws(H264Error) -> [UInt8] {
         let length = Int(try byte(what)) << 8 | Int(try byte(what))
         guard length > 0 else { throw H264Error.malformedFraming("empty \(what) in the avcC record") }
         guard length <= remaining else { throw H264Error.truncated(what: what) }
