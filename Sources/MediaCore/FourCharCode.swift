@@ -8,8 +8,9 @@ public struct FourCharCode: RawRepresentable, Hashable, Sendable {
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The code spelled by `string`, or nil unless it is exactly four ASCII characters.
-    /// Use this for codes that come from input; literals use ``init(stringLiteral:)``.
-    public init?(_ string: String) {
+    /// Use this for codes that come from input; literals use ``init(stringLiteral:)``. (It has an
+    /// argument label because `FourCharCode("abc")` would be taken as a literal.)
+    public init?(string: String) {
         var raw: UInt32 = 0
         var count = 0
         for byte in string.utf8 {
@@ -33,9 +34,9 @@ extension FourCharCode: ExpressibleByStringLiteral {
     ///
     /// A literal that is not four ASCII characters is a typo in the program, not bad input, so it
     /// stops the program at the first use (there is no way to report an error from a literal, and
-    /// a silently wrong code would be worse). Codes from input go through ``init(_:)``.
+    /// a silently wrong code would be worse). Codes from input go through ``init(string:)``.
     public init(stringLiteral value: StaticString) {
-        guard let code = FourCharCode(value.description) else {
+        guard let code = FourCharCode(string: value.description) else {
             preconditionFailure("FourCharCode literal \"\(value)\" is not four ASCII characters")
         }
         self = code
