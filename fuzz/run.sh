@@ -14,7 +14,8 @@ corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
 scratch=.build-fuzz
 
 swift build -c release --scratch-path "$scratch" --product swiftvt-h264-fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -D -Xswiftc FUZZING -Xswiftc -parse-as-library 2>&1 \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -D -Xswiftc FUZZING -Xswiftc -parse-as-library \
+    -Xswiftc -use-ld=lld 2>&1 \
     | grep -v "prohibited flag" | tail -5
 binary="$scratch/release/swiftvt-h264-fuzz"
 
@@ -25,8 +26,8 @@ if [ -d "$corpus" ]; then
 else
     echo "fuzz: corpus not found at $corpus; fuzzing from an empty seed set" >&2
 fi
-# Small, fast inputs: corpus files are up to 3 MB, so cap each input at 64 KiB.
-"$binary" fuzz/work "${seeds[@]}" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 \
+# Small, fast inputs: corpus files are up to 3 MB; headers and framing bugs show in the first KiBs.
+"$binary" fuzz/work "${seeds[@]}" -max_total_time="$seconds" -max_len="${SWIFTVT_FUZZ_MAX_LEN:-4096}" -rss_limit_mb=4096 \
     -artifact_prefix=fuzz/artifacts/ -print_final_stats=1 2>&1 | tee fuzz/work/last-run.log \
     | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY)" || true
 status=${PIPESTATUS[0]}

@@ -148,10 +148,12 @@ public struct AnnexBStreamSplitter: Sendable {
     }
 
     /// Drops bytes that can no longer belong to any NAL unit, so memory stays bounded by the size
-    /// of the largest NAL unit rather than the stream.
+    /// of the largest NAL unit rather than the stream. Moving the kept bytes costs their size, so
+    /// it is done only once the dead prefix is at least as large as what is kept: amortised, each
+    /// byte moves at most once.
     private mutating func compact() {
         let keepFrom = currentStart ?? max(0, pending.count - 2)
-        guard keepFrom > 0 else { return }
+        guard keepFrom > 0, keepFrom >= pending.count - keepFrom else { return }
         pending.removeFirst(keepFrom)
         searchedUpTo -= keepFrom
         if currentStart != nil { currentStart = 0 }

@@ -64,10 +64,24 @@ func exercise(_ data: UnsafeRawBufferPointer) {
 }
 
 #if FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    exercise(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
+/// libFuzzer's driver (LLVM 12 and later): runs the fuzzing loop with our callback.
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+
+/// SwiftPM links an executable target's entry point under the name `<module>_main`; libFuzzer
+/// would otherwise provide `main` itself, so hand control to its driver from here.
+@_cdecl("H264Fuzz_main")
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { data, size in
+        exercise(UnsafeRawBufferPointer(start: data, count: size))
+        return 0
+    }
 }
 #else
 import Glibc
