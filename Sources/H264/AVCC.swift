@@ -118,22 +118,32 @@ public enum AVCC {
     public static func convertAnnexBInPlace(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
         let readOnly = UnsafeRawBufferPointer(buffer)
         guard let base = buffer.baseAddress else { return true }
-        // First pass: check that the units tile the buffer exactly.
+        // One pass: each start code is overwritten once the scanner has found where its unit
+        // ends (the scanner looks ahead, never back, so it never sees a rewritten start code).
         var expectedOffset = 0
+        var previous: AnnexBNALUnit?
         var tiles = true
         AnnexB.forEachNALUnit(in: readOnly) { unit in
-            if unit.startCodeLength != 4 || unit.startCodeOffset != expectedOffset { tiles = false }
-            expectedOffset = unit.payloadOffset + unit.payloadLength
-        }
-        guard tiles, expectedOffset == buffer.count else { return false }
-        // Second pass: overwrite each start code with its unit's length. Each overwrite happens
-        // only after the scan has moved past it (the scanner looks ahead, never back).
-        var previous: AnnexBNALUnit?
-        AnnexB.forEachNALUnit(in: readOnly) { unit in
+            guard tiles else { return }
+            guard unit.startCodeLength == 4, unit.startCodeOffset == expectedOffset else {
+                tiles = false
+                return
+            }
             if let done = previous { writeLength(done.payloadLength, size: 4, to: base + done.startCodeOffset) }
             previous = unit
+            expectedOffset = unit.payloadOffset + unit.payloadLength
         }
-        if let last = previous { writeLength(last.payloadLength, size: 4, to: base + last.startCodeOffset) }
+        guard tiles, expectedOffset == buffer.count, let last = previous else {
+            // Undo the units already rewritten, walking them by their new lengths.
+            var offset = 0
+            while let done = previous, offset < done.startCodeOffset {
+                let length = Int(UInt32(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                base.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
+                offset += 4 + length
+            }
+            return buffer.isEmpty
+        }
+        writeLength(last.payloadLength, size: 4, to: base + last.startCodeOffset)
         return true
     }
 

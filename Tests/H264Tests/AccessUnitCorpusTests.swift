@@ -22,7 +22,7 @@ struct AccessUnitCorpusTests {
         return (pictures, accessUnitCount, problems)
     }
 
-    @Test("every undamaged stream has as many primary pictures as MANIFEST.tsv has frames")
+    @Test("every undamaged stream has as many primary pictures as MANIFEST.tsv has frames", .requiresCorpus)
     func accessUnitCountMatchesManifest() throws {
         guard let manifest = Corpus.manifest() else { return }
         var checked = 0
@@ -40,7 +40,7 @@ struct AccessUnitCorpusTests {
         #expect(checked >= 20)
     }
 
-    @Test("the SVC stream yields no base-layer picture")
+    @Test("the SVC stream yields no base-layer picture", .requiresCorpus)
     func scalableStreamHasNoBaseLayerPicture() throws {
         guard let manifest = Corpus.manifest() else { return }
         let entry = try #require(manifest.first { $0.file == "sps_subsetsps_bothVUI.264" })
@@ -49,7 +49,7 @@ struct AccessUnitCorpusTests {
         #expect(result.pictures.isEmpty)
     }
 
-    @Test("Annex B -> AVCC -> Annex B keeps every NAL unit byte-identical, for 1-, 2- and 4-byte lengths")
+    @Test("Annex B -> AVCC -> Annex B keeps every NAL unit byte-identical, for 1-, 2- and 4-byte lengths", .requiresCorpus)
     func avccRoundTrip() throws {
         guard let manifest = Corpus.manifest() else { return }
         for entry in manifest {
@@ -82,7 +82,7 @@ struct AccessUnitCorpusTests {
         }
     }
 
-    @Test("the streaming splitter agrees with the whole-buffer scanner for any chunking")
+    @Test("the streaming splitter agrees with the whole-buffer scanner for any chunking", .requiresCorpus)
     func streamingSplitterAgrees() throws {
         guard let manifest = Corpus.manifest() else { return }
         var generator = SeededGenerator(seed: 7)
@@ -102,7 +102,7 @@ struct AccessUnitCorpusTests {
         }
     }
 
-    @Test("avcC built from each stream's parameter sets parses back to the same record")
+    @Test("avcC built from each stream's parameter sets parses back to the same record", .requiresCorpus)
     func avcCRoundTrip() throws {
         guard let manifest = Corpus.manifest() else { return }
         for entry in manifest where entry.file != "sps_subsetsps_bothVUI.264" {
@@ -130,7 +130,7 @@ struct AccessUnitCorpusTests {
         }
     }
 
-    @Test("damaged corpus streams and 100 seeded damaged variants never crash the bitstream layer")
+    @Test("damaged corpus streams and 100 seeded damaged variants never crash the bitstream layer", .requiresCorpus)
     func damagedInputNeverCrashes() throws {
         guard let manifest = Corpus.manifest() else { return }
         for entry in manifest where entry.isDamaged {

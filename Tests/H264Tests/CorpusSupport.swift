@@ -95,3 +95,13 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension Trait where Self == ConditionTrait {
+    /// Skips a test, saying where the corpus was looked for, when the corpus is absent. CI always
+    /// has it; a developer without it sees the skip and the reason rather than a silent pass.
+    static var requiresCorpus: Self {
+        .enabled(
+            if: Corpus.h264Directory != nil,
+            "test corpus not found at \(Corpus.directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder)")
+    }
+}

@@ -14,7 +14,7 @@ struct FormatDescriptionH264Tests {
         return sets
     }
 
-    @Test("every corpus stream: dimensions after cropping match MANIFEST.tsv; avcC and parameter sets round-trip")
+    @Test("every corpus stream: dimensions after cropping match MANIFEST.tsv; avcC and parameter sets round-trip", .requiresCorpus)
     func corpusStreams() throws {
         guard let manifest = Corpus.manifest() else { return }
         for entry in manifest where entry.file != "sps_subsetsps_bothVUI.264" {
@@ -35,7 +35,7 @@ struct FormatDescriptionH264Tests {
         }
     }
 
-    @Test("SarVui.264: the VUI sample aspect ratio reaches the description")
+    @Test("SarVui.264: the VUI sample aspect ratio reaches the description", .requiresCorpus)
     func sampleAspectRatio() throws {
         guard let manifest = Corpus.manifest() else { return }
         let entry = try #require(manifest.first { $0.file == "SarVui.264" })
@@ -46,7 +46,7 @@ struct FormatDescriptionH264Tests {
             horizontalSpacing: Int32(sar.width), verticalSpacing: Int32(sar.height)))
     }
 
-    @Test("a session for one resolution does not accept another; a new PPS alone is accepted")
+    @Test("a session for one resolution does not accept another; a new PPS alone is accepted", .requiresCorpus)
     func canAccept() throws {
         let small = try FormatDescription(h264ParameterSets: [
             SyntheticStream.sequenceParameterSet(), SyntheticStream.pictureParameterSet()])

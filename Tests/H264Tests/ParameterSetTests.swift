@@ -733,7 +733,7 @@ struct ParameterSetTests {
 
     // MARK: Corpus
 
-    @Test func corpusSequenceParameterSetsMatchManifest() throws {
+    @Test(.requiresCorpus) func corpusSequenceParameterSetsMatchManifest() throws {
         guard let manifest = Corpus.manifest() else { return }
         #expect(manifest.count >= 20)
         for entry in manifest {

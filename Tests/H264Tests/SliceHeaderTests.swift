@@ -518,7 +518,7 @@ struct SliceHeaderTests {
 
     // MARK: Corpus
 
-    @Test func corpusFirstSlicesParse() throws {
+    @Test(.requiresCorpus) func corpusFirstSlicesParse() throws {
         guard let manifest = Corpus.manifest() else { return }
         var checkedFiles = 0
         for entry in manifest where !entry.isDamaged {
