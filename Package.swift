@@ -21,12 +21,25 @@ let package = Package(
     products: [
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "H264", targets: ["H264"]),
+        // The GStreamer plugin: libgstswiftvt.so, plugin name "swiftvt".
+        .library(name: "gstswiftvt", type: .dynamic, targets: ["SwiftVTElements"]),
         .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
         .executable(name: "swiftvt-bench", targets: ["SwiftVTBench"]),
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
         .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
+        .systemLibrary(
+            name: "CGStreamer", path: "Sources/CGStreamer", pkgConfig: "gstreamer-video-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+        // GObject/GStreamer boilerplate and stand-ins for the macros Swift cannot import.
+        .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
+        .target(
+            name: "SwiftVTElements", dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore"],
+            swiftSettings: optimized,
+            // A release plugin carries its Swift runtime, so it loads on machines without the
+            // toolchain (debug builds and `swift test` use the shared runtime).
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .executableTarget(
             name: "H264Fuzz", dependencies: ["H264", "MediaCore"], path: "fuzz/H264Fuzz",
             swiftSettings: strictSwift),
@@ -35,5 +48,8 @@ let package = Package(
             swiftSettings: optimized),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "SwiftVTElementsTests", dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore"],
+            swiftSettings: strictSwift),
     ]
 )

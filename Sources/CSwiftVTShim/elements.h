@@ -1,0 +1,9 @@
+// Element types of the plugin (private to the shim).
+#ifndef SWIFTVT_ELEMENTS_H
+#define SWIFTVT_ELEMENTS_H
+#include "SwiftVTShim.h"
+
+G_DECLARE_FINAL_TYPE(SwiftVTH264ParseToAVCC, swiftvt_h264parse_to_avcc, SWIFTVT, H264PARSE_TO_AVCC, GstBaseParse)
+gboolean swiftvt_register_h264parse_to_avcc(GstPlugin *plugin);
+
+#endif

@@ -1,0 +1,80 @@
+// Fixed-signature helpers for the GStreamer macros and variadic functions Swift cannot import.
+#include "SwiftVTShim.h"
+
+static GstStructure *first_structure(const GstCaps *caps) {
+    return (caps != NULL && gst_caps_get_size(caps) > 0) ? gst_caps_get_structure(caps, 0) : NULL;
+}
+
+void swiftvt_caps_set_string(GstCaps *caps, const char *field, const char *value) {
+    gst_caps_set_simple(caps, field, G_TYPE_STRING, value, NULL);
+}
+
+void swiftvt_caps_set_int(GstCaps *caps, const char *field, gint value) {
+    gst_caps_set_simple(caps, field, G_TYPE_INT, value, NULL);
+}
+
+void swiftvt_caps_set_boolean(GstCaps *caps, const char *field, gboolean value) {
+    gst_caps_set_simple(caps, field, G_TYPE_BOOLEAN, value, NULL);
+}
+
+void swiftvt_caps_set_fraction(GstCaps *caps, const char *field, gint numerator, gint denominator) {
+    gst_caps_set_simple(caps, field, GST_TYPE_FRACTION, numerator, denominator, NULL);
+}
+
+void swiftvt_caps_set_bytes(GstCaps *caps, const char *field, const guint8 *data, gsize size) {
+    GstBuffer *buffer = gst_buffer_new_memdup(data, size);
+    gst_caps_set_simple(caps, field, GST_TYPE_BUFFER, buffer, NULL);
+    gst_buffer_unref(buffer);
+}
+
+const char *swiftvt_caps_get_string(const GstCaps *caps, const char *field) {
+    GstStructure *structure = first_structure(caps);
+    return structure ? gst_structure_get_string(structure, field) : NULL;
+}
+
+gboolean swiftvt_caps_get_int(const GstCaps *caps, const char *field, gint *value) {
+    GstStructure *structure = first_structure(caps);
+    return structure ? gst_structure_get_int(structure, field, value) : FALSE;
+}
+
+gboolean swiftvt_caps_get_fraction(const GstCaps *caps, const char *field, gint *numerator, gint *denominator) {
+    GstStructure *structure = first_structure(caps);
+    return structure ? gst_structure_get_fraction(structure, field, numerator, denominator) : FALSE;
+}
+
+GstBuffer *swiftvt_caps_get_buffer(const GstCaps *caps, const char *field) {
+    GstStructure *structure = first_structure(caps);
+    if (structure == NULL) return NULL;
+    const GValue *value = gst_structure_get_value(structure, field);
+    if (value == NULL || !GST_VALUE_HOLDS_BUFFER(value)) return NULL;
+    return gst_value_get_buffer(value);
+}
+
+void swiftvt_post_message(GstElement *element, gboolean is_error, GQuark domain, gint code,
+                          const char *text, const char *debug,
+                          const char *file, const char *function, gint line) {
+    // gst_element_message_full takes ownership of the two strings.
+    gst_element_message_full(element, is_error ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING, domain, code,
+                             g_strdup(text), debug ? g_strdup(debug) : NULL, file, function, line);
+}
+
+void swiftvt_log(GstDebugCategory *category, GstDebugLevel level, GObject *object,
+                 const char *file, const char *function, gint line, const char *message) {
+    gst_debug_log(category, level, file, function, line, object, "%s", message);
+}
+
+const char *swiftvt_pad_peer_preferred_string(GstPad *pad, const char *field, const char *fallback) {
+    GstCaps *allowed = gst_pad_get_allowed_caps(pad);
+    const char *result = fallback;
+    if (allowed != NULL && !gst_caps_is_any(allowed) && gst_caps_get_size(allowed) > 0) {
+        const GValue *value = gst_structure_get_value(gst_caps_get_structure(allowed, 0), field);
+        if (value != NULL && G_VALUE_HOLDS_STRING(value)) {
+            result = g_intern_string(g_value_get_string(value));
+        } else if (value != NULL && GST_VALUE_HOLDS_LIST(value) && gst_value_list_get_size(value) > 0) {
+            const GValue *first = gst_value_list_get_value(value, 0);
+            if (G_VALUE_HOLDS_STRING(first)) result = g_intern_string(g_value_get_string(first));
+        }
+    }
+    if (allowed != NULL) gst_caps_unref(allowed);
+    return result;
+}

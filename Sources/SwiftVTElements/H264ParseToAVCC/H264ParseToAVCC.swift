@@ -1,0 +1,432 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import Synchronization
+
+/// `h264parse-to-avcc`: an H.264 Annex B byte stream in, access units of length-prefixed NAL
+/// units out, with the parameter sets in `codec_data` (the seeds' case one).
+///
+/// A GstBaseParse subclass: the base class accumulates input, handles seeking, position and
+/// duration queries; `handleFrame` finds one complete access unit at a time with the H264
+/// module's `AccessUnitSplitter` and rewrites it. All codec logic (access-unit boundaries, POC,
+/// parameter sets) is in the H264 module; this file maps it to buffers, caps and messages.
+///
+/// Lock order: only `state` is locked, and nothing calls out of the element (pushes, sets caps,
+/// posts messages) while holding it.
+final class H264ParseToAVCC: @unchecked Sendable {
+    // `parse` is the GObject that owns this object (created in its instance_init, released in its
+    // finalize), so it is valid for this object's whole life. All mutable state is in `state`.
+    private let parse: UnsafeMutablePointer<GstBaseParse>
+    private let log = DebugCategory(pointer: swiftvt_h264parse_to_avcc_debug_category())
+    private let state = Mutex(State())
+
+    /// Warnings about damaged input are posted on the bus for the first few occurrences and
+    /// logged after that, so a badly damaged stream cannot flood the application.
+    private static let postedDamageWarnings = 5
+
+    init(parse: UnsafeMutablePointer<GstBaseParse>) {
+        self.parse = parse
+    }
+
+    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(parse) }
+
+    /// Everything created in `start` and dropped in `stop`.
+    struct State: Sendable {
+        var splitter = AccessUnitSplitter()
+        /// How the input is cut, from the sink caps' `alignment`.
+        var inputAlignment = AccessUnitSplitter.DataEnd.streamContinues
+        var upstreamFrameRate: (numerator: Int, denominator: Int)?
+        var streamFormat: H264OutputCaps.StreamFormat?
+        var currentCaps: H264OutputCaps?
+        /// A random access point has been output; until then access units are dropped.
+        var started = false
+        var accessUnitsSkippedBeforeStart = 0
+        var accessUnitsOutput = 0
+        var damagedNALUnits = 0
+        var extensionNALUnitsSkipped = 0
+        var warnedAboutExtensions = false
+        var timestamps: PresentationOrderEstimator?
+        /// Byte offset in the input stream where the next frame must begin; another offset means
+        /// the base class moved (seek, scan) and the splitter starts over.
+        var expectedOffset: UInt64 = 0
+        /// Bytes handed to `handleFrame` last time and not consumed by it.
+        var bytesHeldByBaseClass = 0
+        var bytesSeen = 0
+        /// Timestamp of the first output picture when upstream gave one; derived timestamps
+        /// continue from it.
+        var timestampBase: GstClockTime = 0
+    }
+
+    // MARK: Base-class vfuncs
+
+    func start() -> Bool {
+        state.withLock { $0 = State() }
+        // Timestamps are kept from upstream or derived here from the POC; the base class must
+        // not interpolate its own (they would be wrong with B-frames).
+        gst_base_parse_set_pts_interpolation(parse, 0)
+        gst_base_parse_set_infer_ts(parse, 0)
+        // A start code and a NAL unit header.
+        gst_base_parse_set_min_frame_size(parse, 4)
+        return true
+    }
+
+    func stop() -> Bool {
+        state.withLock { $0 = State() }
+        return true
+    }
+
+    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        let alignment = swiftvt_caps_get_string(caps, "alignment").map { String(cString: $0) }
+        var numerator: Int32 = 0
+        var denominator: Int32 = 0
+        let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0
+            && numerator > 0 && denominator > 0
+        state.withLock { state in
+            switch alignment {
+            case "au": state.inputAlignment = .accessUnitBoundary
+            case "nal": state.inputAlignment = .nalUnitBoundary
+            default: state.inputAlignment = .streamContinues
+            }
+            state.upstreamFrameRate = hasRate ? (Int(numerator), Int(denominator)) : nil
+        }
+        log.debug(object, "sink caps: alignment \(alignment ?? "none"), framerate \(hasRate ? "\(numerator)/\(denominator)" : "none")")
+        return true
+    }
+
+    /// FLUSH_STOP: the base class has dropped its data; the partial access unit and the POC
+    /// history go too (parameter sets are kept, as after a seek the stream resumes with them).
+    func flush() {
+        state.withLock { state in
+            state.splitter.reset()
+            state.timestamps?.reset()
+            state.bytesHeldByBaseClass = 0
+        }
+    }
+
+    /// Called for EOS before the base class drains: when nothing at all could be output and
+    /// no data is left to drain, the stream never held a decodable picture.
+    func willDrainAtEndOfStream() {
+        let failure: ElementMessage? = state.withLock { state in
+            guard state.accessUnitsOutput == 0, state.bytesHeldByBaseClass == 0 else { return nil }
+            return Self.noDecodablePictureError(state)
+        }
+        failure?.post(from: object, isError: true)
+    }
+
+    func handleFrame(
+        _ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>
+    ) -> GstFlowReturn {
+        guard let input = frame.pointee.buffer else { return GST_FLOW_ERROR }
+        var map = GstMapInfo()
+        guard gst_buffer_map(input, &map, swiftvt_map_read()) != 0 else {
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "Could not read the input buffer.",
+                                  debug: "gst_buffer_map failed").post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        let data = UnsafeRawBufferPointer(start: map.data, count: Int(map.size))
+        let draining = swiftvt_base_parse_is_draining(parse) != 0
+        let frameOffset = UInt64(frame.pointee.offset)
+        let inputPTS = swiftvt_buffer_pts(input)
+        let inputDTS = swiftvt_buffer_dts(input)
+
+        let outcome = state.withLock { state in
+            process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
+        }
+        // The output holds its own copy of what it needs; finishing the frame releases the input.
+        gst_buffer_unmap(input, &map)
+
+        // Out of the lock: messages, caps, and handing the frame back to the base class.
+        for message in outcome.warnings { message.post(from: object, isError: false) }
+        if let error = outcome.error {
+            error.post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        switch outcome.action {
+        case .skip(let count):
+            skipSize.pointee = Int32(clamping: count)
+            return GST_FLOW_OK
+        case .needMoreData:
+            return GST_FLOW_OK
+        case .drop(let byteCount):
+            frame.pointee.flags |= GST_BASE_PARSE_FRAME_FLAG_DROP.rawValue
+            return gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
+        case .output(let byteCount, let buffer, let caps):
+            if let caps {
+                let accepted = gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps) != 0
+                swiftvt_caps_unref(caps)
+                guard accepted else {
+                    gst_buffer_unref(buffer)
+                    log.warning(object, "downstream refused the new caps")
+                    return GST_FLOW_NOT_NEGOTIATED
+                }
+            }
+            frame.pointee.out_buffer = buffer
+            return gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
+        }
+    }
+
+    // MARK: Access units
+
+    private enum Action {
+        case skip(Int)
+        case needMoreData
+        case drop(byteCount: Int)
+        /// The buffer and caps are owned references, handed to the base class / the pad.
+        case output(byteCount: Int, buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>?)
+    }
+
+    // The buffer and caps in `action` are references owned by the outcome and handed, once, from
+    // the locked section to the same thread's code after it: nothing else sees them.
+    private struct Outcome: @unchecked Sendable {
+        var action: Action
+        var warnings: [ElementMessage] = []
+        var error: ElementMessage?
+    }
+
+    private func process(
+        _ data: UnsafeRawBufferPointer, draining: Bool, frameOffset: UInt64,
+        inputPTS: GstClockTime, inputDTS: GstClockTime, state: inout State
+    ) -> Outcome {
+        if frameOffset != state.expectedOffset {
+            log.debug(object, "input moved from offset \(state.expectedOffset) to \(frameOffset): starting over")
+            state.splitter.reset()
+            state.timestamps?.reset()
+            state.expectedOffset = frameOffset
+        }
+        let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
+        state.bytesSeen = max(state.bytesSeen, Int(frameOffset) + data.count)
+        var outcome: Outcome
+        switch state.splitter.next(in: data, dataEnd: dataEnd) {
+        case .skip(let count):
+            log.debug(object, "skipping \(count) bytes that belong to no NAL unit")
+            state.expectedOffset += UInt64(count)
+            state.bytesHeldByBaseClass = data.count - count
+            outcome = Outcome(action: .skip(count))
+        case .needMoreData:
+            state.bytesHeldByBaseClass = data.count
+            outcome = Outcome(action: .needMoreData)
+        case .accessUnit(let unit):
+            state.expectedOffset += UInt64(unit.byteCount)
+            state.bytesHeldByBaseClass = data.count - unit.byteCount
+            outcome = accessUnit(unit, in: data, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
+        }
+        // At the end of the stream, once everything is consumed: a stream that never gave a
+        // picture is an error, not an empty success.
+        if draining && state.bytesHeldByBaseClass == 0 && state.accessUnitsOutput == 0 && outcome.error == nil {
+            outcome.error = Self.noDecodablePictureError(state)
+        }
+        return outcome
+    }
+
+    private static func noDecodablePictureError(_ state: State) -> ElementMessage {
+        if state.extensionNALUnitsSkipped > 0 {
+            return .stream(
+                GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                "The H.264 stream holds no base-layer (AVC) picture: it only carries SVC/MVC extension NAL units, which h264parse-to-avcc cannot convert. Use an SVC/MVC-capable decoder for this stream.",
+                debug: "\(state.extensionNALUnitsSkipped) extension NAL units (types 14, 15, 20) passed over, \(state.bytesSeen) bytes read")
+        }
+        return .stream(
+            GST_STREAM_ERROR_DECODE,
+            "No decodable H.264 access unit found: the input has no SPS, PPS and IDR or recovery-point picture. Check that it is an H.264 Annex B byte stream.",
+            debug: "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped")
+    }
+
+    private func accessUnit(
+        _ unit: AccessUnitSplitter.AccessUnit, in data: UnsafeRawBufferPointer,
+        inputPTS: GstClockTime, inputDTS: GstClockTime, state: inout State
+    ) -> Outcome {
+        var warnings: [ElementMessage] = []
+        for problem in unit.problems {
+            state.damagedNALUnits += 1
+            let text = "Dropped a damaged H.264 NAL unit (\(problem.nalUnitType)): \(problem.error)."
+            log.warning(object, text)
+            if state.damagedNALUnits <= Self.postedDamageWarnings {
+                warnings.append(.stream(GST_STREAM_ERROR_DECODE, text,
+                                        debug: state.damagedNALUnits == Self.postedDamageWarnings
+                                            ? "further damaged NAL units are only logged" : nil))
+            }
+        }
+        if unit.skippedExtensionNALUnitCount > 0 {
+            state.extensionNALUnitsSkipped += unit.skippedExtensionNALUnitCount
+            if !state.warnedAboutExtensions {
+                state.warnedAboutExtensions = true
+                warnings.append(.stream(
+                    GST_STREAM_ERROR_DECODE,
+                    "Passing over SVC/MVC extension NAL units: only the H.264 base layer is delivered."))
+            }
+        }
+        guard let picture = unit.picture else {
+            log.trace(object, "access unit without a picture (\(unit.nalUnits.count) NAL units): dropped")
+            return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings)
+        }
+        if !state.started {
+            guard picture.isRandomAccessPoint || picture.recoveryFrameCount != nil else {
+                state.accessUnitsSkippedBeforeStart += 1
+                return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings)
+            }
+            state.started = true
+            if state.accessUnitsSkippedBeforeStart > 0 {
+                warnings.append(.stream(
+                    GST_STREAM_ERROR_DECODE,
+                    "Skipped \(state.accessUnitsSkippedBeforeStart) H.264 access units before the first IDR or recovery-point picture: they cannot be decoded."))
+            }
+        }
+        let parameterSets = state.splitter.parameterSets
+        guard let sps = parameterSets.sequenceParameterSet(id: picture.seqParameterSetID) else {
+            // The slices parsed, so their SPS existed; a later SPS with that id failed to parse.
+            return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings)
+        }
+
+        // Caps: new ones whenever a parameter set is new or changed, before the first access
+        // unit that may use it.
+        let streamFormat = state.streamFormat ?? negotiatedStreamFormat()
+        state.streamFormat = streamFormat
+        var newCaps: UnsafeMutablePointer<GstCaps>?
+        if state.currentCaps == nil || unit.parameterSetsChanged {
+            let codecData = Self.codecData(parameterSets)
+            let caps = H264OutputCaps(sps: sps, codecData: codecData, streamFormat: streamFormat,
+                                      upstreamFrameRate: state.upstreamFrameRate)
+            if caps != state.currentCaps {
+                state.currentCaps = caps
+                newCaps = caps.makeCaps()
+                log.info(object, "new caps: \(caps.width)x\(caps.height), \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
+                if let rate = caps.frameRate {
+                    gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
+                }
+            }
+        }
+
+        // The output: length-prefixed NAL units. In avc, parameter sets that codec_data carries
+        // are left out (they are all in it: the store is what codec_data is built from).
+        let kept = unit.nalUnits.filter { nal in
+            guard streamFormat == .avc else { return true }
+            return nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
+        }
+        let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
+        guard let buffer = gst_buffer_new_allocate(nil, gsize(outputSize), nil) else {
+            return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings,
+                           error: .stream(GST_STREAM_ERROR_FAILED, "Out of memory for a \(outputSize)-byte access unit."))
+        }
+        var map = GstMapInfo()
+        if gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0 {
+            if let destination = map.data {
+                var offset = 0
+                for nal in kept {
+                    let length = UInt32(truncatingIfNeeded: nal.length)
+                    UnsafeMutableRawPointer(destination).storeBytes(of: length.bigEndian, toByteOffset: offset, as: UInt32.self)
+                    // Copy: start codes (3 or 4 bytes) become 4-byte lengths, dropped parameter
+                    // sets leave holes, and the input memory is shared with the base class's
+                    // adapter, so the access unit cannot be rewritten where it lies.
+                    if let source = data.baseAddress {
+                        (UnsafeMutableRawPointer(destination) + offset + 4).copyMemory(from: source + nal.offset, byteCount: nal.length)
+                    }
+                    offset += 4 + nal.length
+                }
+            }
+            gst_buffer_unmap(buffer, &map)
+        }
+
+        // Timestamps: upstream's when it has them; otherwise from the frame rate and the POC.
+        let frameRate = state.currentCaps?.frameRate ?? state.upstreamFrameRate ?? (25, 1)
+        let frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator))
+        if state.timestamps == nil {
+            let delay = sps.vui?.maxNumReorderFrames ?? (sps.profile == .constrainedBaseline ? 0 : sps.maxDpbFrames)
+            state.timestamps = PresentationOrderEstimator(reorderDelay: delay)
+            if inputPTS != swiftvt_clock_time_none { state.timestampBase = inputPTS }
+        }
+        let placement = state.timestamps?.place(picture, picOrderCntType: sps.picOrderCntType)
+        if inputPTS != swiftvt_clock_time_none {
+            swiftvt_buffer_set_pts(buffer, inputPTS)
+            swiftvt_buffer_set_dts(buffer, inputDTS)
+        } else if let placement {
+            let presentation = GstClockTime(frameDuration.multiplied(by: Int(placement.presentationPosition)).gstreamerNanoseconds)
+            let decode = GstClockTime(frameDuration.multiplied(by: Int(placement.decodePosition)).gstreamerNanoseconds)
+            swiftvt_buffer_set_pts(buffer, state.timestampBase &+ presentation)
+            swiftvt_buffer_set_dts(buffer, inputDTS != swiftvt_clock_time_none ? inputDTS : state.timestampBase &+ decode)
+        }
+        let fieldScale = picture.fieldPicFlag ? 2 : 1
+        swiftvt_buffer_set_duration(buffer, GstClockTime(MediaTime(
+            value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator * fieldScale)).gstreamerNanoseconds))
+        // Only IDR and recovery-point pictures are sync points (D.2.8).
+        if picture.isIDR || picture.recoveryFrameCount != nil {
+            swiftvt_buffer_unset_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
+        } else {
+            swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
+        }
+        state.accessUnitsOutput += 1
+        return Outcome(action: .output(byteCount: unit.byteCount, buffer: buffer, caps: newCaps), warnings: warnings)
+    }
+
+    /// avcC with every SPS and PPS received, in id order.
+    private static func codecData(_ store: ParameterSetStore) -> [UInt8] {
+        let sequenceParameterSets = store.sequenceParameterSetIDs.compactMap { store.rawSequenceParameterSet(id: $0) }
+        let pictureParameterSets = store.pictureParameterSetIDs.compactMap { id in
+            store.pictureParameterSet(id: id) != nil ? store.rawPictureParameterSet(id: id) : nil
+        }
+        return (try? AVCDecoderConfigurationRecord(
+            sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
+            nalUnitHeaderLength: 4).serialized()) ?? []
+    }
+
+    /// avc unless downstream prefers avc3.
+    private func negotiatedStreamFormat() -> H264OutputCaps.StreamFormat {
+        let preferred = swiftvt_pad_peer_preferred_string(swiftvt_base_parse_src_pad(parse), "stream-format", "avc")
+        let format = preferred.flatMap { H264OutputCaps.StreamFormat(rawValue: String(cString: $0)) } ?? .avc
+        log.info(object, "output stream-format \(format.rawValue)")
+        return format
+    }
+}
+
+// MARK: C entry points (declared in SwiftVTShim.h)
+
+private func element(_ state: UnsafeMutableRawPointer?) -> H264ParseToAVCC? {
+    state.map { Unmanaged<H264ParseToAVCC>.fromOpaque($0).takeUnretainedValue() }
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_create")
+func h264ParseToAVCCCreate(_ parse: UnsafeMutablePointer<GstBaseParse>) -> UnsafeMutableRawPointer {
+    Unmanaged.passRetained(H264ParseToAVCC(parse: parse)).toOpaque()
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_destroy")
+func h264ParseToAVCCDestroy(_ state: UnsafeMutableRawPointer?) {
+    if let state { Unmanaged<H264ParseToAVCC>.fromOpaque(state).release() }
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_start")
+func h264ParseToAVCCStart(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) -> gboolean {
+    (element(state)?.start() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_stop")
+func h264ParseToAVCCStop(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) -> gboolean {
+    (element(state)?.stop() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_set_sink_caps")
+func h264ParseToAVCCSetSinkCaps(
+    _ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?, _ caps: UnsafeMutablePointer<GstCaps>?
+) -> gboolean {
+    guard let caps, let element = element(state) else { return 0 }
+    return element.setSinkCaps(caps) ? 1 : 0
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_handle_frame")
+func h264ParseToAVCCHandleFrame(
+    _ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?,
+    _ frame: UnsafeMutablePointer<GstBaseParseFrame>?, _ skipSize: UnsafeMutablePointer<Int32>?
+) -> GstFlowReturn {
+    guard let frame, let skipSize, let element = element(state) else { return GST_FLOW_ERROR }
+    return element.handleFrame(frame, skipSize: skipSize)
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_flush")
+func h264ParseToAVCCFlush(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) {
+    element(state)?.flush()
+}
+
+@_cdecl("swiftvt_h264parse_to_avcc_will_drain")
+func h264ParseToAVCCWillDrain(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) {
+    element(state)?.willDrainAtEndOfStream()
+}
