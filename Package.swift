@@ -46,10 +46,16 @@ let package = Package(
         .executableTarget(
             name: "SwiftVTBench", dependencies: ["H264", "MediaCore"], path: "bench/SwiftVTBench",
             swiftSettings: optimized),
+        // Shared by the test targets: the corpus, MD5, seeded randomness.
+        .target(
+            name: "SwiftVTTestSupport",
+            path: "Tests/SwiftVTTestSupport", swiftSettings: strictSwift),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strictSwift),
-        .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore"], swiftSettings: strictSwift),
         .testTarget(
-            name: "SwiftVTElementsTests", dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore"],
+            name: "H264Tests", dependencies: ["H264", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "SwiftVTElementsTests",
+            dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
     ]
 )

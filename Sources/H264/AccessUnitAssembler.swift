@@ -21,6 +21,25 @@ public struct AccessUnitPicture: Hashable, Sendable {
     /// Counts IDR pictures and MMCO 5 resets; compare (epoch, POC) to order pictures for output.
     public var pictureOrderCountEpoch: Int
 
+    public init(
+        isIDR: Bool, nalRefIdc: UInt8, frameNum: Int64, seqParameterSetID: Int, picParameterSetID: Int,
+        fieldPicFlag: Bool, bottomFieldFlag: Bool, idrPicID: Int64, recoveryFrameCount: Int? = nil,
+        hasMemoryManagementControlOperation5: Bool, pictureOrderCount: PictureOrderCount, pictureOrderCountEpoch: Int
+    ) {
+        self.isIDR = isIDR
+        self.nalRefIdc = nalRefIdc
+        self.frameNum = frameNum
+        self.seqParameterSetID = seqParameterSetID
+        self.picParameterSetID = picParameterSetID
+        self.fieldPicFlag = fieldPicFlag
+        self.bottomFieldFlag = bottomFieldFlag
+        self.idrPicID = idrPicID
+        self.recoveryFrameCount = recoveryFrameCount
+        self.hasMemoryManagementControlOperation5 = hasMemoryManagementControlOperation5
+        self.pictureOrderCount = pictureOrderCount
+        self.pictureOrderCountEpoch = pictureOrderCountEpoch
+    }
+
     /// A picture at which decoding can start: an IDR, or a recovery point whose output is exact
     /// immediately (recovery_frame_cnt 0, D.2.8).
     public var isRandomAccessPoint: Bool { isIDR || recoveryFrameCount == 0 }

@@ -57,6 +57,11 @@ public struct PictureOrderCount: Hashable, Sendable {
     public var topFieldOrderCnt: Int64?
     /// BottomFieldOrderCnt; nil for a top field picture.
     public var bottomFieldOrderCnt: Int64?
+
+    public init(topFieldOrderCnt: Int64? = nil, bottomFieldOrderCnt: Int64? = nil) {
+        self.topFieldOrderCnt = topFieldOrderCnt
+        self.bottomFieldOrderCnt = bottomFieldOrderCnt
+    }
     /// PicOrderCnt(CurrPic) (8-1): the smaller of the two for a frame, the field's own otherwise.
     public var picOrderCnt: Int64 {
         switch (topFieldOrderCnt, bottomFieldOrderCnt) {

@@ -1,4 +1,5 @@
 import H264
+import SwiftVTTestSupport
 import Testing
 
 /// Runs the whole bitstream layer over the real streams of the corpus.

@@ -1,5 +1,6 @@
 import H264
 import MediaCore
+import SwiftVTTestSupport
 import Testing
 
 @Suite("Format descriptions from H.264 parameter sets")

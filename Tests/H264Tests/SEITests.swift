@@ -1,3 +1,4 @@
+import SwiftVTTestSupport
 import Testing
 
 @testable import H264

@@ -46,22 +46,27 @@ final class H264ParseToAVCC: @unchecked Sendable {
         var damagedNALUnits = 0
         var extensionNALUnitsSkipped = 0
         var warnedAboutExtensions = false
-        var timestamps: PresentationOrderEstimator?
+        /// Access units waiting for their presentation position, when timestamps are derived.
+        var reorderQueue: PresentationOrderQueue<OwnedBuffer>?
+        /// Upstream gives timestamps: output is not held back.
+        var upstreamTimestamps: Bool?
+        /// Frame duration used for derived timestamps.
+        var frameDuration = MediaTime(value: 1, timescale: 25)
         /// Byte offset in the input stream where the next frame must begin; another offset means
         /// the base class moved (seek, scan) and the splitter starts over.
         var expectedOffset: UInt64 = 0
         /// Bytes handed to `handleFrame` last time and not consumed by it.
         var bytesHeldByBaseClass = 0
         var bytesSeen = 0
-        /// Timestamp of the first output picture when upstream gave one; derived timestamps
-        /// continue from it.
-        var timestampBase: GstClockTime = 0
     }
 
     // MARK: Base-class vfuncs
 
     func start() -> Bool {
-        state.withLock { $0 = State() }
+        releaseHeld(state.withLock { state in
+            defer { state = State() }
+            return state.reorderQueue?.reset() ?? []
+        })
         // Timestamps are kept from upstream or derived here from the POC; the base class must
         // not interpolate its own (they would be wrong with B-frames).
         gst_base_parse_set_pts_interpolation(parse, 0)
@@ -72,8 +77,15 @@ final class H264ParseToAVCC: @unchecked Sendable {
     }
 
     func stop() -> Bool {
-        state.withLock { $0 = State() }
+        releaseHeld(state.withLock { state in
+            defer { state = State() }
+            return state.reorderQueue?.reset() ?? []
+        })
         return true
+    }
+
+    private func releaseHeld(_ buffers: [OwnedBuffer]) {
+        for held in buffers { gst_buffer_unref(held.buffer) }
     }
 
     func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
@@ -97,21 +109,27 @@ final class H264ParseToAVCC: @unchecked Sendable {
     /// FLUSH_STOP: the base class has dropped its data; the partial access unit and the POC
     /// history go too (parameter sets are kept, as after a seek the stream resumes with them).
     func flush() {
-        state.withLock { state in
+        releaseHeld(state.withLock { state in
             state.splitter.reset()
-            state.timestamps?.reset()
             state.bytesHeldByBaseClass = 0
-        }
+            return state.reorderQueue?.reset() ?? []
+        })
     }
 
     /// Called for EOS before the base class drains: when nothing at all could be output and
     /// no data is left to drain, the stream never held a decodable picture.
     func willDrainAtEndOfStream() {
-        let failure: ElementMessage? = state.withLock { state in
-            guard state.accessUnitsOutput == 0, state.bytesHeldByBaseClass == 0 else { return nil }
-            return Self.noDecodablePictureError(state)
+        let (failure, held): (ElementMessage?, [OwnedBuffer]) = state.withLock { state in
+            guard state.bytesHeldByBaseClass == 0 else { return (nil, []) }
+            // Nothing left for the base class to drain: the held access units are final.
+            let held = state.reorderQueue.map { queue in
+                Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
+            } ?? []
+            let failure = state.accessUnitsOutput == 0 ? Self.noDecodablePictureError(state) : nil
+            return (failure, held)
         }
         failure?.post(from: object, isError: true)
+        _ = push(held)
     }
 
     func handleFrame(
@@ -145,25 +163,53 @@ final class H264ParseToAVCC: @unchecked Sendable {
         switch outcome.action {
         case .skip(let count):
             skipSize.pointee = Int32(clamping: count)
-            return GST_FLOW_OK
+            return push(outcome.pendingPush)
         case .needMoreData:
-            return GST_FLOW_OK
-        case .drop(let byteCount):
-            frame.pointee.flags |= GST_BASE_PARSE_FRAME_FLAG_DROP.rawValue
-            return gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
-        case .output(let byteCount, let buffer, let caps):
-            if let caps {
+            return push(outcome.pendingPush)
+        case .consume(let byteCount, let output):
+            // Order matters: access units held under the old caps go out before the new caps.
+            let before = push(output.pushBeforeCaps)
+            if let caps = output.newCaps {
                 let accepted = gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps) != 0
                 swiftvt_caps_unref(caps)
                 guard accepted else {
-                    gst_buffer_unref(buffer)
+                    if let buffer = output.buffer { gst_buffer_unref(buffer) }
+                    releaseHeld(output.pushAfterCaps)
                     log.warning(object, "downstream refused the new caps")
                     return GST_FLOW_NOT_NEGOTIATED
                 }
             }
-            frame.pointee.out_buffer = buffer
-            return gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
+            if let buffer = output.buffer {
+                frame.pointee.out_buffer = buffer
+            } else {
+                frame.pointee.flags |= GST_BASE_PARSE_FRAME_FLAG_DROP.rawValue
+            }
+            let finished = gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
+            let after = push(output.pushAfterCaps)
+            for result in [before, finished, after] where result != GST_FLOW_OK { return result }
+            return GST_FLOW_OK
         }
+    }
+
+    /// Pushes timestamped access units that were held for reordering. Called with the sink
+    /// pad's stream lock held (from handle_frame or a serialized event), as
+    /// gst_base_parse_push_frame requires.
+    private func push(_ buffers: [OwnedBuffer]) -> GstFlowReturn {
+        var result = GST_FLOW_OK
+        for (index, held) in buffers.enumerated() {
+            if result != GST_FLOW_OK {
+                releaseHeld(Array(buffers[index...]))
+                break
+            }
+            guard let frame = gst_base_parse_frame_new(held.buffer, GST_BASE_PARSE_FRAME_FLAG_NONE, 0) else {
+                gst_buffer_unref(held.buffer)
+                continue
+            }
+            // push_frame takes the buffer; the frame stays ours.
+            result = gst_base_parse_push_frame(parse, frame)
+            gst_base_parse_frame_free(frame)
+        }
+        return result
     }
 
     // MARK: Access units
@@ -171,9 +217,18 @@ final class H264ParseToAVCC: @unchecked Sendable {
     private enum Action {
         case skip(Int)
         case needMoreData
-        case drop(byteCount: Int)
-        /// The buffer and caps are owned references, handed to the base class / the pad.
-        case output(byteCount: Int, buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>?)
+        /// Consume `byteCount` input bytes; what to send is in `Output`.
+        case consume(byteCount: Int, Output)
+    }
+
+    /// What one consumed access unit sends downstream, in this order: held access units that
+    /// belong to the old caps, the new caps, this frame (`buffer`, or nothing when it is held or
+    /// dropped), access units that became final. All references are owned.
+    private struct Output {
+        var pushBeforeCaps: [OwnedBuffer] = []
+        var newCaps: UnsafeMutablePointer<GstCaps>?
+        var buffer: UnsafeMutablePointer<GstBuffer>?
+        var pushAfterCaps: [OwnedBuffer] = []
     }
 
     // The buffer and caps in `action` are references owned by the outcome and handed, once, from
@@ -182,6 +237,8 @@ final class H264ParseToAVCC: @unchecked Sendable {
         var action: Action
         var warnings: [ElementMessage] = []
         var error: ElementMessage?
+        /// Held access units to push after a skip at the end of the stream.
+        var pendingPush: [OwnedBuffer] = []
     }
 
     private func process(
@@ -191,7 +248,6 @@ final class H264ParseToAVCC: @unchecked Sendable {
         if frameOffset != state.expectedOffset {
             log.debug(object, "input moved from offset \(state.expectedOffset) to \(frameOffset): starting over")
             state.splitter.reset()
-            state.timestamps?.reset()
             state.expectedOffset = frameOffset
         }
         let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
@@ -213,8 +269,19 @@ final class H264ParseToAVCC: @unchecked Sendable {
         }
         // At the end of the stream, once everything is consumed: a stream that never gave a
         // picture is an error, not an empty success.
-        if draining && state.bytesHeldByBaseClass == 0 && state.accessUnitsOutput == 0 && outcome.error == nil {
-            outcome.error = Self.noDecodablePictureError(state)
+        if draining && state.bytesHeldByBaseClass == 0 {
+            if state.accessUnitsOutput == 0 && outcome.error == nil {
+                outcome.error = Self.noDecodablePictureError(state)
+            }
+            // The last access unit: everything held is final.
+            let held = Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
+            switch outcome.action {
+            case .consume(let byteCount, var output):
+                output.pushAfterCaps += held
+                outcome.action = .consume(byteCount: byteCount, output)
+            case .skip, .needMoreData:
+                outcome.pendingPush = held
+            }
         }
         return outcome
     }
@@ -258,12 +325,12 @@ final class H264ParseToAVCC: @unchecked Sendable {
         }
         guard let picture = unit.picture else {
             log.trace(object, "access unit without a picture (\(unit.nalUnits.count) NAL units): dropped")
-            return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings)
+            return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
         }
         if !state.started {
             guard picture.isRandomAccessPoint || picture.recoveryFrameCount != nil else {
                 state.accessUnitsSkippedBeforeStart += 1
-                return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings)
+                return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
             }
             state.started = true
             if state.accessUnitsSkippedBeforeStart > 0 {
@@ -275,7 +342,7 @@ final class H264ParseToAVCC: @unchecked Sendable {
         let parameterSets = state.splitter.parameterSets
         guard let sps = parameterSets.sequenceParameterSet(id: picture.seqParameterSetID) else {
             // The slices parsed, so their SPS existed; a later SPS with that id failed to parse.
-            return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings)
+            return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
         }
 
         // Caps: new ones whenever a parameter set is new or changed, before the first access
@@ -305,7 +372,7 @@ final class H264ParseToAVCC: @unchecked Sendable {
         }
         let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
         guard let buffer = gst_buffer_new_allocate(nil, gsize(outputSize), nil) else {
-            return Outcome(action: .drop(byteCount: unit.byteCount), warnings: warnings,
+            return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings,
                            error: .stream(GST_STREAM_ERROR_FAILED, "Out of memory for a \(outputSize)-byte access unit."))
         }
         var map = GstMapInfo()
@@ -327,25 +394,9 @@ final class H264ParseToAVCC: @unchecked Sendable {
             gst_buffer_unmap(buffer, &map)
         }
 
-        // Timestamps: upstream's when it has them; otherwise from the frame rate and the POC.
-        let frameRate = state.currentCaps?.frameRate ?? state.upstreamFrameRate ?? (25, 1)
-        let frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator))
-        if state.timestamps == nil {
-            let delay = sps.vui?.maxNumReorderFrames ?? (sps.profile == .constrainedBaseline ? 0 : sps.maxDpbFrames)
-            state.timestamps = PresentationOrderEstimator(reorderDelay: delay)
-            if inputPTS != swiftvt_clock_time_none { state.timestampBase = inputPTS }
-        }
-        let placement = state.timestamps?.place(picture, picOrderCntType: sps.picOrderCntType)
-        if inputPTS != swiftvt_clock_time_none {
-            swiftvt_buffer_set_pts(buffer, inputPTS)
-            swiftvt_buffer_set_dts(buffer, inputDTS)
-        } else if let placement {
-            let presentation = GstClockTime(frameDuration.multiplied(by: Int(placement.presentationPosition)).gstreamerNanoseconds)
-            let decode = GstClockTime(frameDuration.multiplied(by: Int(placement.decodePosition)).gstreamerNanoseconds)
-            swiftvt_buffer_set_pts(buffer, state.timestampBase &+ presentation)
-            swiftvt_buffer_set_dts(buffer, inputDTS != swiftvt_clock_time_none ? inputDTS : state.timestampBase &+ decode)
-        }
         let fieldScale = picture.fieldPicFlag ? 2 : 1
+        let frameRate = state.currentCaps?.frameRate ?? state.upstreamFrameRate ?? (25, 1)
+        state.frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator))
         swiftvt_buffer_set_duration(buffer, GstClockTime(MediaTime(
             value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator * fieldScale)).gstreamerNanoseconds))
         // Only IDR and recovery-point pictures are sync points (D.2.8).
@@ -355,7 +406,54 @@ final class H264ParseToAVCC: @unchecked Sendable {
             swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
         }
         state.accessUnitsOutput += 1
-        return Outcome(action: .output(byteCount: unit.byteCount, buffer: buffer, caps: newCaps), warnings: warnings)
+
+        // Timestamps: upstream's when it has them; otherwise from the frame rate and the output
+        // order, which needs the pictures that follow (see PresentationOrderQueue).
+        if state.upstreamTimestamps == nil { state.upstreamTimestamps = inputPTS != swiftvt_clock_time_none }
+        var output = Output(newCaps: newCaps)
+        if state.upstreamTimestamps == true {
+            swiftvt_buffer_set_pts(buffer, inputPTS)
+            swiftvt_buffer_set_dts(buffer, inputDTS)
+            output.buffer = buffer
+            return Outcome(action: .consume(byteCount: unit.byteCount, output), warnings: warnings)
+        }
+        if newCaps != nil {
+            output.pushBeforeCaps = Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
+        }
+        if state.reorderQueue == nil {
+            // 0 when output order is decoding order (POC type 2, 8.2.1.3). Otherwise the DPB
+            // size: max_num_reorder_frames bounds how many earlier-decoded pictures a picture may
+            // overtake, not how many later ones may overtake it (a P picture is overtaken by all
+            // the B pictures of a hierarchical group), while a picture cannot wait for output
+            // longer than the DPB holds it (C.4.5.3).
+            let window = sps.picOrderCntType == 2 ? 0 : max(sps.vui?.maxNumReorderFrames ?? 0, sps.maxDpbFrames)
+            let delay = sps.picOrderCntType == 2 ? 0 : sps.vui?.maxNumReorderFrames
+            state.reorderQueue = PresentationOrderQueue(reorderWindow: window, presentationDelay: delay)
+            log.debug(object, "deriving timestamps from the POC with a reorder window of \(window) frames")
+        }
+        log.debug(object, "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
+        output.pushAfterCaps = Self.timestamped(
+            &state.reorderQueue, queue: { $0.place(OwnedBuffer(buffer: buffer), picture: picture) },
+            duration: state.frameDuration)
+        return Outcome(action: .consume(byteCount: unit.byteCount, output), warnings: warnings)
+    }
+
+    /// Runs `queue` on the reorder queue and stamps the access units it releases.
+    private static func timestamped(
+        _ reorderQueue: inout PresentationOrderQueue<OwnedBuffer>?,
+        queue: (inout PresentationOrderQueue<OwnedBuffer>) -> [PresentationOrderQueue<OwnedBuffer>.Placed],
+        duration: MediaTime
+    ) -> [OwnedBuffer] {
+        guard var pending = reorderQueue else { return [] }
+        let placed = queue(&pending)
+        reorderQueue = pending
+        return placed.map { entry in
+            let presentation = duration.multiplied(by: Int(entry.presentationPosition)).gstreamerNanoseconds
+            let decode = duration.multiplied(by: Int(entry.decodePosition)).gstreamerNanoseconds
+            swiftvt_buffer_set_pts(entry.payload.buffer, GstClockTime(presentation))
+            swiftvt_buffer_set_dts(entry.payload.buffer, GstClockTime(decode))
+            return entry.payload
+        }
     }
 
     /// avcC with every SPS and PPS received, in id order.
@@ -376,6 +474,12 @@ final class H264ParseToAVCC: @unchecked Sendable {
         log.info(object, "output stream-format \(format.rawValue)")
         return format
     }
+}
+
+/// A GstBuffer reference owned by whoever holds this value (the reorder queue, then the push).
+struct OwnedBuffer: @unchecked Sendable {
+    // Owned, never shared: it moves from the queue to exactly one push or unref.
+    let buffer: UnsafeMutablePointer<GstBuffer>
 }
 
 // MARK: C entry points (declared in SwiftVTShim.h)

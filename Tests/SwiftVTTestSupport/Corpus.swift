@@ -4,28 +4,28 @@ import Testing
 /// Access to the shared test corpus (`../shared/corpus` next to the repository, or the folder named
 /// by `SWIFTVT_CORPUS`). Tests that need it record a clear issue when it is absent instead of
 /// passing silently.
-enum Corpus {
-    struct Entry: Sendable {
-        var file: String
-        var bytes: Int
-        var width: Int
-        var height: Int
-        var profile: String
-        var frames: Int
-        var referenceMD5: String
-        var avdecMD5: String
+public enum Corpus {
+    public struct Entry: Sendable {
+        public var file: String
+        public var bytes: Int
+        public var width: Int
+        public var height: Int
+        public var profile: String
+        public var frames: Int
+        public var referenceMD5: String
+        public var avdecMD5: String
         /// Damaged or unsupported on purpose (the corpus README names them).
-        var isDamaged: Bool { Corpus.damagedFiles.contains(file) }
+        public var isDamaged: Bool { Corpus.damagedFiles.contains(file) }
     }
 
-    static let damagedFiles: Set<String> = [
+    public static let damagedFiles: Set<String> = [
         "BA_MW_D_IDR_LOST.264", "Error_I_P.264", "sps_subsetsps_bothVUI.264",
     ]
 
     /// The corpus folder, or nil (with an issue recorded) when it is absent.
-    static var directory: String? {
+    public static var directory: String? {
         if let override = getenv("SWIFTVT_CORPUS") { return String(cString: override) }
-        // This file is Tests/H264Tests/CorpusSupport.swift; the corpus is ../shared/corpus
+        // This file is Tests/SwiftVTTestSupport/Corpus.swift; the corpus is ../shared/corpus
         // relative to the repository root.
         var components = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         components.removeLast(3)
@@ -33,15 +33,21 @@ enum Corpus {
         return root + "/../shared/corpus"
     }
 
-    static var h264Directory: String? {
+    public static var h264Directory: String? {
         guard let directory else { return nil }
         let path = directory + "/h264"
         guard access(path + "/MANIFEST.tsv", R_OK) == 0 else { return nil }
         return path
     }
 
+    /// The corpus entry for `file`.
+    public static func entry(_ file: String) -> Entry? { manifest()?.first { $0.file == file } }
+
+    /// The path of a corpus file.
+    public static func path(of entry: Entry) -> String? { h264Directory.map { $0 + "/" + entry.file } }
+
     /// The manifest entries, or nil after recording an issue saying where the corpus was expected.
-    static func manifest(sourceLocation: SourceLocation = #_sourceLocation) -> [Entry]? {
+    public static func manifest(sourceLocation: SourceLocation = #_sourceLocation) -> [Entry]? {
         guard let directory = h264Directory, let text = readText(directory + "/MANIFEST.tsv") else {
             Issue.record(
                 "test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder); corpus tests did not run",
@@ -60,12 +66,12 @@ enum Corpus {
         return entries
     }
 
-    static func bytes(of entry: Entry) -> [UInt8]? {
+    public static func bytes(of entry: Entry) -> [UInt8]? {
         guard let directory = h264Directory else { return nil }
         return readFile(directory + "/" + entry.file)
     }
 
-    static func readFile(_ path: String) -> [UInt8]? {
+    public static func readFile(_ path: String) -> [UInt8]? {
         guard let handle = fopen(path, "rb") else { return nil }
         defer { fclose(handle) }
         var bytes: [UInt8] = []
@@ -78,16 +84,16 @@ enum Corpus {
         return bytes
     }
 
-    static func readText(_ path: String) -> String? {
+    public static func readText(_ path: String) -> String? {
         readFile(path).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 
 /// A small deterministic generator (SplitMix64) so damaged variants are the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
+public struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -99,7 +105,7 @@ struct SeededGenerator: RandomNumberGenerator {
 extension Trait where Self == ConditionTrait {
     /// Skips a test, saying where the corpus was looked for, when the corpus is absent. CI always
     /// has it; a developer without it sees the skip and the reason rather than a silent pass.
-    static var requiresCorpus: Self {
+    public static var requiresCorpus: Self {
         .enabled(
             if: Corpus.h264Directory != nil,
             "test corpus not found at \(Corpus.directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder)")

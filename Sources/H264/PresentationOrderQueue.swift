@@ -1,0 +1,144 @@
+/// Places pictures on a frame grid when a stream carries no timestamps: a decode position from
+/// decoding order, and a presentation position from the pictures' output order.
+///
+/// Output order within one POC epoch (an IDR or a picture with MMCO 5 up to the next one, see
+/// `PictureOrderCountCalculator`) is POC order (C.4.5.3), and every picture of an earlier epoch
+/// is output before any picture of a later one (C.4.4). A picture's place in output order is its
+/// rank by POC in its epoch, which depends on pictures that follow it in decoding order: up to
+/// `reorderWindow` of them (max_num_reorder_frames, or the DPB size, bounds how far a picture can
+/// move; even an IDR may be output after the pictures that follow it, when they have lower
+/// POCs). So pictures are held until `reorderWindow` later pictures, or a new epoch, have been
+/// seen; `place` returns those that became final. The rank does not depend on the POC step, so
+/// any POC numbering works.
+///
+/// Presentation positions are delayed so that no picture is presented before it is decoded: by
+/// `presentationDelay` when the stream states its reorder depth (the VUI's
+/// max_num_reorder_frames bounds decode position minus output position, E.2.1), otherwise by
+/// the largest such difference among the pictures held when the first one is placed. The delay
+/// is kept small on purpose: muxers and demuxers treat a composition offset longer than a short
+/// clip as damage.
+public struct PresentationOrderQueue<Payload> {
+    public struct Placed {
+        public var payload: Payload
+        /// Frames since the first picture, in decoding order.
+        public var decodePosition: Int64
+        /// Frames since the first picture, in presentation order, plus the presentation delay.
+        public var presentationPosition: Int64
+    }
+
+    fileprivate struct Pending {
+        var payload: Payload
+        var decodePosition: Int64
+        var epoch: Int
+        /// Decode position of the first picture of the epoch: every picture before it is
+        /// presented before every picture of the epoch.
+        var epochStart: Int64
+        var pictureOrderCount: Int64
+    }
+
+    public let reorderWindow: Int
+    /// Frames added to every presentation position; nil until the first picture is placed when
+    /// the stream did not state its reorder depth.
+    public private(set) var presentationDelay: Int64?
+    private let statedPresentationDelay: Int?
+    private var pending: [Pending] = []
+    private var nextDecodePosition: Int64 = 0
+    private var currentEpoch: Int?
+    private var currentEpochStart: Int64 = 0
+    /// POCs of the pictures already placed, sorted, for the epochs that still have pictures held.
+    private var placedPictureOrderCounts: [Int: [Int64]] = [:]
+
+    /// - Parameters:
+    ///   - reorderWindow: how many later pictures may be output before a picture (the DPB size).
+    ///   - presentationDelay: the stream's max_num_reorder_frames, when it states it.
+    public init(reorderWindow: Int, presentationDelay: Int? = nil) {
+        self.reorderWindow = max(0, reorderWindow)
+        statedPresentationDelay = presentationDelay.map { max(0, $0) }
+        self.presentationDelay = statedPresentationDelay.map(Int64.init)
+    }
+
+    /// The number of pictures held back.
+    public var count: Int { pending.count }
+
+    /// Adds the next picture in decoding order; returns the pictures whose presentation position
+    /// is now known, in decoding order.
+    public mutating func place(_ payload: Payload, picture: AccessUnitPicture) -> [Placed] {
+        var ready: [Placed] = []
+        if currentEpoch != picture.pictureOrderCountEpoch {
+            // C.4.4: the new epoch's pictures all come after every earlier picture.
+            currentEpoch = picture.pictureOrderCountEpoch
+            currentEpochStart = nextDecodePosition
+        }
+        pending.append(Pending(
+            payload: payload, decodePosition: nextDecodePosition, epoch: picture.pictureOrderCountEpoch,
+            epochStart: currentEpochStart, pictureOrderCount: picture.pictureOrderCount.picOrderCnt))
+        nextDecodePosition += 1
+        while pending.count > reorderWindow {
+            ready.append(placeFirst())
+        }
+        return ready
+    }
+
+    /// Places every held picture (end of stream, or before a new epoch).
+    public mutating func drain() -> [Placed] {
+        var ready: [Placed] = []
+        while !pending.isEmpty { ready.append(placeFirst()) }
+        return ready
+    }
+
+    /// Forgets everything (flush, seek): positions start again at 0. Held payloads are returned
+    /// so that the caller can release them.
+    public mutating func reset() -> [Payload] {
+        let dropped = pending.map(\.payload)
+        self = PresentationOrderQueue(reorderWindow: reorderWindow, presentationDelay: statedPresentationDelay)
+        return dropped
+    }
+
+    private mutating func placeFirst() -> Placed {
+        if presentationDelay == nil {
+            // Decode position minus output position for every picture known now; their ranks can
+            // only grow with more pictures, so this is at least what they need.
+            var delay: Int64 = 0
+            for picture in pending {
+                delay = max(delay, picture.decodePosition - (picture.epochStart + Int64(rank(of: picture))))
+            }
+            presentationDelay = delay
+        }
+        let first = pending.removeFirst()
+        let presentationIndex = first.epochStart + Int64(rank(of: first))
+        // Earlier epochs are complete once a picture of a later one is placed.
+        if placedPictureOrderCounts[first.epoch] == nil {
+            placedPictureOrderCounts = placedPictureOrderCounts.filter { $0.key > first.epoch }
+        }
+        Self.insertSorted(first.pictureOrderCount, into: &placedPictureOrderCounts[first.epoch, default: []])
+        return Placed(
+            payload: first.payload, decodePosition: first.decodePosition,
+            presentationPosition: presentationIndex + (presentationDelay ?? 0))
+    }
+
+    /// Rank in output order within the epoch: pictures of the epoch with a lower POC, placed or
+    /// held (`picture` itself is not in `pending` or is counted as not lower than itself).
+    private func rank(of picture: Pending) -> Int {
+        let placed = placedPictureOrderCounts[picture.epoch].map { Self.countLess(than: picture.pictureOrderCount, in: $0) } ?? 0
+        let held = pending.lazy.filter { $0.epoch == picture.epoch && $0.pictureOrderCount < picture.pictureOrderCount }.count
+        return placed + held
+    }
+
+    private static func countLess(than value: Int64, in sorted: [Int64]) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private static func insertSorted(_ value: Int64, into sorted: inout [Int64]) {
+        sorted.insert(value, at: countLess(than: value, in: sorted))
+    }
+}
+
+extension PresentationOrderQueue: Sendable where Payload: Sendable {}
+extension PresentationOrderQueue.Pending: Sendable where Payload: Sendable {}
+extension PresentationOrderQueue.Placed: Sendable where Payload: Sendable {}
