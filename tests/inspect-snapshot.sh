@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The interface of every element (pads, caps, properties, rank), as gst-inspect-1.0 prints it,
+# is checked in under docs/gst-inspect/; this test diffs it so an interface change is seen in
+# review. After an intended change: SWIFTVT_UPDATE_SNAPSHOTS=1 meson test -C build inspect-snapshot
+set -euo pipefail
+root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+source "$root/pipelines/lib/plugin-env.sh"
+snapshots="$root/docs/gst-inspect"
+status=0
+for element in $(gst-inspect-1.0 swiftvt | sed -n 's/^ *\([a-z0-9_-]*\): .*/\1/p'); do
+    # The file name and the plugin's build-dependent lines are not interface.
+    actual="$(gst-inspect-1.0 "$element" | sed -e 's|^\(  Filename *\).*/\(libgstswiftvt.so\)$|\1\2|')"
+    expected_file="$snapshots/$element.txt"
+    if [ "${SWIFTVT_UPDATE_SNAPSHOTS:-}" = 1 ]; then
+        mkdir -p "$snapshots"
+        printf '%s\n' "$actual" >"$expected_file"
+        echo "updated $expected_file"
+        continue
+    fi
+    if [ ! -f "$expected_file" ]; then
+        echo "inspect-snapshot: no snapshot for $element ($expected_file); run with SWIFTVT_UPDATE_SNAPSHOTS=1" >&2
+        status=1
+        continue
+    fi
+    if diff -u "$expected_file" <(printf '%s\n' "$actual"); then
+        echo "inspect-snapshot: $element matches"
+    else
+        echo "inspect-snapshot: the interface of $element changed (diff above)" >&2
+        status=1
+    fi
+done
+exit "$status"
