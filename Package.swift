@@ -24,11 +24,18 @@ let package = Package(
         // The GStreamer plugin: libgstswiftvt.so, plugin name "swiftvt".
         .library(name: "gstswiftvt", type: .dynamic, targets: ["SwiftVTElements"]),
         .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
+        .plugin(name: "InstallGStreamerPlugin", targets: ["InstallGStreamerPlugin"]),
         .executable(name: "swiftvt-bench", targets: ["SwiftVTBench"]),
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
         .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
+        .plugin(
+            name: "InstallGStreamerPlugin",
+            capability: .command(
+                intent: .custom(
+                    verb: "install-plugin",
+                    description: "Build libgstswiftvt.so in release and install it into ~/.local/share/gstreamer-1.0/plugins"))),
         .systemLibrary(
             name: "CGStreamer", path: "Sources/CGStreamer", pkgConfig: "gstreamer-video-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
