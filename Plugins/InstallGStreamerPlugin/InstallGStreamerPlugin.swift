@@ -34,7 +34,10 @@ struct InstallGStreamerPlugin: CommandPlugin {
         let temporary = URL(fileURLWithPath: destination).appendingPathComponent(".libgstswiftvt.so.installing")
         try? fileManager.removeItem(at: temporary)
         try fileManager.copyItem(at: library.url, to: temporary)
-        _ = try fileManager.replaceItemAt(target, withItemAt: temporary)
+        // rename(2) replaces an existing file atomically.
+        guard rename(temporary.path, target.path) == 0 else {
+            throw InstallError("could not move the plugin into place at \(target.path) (errno \(errno))")
+        }
         print("Installed \(target.path)")
         print("Check with: gst-inspect-1.0 swiftvt")
     }
