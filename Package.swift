@@ -47,15 +47,17 @@ let package = Package(
             // A release plugin carries its Swift runtime, so it loads on machines without the
             // toolchain (debug builds and `swift test` use the shared runtime).
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
+        // File reading for the tools around the plugin (bench, fuzz replay, tests).
+        .target(name: "SwiftVTFileSupport", swiftSettings: strictSwift),
         .executableTarget(
-            name: "H264Fuzz", dependencies: ["H264", "MediaCore"], path: "fuzz/H264Fuzz",
+            name: "H264Fuzz", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "fuzz/H264Fuzz",
             swiftSettings: strictSwift),
         .executableTarget(
-            name: "SwiftVTBench", dependencies: ["H264", "MediaCore"], path: "bench/SwiftVTBench",
+            name: "SwiftVTBench", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "bench/SwiftVTBench",
             swiftSettings: optimized),
         // Shared by the test targets: the corpus, MD5, seeded randomness.
         .target(
-            name: "SwiftVTTestSupport",
+            name: "SwiftVTTestSupport", dependencies: ["SwiftVTFileSupport"],
             path: "Tests/SwiftVTTestSupport", swiftSettings: strictSwift),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strictSwift),
         .testTarget(

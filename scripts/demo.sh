@@ -5,10 +5,6 @@
 #   scripts/demo.sh [OUTPUT.mp4]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-if [ ! -f build/build.ninja ]; then
-    meson setup build >/dev/null
-fi
-meson compile -C build
+bash scripts/build.sh
 export SWIFTVT_PLUGIN="$PWD/build/libgstswiftvt.so"
 bash pipelines/demo-main.sh "${1:-swiftvt-demo.mp4}"

@@ -9,12 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-deps.sh
-
-if [ ! -f build/build.ninja ]; then
-    meson setup build >/dev/null
-fi
-meson compile -C build
+bash scripts/build.sh
 status=0
 meson test -C build --print-errorlogs || status=$?
 

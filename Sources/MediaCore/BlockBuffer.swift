@@ -212,24 +212,11 @@ public struct BlockBuffer: Sendable {
         guard destination.count >= range.count else {
             throw .destinationTooSmall(required: range.count, available: destination.count)
         }
-        guard !range.isEmpty else { return }
+        // The slice shares the blocks; only the bytes asked for are copied, segment by segment.
         var written = 0
-        var segmentStart = 0
-        for segment in segments {
-            let segmentEnd = segmentStart + segment.count
-            defer { segmentStart = segmentEnd }
-            let lower = max(range.lowerBound, segmentStart)
-            let upper = min(range.upperBound, segmentEnd)
-            guard lower < upper else {
-                if segmentStart >= range.upperBound { break }
-                continue
-            }
-            segment.block.withBytes { block in
-                let source = segment.offset + lower - segmentStart
-                let target = UnsafeMutableRawBufferPointer(rebasing: destination[written..<written + upper - lower])
-                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: block[source..<source + upper - lower]))
-            }
-            written += upper - lower
+        try slice(range).forEachSegment { segment in
+            UnsafeMutableRawBufferPointer(rebasing: destination[written..<written + segment.count]).copyMemory(from: segment)
+            written += segment.count
         }
     }
 

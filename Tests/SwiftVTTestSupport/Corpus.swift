@@ -1,4 +1,5 @@
 import Glibc
+import SwiftVTFileSupport
 import Testing
 
 /// Access to the shared test corpus (`../shared/corpus` next to the repository, or the folder named
@@ -71,18 +72,7 @@ public enum Corpus {
         return readFile(directory + "/" + entry.file)
     }
 
-    public static func readFile(_ path: String) -> [UInt8]? {
-        guard let handle = fopen(path, "rb") else { return nil }
-        defer { fclose(handle) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let read = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, handle) }
-            if read == 0 { break }
-            bytes.append(contentsOf: chunk[0..<read])
-        }
-        return bytes
-    }
+    public static func readFile(_ path: String) -> [UInt8]? { FileContents.read(path) }
 
     public static func readText(_ path: String) -> String? {
         readFile(path).map { String(decoding: $0, as: UTF8.self) }

@@ -3,20 +3,21 @@
 // runs, each ratio taken against a plain memcpy of the same bytes in the same process.
 import Glibc
 import H264
+import SwiftVTFileSupport
 
 @main
 struct SwiftVTBench {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard arguments.count >= 2, arguments[0] == "annexb-to-avcc" else {
-            printError("usage: swiftvt-bench annexb-to-avcc FILE [REPEAT]\n"
+            FileContents.printError("usage: swiftvt-bench annexb-to-avcc FILE [REPEAT]\n"
                 + "  Reads an Annex B H.264 file, repeats it REPEAT times in memory (default 1), and\n"
                 + "  measures start-code scanning and Annex B -> AVCC conversion against memcpy.")
             exit(2)
         }
         let repeatCount = arguments.count > 2 ? Int(arguments[2]) ?? 1 : 1
-        guard let file = readFile(arguments[1]) else {
-            printError("swiftvt-bench: cannot read \(arguments[1])")
+        guard let file = FileContents.read(arguments[1]) else {
+            FileContents.printError("swiftvt-bench: cannot read \(arguments[1])")
             exit(1)
         }
         var input: [UInt8] = []
@@ -97,23 +98,6 @@ struct SwiftVTBench {
         return times[times.count / 2]
     }
 
-    static func readFile(_ path: String) -> [UInt8]? {
-        guard let handle = fopen(path, "rb") else { return nil }
-        defer { fclose(handle) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let read = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, handle) }
-            if read == 0 { break }
-            bytes.append(contentsOf: chunk[0..<read])
-        }
-        return bytes
-    }
-
-    static func printError(_ message: String) {
-        var line = message + "\n"
-        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-    }
 }
 
 extension String {

@@ -85,36 +85,24 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 }
 #else
 import Glibc
+import SwiftVTFileSupport
 
 @main
 struct ReplayFuzzInputs {
     static func main() {
         let paths = CommandLine.arguments.dropFirst()
         if paths.isEmpty {
-            printError("usage: swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)")
+            FileContents.printError("usage: swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)")
             exit(2)
         }
         for path in paths {
-            guard let handle = fopen(path, "rb") else {
-                printError("cannot open \(path)")
+            guard let bytes = FileContents.read(path) else {
+                FileContents.printError("cannot read \(path)")
                 exit(1)
             }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let read = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, handle) }
-                if read == 0 { break }
-                bytes.append(contentsOf: chunk[0..<read])
-            }
-            fclose(handle)
             bytes.withUnsafeBytes { exercise($0) }
             print("ok \(path) (\(bytes.count) bytes)")
         }
-    }
-
-    static func printError(_ message: String) {
-        var line = message + "\n"
-        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 }
 #endif

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Whole-pipeline cost of our h264parse-to-avcc against GStreamer's h264parse, both converting an
+# H.264 Annex B byte-stream to AVCC (stream-format=avc, alignment=au), run through gst-launch-1.0.
+#
+#   bench/parse-throughput.sh
+#
+# Three pipelines per input, all with the same filesrc (default blocksize) and fakesink sync=false:
+#   floor  filesrc location=F ! fakesink
+#   ours   filesrc location=F ! h264parse-to-avcc ! fakesink
+#   peer   filesrc location=F ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink
+# Each is run several times (after one warm-up run) and the median wall time kept, with hyperfine
+# when available (installed here with apt-get if missing), otherwise with `date +%s%N` and the
+# pipelines interleaved. The cost of a converter is its median minus the floor's, which removes
+# process start, registry load and file reading.
+#
+# Inputs: (a) the corpus 1080p stream VID_1920x1080_cabac_temporal_direct.264 repeated to about
+# 100 MB; (b) a many-slice stream made here with x264enc (64 slices per picture, small NAL units)
+# repeated to about 70 MB. NAL units are counted once per input (00 00 01 start codes).
+# Printed per input: floor, ours, peer, the costs above the floor, the cost ratio ours/peer and the
+# NAL-unit rates above the floor with their ratio ours/peer. Goals: cost ratio <= 1/3 on (a), NAL
+# rate ratio >= 3.5x on (b). It is a measurement: it exits 0 when a goal is missed, non-zero only
+# when something fails (build, a pipeline, wrong output caps).
+#
+# Builds the release plugin (.build/release/libgstswiftvt.so) first; GStreamer is pointed at it
+# with GST_PLUGIN_PATH and a private registry file in the temporary directory.
+# Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus),
+# SWIFTVT_BENCH_RUNS (timed runs per pipeline, default 5), SWIFTVT_BENCH_TIMER=date (skip hyperfine).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
+stream_1080p="$corpus/VID_1920x1080_cabac_temporal_direct.264"
+if [ ! -f "$stream_1080p" ]; then
+    echo "parse-throughput: corpus not found: $stream_1080p does not exist" \
+         "(set SWIFTVT_CORPUS to the folder that contains h264/)" >&2
+    exit 1
+fi
+runs="${SWIFTVT_BENCH_RUNS:-5}"
+
+bash scripts/install-deps.sh
+timer="${SWIFTVT_BENCH_TIMER:-hyperfine}"
+if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
+    echo "parse-throughput: installing hyperfine"
+    sudo_prefix=()
+    if [ "$(id -u)" != 0 ]; then sudo_prefix=(sudo); fi
+    apt_install=("${sudo_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+    "${apt_install[@]}" install -y -qq hyperfine >/dev/null 2>&1 \
+        || { "${apt_install[@]}" update -qq && "${apt_install[@]}" install -y -qq hyperfine >/dev/null 2>&1; } \
+        || true
+fi
+if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
+    echo "parse-throughput: hyperfine unavailable, timing with date +%s%N" >&2
+    timer=date
+fi
+
+echo "== building the release plugin"
+swift build -c release --product gstswiftvt 2>&1 | grep -v "prohibited flag" | tail -1
+plugin_dir="$PWD/.build/release"
+if [ ! -f "$plugin_dir/libgstswiftvt.so" ]; then
+    echo "parse-throughput: $plugin_dir/libgstswiftvt.so missing after the build" >&2
+    exit 1
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+unset GST_PLUGIN_PATH_1_0 GST_REGISTRY_1_0
+export GST_PLUGIN_PATH="$plugin_dir"
+export GST_REGISTRY="$work/registry.bin"
+if ! gst-inspect-1.0 h264parse-to-avcc >/dev/null 2>&1; then
+    echo "parse-throughput: element h264parse-to-avcc not found; the plugin says:" >&2
+    gst-inspect-1.0 "$plugin_dir/libgstswiftvt.so" >&2 || true
+    exit 1
+fi
+
+# Inputs.
+repeat_into() { # repeat_into SOURCE TARGET_BYTES OUTPUT -> prints the repeat count
+    local size count
+    size=$(stat -c %s "$1")
+    count=$(( ($2 + size - 1) / size ))
+    for _ in $(seq "$count"); do cat "$1"; done >"$3"
+    echo "$count"
+}
+input_a="$work/1080p.264"
+repeat_a=$(repeat_into "$stream_1080p" 100000000 "$input_a")
+
+echo "== generating the many-slice stream (x264enc, 64 slices per picture, 600 pictures)"
+slices_once="$work/many-slices-once.264"
+gst-launch-1.0 -q videotestsrc num-buffers=600 ! video/x-raw,width=1280,height=720,framerate=30/1 \
+    ! x264enc option-string=slices=64 speed-preset=ultrafast bitrate=4000 key-int-max=60 \
+    ! video/x-h264,stream-format=byte-stream ! filesink location="$slices_once"
+input_b="$work/many-slices.264"
+repeat_b=$(repeat_into "$slices_once" 70000000 "$input_b")
+rm -f "$slices_once"
+
+count_nal_units() {
+    python3 - "$1" <<'EOF'
+import sys
+with open(sys.argv[1], "rb") as f:
+    print(f.read().count(b"\x00\x00\x01"))
+EOF
+}
+
+# Commands, as strings (words quoted with %q) for hyperfine --shell=none or eval.
+pipeline_command() { # pipeline_command floor|ours|peer FILE
+    local location
+    location=$(printf %q "location=$2")
+    case "$1" in
+        floor) echo "gst-launch-1.0 -q filesrc $location ! fakesink sync=false" ;;
+        ours) echo "gst-launch-1.0 -q filesrc $location ! h264parse-to-avcc ! fakesink sync=false" ;;
+        peer) echo "gst-launch-1.0 -q filesrc $location ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink sync=false" ;;
+    esac
+}
+
+# One verbose run of a converter: fails on a pipeline error or output caps other than avc/au;
+# prints the number of buffers that reached the sink.
+check_converter() { # check_converter ours|peer FILE
+    local log="$work/check.log" element
+    if [ "$1" = ours ]; then element=(h264parse-to-avcc); else element=(h264parse ! video/x-h264,stream-format=avc,alignment=au); fi
+    if ! gst-launch-1.0 -v filesrc location="$2" ! "${element[@]}" ! fakesink sync=false silent=false >"$log" 2>&1; then
+        echo "parse-throughput: the $1 pipeline failed on $2:" >&2
+        grep -iE "error|warn" "$log" | head -20 >&2
+        exit 1
+    fi
+    if ! grep "fakesink0.GstPad:sink: caps = " "$log" | grep "stream-format=(string)avc" | grep -q "alignment=(string)au"; then
+        echo "parse-throughput: the $1 pipeline did not output stream-format=avc,alignment=au caps:" >&2
+        grep "fakesink0.GstPad:sink: caps = " "$log" >&2 || echo "(no caps reached the sink)" >&2
+        exit 1
+    fi
+    grep -c "fakesink0: last-message = chain" "$log" || true
+}
+
+# median_seconds CMD... -> one median wall time (seconds) per command, in order.
+median_seconds() {
+    if [ "$timer" = hyperfine ]; then
+        local json="$work/hyperfine.json"
+        if ! hyperfine --shell=none --runs "$runs" --warmup 1 --style none --export-json "$json" "$@" \
+                >"$work/hyperfine.log" 2>&1; then
+            echo "parse-throughput: a pipeline failed:" >&2
+            cat "$work/hyperfine.log" >&2
+            exit 1
+        fi
+        python3 -c 'import json, sys; [print(r["median"]) for r in json.load(open(sys.argv[1]))["results"]]' "$json"
+    else
+        local i round start end
+        local -a cmds=("$@") times=()
+        for (( i = 0; i < ${#cmds[@]}; i++ )); do times[i]=""; done
+        for (( round = 0; round <= runs; round++ )); do # round 0 is the warm-up
+            for (( i = 0; i < ${#cmds[@]}; i++ )); do
+                start=$(date +%s%N)
+                if ! eval "${cmds[i]}" >/dev/null 2>"$work/pipeline.err"; then
+                    echo "parse-throughput: pipeline failed: ${cmds[i]}" >&2
+                    cat "$work/pipeline.err" >&2
+                    exit 1
+                fi
+                end=$(date +%s%N)
+                if [ "$round" -gt 0 ]; then times[i]+="$(( end - start )) "; fi
+            done
+        done
+        for (( i = 0; i < ${#cmds[@]}; i++ )); do
+            python3 -c 'import statistics, sys; print(statistics.median(int(t) for t in sys.argv[1:]) / 1e9)' ${times[i]}
+        done
+    fi
+}
+
+results="$work/results.tsv"
+: >"$results"
+measure_input() { # measure_input KEY LABEL FILE
+    local key="$1" label="$2" file="$3" nal_units aus_ours aus_peer
+    echo "== measuring ($key) $label: $runs runs per pipeline, timer $timer"
+    nal_units=$(count_nal_units "$file")
+    aus_ours=$(check_converter ours "$file")
+    aus_peer=$(check_converter peer "$file")
+    local -a medians
+    mapfile -t medians < <(median_seconds "$(pipeline_command floor "$file")" \
+        "$(pipeline_command ours "$file")" "$(pipeline_command peer "$file")")
+    if [ "${#medians[@]}" -ne 3 ]; then
+        echo "parse-throughput: timing failed for ($key)" >&2
+        exit 1
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$key" "$label" "$(stat -c %s "$file")" "$nal_units" \
+        "$aus_ours" "$aus_peer" "${medians[0]}" "${medians[1]}" "${medians[2]}" >>"$results"
+}
+measure_input a "corpus VID_1920x1080_cabac_temporal_direct.264 x$repeat_a" "$input_a"
+measure_input b "x264enc 1280x720, 64 slices per picture, 600 pictures, x$repeat_b" "$input_b"
+
+echo
+python3 - "$results" <<'EOF'
+import sys
+
+GOALS = {  # input -> (figure, comparison, bound, text)
+    "a": ("cost", "<=", 1 / 3, "ours_cost/peer_cost <= 1/3 (0.333)"),
+    "b": ("nal", ">=", 3.5, "NAL-unit rate above floor ours/peer >= 3.5x"),
+}
+summary = []
+for line in open(sys.argv[1]):
+    key, label, size, nals, aus_ours, aus_peer, floor, ours, peer = line.rstrip("\n").split("\t")
+    size, nals = int(size), int(nals)
+    floor, ours, peer = float(floor), float(ours), float(peer)
+    ours_cost, peer_cost = ours - floor, peer - floor
+    print(f"== ({key}) {label}")
+    print(f"   {size / 1e6:.1f} MB, {nals} NAL units, access units out: ours {aus_ours}, peer {aus_peer}"
+          + ("" if aus_ours == aus_peer else "  (counts differ)"))
+    print(f"   {'pipeline':<47} {'median':>9} {'above floor':>12} {'NAL units/s':>14} {'MB/s':>9}")
+    rows = [("floor  filesrc ! fakesink", floor, None),
+            ("ours   filesrc ! h264parse-to-avcc ! fakesink", ours, ours_cost),
+            ("peer   filesrc ! h264parse ! avc,au ! fakesink", peer, peer_cost)]
+    for name, median, cost in rows:
+        if cost is None:
+            print(f"   {name:<47} {median * 1e3:7.1f}ms")
+        elif cost > 0:
+            print(f"   {name:<47} {median * 1e3:7.1f}ms {cost * 1e3:10.1f}ms {nals / cost:14,.0f} {size / 1e6 / cost:9,.0f}")
+        else:
+            print(f"   {name:<47} {median * 1e3:7.1f}ms {cost * 1e3:10.1f}ms {'(at floor)':>14}")
+    measurable = ours_cost > 0 and peer_cost > 0
+    cost_ratio = ours_cost / peer_cost if measurable else None
+    nal_ratio = peer_cost / ours_cost if measurable else None
+    figure, comparison, bound, text = GOALS[key]
+    value = cost_ratio if figure == "cost" else nal_ratio
+    if value is None:
+        verdict = "NOT DETERMINED (a cost is at or below the floor; re-run)"
+    elif (value <= bound) if comparison == "<=" else (value >= bound):
+        verdict = "MET"
+    else:
+        verdict = "MISSED"
+    def goal_note(this):
+        return f"   goal {text}: {verdict}" if figure == this else ""
+    print(f"   cost above floor ours/peer:          "
+          + (f"{cost_ratio:.3f}" if measurable else "n/a") + goal_note("cost"))
+    print(f"   NAL-unit rate above floor ours/peer: "
+          + (f"{nal_ratio:.2f}x" if measurable else "n/a") + goal_note("nal"))
+    print()
+    summary.append(f"   ({key}) {text}: measured "
+                   + ("n/a" if value is None else (f"{value:.3f}" if figure == "cost" else f"{value:.2f}x"))
+                   + f" -> {verdict}")
+print("== goals")
+print("\n".join(summary))
+EOF
