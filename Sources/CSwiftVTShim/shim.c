@@ -78,3 +78,36 @@ const char *swiftvt_pad_peer_preferred_string(GstPad *pad, const char *field, co
     if (allowed != NULL) gst_caps_unref(allowed);
     return result;
 }
+
+gchar **swiftvt_pad_peer_video_formats(GstPad *pad) {
+    GstCaps *allowed = gst_pad_get_allowed_caps(pad);
+    if (allowed == NULL || gst_caps_is_any(allowed)) {
+        if (allowed) gst_caps_unref(allowed);
+        return NULL;
+    }
+    GPtrArray *names = g_ptr_array_new();
+    for (guint i = 0; i < gst_caps_get_size(allowed); i++) {
+        const GValue *value = gst_structure_get_value(gst_caps_get_structure(allowed, i), "format");
+        if (value == NULL) continue;
+        if (G_VALUE_HOLDS_STRING(value)) {
+            g_ptr_array_add(names, g_value_dup_string(value));
+        } else if (GST_VALUE_HOLDS_LIST(value)) {
+            for (guint j = 0; j < gst_value_list_get_size(value); j++) {
+                const GValue *item = gst_value_list_get_value(value, j);
+                if (G_VALUE_HOLDS_STRING(item)) g_ptr_array_add(names, g_value_dup_string(item));
+            }
+        }
+    }
+    gst_caps_unref(allowed);
+    g_ptr_array_add(names, NULL);
+    return (gchar **) g_ptr_array_free(names, FALSE);
+}
+
+GstBuffer *swiftvt_buffer_wrap_video(void *data, gsize size, GstVideoFormat format, guint width, guint height,
+                                     guint n_planes, const gsize *offsets, const gint *strides,
+                                     void *owner, GDestroyNotify release) {
+    GstBuffer *buffer = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, data, size, 0, size, owner, release);
+    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, format, width, height, n_planes,
+                                   (gsize *) offsets, (gint *) strides);
+    return buffer;
+}

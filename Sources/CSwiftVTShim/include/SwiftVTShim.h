@@ -86,6 +86,83 @@ void swiftvt_h264parse_to_avcc_flush(void *state, GstBaseParse *parse);
 /// Called for EOS before the base class drains and forwards it.
 void swiftvt_h264parse_to_avcc_will_drain(void *state, GstBaseParse *parse);
 
+// MARK: Hardware policy (shared by vtdec, vtenc and vtmultipasssink)
+
+typedef enum {
+    SWIFTVT_HARDWARE_AUTO = 0,
+    SWIFTVT_HARDWARE_REQUIRE = 1,
+    SWIFTVT_HARDWARE_DISABLE = 2,
+} SwiftVTHardwarePolicy;
+
+GType swiftvt_hardware_policy_get_type(void);
+
+// MARK: GstVideoDecoder helpers
+
+/// GST_VIDEO_DECODER_ERROR: counts a decoding error toward max-errors; returns GST_FLOW_ERROR
+/// once the limit is passed (and posts the error), GST_FLOW_OK before.
+static inline GstFlowReturn swiftvt_video_decoder_error(GstVideoDecoder *decoder, gint weight, const char *text,
+                                                        const char *debug, const char *file, const char *function,
+                                                        gint line) {
+    return _gst_video_decoder_error(decoder, weight, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, g_strdup(text),
+                                    debug ? g_strdup(debug) : NULL, file, function, line);
+}
+static inline GstBuffer *swiftvt_codec_frame_input_buffer(GstVideoCodecFrame *frame) { return frame->input_buffer; }
+static inline guint32 swiftvt_codec_frame_number(GstVideoCodecFrame *frame) { return frame->system_frame_number; }
+static inline gboolean swiftvt_codec_frame_is_sync_point(GstVideoCodecFrame *frame) {
+    return GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame);
+}
+static inline GstCaps *swiftvt_codec_state_caps(GstVideoCodecState *state) { return state->caps; }
+static inline GstVideoInfo *swiftvt_codec_state_info(GstVideoCodecState *state) { return &state->info; }
+static inline GstPad *swiftvt_video_decoder_src_pad(GstVideoDecoder *decoder) { return GST_VIDEO_DECODER_SRC_PAD(decoder); }
+static inline void swiftvt_codec_frame_set_output_buffer(GstVideoCodecFrame *frame, GstBuffer *buffer) {
+    frame->output_buffer = buffer;
+}
+static inline GstBuffer *swiftvt_codec_frame_output_buffer(GstVideoCodecFrame *frame) { return frame->output_buffer; }
+/// The GstVideoFormat names downstream accepts on `pad`, most preferred first, as a
+/// NULL-terminated array to free with g_strfreev; NULL when downstream accepts any format.
+gchar **swiftvt_pad_peer_video_formats(GstPad *pad);
+/// Maps `buffer` for writing as a video frame of `info`; then plane pointers and strides.
+static inline gboolean swiftvt_video_frame_map_write(GstVideoFrame *frame, GstVideoInfo *info, GstBuffer *buffer) {
+    return gst_video_frame_map(frame, info, buffer, GST_MAP_WRITE);
+}
+static inline void *swiftvt_video_frame_plane_data(GstVideoFrame *frame, guint plane) {
+    return GST_VIDEO_FRAME_PLANE_DATA(frame, plane);
+}
+static inline gint swiftvt_video_frame_plane_stride(GstVideoFrame *frame, guint plane) {
+    return GST_VIDEO_FRAME_PLANE_STRIDE(frame, plane);
+}
+static inline GstVideoInfo *swiftvt_codec_state_info_mut(GstVideoCodecState *state) { return &state->info; }
+static inline GstClockTime swiftvt_codec_frame_pts(GstVideoCodecFrame *frame) { return frame->pts; }
+static inline GstClockTime swiftvt_codec_frame_duration(GstVideoCodecFrame *frame) { return frame->duration; }
+static inline void swiftvt_codec_frame_mark_corrupted(GstVideoCodecFrame *frame) {
+    GST_VIDEO_CODEC_FRAME_FLAG_SET(frame, GST_VIDEO_CODEC_FRAME_FLAG_CORRUPTED);
+}
+/// Wraps memory owned by a Swift object (`owner`, released through `release`) in a read-only
+/// buffer with a GstVideoMeta describing `n_planes` planes at `offsets` with `strides`.
+GstBuffer *swiftvt_buffer_wrap_video(void *data, gsize size, GstVideoFormat format, guint width, guint height,
+                                     guint n_planes, const gsize *offsets, const gint *strides,
+                                     void *owner, GDestroyNotify release);
+
+// MARK: vtdec
+
+GstDebugCategory *swiftvt_vtdec_debug_category(void);
+// Implemented in Swift (SwiftVTElements/VTDec).
+void *swiftvt_vtdec_create(GstVideoDecoder *decoder, SwiftVTHardwarePolicy default_hardware);
+void swiftvt_vtdec_destroy(void *state);
+void swiftvt_vtdec_set_hardware(void *state, gint policy);
+gint swiftvt_vtdec_get_hardware(void *state);
+void swiftvt_vtdec_set_max_threads(void *state, gint threads);
+gint swiftvt_vtdec_get_max_threads(void *state);
+/// A newly allocated string (g_free).
+gchar *swiftvt_vtdec_copy_active_backend(void *state);
+gboolean swiftvt_vtdec_start(void *state, GstVideoDecoder *decoder);
+gboolean swiftvt_vtdec_stop(void *state, GstVideoDecoder *decoder);
+gboolean swiftvt_vtdec_set_format(void *state, GstVideoDecoder *decoder, GstVideoCodecState *input);
+GstFlowReturn swiftvt_vtdec_handle_frame(void *state, GstVideoDecoder *decoder, GstVideoCodecFrame *frame);
+GstFlowReturn swiftvt_vtdec_drain(void *state, GstVideoDecoder *decoder);
+gboolean swiftvt_vtdec_flush(void *state, GstVideoDecoder *decoder);
+void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_video_meta);
+
 // MARK: Plugin registration (for in-process tests)
 
 /// Registers the plugin with GStreamer from inside the process (tests, embedding apps), as the
