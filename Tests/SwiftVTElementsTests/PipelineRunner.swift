@@ -85,7 +85,14 @@ private let probeCallback: GstPadProbeCallback = { _, info, userData in
         }
     } else if type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0, let data = info.pointee.data {
         let event = data.assumingMemoryBound(to: GstEvent.self)
-        if event.pointee.type == GST_EVENT_CAPS {
+        if event.pointee.type == GST_EVENT_FLUSH_STOP {
+            // A flushing seek: what came before is not part of the result.
+            collector.result.withLock { result in
+                result.buffers.removeAll()
+                result.caps = result.caps.last.map { [CapturedCaps(description: $0.description, codecData: $0.codecData,
+                                                                    width: $0.width, height: $0.height, bufferIndex: 0)] } ?? []
+            }
+        } else if event.pointee.type == GST_EVENT_CAPS {
             var caps: UnsafeMutablePointer<GstCaps>?
             gst_event_parse_caps(event, &caps)
             if let caps {
@@ -118,7 +125,10 @@ private let probeCallback: GstPadProbeCallback = { _, info, userData in
 
 /// Runs `description` to EOS or error (or `timeout` seconds), capturing buffers and caps that
 /// reach the sink pad of the element named `sink`.
-func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool = true) -> PipelineResult {
+///
+/// With `seekTo`, the pipeline is prerolled, then seeks (flushing, to the key frame at or after
+/// the position) before playing; only what follows the seek is captured.
+func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool = true, seekTo: UInt64? = nil) -> PipelineResult {
     guard GStreamerTesting.isReady else {
         var result = PipelineResult()
         result.launchError = "the swiftvt plugin could not be registered"
@@ -153,6 +163,17 @@ func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool =
         gst_object_unref(sink)
     }
     var messages = PipelineResult()
+    if let position = seekTo {
+        gst_element_set_state(pipeline, GST_STATE_PAUSED)
+        var current = GST_STATE_NULL
+        var pending = GST_STATE_NULL
+        _ = gst_element_get_state(pipeline, &current, &pending, GstClockTime(timeout * 1e9))
+        let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_AFTER.rawValue)
+        if gst_element_seek_simple(pipeline, GST_FORMAT_TIME, flags, gint64(position)) == 0 {
+            messages.errors.append("the seek to \(position) ns was refused")
+        }
+        _ = gst_element_get_state(pipeline, &current, &pending, GstClockTime(timeout * 1e9))
+    }
     gst_element_set_state(pipeline, GST_STATE_PLAYING)
     let bus = gst_element_get_bus(pipeline)
     defer { if let bus { gst_object_unref(bus) } }
@@ -183,7 +204,7 @@ func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool =
     }
     gst_element_set_state(pipeline, GST_STATE_NULL)
     var result = collector.result.withLock { $0 }
-    result.errors = messages.errors
+    result.errors = messages.errors + result.errors
     result.errorDetails = messages.errorDetails
     result.warnings = messages.warnings
     result.reachedEndOfStream = messages.reachedEndOfStream
