@@ -21,6 +21,8 @@ let package = Package(
     products: [
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "H264", targets: ["H264"]),
+        .library(name: "SwiftVT", targets: ["SwiftVT"]),
+        .library(name: "SoftwareCodecs", targets: ["SoftwareCodecs"]),
         // The GStreamer plugin: libgstswiftvt.so, plugin name "swiftvt".
         .library(name: "gstswiftvt", type: .dynamic, targets: ["SwiftVTElements"]),
         .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
@@ -30,6 +32,15 @@ let package = Package(
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
         .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
+        // Sessions (VTDecompressionSession model) and the backend protocols; no C libraries.
+        .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
+        // Software backends: the libavcodec decoder.
+        .target(
+            name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg"],
+            swiftSettings: optimized),
         .plugin(
             name: "InstallGStreamerPlugin",
             capability: .command(
@@ -59,12 +70,17 @@ let package = Package(
         .target(
             name: "SwiftVTTestSupport", dependencies: ["SwiftVTFileSupport"],
             path: "Tests/SwiftVTTestSupport", swiftSettings: strictSwift),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "MediaCoreTests", dependencies: ["MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "H264Tests", dependencies: ["H264", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTElementsTests",
             dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "SwiftVTSessionTests",
+            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
     ]
 )

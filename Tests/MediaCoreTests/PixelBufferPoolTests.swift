@@ -1,23 +1,8 @@
 import Glibc
+import SwiftVTTestSupport
 import Testing
 
 @testable import MediaCore
-
-/// Bytes currently allocated from the glibc heap (`mallinfo2().uordblks`).
-///
-/// Glibc's module map does not include `<malloc.h>`, so `mallinfo2` is looked up with `dlsym`.
-/// It returns an 80-byte struct of ten `size_t`s, which every supported ABI (x86-64 SysV,
-/// AArch64) returns through a caller-provided buffer; declaring the function as returning a
-/// larger imported C struct (`rusage`, 144 bytes) makes the compiler reserve and pass such a
-/// buffer, and `uordblks` is the eighth field. Returns nil if the symbol is missing (glibc < 2.33).
-func heapBytesInUse() -> Int? {
-    typealias MallInfo2 = @convention(c) () -> rusage
-    guard MemoryLayout<rusage>.size >= 10 * MemoryLayout<Int>.size,
-        let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2")  // RTLD_DEFAULT
-    else { return nil }
-    var info = unsafeBitCast(symbol, to: MallInfo2.self)()
-    return withUnsafeBytes(of: &info) { $0.load(fromByteOffset: 7 * MemoryLayout<Int>.size, as: Int.self) }
-}
 
 extension MediaCoreTests {
     @Suite struct PixelBufferPoolTests {

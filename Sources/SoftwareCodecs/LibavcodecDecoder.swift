@@ -1,0 +1,424 @@
+import CFFmpeg
+import H264
+import MediaCore
+import SwiftVT
+
+/// Keeps one AVFrame (and so the pooled picture under it) alive for as long as the PixelBuffer
+/// that wraps its cropped planes.
+///
+/// `@unchecked Sendable` invariant: `frame` is owned exclusively by this object, never read after
+/// init except by `deinit`, which frees it once (from whichever thread drops the last reference).
+private final class FrameOwner: @unchecked Sendable {
+    private let frame: UnsafeMutablePointer<AVFrame>
+
+    init(_ frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
+
+    deinit {
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+    }
+}
+
+/// The libavcodec H.264 decoder behind ``LibavcodecDecoderFactory``.
+///
+/// Samples are AVCC (length-prefixed NAL units) and the avcC record is the extradata, which is
+/// what libavcodec's h264 decoder reads natively, so samples are fed as they are. Pictures are
+/// decoded into pooled PixelBuffers (``PooledFrameAllocator``) and handed out cropped per the SPS
+/// without a copy: `AV_CODEC_FLAG_UNALIGNED` with `apply_cropping` makes libavcodec offset the
+/// data pointers by the exact crop, and the output PixelBuffer wraps those pointers while owning a
+/// reference to the frame.
+///
+/// Timing: libavcodec carries a packet's `pts` to the frame decoded from it, through reordering
+/// and frame threads. The pts given to libavcodec is a sequence number, and the sample's exact
+/// rational timestamps and frame reference are kept in `timings` under it: MediaTime has no
+/// common time base, and a round trip through one would round.
+final class LibavcodecDecoder: DecoderBackend {
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    /// Receives each frame; its reference is moved to a fresh AVFrame for output.
+    private let scratchFrame: UnsafeMutablePointer<AVFrame>
+    /// Referenced by `context.opaque`; freed after the context (declared after it, and deinit
+    /// frees the context explicitly first).
+    private let allocator: PooledFrameAllocator
+    private let outputChoice: OutputFormatChoice
+    private let rowAlignment: Int
+    /// Pictures converted to NV12/P010 (only used when the caller does not take the native format).
+    private var conversionPool: PixelBufferPool?
+
+    private struct Timing {
+        var presentationTimeStamp: MediaTime
+        var duration: MediaTime
+        var frameReference: UInt64
+    }
+
+    private var timings: [Int64: Timing] = [:]
+    private var nextSequenceNumber: Int64 = 0
+
+    init(
+        format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
+    ) throws(DecompressionError) {
+        guard let record = format.avcDecoderConfigurationRecord else {
+            throw DecompressionError(.unsupportedFormat, "the format description has no avcC record")
+        }
+        let choice = OutputFormatChoice(preferences: attributes.pixelFormats)
+        if let native = LibavPixelFormat.expectedNative(
+            chroma: format.extensions.chromaSubsampling, bitDepth: format.extensions.bitDepth),
+            choice.format(forNative: native, fullRange: format.extensions.fullRange ?? false) == nil
+        {
+            throw DecompressionError(
+                .unsupportedFormat,
+                "none of the requested pixel formats \(attributes.pixelFormats) can be produced: this stream "
+                    + "decodes to \(native), and the libavcodec backend outputs that format or converts 4:2:0 to "
+                    + "NV12 (8-bit) or P010 (10-bit); add one of those to pixelFormats")
+        }
+        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
+            throw DecompressionError(.unsupportedFormat, "this libavcodec was built without its H.264 decoder")
+        }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw DecompressionError(.allocationFailed, "out of memory", operation: "avcodec_alloc_context3")
+        }
+        var packet = av_packet_alloc()
+        var frame = av_frame_alloc()
+        var opened = false
+        defer {
+            if !opened {
+                var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
+                avcodec_free_context(&optionalContext)
+                av_packet_free(&packet)
+                av_frame_free(&frame)
+            }
+        }
+        guard let packet, let frame else {
+            throw DecompressionError(.allocationFailed, "out of memory", operation: "av_packet_alloc/av_frame_alloc")
+        }
+        // Extradata must be av_malloc'd with zeroed padding (libavcodec's bit readers read ahead);
+        // avcodec_free_context frees it.
+        guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            throw DecompressionError(.allocationFailed, "out of memory", operation: "av_mallocz")
+        }
+        record.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(extradata), byteCount: $0.count) }
+        context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+        context.pointee.extradata_size = Int32(clamping: record.count)
+        // 0 lets libavcodec pick one thread per core (plus one).
+        context.pointee.thread_count = Int32(clamping: specification.threadCount)
+        context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        // Exact cropping at any offset: without UNALIGNED libavcodec would round the left/top
+        // crop down to keep data pointers aligned, and the picture would not match the SPS.
+        context.pointee.flags |= AV_CODEC_FLAG_UNALIGNED
+        context.pointee.apply_cropping = 1
+        // Output order per the spec's bumping process from the first picture: libavcodec
+        // otherwise starts with no reorder delay, grows it when a picture arrives out of order,
+        // and silently drops that picture (Cisco_Men_whisper_*_Bframe_9 lose 7 of 9 frames).
+        // ffmpeg's command line avoids it by probing frames first; here the SPS says it.
+        context.pointee.has_b_frames = Int32(Self.reorderDepth(of: format))
+        let allocator = PooledFrameAllocator(rowAlignment: attributes.rowAlignment)
+        allocator.install(in: context)
+        try Libav.check(avcodec_open2(context, codec, nil), "avcodec_open2")
+        opened = true
+        self.context = context
+        self.packet = packet
+        self.scratchFrame = frame
+        self.allocator = allocator
+        self.outputChoice = choice
+        self.rowAlignment = attributes.rowAlignment
+    }
+
+    /// How many frames may precede a picture in decode order and follow it in output order
+    /// (max_num_reorder_frames), over the description's SPSs. Without a VUI bitstream
+    /// restriction E.2.1 infers MaxDpbFrames, except where pictures cannot be reordered:
+    /// intra-only profiles, and Baseline (no B slices; should a stream still reorder P pictures
+    /// by POC, libavcodec grows its delay as it goes).
+    static func reorderDepth(of format: FormatDescription) -> Int {
+        var depth = 0
+        for nal in format.h264SequenceParameterSets {
+            guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { continue }
+            let intraOnly = sps.profileIdc == 44 || ([100, 110, 122, 244].contains(sps.profileIdc) && sps.constraintSet3Flag)
+            let frames: Int
+            if let reorder = sps.vui?.maxNumReorderFrames {
+                frames = reorder
+            } else if intraOnly || sps.profileIdc == 66 {
+                frames = 0
+            } else {
+                frames = sps.maxDpbFrames
+            }
+            depth = max(depth, min(max(frames, 0), 16))
+        }
+        return depth
+    }
+
+    deinit {
+        var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
+        // Joins the frame threads; pictures still referenced elsewhere stay valid (they hold
+        // their own AVBufferRefs).
+        avcodec_free_context(&optionalContext)
+        var packet: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&packet)
+        var frame: UnsafeMutablePointer<AVFrame>? = scratchFrame
+        av_frame_free(&frame)
+    }
+
+    // MARK: DecoderBackend
+
+    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame] {
+        var frames: [DecodedFrame] = []
+        for index in 0..<sample.sampleCount {
+            let timing = (try? sample.timingInfo(at: index)) ?? .invalid
+            let data: BlockBuffer
+            do {
+                data = try sample.sampleData(at: index)
+            } catch {
+                frames.append(DecodedFrame(
+                    status: DecompressionError(.badData, "sample \(index) of the buffer cannot be read: \(error)"),
+                    presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
+                    frameReference: frameReference))
+                continue
+            }
+            guard !data.isEmpty else { continue }
+            let sequenceNumber = nextSequenceNumber
+            nextSequenceNumber += 1
+            if let failure = send(data, pts: sequenceNumber) {
+                frames.append(DecodedFrame(
+                    status: failure, presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
+                    frameReference: frameReference))
+            } else {
+                timings[sequenceNumber] = Timing(
+                    presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
+                    frameReference: frameReference)
+            }
+            receiveFrames(into: &frames, fallbackReference: frameReference)
+        }
+        return frames
+    }
+
+    func drain() throws(DecompressionError) -> [DecodedFrame] {
+        var frames: [DecodedFrame] = []
+        let status = avcodec_send_packet(context, nil)
+        if status < 0 && status != cffmpeg_error_eof() {
+            // With frame threads the error of a picture still in flight surfaces here; the
+            // decoder is draining all the same, so report it and collect what is left.
+            frames.append(DecodedFrame(status: Libav.error(status, "avcodec_send_packet (drain)")))
+        }
+        receiveFrames(into: &frames, fallbackReference: 0)
+        // After EOF libavcodec accepts no packets until flushed; flushing after a complete drain
+        // drops nothing and keeps the decoder usable, as the protocol promises.
+        avcodec_flush_buffers(context)
+        timings.removeAll(keepingCapacity: true)
+        return frames
+    }
+
+    func flush() {
+        avcodec_flush_buffers(context)
+        timings.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Packets in
+
+    /// Sends one access unit; returns the failure to report for it, if any.
+    private func send(_ data: BlockBuffer, pts: Int64) -> DecompressionError? {
+        av_packet_unref(packet)
+        guard data.count <= Int(Int32.max) - Int(AV_INPUT_BUFFER_PADDING_SIZE) else {
+            return DecompressionError(.badData, "a \(data.count)-byte access unit is larger than libavcodec accepts")
+        }
+        // One copy, into a padded, reference-counted packet. libavcodec's readers run up to
+        // AV_INPUT_BUFFER_PADDING_SIZE bytes past the end and need them zeroed, which a
+        // BlockBuffer over the caller's memory cannot promise, so a zero-copy wrap of it would
+        // be incorrect; and a packet without a buffer is copied by avcodec_send_packet anyway.
+        // Copying here also gathers a multi-block buffer in the same single pass.
+        let status = av_new_packet(packet, Int32(data.count))
+        guard status >= 0, let destination = cffmpeg_packet_data(packet) else {
+            return Libav.error(status < 0 ? status : cffmpeg_error_no_memory(), "av_new_packet")
+        }
+        var written = 0
+        data.forEachSegment { segment in
+            guard let base = segment.baseAddress else { return }
+            (destination + written).update(from: base.assumingMemoryBound(to: UInt8.self), count: segment.count)
+            written += segment.count
+        }
+        packet.pointee.pts = pts
+        packet.pointee.dts = cffmpeg_no_pts()
+        var sent = avcodec_send_packet(context, packet)
+        if sent == cffmpeg_error_again() {
+            // Not expected (frames are received after every packet), but the API allows it:
+            // the caller must read output first. Nothing is lost; it is read after the retry.
+            var pending: [DecodedFrame] = []
+            receiveFrames(into: &pending, fallbackReference: 0)
+            stash.append(contentsOf: pending)
+            sent = avcodec_send_packet(context, packet)
+        }
+        return sent < 0 ? Libav.error(sent, "avcodec_send_packet") : nil
+    }
+
+    /// Frames received while retrying a send, delivered with the next batch.
+    private var stash: [DecodedFrame] = []
+
+    // MARK: Frames out
+
+    private func receiveFrames(into frames: inout [DecodedFrame], fallbackReference: UInt64) {
+        if !stash.isEmpty {
+            frames += stash
+            stash.removeAll()
+        }
+        // libavcodec may report an error for one picture and still have others; keep reading,
+        // but not forever if it repeats itself.
+        var errors = 0
+        while errors < 16 {
+            let status = avcodec_receive_frame(context, scratchFrame)
+            if status == cffmpeg_error_again() || status == cffmpeg_error_eof() { return }
+            if status < 0 {
+                errors += 1
+                frames.append(DecodedFrame(
+                    status: Libav.error(status, "avcodec_receive_frame"), frameReference: fallbackReference))
+                continue
+            }
+            frames.append(output(scratchFrame))
+        }
+    }
+
+    /// Turns the decoded frame in `decoded` into a DecodedFrame (moving its references out).
+    private func output(_ decoded: UnsafeMutablePointer<AVFrame>) -> DecodedFrame {
+        let noPTS = cffmpeg_no_pts()
+        let pts = decoded.pointee.pts != noPTS ? decoded.pointee.pts : decoded.pointee.best_effort_timestamp
+        let timing = timings.removeValue(forKey: pts)
+        if timings.count > 256 {
+            // Entries of samples that produced no picture of their own (the second field of a
+            // pair, data the decoder skipped). Reordering never reaches this far back.
+            timings = timings.filter { $0.key >= pts - 128 }
+        }
+        var result = DecodedFrame(
+            presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid, duration: timing?.duration ?? .invalid,
+            frameReference: timing?.frameReference ?? 0)
+        let flags = decoded.pointee.flags
+        let errorFlags = decoded.pointee.decode_error_flags
+        if errorFlags != 0 || flags & AV_FRAME_FLAG_CORRUPT != 0 {
+            result.status = DecompressionError(
+                .badData,
+                "the picture was decoded from damaged data and concealed (decode_error_flags 0x"
+                    + String(errorFlags, radix: 16) + "); it is output as libavcodec repaired it",
+                backendStatus: errorFlags, operation: "avcodec_receive_frame")
+        }
+        let formatCode = decoded.pointee.format
+        guard let native = LibavPixelFormat.native(formatCode) else {
+            av_frame_unref(decoded)
+            result.status = DecompressionError(
+                .unsupportedFormat,
+                "libavcodec decoded to \(LibavPixelFormat.name(formatCode)), which SwiftVT has no pixel format for "
+                    + "(8- and 10-bit YUV only)")
+            return result
+        }
+        guard let owned = av_frame_alloc() else {
+            av_frame_unref(decoded)
+            result.status = DecompressionError(.allocationFailed, "out of memory", operation: "av_frame_alloc")
+            return result
+        }
+        av_frame_move_ref(owned, decoded)
+        let attachments = Self.attachments(of: owned)
+        let picture: PixelBuffer
+        do {
+            picture = try Self.wrap(owned, as: native, attachments: attachments)
+        } catch {
+            result.status = error
+            return result
+        }
+        guard let target = outputChoice.format(forNative: native, fullRange: attachments.fullRange ?? false) else {
+            result.status = DecompressionError(
+                .unsupportedFormat,
+                "the stream changed to \(native), which none of the requested pixel formats can hold")
+            return result
+        }
+        if target == native {
+            result.imageBuffer = picture
+        } else {
+            do {
+                result.imageBuffer = try converted(picture, to: target)
+                result.infoFlags.insert(.imageBufferModifiable)
+            } catch {
+                result.status = error
+            }
+        }
+        return result
+    }
+
+    /// The cropped picture of `frame` as a PixelBuffer over libavcodec's planes; the buffer owns
+    /// `frame` (freed when the buffer goes away), also when this throws.
+    private static func wrap(
+        _ frame: UnsafeMutablePointer<AVFrame>, as format: PixelFormat, attachments: PixelBufferAttachments
+    ) throws(DecompressionError) -> PixelBuffer {
+        let owner = FrameOwner(frame)
+        var planes: [PixelBuffer.ExternalPlane] = []
+        for index in 0..<format.planeCount {
+            guard let data = cffmpeg_frame_data(frame, Int32(index)) else {
+                throw DecompressionError(.decoderFailed, "libavcodec returned a picture without plane \(index)")
+            }
+            planes.append(PixelBuffer.ExternalPlane(
+                baseAddress: UnsafeMutableRawPointer(data), bytesPerRow: Int(cffmpeg_frame_linesize(frame, Int32(index)))))
+        }
+        do {
+            return try PixelBuffer(
+                width: Int(frame.pointee.width), height: Int(frame.pointee.height), pixelFormat: format,
+                externalPlanes: planes, attachments: attachments, release: { withExtendedLifetime(owner) {} })
+        } catch {
+            throw DecompressionError(.decoderFailed, "libavcodec returned a picture SwiftVT cannot describe: \(error)")
+        }
+    }
+
+    private func converted(_ picture: PixelBuffer, to format: PixelFormat) throws(DecompressionError) -> PixelBuffer {
+        let attributes = PixelBufferPool.Attributes(
+            width: picture.width, height: picture.height, pixelFormat: format, rowAlignment: rowAlignment)
+        if conversionPool?.attributes != attributes {
+            do {
+                conversionPool = try PixelBufferPool(attributes: attributes)
+            } catch {
+                throw DecompressionError(.allocationFailed, "cannot make \(format) pictures: \(error)")
+            }
+        }
+        guard let pool = conversionPool else {
+            throw DecompressionError(.allocationFailed, "cannot make \(format) pictures")
+        }
+        let destination: PixelBuffer
+        do {
+            destination = try pool.makePixelBuffer()
+        } catch {
+            throw DecompressionError(.allocationFailed, "no \(format) picture available: \(error)")
+        }
+        BiPlanarConversion.convert(from: picture, to: destination)
+        var attachments = picture.attachments
+        attachments.fullRange = format.isFullRange
+        destination.setAttachments(attachments)
+        return destination
+    }
+
+    /// Colour description of the picture (H.273 code points; libavcodec's enums use the same
+    /// numbers). "Unspecified" becomes nil, as the stream did not say.
+    private static func attachments(of frame: UnsafeMutablePointer<AVFrame>) -> PixelBufferAttachments {
+        var attachments = PixelBufferAttachments()
+        let primaries = frame.pointee.color_primaries.rawValue
+        if primaries != AVCOL_PRI_UNSPECIFIED.rawValue, primaries != AVCOL_PRI_RESERVED0.rawValue, primaries <= 255 {
+            attachments.colorPrimaries = ColorPrimaries(rawValue: UInt8(primaries))
+        }
+        let transfer = frame.pointee.color_trc.rawValue
+        if transfer != AVCOL_TRC_UNSPECIFIED.rawValue, transfer != AVCOL_TRC_RESERVED0.rawValue, transfer <= 255 {
+            attachments.transferFunction = TransferFunction(rawValue: UInt8(transfer))
+        }
+        let matrix = frame.pointee.colorspace.rawValue
+        if LibavPixelFormat.isRGB(frame.pointee.format) {
+            attachments.yCbCrMatrix = .identity
+        } else if matrix != AVCOL_SPC_UNSPECIFIED.rawValue, matrix <= 255 {
+            attachments.yCbCrMatrix = YCbCrMatrix(rawValue: UInt8(matrix))
+        }
+        switch frame.pointee.color_range {
+        case AVCOL_RANGE_JPEG: attachments.fullRange = true
+        case AVCOL_RANGE_MPEG: attachments.fullRange = false
+        default: attachments.fullRange = LibavPixelFormat.isFullRangeFormat(frame.pointee.format) ? true : nil
+        }
+        // AVChromaLocation is H.273's chroma_sample_loc_type plus one (0 = unspecified).
+        let location = frame.pointee.chroma_location.rawValue
+        if location != AVCHROMA_LOC_UNSPECIFIED.rawValue, location <= 6 {
+            attachments.chromaLocation = ChromaLocation(rawValue: UInt8(location - 1))
+        }
+        let aspect = frame.pointee.sample_aspect_ratio
+        if aspect.num > 0, aspect.den > 0 {
+            attachments.pixelAspectRatio = PixelAspectRatio(horizontalSpacing: aspect.num, verticalSpacing: aspect.den)
+        }
+        return attachments
+    }
+}

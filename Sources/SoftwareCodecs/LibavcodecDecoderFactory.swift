@@ -1,0 +1,36 @@
+import CFFmpeg
+import H264
+import MediaCore
+import SwiftVT
+
+/// The software H.264 decoder: libavcodec's `h264`, all the profiles it supports (8- and 10-bit,
+/// 4:2:0, 4:2:2 and 4:4:4), with frame and slice threads.
+public struct LibavcodecDecoderFactory: DecoderBackendFactory {
+    public init() {}
+
+    public var name: String { "libavcodec (software)" }
+    public var isHardware: Bool { false }
+
+    public func unavailableReason(for format: FormatDescription) -> String? {
+        guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
+            return "decodes H.264 only, and this stream's codec is '\(format.codecType)'"
+        }
+        guard avcodec_find_decoder(AV_CODEC_ID_H264) != nil else {
+            return "this libavcodec was built without its H.264 decoder"
+        }
+        guard format.avcDecoderConfigurationRecord != nil else {
+            return "the format description has no avcC record (make it with FormatDescription(h264ParameterSets:) "
+                + "or FormatDescription(avcDecoderConfigurationRecord:))"
+        }
+        if let depth = format.extensions.bitDepth, depth != 8 && depth != 10 {
+            return "\(depth)-bit H.264 decodes to a sample size SwiftVT has no pixel format for (8 and 10 bits only)"
+        }
+        return nil
+    }
+
+    public func makeBackend(
+        format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
+    ) throws(DecompressionError) -> any DecoderBackend {
+        try LibavcodecDecoder(format: format, specification: specification, attributes: attributes)
+    }
+}

@@ -1,0 +1,491 @@
+import Glibc
+import H264
+import MediaCore
+
+/// Decodes compressed samples into pictures: VideoToolbox's `VTDecompressionSession`.
+///
+/// The session picks a backend according to the ``HardwarePolicy``, then feeds it samples either
+/// on the caller's thread (the output handler runs before ``decode(_:flags:frameReference:)``
+/// returns) or, with ``DecodeFrameFlags/enableAsynchronousDecompression``, on a worker thread fed
+/// by a queue bounded by ``maximumFramesInFlight`` (``decode(_:flags:frameReference:)`` blocks
+/// while it is full). Either way the backend is used by one thread at a time and frames reach the
+/// handler in output order.
+///
+/// Lifetime: the handler is released by ``invalidate()`` (also run when the session is
+/// deinitialized), so a handler that captures the session does not keep it alive past that.
+public final class DecompressionSession: Sendable {
+    public let formatDescription: FormatDescription
+    /// The backend chosen at creation, e.g. `libavcodec (software)`.
+    public let activeBackendName: String
+    public let isHardwareAccelerated: Bool
+    /// How many asynchronous samples may be accepted and not yet decoded before
+    /// ``decode(_:flags:frameReference:)`` blocks (back-pressure): 4 plus the decoder threads.
+    public let maximumFramesInFlight: Int
+    private let core: SessionCore
+
+    /// Creates a session for `formatDescription`.
+    ///
+    /// - Parameters:
+    ///   - backends: the decoders this session may use, in order of preference within each kind
+    ///     (hardware is tried before software under ``HardwarePolicy/auto``).
+    ///   - outputHandler: receives every decoded frame (see ``DecompressionOutputHandler``).
+    /// - Throws: ``DecompressionError/Code/hardwareUnavailable`` under ``HardwarePolicy/require``
+    ///   when no hardware backend can take the stream (the message lists what was tried and why);
+    ///   ``DecompressionError/Code/unsupportedFormat`` when no backend can; the backend's error when
+    ///   the one that could take the stream failed to start; ``DecompressionError/Code/invalidArgument``
+    ///   for a row alignment that is not a power of two in 1...4096 or a negative thread count.
+    public init(
+        formatDescription: FormatDescription, decoderSpecification: DecoderSpecification = .init(),
+        destinationImageBufferAttributes: DestinationImageBufferAttributes = .init(),
+        backends: [any DecoderBackendFactory], outputHandler: @escaping DecompressionOutputHandler
+    ) throws(DecompressionError) {
+        let alignment = destinationImageBufferAttributes.rowAlignment
+        guard alignment > 0, alignment <= 4096, alignment & (alignment - 1) == 0 else {
+            throw DecompressionError(
+                .invalidArgument, "rowAlignment \(alignment) is not a power of two between 1 and 4096")
+        }
+        guard decoderSpecification.threadCount >= 0 else {
+            throw DecompressionError(
+                .invalidArgument, "threadCount \(decoderSpecification.threadCount) is negative (0 means automatic)")
+        }
+        let (factory, backend) = try Self.chooseBackend(
+            format: formatDescription, specification: decoderSpecification,
+            attributes: destinationImageBufferAttributes, factories: backends)
+        let threads = decoderSpecification.threadCount > 0
+            ? decoderSpecification.threadCount : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        self.formatDescription = formatDescription
+        self.activeBackendName = factory.name
+        self.isHardwareAccelerated = factory.isHardware
+        self.maximumFramesInFlight = 4 + threads
+        self.core = SessionCore(backend: backend, handler: outputHandler, maximumFramesInFlight: 4 + threads)
+    }
+
+    deinit { core.invalidate() }
+
+    /// Applies the hardware policy: the candidates in order, the first that is available and
+    /// starts wins; every refusal is recorded for the error message.
+    private static func chooseBackend(
+        format: FormatDescription, specification: DecoderSpecification,
+        attributes: DestinationImageBufferAttributes, factories: [any DecoderBackendFactory]
+    ) throws(DecompressionError) -> (any DecoderBackendFactory, any DecoderBackend) {
+        let policy = specification.hardwarePolicy
+        var tried: [String] = []
+        var candidates: [any DecoderBackendFactory] = []
+        switch policy {
+        case .disable:
+            for factory in factories {
+                if factory.isHardware {
+                    tried.append("\(factory.name): hardware, excluded by hardwarePolicy .disable")
+                } else {
+                    candidates.append(factory)
+                }
+            }
+        case .require:
+            for factory in factories {
+                if factory.isHardware {
+                    candidates.append(factory)
+                } else {
+                    tried.append("\(factory.name): software, excluded by hardwarePolicy .require")
+                }
+            }
+            if candidates.isEmpty {
+                tried.append("no VA-API H.264 decoder: SwiftVT's VA-API backend is not available in this build")
+            }
+        case .auto:
+            candidates = factories.filter(\.isHardware) + factories.filter { !$0.isHardware }
+        }
+        var firstStartError: DecompressionError?
+        for factory in candidates {
+            if let reason = factory.unavailableReason(for: format) {
+                tried.append("\(factory.name): \(reason)")
+                continue
+            }
+            do {
+                let backend = try factory.makeBackend(format: format, specification: specification, attributes: attributes)
+                return (factory, backend)
+            } catch {
+                tried.append("\(factory.name): \(error.message)")
+                if firstStartError == nil { firstStartError = error }
+            }
+        }
+        let list = tried.isEmpty ? "no backends were given" : tried.joined(separator: "; ")
+        if policy == .require {
+            throw DecompressionError(
+                .hardwareUnavailable,
+                "hardware decoding is required (hardwarePolicy .require) but no hardware decoder can take this "
+                    + "stream. Tried: \(list). Use hardwarePolicy .auto to fall back to software decoding.")
+        }
+        if var error = firstStartError {
+            error.message += candidates.count > 1 ? " (tried: \(list))" : ""
+            throw error
+        }
+        throw DecompressionError(.unsupportedFormat, "no decoder can take this stream. Tried: \(list)")
+    }
+
+    /// Decodes `sample` (one or more AVCC access units for H.264).
+    ///
+    /// Synchronously (the default) the handler has been called for every frame that became
+    /// ready before this returns, and a decoder failure is thrown. With
+    /// ``DecodeFrameFlags/enableAsynchronousDecompression`` the sample is queued (blocking while
+    /// ``maximumFramesInFlight`` are waiting) and failures reach the handler as frames with a
+    /// status; decoding goes on with the next sample.
+    ///
+    /// The sample's attachments are honoured: ``SampleBufferAttachments/resetDecoderBeforeDecoding``
+    /// flushes first, ``SampleBufferAttachments/drainAfterDecoding`` drains after, and a first
+    /// sample marked ``SampleAttachments/doNotDisplay`` is treated as ``DecodeFrameFlags/doNotOutputFrame``.
+    ///
+    /// - Returns: ``DecodeInfoFlags/asynchronous`` when queued; ``DecodeInfoFlags/frameDropped``
+    ///   when no picture will be output for it.
+    /// - Throws: ``DecompressionError/Code/invalidSession`` after ``invalidate()``;
+    ///   ``DecompressionError/Code/invalidArgument`` for an image sample;
+    ///   ``DecompressionError/Code/reentrantCall`` from the output handler when the call would
+    ///   have to wait for the decoding the handler is part of; the backend's error (synchronous).
+    @discardableResult
+    public func decode(
+        _ sample: SampleBuffer, flags: DecodeFrameFlags = [], frameReference: UInt64 = 0
+    ) throws(DecompressionError) -> DecodeInfoFlags {
+        guard sample.dataBuffer != nil else {
+            throw DecompressionError(
+                .invalidArgument, "decode(_:) needs a sample buffer of compressed data, not an image buffer")
+        }
+        var flags = flags
+        if sample.sampleCount > 0, (try? sample.attachments(forSampleAt: 0))?.doNotDisplay == true {
+            flags.insert(.doNotOutputFrame)
+        }
+        var info: DecodeInfoFlags = flags.contains(.doNotOutputFrame) ? [.frameDropped] : []
+        if flags.contains(.enableAsynchronousDecompression) {
+            try core.enqueue(sample: sample, flags: flags, reference: frameReference)
+            info.insert(.asynchronous)
+        } else {
+            try core.runSynchronously(.decode(sample, flags: flags, reference: frameReference))
+        }
+        return info
+    }
+
+    /// Outputs every frame the decoder still holds (end of stream), after every queued
+    /// asynchronous sample; returns when the handler has seen them all. The session stays usable.
+    public func finishDelayedFrames() throws(DecompressionError) {
+        try core.runSynchronously(.drain)
+    }
+
+    /// Returns when every asynchronous sample queued so far has been decoded and its frames
+    /// delivered (frames the decoder holds for reordering stay held: see ``finishDelayedFrames()``).
+    public func waitForAsynchronousFrames() throws(DecompressionError) {
+        try core.waitForQueue()
+    }
+
+    /// Drops queued samples and every frame the decoder holds, without output (a seek). The
+    /// session stays usable; the next sample should be a random access point.
+    public func flush() {
+        core.flush()
+    }
+
+    /// Whether samples described by `formatDescription` can be decoded by this session without
+    /// making a new one (`VTDecompressionSessionCanAcceptFormatDescription`).
+    public func canAccept(_ formatDescription: FormatDescription) -> Bool {
+        self.formatDescription.h264SessionCanAccept(formatDescription)
+    }
+
+    /// Stops the session: queued samples are dropped, the worker thread ends, the decoder and the
+    /// output handler are released. Idempotent; later calls throw
+    /// ``DecompressionError/Code/invalidSession``. Safe to call from the output handler.
+    public func invalidate() {
+        core.invalidate()
+    }
+}
+
+/// The session's mutable part: the backend, the queue and the worker, all behind one monitor.
+///
+/// Lock discipline: the monitor is never held while the backend or the output handler runs.
+/// Instead one thread at a time is the backend's *owner* (`State.owner`): it takes the backend
+/// under the lock, uses it unlocked, and gives it back under the lock. Anyone else who needs the
+/// backend waits for `owner == nil`; the owner itself (i.e. the output handler calling back)
+/// either acts directly (flush, invalidate) or gets `.reentrantCall` rather than waiting for
+/// itself.
+final class SessionCore: Sendable {
+    enum Job {
+        case decode(SampleBuffer, flags: DecodeFrameFlags, reference: UInt64)
+        case drain
+    }
+
+    /// What the session remembers about a sample while the backend works on it. The backend sees
+    /// a session-assigned token as the frame reference, so flags travel with the frame through
+    /// reordering whatever references the caller uses.
+    struct Pending {
+        var reference: UInt64
+        var flags: DecodeFrameFlags
+        var presentationTimeStamp: MediaTime
+        var duration: MediaTime
+    }
+
+    struct QueuedSample {
+        var sample: SampleBuffer
+        var token: UInt64
+    }
+
+    struct State {
+        /// nil once invalidated and the owner has given it back.
+        var backend: (any DecoderBackend)?
+        var handler: DecompressionOutputHandler?
+        var queue: [QueuedSample] = []
+        var owner: pthread_t?
+        var worker: pthread_t?
+        var invalidated = false
+        var pending: [UInt64: Pending] = [:]
+        var nextToken: UInt64 = 1
+
+        func isOwner(_ thread: pthread_t) -> Bool { owner.map { pthread_equal($0, thread) != 0 } ?? false }
+    }
+
+    private let monitor: Monitor<State>
+    private let maximumFramesInFlight: Int
+
+    init(backend: any DecoderBackend, handler: @escaping DecompressionOutputHandler, maximumFramesInFlight: Int) {
+        monitor = Monitor(State(backend: backend, handler: handler))
+        self.maximumFramesInFlight = maximumFramesInFlight
+    }
+
+    private static var invalidSession: DecompressionError {
+        DecompressionError(.invalidSession, "the decompression session was invalidated; create a new one")
+    }
+
+    private static func reentrant(_ what: String) -> DecompressionError {
+        DecompressionError(
+            .reentrantCall,
+            "\(what) was called from the output handler while the session is delivering frames, and would wait "
+                + "for itself; call it after the handler returns")
+    }
+
+    // MARK: Asynchronous path
+
+    func enqueue(sample: SampleBuffer, flags: DecodeFrameFlags, reference: UInt64) throws(DecompressionError) {
+        let me = pthread_self()
+        let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
+        try monitor.withLock(waitingUntil: { state in
+            // Back-pressure: everything accepted and not yet finished counts, queued or decoding.
+            state.invalidated || state.isOwner(me) || state.queue.count + (state.worker.map { state.isOwner($0) } == true ? 1 : 0) < self.maximumFramesInFlight
+        }) { (state) throws(DecompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard !state.isOwner(me) else { throw Self.reentrant("decode(_:flags:frameReference:)") }
+            let token = state.nextToken
+            state.nextToken &+= 1
+            state.pending[token] = Pending(
+                reference: reference, flags: flags.union(.enableAsynchronousDecompression),
+                presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration)
+            state.queue.append(QueuedSample(sample: sample, token: token))
+            if state.worker == nil {
+                // Started under the lock so two callers cannot both start one; the new thread
+                // simply blocks on the lock until this returns.
+                guard let thread = startThread({ [self] in self.workerLoop() }) else {
+                    state.queue.removeLast()
+                    state.pending[token] = nil
+                    throw DecompressionError(
+                        .allocationFailed, "could not start the session's decoding thread (pthread_create failed)")
+                }
+                state.worker = thread
+            }
+        }
+    }
+
+    private func workerLoop() {
+        let me = pthread_self()
+        while true {
+            let next: (QueuedSample, any DecoderBackend, DecompressionOutputHandler?)? = monitor.withLock(
+                waitingUntil: { $0.invalidated || (!$0.queue.isEmpty && $0.owner == nil) }
+            ) { state in
+                guard !state.invalidated, let backend = state.backend else { return nil }
+                state.owner = me
+                return (state.queue.removeFirst(), backend, state.handler)
+            }
+            guard let (queued, backend, handler) = next else { return }
+            var frames: [DecodedFrame]
+            do {
+                frames = try Self.decode(queued.sample, token: queued.token, with: backend)
+            } catch {
+                // Reported through the handler; the next sample is decoded as usual.
+                frames = [DecodedFrame(status: error, frameReference: queued.token)]
+            }
+            let resolved = resolve(frames)
+            if let handler { for frame in resolved { handler(frame) } }
+            giveBackBackend()
+        }
+    }
+
+    // MARK: Synchronous path
+
+    func runSynchronously(_ job: Job) throws(DecompressionError) {
+        let me = pthread_self()
+        let (backend, handler, token, drainBoundary) = try monitor.withLock(waitingUntil: { state in
+            state.invalidated || state.isOwner(me) || (state.queue.isEmpty && state.owner == nil)
+        }) { (state) throws(DecompressionError) -> (any DecoderBackend, DecompressionOutputHandler?, UInt64, UInt64) in
+            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
+            guard !state.isOwner(me) else {
+                if case .drain = job { throw Self.reentrant("finishDelayedFrames()") }
+                throw Self.reentrant("decode(_:flags:frameReference:)")
+            }
+            state.owner = me
+            let token = state.nextToken
+            state.nextToken &+= 1
+            if case .decode(let sample, let flags, let reference) = job {
+                let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
+                state.pending[token] = Pending(
+                    reference: reference, flags: flags, presentationTimeStamp: timing.presentationTimeStamp,
+                    duration: timing.duration)
+            }
+            return (backend, state.handler, token, state.nextToken)
+        }
+        var frames: [DecodedFrame] = []
+        var failure: DecompressionError?
+        do {
+            switch job {
+            case .decode(let sample, _, _):
+                frames = try Self.decode(sample, token: token, with: backend)
+            case .drain:
+                frames = try backend.drain()
+            }
+        } catch {
+            failure = error
+        }
+        let resolved = resolve(frames)
+        if let handler { for frame in resolved { handler(frame) } }
+        if case .drain = job {
+            // Everything submitted before the drain has been output or will never be.
+            giveBackBackend(forgetPendingBelow: drainBoundary)
+        } else {
+            // A thrown failure reached the caller, not the handler: nothing will claim the entry.
+            giveBackBackend(forgetting: failure == nil ? nil : token)
+        }
+        if let failure { throw failure }
+    }
+
+    private static func decode(
+        _ sample: SampleBuffer, token: UInt64, with backend: any DecoderBackend
+    ) throws(DecompressionError) -> [DecodedFrame] {
+        var frames: [DecodedFrame] = []
+        if sample.attachments.resetDecoderBeforeDecoding { backend.flush() }
+        frames += try backend.decode(sample, frameReference: token)
+        if sample.attachments.drainAfterDecoding { frames += try backend.drain() }
+        return frames
+    }
+
+    /// Replaces tokens by the caller's references and applies the per-sample flags.
+    private func resolve(_ frames: [DecodedFrame]) -> [DecodedFrame] {
+        guard !frames.isEmpty else { return frames }
+        return monitor.withLock { state in
+            frames.map { frame in
+                var frame = frame
+                let token = frame.frameReference
+                // A failure report without a picture leaves the entry: libavcodec may still
+                // output a (concealed) picture for the same sample.
+                let isReportOnly = frame.imageBuffer == nil && frame.status != nil
+                guard let pending = isReportOnly ? state.pending[token] : state.pending.removeValue(forKey: token) else {
+                    frame.frameReference = 0
+                    return frame
+                }
+                frame.frameReference = pending.reference
+                if pending.flags.contains(.enableAsynchronousDecompression) { frame.infoFlags.insert(.asynchronous) }
+                if pending.flags.contains(.doNotOutputFrame) {
+                    frame.imageBuffer = nil
+                    frame.infoFlags.insert(.frameDropped)
+                    frame.infoFlags.remove(.imageBufferModifiable)
+                }
+                if frame.imageBuffer == nil && !frame.presentationTimeStamp.isValid {
+                    // A failure report: give it the sample's times.
+                    frame.presentationTimeStamp = pending.presentationTimeStamp
+                    frame.duration = pending.duration
+                }
+                // A sample that never produces a frame (the first field of a pair, a sample the
+                // decoder swallowed) leaves its entry behind; forget entries far behind the
+                // frames now coming out. Reordering spans at most the DPB (16 frames) plus the
+                // frame threads' delay, well under the margin.
+                if state.pending.count > 256 {
+                    state.pending = state.pending.filter { $0.key &+ 128 >= token }
+                }
+                return frame
+            }
+        }
+    }
+
+    /// Ends ownership. When the session was invalidated meanwhile the backend is dropped here,
+    /// after the lock is released (its deinit may take time: a decoder joins its threads).
+    private func giveBackBackend(forgetting token: UInt64? = nil, forgetPendingBelow boundary: UInt64? = nil) {
+        let dropped: (any DecoderBackend)? = monitor.withLock { state in
+            state.owner = nil
+            if let token { state.pending[token] = nil }
+            if let boundary { state.pending = state.pending.filter { $0.key >= boundary } }
+            guard state.invalidated else { return nil }
+            defer { state.backend = nil }
+            return state.backend
+        }
+        withExtendedLifetime(dropped) {}
+    }
+
+    // MARK: Waiting, flushing, invalidation
+
+    func waitForQueue() throws(DecompressionError) {
+        let me = pthread_self()
+        try monitor.withLock(waitingUntil: { state in
+            state.invalidated || state.isOwner(me) || (state.queue.isEmpty && !(state.worker.map { state.isOwner($0) } ?? false))
+        }) { (state) throws(DecompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard !state.isOwner(me) else { throw Self.reentrant("waitForAsynchronousFrames()") }
+        }
+    }
+
+    func flush() {
+        let me = pthread_self()
+        let (backend, ownedAlready): ((any DecoderBackend)?, Bool) = monitor.withLock(waitingUntil: { state in
+            state.invalidated || state.isOwner(me) || state.owner == nil
+        }) { state in
+            // Queued samples are dropped without output, like the frames the decoder holds.
+            state.queue.removeAll()
+            guard !state.invalidated, let backend = state.backend else { return (nil, false) }
+            if state.isOwner(me) {
+                // Called from the output handler: this thread already owns the backend, which is
+                // idle while frames are delivered.
+                return (backend, true)
+            }
+            state.owner = me
+            return (backend, false)
+        }
+        guard let backend else { return }
+        backend.flush()
+        if ownedAlready {
+            monitor.withLock { $0.pending.removeAll() }
+        } else {
+            giveBackBackend(forgetPendingBelow: .max)
+        }
+    }
+
+    func invalidate() {
+        let me = pthread_self()
+        let (dropped, handler, worker): ((any DecoderBackend)?, DecompressionOutputHandler?, pthread_t?) =
+            monitor.withLock(waitingUntil: { state in
+                state.invalidated || state.isOwner(me) || state.owner == nil
+            }) { state in
+                guard !state.invalidated else { return (nil, nil, nil) }
+                state.invalidated = true
+                state.queue.removeAll()
+                state.pending.removeAll()
+                let handler = state.handler
+                state.handler = nil
+                let worker = state.worker
+                state.worker = nil
+                // The owner (this thread, inside the handler) drops the backend when it gives it back.
+                guard state.owner == nil else { return (nil, handler, worker) }
+                defer { state.backend = nil }
+                return (state.backend, handler, worker)
+            }
+        if let worker {
+            if pthread_equal(worker, me) != 0 {
+                // Invalidated from the output handler on the worker: it ends by itself.
+                pthread_detach(worker)
+            } else {
+                pthread_join(worker, nil)
+            }
+        }
+        // Released outside the lock: the handler may hold the last reference to things whose
+        // deinit calls back into the session.
+        withExtendedLifetime((dropped, handler)) {}
+    }
+}
