@@ -81,6 +81,6 @@ let package = Package(
         .testTarget(
             name: "SwiftVTSessionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
-            swiftSettings: strictSwift),
+            exclude: ["Fixtures"], swiftSettings: strictSwift),
     ]
 )
