@@ -53,7 +53,8 @@ let package = Package(
         // GObject/GStreamer boilerplate and stand-ins for the macros Swift cannot import.
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
-            name: "SwiftVTElements", dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore"],
+            name: "SwiftVTElements",
+            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs"],
             swiftSettings: optimized,
             // A release plugin carries its Swift runtime, so it loads on machines without the
             // toolchain (debug builds and `swift test` use the shared runtime).

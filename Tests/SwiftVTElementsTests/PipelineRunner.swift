@@ -83,7 +83,8 @@ private let probeCallback: GstPadProbeCallback = { _, info, userData in
             entry.capsIndex = max(0, result.caps.count - 1)
             result.buffers.append(entry)
         }
-    } else if type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0, let data = info.pointee.data {
+    } else if type & (GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue) != 0,
+              let data = info.pointee.data {
         let event = data.assumingMemoryBound(to: GstEvent.self)
         if event.pointee.type == GST_EVENT_FLUSH_STOP {
             // A flushing seek: what came before is not part of the result.
@@ -154,7 +155,7 @@ func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool =
         if let pad = gst_element_get_static_pad(sink, "sink") {
             let context = Unmanaged.passRetained(collector).toOpaque()
             gst_pad_add_probe(
-                pad, GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue),
+                pad, GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
                 probeCallback, context, { context in
                     if let context { Unmanaged<Collector>.fromOpaque(context).release() }
                 })

@@ -1,0 +1,681 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import SoftwareCodecs
+import Synchronization
+import SwiftVT
+
+/// `vtdec` / `vtdec_hw`: H.264 decoding on the VTDecompressionSession model (the seeds' case two).
+///
+/// A GstVideoDecoder subclass that maps caps to a `FormatDescription`, input buffers to
+/// `SampleBuffer`s (wrapped, not copied) and the session's `PixelBuffer`s to output buffers
+/// (wrapped with a GstVideoMeta when downstream takes one; copied into standard layout only when it
+/// does not). All decoding is in the `DecompressionSession` and its backend.
+///
+/// Locks: `settings` and `state` are never held together, and neither is held while calling
+/// out of the element (finishing frames, negotiating, posting messages).
+final class VTDec: @unchecked Sendable {
+    // `decoder` is the GObject that owns this object (created in instance_init, released in
+    // finalize); mutable state is behind the two mutexes.
+    private let decoder: UnsafeMutablePointer<GstVideoDecoder>
+    private let log = DebugCategory(pointer: swiftvt_vtdec_debug_category())
+    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(decoder) }
+
+    struct Settings: Sendable {
+        var hardware: HardwarePolicy
+        var maxThreads = 0
+    }
+
+    private let settings: Mutex<Settings>
+
+    /// How the input frames carry NAL units.
+    enum InputFormat: Sendable, Equatable {
+        /// Length-prefixed, parameter sets in codec_data (and possibly in band).
+        case avc(nalUnitHeaderLength: Int)
+        /// Length-prefixed, parameter sets in band (codec_data optional).
+        case avc3(nalUnitHeaderLength: Int)
+        /// Start codes, parameter sets in band.
+        case byteStream
+    }
+
+    struct State: Sendable {
+        var inputFormat = InputFormat.byteStream
+        var frameRate: (numerator: Int32, denominator: Int32)?
+        /// The parameter sets the stream has given so far (codec_data and in band).
+        var parameterSets = ParameterSetStore()
+        /// The description the session was made for, or the newest one waiting for a session.
+        var formatDescription: FormatDescription?
+        var session: DecompressionSession?
+        /// Parameter sets a running session has not seen yet: sent in band before the next frame.
+        var pendingInBandParameterSets: [[UInt8]] = []
+        var negotiated: (format: GstVideoFormat, width: Int, height: Int)?
+        var downstreamSupportsVideoMeta = false
+        var activeBackend = ""
+        var waitingForParameterSetsWarned = false
+    }
+
+    private let state = Mutex(State())
+    /// Frames the session's output handler delivered, taken after each call into the session.
+    private let delivered = DeliveredFrames()
+
+    final class DeliveredFrames: Sendable {
+        let frames = Mutex<[DecodedFrame]>([])
+    }
+
+    init(decoder: UnsafeMutablePointer<GstVideoDecoder>, defaultHardware: HardwarePolicy) {
+        self.decoder = decoder
+        settings = Mutex(Settings(hardware: defaultHardware))
+        // Output is in presentation order from the session; the base class must not reorder.
+        gst_video_decoder_set_packetized(decoder, 1)
+        gst_video_decoder_set_needs_format(decoder, 1)
+    }
+
+    // MARK: Properties
+
+    var hardware: HardwarePolicy {
+        get { settings.withLock { $0.hardware } }
+        set { settings.withLock { $0.hardware = newValue } }
+    }
+
+    var maxThreads: Int {
+        get { settings.withLock { $0.maxThreads } }
+        set { settings.withLock { $0.maxThreads = max(0, newValue) } }
+    }
+
+    var activeBackend: String { state.withLock { $0.activeBackend } }
+
+    // MARK: Lifecycle
+
+    func start() -> Bool {
+        let old = state.withLock { state -> DecompressionSession? in
+            defer { state = State() }
+            return state.session
+        }
+        old?.invalidate()
+        return true
+    }
+
+    func stop() -> Bool {
+        let old = state.withLock { state -> DecompressionSession? in
+            let session = state.session
+            let backend = state.activeBackend
+            state = State()
+            state.activeBackend = backend
+            return session
+        }
+        old?.invalidate()
+        delivered.frames.withLock { $0.removeAll() }
+        return true
+    }
+
+    func noteAllocation(downstreamSupportsVideoMeta: Bool) {
+        state.withLock { $0.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta }
+        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta")
+    }
+
+    // MARK: Caps
+
+    func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
+        guard let caps = swiftvt_codec_state_caps(input) else { return false }
+        let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
+        var codecData: [UInt8]?
+        if let buffer = swiftvt_caps_get_buffer(caps, "codec_data") {
+            var map = GstMapInfo()
+            if gst_buffer_map(buffer, &map, swiftvt_map_read()) != 0 {
+                // Copy: codec_data is a few dozen bytes that must outlive the caps.
+                codecData = Array(UnsafeRawBufferPointer(start: map.data, count: Int(map.size)))
+                gst_buffer_unmap(buffer, &map)
+            }
+        }
+        var numerator: Int32 = 0
+        var denominator: Int32 = 1
+        let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0 && numerator > 0
+
+        var record: AVCDecoderConfigurationRecord?
+        if let codecData {
+            do throws(H264Error) {
+                record = try AVCDecoderConfigurationRecord(parsing: codecData)
+            } catch {
+                ElementMessage.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: the codec_data in the caps is not a valid avcC record (\(error)).",
+                    debug: "stream-format \(streamFormat), \(codecData.count) bytes").post(from: object, isError: true)
+                return false
+            }
+        }
+        let inputFormat: InputFormat
+        switch streamFormat {
+        case "avc":
+            guard let record else {
+                ElementMessage.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: stream-format=avc needs codec_data (the avcC record) in the caps, and there is none. Put h264parse or h264parse-to-avcc in front of vtdec.")
+                    .post(from: object, isError: true)
+                return false
+            }
+            inputFormat = .avc(nalUnitHeaderLength: record.nalUnitHeaderLength)
+        case "avc3":
+            inputFormat = .avc3(nalUnitHeaderLength: record?.nalUnitHeaderLength ?? 4)
+        default:
+            inputFormat = .byteStream
+        }
+        state.withLock { state in
+            state.inputFormat = inputFormat
+            state.frameRate = hasRate ? (numerator, denominator) : nil
+            if let record {
+                for set in record.sequenceParameterSets + record.pictureParameterSets {
+                    _ = set.withUnsafeBytes { raw in
+                        Result { () throws(H264Error) in try Self.store(raw, in: &state.parameterSets) }
+                    }
+                }
+                // New codec_data (a resolution change, new PPSs): the next frame checks whether
+                // the running session can take it.
+                refreshFormat(&state)
+            }
+        }
+        log.info(object, "input: stream-format \(streamFormat)\(record.map { ", codec_data with \($0.sequenceParameterSets.count) SPS and \($0.pictureParameterSets.count) PPS" } ?? "")")
+        // The session follows on the first frame, once the parameter sets are known.
+        return true
+    }
+
+    @discardableResult
+    private static func store(_ nal: UnsafeRawBufferPointer, in store: inout ParameterSetStore) throws(H264Error) -> ParameterSetStore.Change {
+        switch nal.first.map({ NALUnitType(rawValue: $0) }) {
+        case .sequenceParameterSet?: return try store.storeSequenceParameterSet(nal).change
+        case .pictureParameterSet?: return try store.storePictureParameterSet(nal).change
+        default: return .unchanged
+        }
+    }
+
+    // MARK: Frames
+
+    func handleFrame(_ frame: UnsafeMutablePointer<GstVideoCodecFrame>) -> GstFlowReturn {
+        guard let input = swiftvt_codec_frame_input_buffer(frame) else {
+            return gst_video_decoder_drop_frame(decoder, frame)
+        }
+        let frameNumber = swiftvt_codec_frame_number(frame)
+        let isSync = swiftvt_codec_frame_is_sync_point(frame) != 0
+        let pts = swiftvt_codec_frame_pts(frame)
+        let duration = swiftvt_codec_frame_duration(frame)
+        let wrapped = MappedBuffer(input)
+        guard let bytes = wrapped?.bytes else {
+            return gst_video_decoder_drop_frame(decoder, frame)
+        }
+
+        // Gather the frame's NAL units as AVCC and any parameter sets it carries.
+        let prepared = state.withLock { state in prepare(bytes, state: &state) }
+        let sample: [UInt8]?
+        switch prepared {
+        case .failure(let message):
+            let flow = countError(message)
+            gst_video_decoder_drop_frame(decoder, frame)
+            return flow
+        case .success(let payload):
+            sample = payload
+        }
+
+        // A session for the current parameter sets: keep, create or replace.
+        switch ensureSession() {
+        case .failure(let message):
+            message.post(from: object, isError: true)
+            gst_video_decoder_drop_frame(decoder, frame)
+            return GST_FLOW_NOT_NEGOTIATED
+        case .success(nil):
+            // No SPS/PPS yet: nothing can be decoded before them.
+            let warn = state.withLock { state in
+                defer { state.waitingForParameterSetsWarned = true }
+                return !state.waitingForParameterSetsWarned
+            }
+            if warn { log.warning(object, "dropping frames until the stream gives its SPS and PPS") }
+            return gst_video_decoder_drop_frame(decoder, frame)
+        case .success(let session?):
+            let inBand = state.withLock { state in
+                defer { state.pendingInBandParameterSets.removeAll() }
+                return state.pendingInBandParameterSets
+            }
+            let data = Self.withParameterSets(inBand, before: sample, original: wrapped)
+            let timing = SampleTimingInfo(
+                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
+                presentationTimeStamp: pts == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(pts)),
+                decodeTimeStamp: .invalid)
+            var attachments = SampleAttachments()
+            attachments.notSync = !isSync
+            do throws(SampleBufferError) {
+                let sampleBuffer = try SampleBuffer(
+                    dataBuffer: data, formatDescription: session.formatDescription, sampleCount: 1,
+                    timings: .uniform(timing), sizes: .uniform(data.count), sampleAttachments: [attachments])
+                do throws(DecompressionError) {
+                    try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
+                } catch {
+                    log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
+                    let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: \(error.message)", debug: error.description))
+                    if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
+                        gst_video_decoder_drop_frame(decoder, pending)
+                    }
+                    if flow != GST_FLOW_OK { return flow }
+                }
+            } catch {
+                gst_video_decoder_drop_frame(decoder, frame)
+                return countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: could not wrap the input frame (\(error))"))
+            }
+            // The base class keeps its own reference to the frame in its pending list.
+            gst_video_codec_frame_unref(frame)
+            return outputDelivered()
+        }
+    }
+
+    /// The result of reading one input frame.
+    private enum Prepared {
+        /// AVCC bytes to decode; nil when the input is already AVCC with 4-byte lengths and can be
+        /// wrapped as it is.
+        case success([UInt8]?)
+        case failure(ElementMessage)
+    }
+
+    private func prepare(_ bytes: UnsafeRawBufferPointer, state: inout State) -> Prepared {
+        var parameterSetsChanged = false
+        func note(_ nal: UnsafeRawBufferPointer) {
+            guard let type = nal.first.map({ NALUnitType(rawValue: $0) }),
+                  type == .sequenceParameterSet || type == .pictureParameterSet else { return }
+            let change = (try? Self.store(nal, in: &state.parameterSets)) ?? .unchanged
+            if change != .unchanged { parameterSetsChanged = true }
+        }
+        switch state.inputFormat {
+        case .avc(let length), .avc3(let length):
+            do {
+                try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
+                    note(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                }
+            } catch {
+                return .failure(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(error)) was dropped."))
+            }
+            if parameterSetsChanged { refreshFormat(&state) }
+            if length == 4 { return .success(nil) }
+            // Copy: the session's samples use 4-byte lengths; 1- and 2-byte ones are re-framed.
+            var converted: [UInt8] = []
+            _ = try? AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
+                let count = UInt32(range.count)
+                converted += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
+                converted += bytes[range]
+            }
+            return .success(converted)
+        case .byteStream:
+            AnnexB.forEachNALUnit(in: bytes) { unit in note(UnsafeRawBufferPointer(rebasing: bytes[unit.payloadRange])) }
+            if parameterSetsChanged { refreshFormat(&state) }
+            var converted: [UInt8] = []
+            // Copy: start codes become 4-byte lengths (the AVCC samples the session decodes).
+            _ = try? AVCC.appendLengthPrefixed(fromAnnexB: bytes, nalUnitHeaderLength: 4, to: &converted)
+            return .success(converted)
+        }
+    }
+
+    /// After new or changed parameter sets: the description they make now.
+    private func refreshFormat(_ state: inout State) {
+        let sets = state.parameterSets.sequenceParameterSetIDs.compactMap { state.parameterSets.rawSequenceParameterSet(id: $0) }
+            + state.parameterSets.pictureParameterSetIDs.compactMap { id in
+                state.parameterSets.pictureParameterSet(id: id) != nil ? state.parameterSets.rawPictureParameterSet(id: id) : nil
+            }
+        guard let description = try? FormatDescription(h264ParameterSets: sets) else { return }
+        if description != state.formatDescription {
+            state.formatDescription = description
+            log.debug(object, "parameter sets now describe \(description.dimensions.width)x\(description.dimensions.height)")
+        }
+    }
+
+    /// The running session when it can decode the current description; otherwise the old one is
+    /// drained and a new one made. nil when there are no parameter sets yet.
+    private func ensureSession() -> Result<DecompressionSession?, ElementMessage> {
+        if state.withLock({ $0.formatDescription == nil }) {
+            state.withLock { refreshFormat(&$0) }
+        }
+        let (current, description) = state.withLock { ($0.session, $0.formatDescription) }
+        guard let description else { return .success(nil) }
+        if let current {
+            if current.formatDescription == description { return .success(current) }
+            if current.canAccept(description) {
+                // Same decoder configuration: the new parameter sets go in band before the next
+                // frame, so the running decoder learns them without a reset.
+                state.withLock { state in
+                    state.pendingInBandParameterSets = description.parameterSets
+                }
+                log.debug(object, "the running session accepts the new parameter sets")
+                return .success(current)
+            }
+            log.info(object, "the stream changed beyond what the session accepts: draining and starting a new session")
+            _ = drainSession(current)
+            current.invalidate()
+        }
+        let configuration = settings.withLock { $0 }
+        let formats = preferredPixelFormats(for: description)
+        let handler: DecompressionOutputHandler = { [delivered] frame in
+            delivered.frames.withLock { $0.append(frame) }
+        }
+        do throws(DecompressionError) {
+            let session = try DecompressionSession(
+                formatDescription: description,
+                decoderSpecification: DecoderSpecification(
+                    hardwarePolicy: configuration.hardware, threadCount: configuration.maxThreads),
+                destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: formats),
+                backends: [LibavcodecDecoderFactory()], outputHandler: handler)
+            state.withLock { state in
+                state.session = session
+                state.activeBackend = session.activeBackendName
+            }
+            log.info(object, "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)")
+            reportLatency(for: description, threads: configuration.maxThreads)
+            return .success(session)
+        } catch {
+            state.withLock { $0.session = nil }
+            let text: String
+            if error.code == .hardwareUnavailable {
+                text = "vtdec: hardware decoding is required (hardware=require) but not available: \(error.message). Use hardware=auto to fall back to software."
+            } else {
+                text = "vtdec: cannot decode this stream: \(error.message)"
+            }
+            return .failure(.stream(error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,
+                                    text, debug: error.description))
+        }
+    }
+
+    /// Latency: the frames the decoder may hold before output (the DPB, A.3.1 or the VUI's
+    /// max_dec_frame_buffering) plus the frames in flight in frame threads.
+    private func reportLatency(for description: FormatDescription, threads: Int) {
+        guard let spsBytes = description.h264SequenceParameterSets.first,
+              let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) else { return }
+        let rate: (numerator: Int32, denominator: Int32) = state.withLock { $0.frameRate } ?? (25, 1)
+        let frames = sps.maxDpbFrames + max(0, (threads == 0 ? 2 : threads) - 1)
+        let latency = MediaTime(value: Int64(rate.denominator) * Int64(frames), timescale: rate.numerator)
+        gst_video_decoder_set_latency(decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))
+        log.debug(object, "latency \(frames) frames")
+    }
+
+    /// The output formats, most preferred first: the decoder's native format when downstream
+    /// takes it (or takes anything), else the formats downstream lists that SwiftVT can convert to.
+    private func preferredPixelFormats(for description: FormatDescription) -> [PixelFormat] {
+        let native = Self.nativePixelFormat(for: description)
+        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] }
+        defer { g_strfreev(names) }
+        var accepted: [PixelFormat] = []
+        var index = 0
+        while let name = names[index] {
+            if let format = VideoFormatMapping.pixelFormat(gstreamerName: String(cString: name)), !accepted.contains(format) {
+                accepted.append(format)
+            }
+            index += 1
+        }
+        if accepted.isEmpty || accepted.contains(native) { return [native] }
+        return accepted
+    }
+
+    static func nativePixelFormat(for description: FormatDescription) -> PixelFormat {
+        let tenBit = (description.extensions.bitDepth ?? 8) > 8
+        switch description.extensions.chromaSubsampling {
+        case .yuv422?: return tenBit ? .i422TenBit : .i422
+        case .yuv444?: return tenBit ? .i444TenBit : .i444
+        default: return tenBit ? .i420TenBit : .i420
+        }
+    }
+
+    // MARK: Output
+
+    func drain() -> GstFlowReturn {
+        guard let session = state.withLock({ $0.session }) else { return GST_FLOW_OK }
+        return drainSession(session)
+    }
+
+    private func drainSession(_ session: DecompressionSession) -> GstFlowReturn {
+        do throws(DecompressionError) {
+            try session.finishDelayedFrames()
+        } catch {
+            log.warning(object, "draining failed: \(error)")
+        }
+        return outputDelivered()
+    }
+
+    func flush() -> Bool {
+        state.withLock { $0.session }?.flush()
+        delivered.frames.withLock { $0.removeAll() }
+        return true
+    }
+
+    /// Finishes the frames the session delivered, in order.
+    private func outputDelivered() -> GstFlowReturn {
+        let frames = delivered.frames.withLock { frames in
+            defer { frames.removeAll() }
+            return frames
+        }
+        var result = GST_FLOW_OK
+        for decoded in frames {
+            guard let frame = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference)) else {
+                log.debug(object, "frame \(decoded.frameReference) is no longer pending")
+                continue
+            }
+            guard let image = decoded.imageBuffer else {
+                let message = decoded.status.map { "vtdec: a frame could not be decoded: \($0.message)" }
+                    ?? "vtdec: the decoder dropped a frame"
+                if decoded.status != nil {
+                    let flow = countError(.stream(GST_STREAM_ERROR_DECODE, message, debug: decoded.status?.description))
+                    if flow != GST_FLOW_OK { result = flow }
+                }
+                gst_video_decoder_drop_frame(decoder, frame)
+                continue
+            }
+            if let status = decoded.status {
+                // Decoded with errors concealed: counts toward max-errors; the base class
+                // discards it when discard-corrupted-frames is set.
+                let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: corrupt data in a frame: \(status.message)", debug: status.description))
+                if flow != GST_FLOW_OK { result = flow }
+                swiftvt_codec_frame_mark_corrupted(frame)
+            }
+            let flow = finish(frame, with: image)
+            if flow != GST_FLOW_OK && result == GST_FLOW_OK { result = flow }
+        }
+        return result
+    }
+
+    private func finish(_ frame: UnsafeMutablePointer<GstVideoCodecFrame>, with image: PixelBuffer) -> GstFlowReturn {
+        guard let format = VideoFormatMapping.gstreamerFormat(for: image.pixelFormat) else {
+            gst_video_decoder_drop_frame(decoder, frame)
+            return countError(.stream(GST_STREAM_ERROR_FORMAT, "vtdec: the decoder produced an unsupported pixel format \(image.pixelFormat)"))
+        }
+        let negotiation = state.withLock { state -> (needed: Bool, videoMeta: Bool) in
+            let wanted = (format, image.width, image.height)
+            let needed = state.negotiated.map { $0.format != wanted.0 || $0.width != wanted.1 || $0.height != wanted.2 } ?? true
+            if needed { state.negotiated = wanted }
+            return (needed, state.downstreamSupportsVideoMeta)
+        }
+        if negotiation.needed {
+            guard let output = gst_video_decoder_set_output_state(decoder, format, UInt32(image.width), UInt32(image.height), nil) else {
+                gst_video_decoder_drop_frame(decoder, frame)
+                return GST_FLOW_NOT_NEGOTIATED
+            }
+            gst_video_codec_state_unref(output)
+            guard gst_video_decoder_negotiate(decoder) != 0 else {
+                state.withLock { $0.negotiated = nil }
+                gst_video_decoder_drop_frame(decoder, frame)
+                return GST_FLOW_NOT_NEGOTIATED
+            }
+            log.info(object, "output \(image.width)x\(image.height) \(image.pixelFormat)")
+        }
+        let useVideoMeta = state.withLock { $0.downstreamSupportsVideoMeta }
+        if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
+            swiftvt_codec_frame_set_output_buffer(frame, buffer)
+        } else {
+            // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default
+            // strides and plane offsets, which the decoder's pool buffers do not have.
+            guard gst_video_decoder_allocate_output_frame(decoder, frame) == GST_FLOW_OK,
+                  let output = swiftvt_codec_frame_output_buffer(frame),
+                  let state = gst_video_decoder_get_output_state(decoder) else {
+                gst_video_decoder_drop_frame(decoder, frame)
+                return GST_FLOW_ERROR
+            }
+            defer { gst_video_codec_state_unref(state) }
+            var videoFrame = GstVideoFrame()
+            guard swiftvt_video_frame_map_write(&videoFrame, swiftvt_codec_state_info_mut(state), output) != 0 else {
+                gst_video_decoder_drop_frame(decoder, frame)
+                return GST_FLOW_ERROR
+            }
+            for (index, plane) in image.planes.enumerated() {
+                guard let destination = swiftvt_video_frame_plane_data(&videoFrame, UInt32(index)) else { continue }
+                let stride = Int(swiftvt_video_frame_plane_stride(&videoFrame, UInt32(index)))
+                let rowBytes = min(stride, plane.bytesPerRow, VideoFormatMapping.rowBytes(of: image, plane: index))
+                for row in 0..<plane.height {
+                    (destination + row * stride).copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
+                }
+            }
+            gst_video_frame_unmap(&videoFrame)
+        }
+        return gst_video_decoder_finish_frame(decoder, frame)
+    }
+
+    /// Counts a decoding error toward `max-errors` (GST_VIDEO_DECODER_ERROR): GST_FLOW_OK while
+    /// under the limit (a warning is logged), GST_FLOW_ERROR with an element error past it.
+    private func countError(_ message: ElementMessage, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) -> GstFlowReturn {
+        log.warning(object, message.text, file: file, function: function, line: line)
+        return file.withCString { fileName in
+            function.withCString { functionName in
+                swiftvt_video_decoder_error(decoder, 1, message.text, message.debug, fileName, functionName, Int32(clamping: line))
+            }
+        }
+    }
+
+    /// A sample made of in-band parameter sets (AVCC) followed by the frame; wraps the input
+    /// buffer itself when there is nothing to add or convert.
+    private static func withParameterSets(_ sets: [[UInt8]], before converted: [UInt8]?, original: MappedBuffer?) -> BlockBuffer {
+        var block = BlockBuffer()
+        if !sets.isEmpty {
+            var prefix: [UInt8] = []
+            for set in sets {
+                let count = UInt32(set.count)
+                prefix += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
+                prefix += set
+            }
+            block.append(BlockBuffer(prefix))
+        }
+        if let converted {
+            block.append(BlockBuffer(converted))
+        } else if let original {
+            block.append(original.blockBuffer())
+        }
+        return block
+    }
+}
+
+/// An input GstBuffer mapped for reading, kept mapped (and referenced) until the last
+/// BlockBuffer wrapping it is gone: the session may hold a sample after `handle_frame` returns.
+final class MappedBuffer: @unchecked Sendable {
+    // Immutable after init; unmapped and released exactly once, in deinit.
+    private let buffer: UnsafeMutablePointer<GstBuffer>
+    private var map = GstMapInfo()
+    let bytes: UnsafeRawBufferPointer
+
+    init?(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+        self.buffer = buffer
+        guard gst_buffer_map(buffer, &map, swiftvt_map_read()) != 0 else { return nil }
+        bytes = UnsafeRawBufferPointer(start: map.data, count: Int(map.size))
+        gst_buffer_ref(buffer)
+    }
+
+    deinit {
+        gst_buffer_unmap(buffer, &map)
+        gst_buffer_unref(buffer)
+    }
+
+    /// A zero-copy BlockBuffer over the mapped bytes that keeps this mapping alive.
+    func blockBuffer() -> BlockBuffer {
+        BlockBuffer(externalMemory: bytes) { [self] in _ = self }
+    }
+}
+
+// MARK: C entry points (declared in SwiftVTShim.h)
+
+private func vtdec(_ state: UnsafeMutableRawPointer?) -> VTDec? {
+    state.map { Unmanaged<VTDec>.fromOpaque($0).takeUnretainedValue() }
+}
+
+extension HardwarePolicy {
+    init(shimValue: Int32) {
+        switch shimValue {
+        case Int32(SWIFTVT_HARDWARE_REQUIRE.rawValue): self = .require
+        case Int32(SWIFTVT_HARDWARE_DISABLE.rawValue): self = .disable
+        default: self = .auto
+        }
+    }
+
+    var shimValue: Int32 {
+        switch self {
+        case .auto: return Int32(SWIFTVT_HARDWARE_AUTO.rawValue)
+        case .require: return Int32(SWIFTVT_HARDWARE_REQUIRE.rawValue)
+        case .disable: return Int32(SWIFTVT_HARDWARE_DISABLE.rawValue)
+        }
+    }
+}
+
+@_cdecl("swiftvt_vtdec_create")
+func vtdecCreate(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
+    Unmanaged.passRetained(VTDec(decoder: decoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue)))).toOpaque()
+}
+
+@_cdecl("swiftvt_vtdec_destroy")
+func vtdecDestroy(_ state: UnsafeMutableRawPointer?) {
+    if let state { Unmanaged<VTDec>.fromOpaque(state).release() }
+}
+
+@_cdecl("swiftvt_vtdec_set_hardware")
+func vtdecSetHardware(_ state: UnsafeMutableRawPointer?, _ policy: Int32) { vtdec(state)?.hardware = HardwarePolicy(shimValue: policy) }
+
+@_cdecl("swiftvt_vtdec_get_hardware")
+func vtdecGetHardware(_ state: UnsafeMutableRawPointer?) -> Int32 { vtdec(state)?.hardware.shimValue ?? 0 }
+
+@_cdecl("swiftvt_vtdec_set_max_threads")
+func vtdecSetMaxThreads(_ state: UnsafeMutableRawPointer?, _ threads: Int32) { vtdec(state)?.maxThreads = Int(threads) }
+
+@_cdecl("swiftvt_vtdec_get_max_threads")
+func vtdecGetMaxThreads(_ state: UnsafeMutableRawPointer?) -> Int32 { Int32(clamping: vtdec(state)?.maxThreads ?? 0) }
+
+@_cdecl("swiftvt_vtdec_copy_active_backend")
+func vtdecCopyActiveBackend(_ state: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<gchar>? {
+    g_strdup(vtdec(state)?.activeBackend ?? "")
+}
+
+@_cdecl("swiftvt_vtdec_start")
+func vtdecStart(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
+    (vtdec(state)?.start() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtdec_stop")
+func vtdecStop(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
+    (vtdec(state)?.stop() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtdec_set_format")
+func vtdecSetFormat(
+    _ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?,
+    _ input: UnsafeMutablePointer<GstVideoCodecState>?
+) -> gboolean {
+    guard let input, let element = vtdec(state) else { return 0 }
+    return element.setFormat(input) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtdec_handle_frame")
+func vtdecHandleFrame(
+    _ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?,
+    _ frame: UnsafeMutablePointer<GstVideoCodecFrame>?
+) -> GstFlowReturn {
+    guard let frame, let element = vtdec(state) else { return GST_FLOW_ERROR }
+    return element.handleFrame(frame)
+}
+
+@_cdecl("swiftvt_vtdec_drain")
+func vtdecDrain(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> GstFlowReturn {
+    vtdec(state)?.drain() ?? GST_FLOW_OK
+}
+
+@_cdecl("swiftvt_vtdec_flush")
+func vtdecFlush(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
+    (vtdec(state)?.flush() ?? true) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtdec_note_allocation")
+func vtdecNoteAllocation(_ state: UnsafeMutableRawPointer?, _ supportsVideoMeta: gboolean) {
+    vtdec(state)?.noteAllocation(downstreamSupportsVideoMeta: supportsVideoMeta != 0)
+}
