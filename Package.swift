@@ -82,6 +82,6 @@ let package = Package(
         .testTarget(
             name: "SwiftVTSessionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
-            exclude: ["Fixtures"], swiftSettings: strictSwift),
+            swiftSettings: strictSwift),
     ]
 )

@@ -1,11 +1,15 @@
+import Glibc
 import MediaCore
 import SoftwareCodecs
 import SwiftVT
 import SwiftVTTestSupport
 import Testing
 
-/// Bit depths, chroma formats, ranges and crops the conformance corpus lacks (see Fixtures/README.md).
-@Suite("DecompressionSession: 10-bit, 4:2:2, 4:4:4, full range, left/top cropping")
+/// Bit depths, chroma formats, ranges and crops the conformance corpus lacks
+/// (see scripts/make-test-fixtures.sh).
+@Suite("DecompressionSession: 10-bit, 4:2:2, 4:4:4, full range, left/top cropping",
+       .enabled(if: GeneratedFixtures.isAvailable,
+                "generated fixtures not found: set SWIFTVT_FIXTURES to a folder made by scripts/make-test-fixtures.sh"))
 struct FormatCoverageTests {
     struct Fixture: Sendable, CustomStringConvertible {
         var file: String
@@ -17,19 +21,30 @@ struct FormatCoverageTests {
         var description: String { file }
     }
 
-    static let fixtures: [Fixture] = [
-        Fixture(file: "crop420.264", pixelFormat: .i420, width: 104, height: 58, referenceMD5: "811edd672bba2e80ba4348531c08db43"),
-        Fixture(file: "yuv420p10le.264", pixelFormat: .i420TenBit, width: 102, height: 58, referenceMD5: "2e755190094bd1d2d426ca0547eb6e35"),
-        Fixture(file: "yuv422p.264", pixelFormat: .i422, width: 102, height: 58, referenceMD5: "aeb3add316f4870e63455c9f34533ff7"),
-        Fixture(file: "yuv422p10le.264", pixelFormat: .i422TenBit, width: 102, height: 58, referenceMD5: "74a34448ef4ea2d94e6f071c4822d3ce"),
-        Fixture(file: "yuv444p.264", pixelFormat: .i444, width: 102, height: 58, referenceMD5: "c61b8b13c9361caf988a18a01b494e79"),
-        Fixture(file: "yuvj420p.264", pixelFormat: .i420, width: 102, height: 58, referenceMD5: "0de1d08f26005e15f97414bb7043d8f1", fullRange: true),
-    ]
+    /// The streams scripts/make-test-fixtures.sh generated into `SWIFTVT_FIXTURES` (meson test
+    /// and scripts/test.sh make them first), with FFmpeg's reference MD5s.
+    static let directory = GeneratedFixtures.directory
+
+    static let fixtures: [Fixture] = {
+        guard let directory, let text = Corpus.readText(directory + "/MANIFEST.tsv") else { return [] }
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: "\t").map(String.init)
+            guard fields.count >= 6, let width = Int(fields[2]), let height = Int(fields[3]) else { return nil }
+            let format: PixelFormat
+            switch fields[1] {
+            case "yuv420p10le": format = .i420TenBit
+            case "yuv422p": format = .i422
+            case "yuv422p10le": format = .i422TenBit
+            case "yuv444p": format = .i444
+            default: format = .i420
+            }
+            return Fixture(file: fields[0], pixelFormat: format, width: width, height: height, referenceMD5: fields[5],
+                           fullRange: fields[1] == "yuvj420p" ? true : nil)
+        }
+    }()
 
     static func load(_ fixture: Fixture) throws -> CorpusStream {
-        var components = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        components.removeLast()
-        let path = components.joined(separator: "/") + "/Fixtures/" + fixture.file
+        let path = (directory ?? ".") + "/" + fixture.file
         return try CorpusStream.load(try #require(Corpus.readFile(path), "cannot read \(path)"))
     }
 
@@ -75,5 +90,13 @@ struct FormatCoverageTests {
         }
         #expect(collector.digest() == fixture.referenceMD5)
         session.invalidate()
+    }
+}
+
+/// Where scripts/make-test-fixtures.sh put its streams.
+enum GeneratedFixtures {
+    static let directory: String? = getenv("SWIFTVT_FIXTURES").map { String(cString: $0) }
+    static var isAvailable: Bool {
+        directory.map { access($0 + "/MANIFEST.tsv", R_OK) == 0 } ?? false
     }
 }

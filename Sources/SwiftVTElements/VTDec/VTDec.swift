@@ -53,6 +53,17 @@ final class VTDec: @unchecked Sendable {
         var downstreamSupportsVideoMeta = false
         var activeBackend = ""
         var waitingForParameterSetsWarned = false
+        /// The input state from set_format: output caps take framerate, pixel aspect ratio and
+        /// colorimetry from it.
+        var inputState: CodecStateReference?
+    }
+
+    /// A reference to a GstVideoCodecState, released when the last copy goes.
+    final class CodecStateReference: @unchecked Sendable {
+        // Owns one reference to an immutable (after set_format) codec state.
+        let pointer: UnsafeMutablePointer<GstVideoCodecState>
+        init(_ pointer: UnsafeMutablePointer<GstVideoCodecState>) { self.pointer = gst_video_codec_state_ref(pointer) }
+        deinit { gst_video_codec_state_unref(pointer) }
     }
 
     private let state = Mutex(State())
@@ -158,7 +169,9 @@ final class VTDec: @unchecked Sendable {
         default:
             inputFormat = .byteStream
         }
+        let reference = CodecStateReference(input)
         state.withLock { state in
+            state.inputState = reference
             state.inputFormat = inputFormat
             state.frameRate = hasRate ? (numerator, denominator) : nil
             if let record {
@@ -484,7 +497,9 @@ final class VTDec: @unchecked Sendable {
             return (needed, state.downstreamSupportsVideoMeta)
         }
         if negotiation.needed {
-            guard let output = gst_video_decoder_set_output_state(decoder, format, UInt32(image.width), UInt32(image.height), nil) else {
+            let reference = state.withLock { $0.inputState }
+            guard let output = gst_video_decoder_set_output_state(
+                decoder, format, UInt32(image.width), UInt32(image.height), reference?.pointer) else {
                 gst_video_decoder_drop_frame(decoder, frame)
                 return GST_FLOW_NOT_NEGOTIATED
             }
