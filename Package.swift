@@ -34,9 +34,12 @@ let package = Package(
         .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
         // Sessions (VTDecompressionSession model) and the backend protocols; no C libraries.
         .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
-        .systemLibrary(
-            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
+        // libavcodec/libavutil headers, and forwarders that load the libraries on first use
+        // (Sources/CFFmpeg/loader.c): hidden, so nothing is exported or interposed.
+        .target(
+            name: "CFFmpeg",
+            cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
+            linkerSettings: [.linkedLibrary("dl")]),
         // Software backends: the libavcodec decoder.
         .target(
             name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg"],

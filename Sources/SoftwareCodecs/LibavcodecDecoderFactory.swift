@@ -15,6 +15,9 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
         guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
             return "decodes H.264 only, and this stream's codec is '\(format.codecType)'"
         }
+        if let problem = cffmpeg_load() {
+            return "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec"
+        }
         guard avcodec_find_decoder(AV_CODEC_ID_H264) != nil else {
             return "this libavcodec was built without its H.264 decoder"
         }
@@ -31,6 +34,9 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
     public func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
     ) throws(DecompressionError) -> any DecoderBackend {
-        try LibavcodecDecoder(format: format, specification: specification, attributes: attributes)
+        if let problem = cffmpeg_load() {
+            throw DecompressionError(.unsupportedFormat, "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec")
+        }
+        return try LibavcodecDecoder(format: format, specification: specification, attributes: attributes)
     }
 }

@@ -9,6 +9,10 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
+/// Loads libavcodec and libavutil (see loader.c); NULL on success, else what went wrong. Must
+/// succeed before any other libav* function is called.
+const char *cffmpeg_load(void);
+
 /// AVERROR(EAGAIN): "output must be read first" / "input must be sent first".
 static inline int cffmpeg_error_again(void) { return AVERROR(EAGAIN); }
 /// AVERROR(ENOMEM).
