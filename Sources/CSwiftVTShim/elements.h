@@ -6,5 +6,6 @@
 G_DECLARE_FINAL_TYPE(SwiftVTH264ParseToAVCC, swiftvt_h264parse_to_avcc, SWIFTVT, H264PARSE_TO_AVCC, GstBaseParse)
 gboolean swiftvt_register_h264parse_to_avcc(GstPlugin *plugin);
 gboolean swiftvt_register_vtdec(GstPlugin *plugin);
+gboolean swiftvt_register_vtenc(GstPlugin *plugin);
 
 #endif

@@ -163,6 +163,64 @@ GstFlowReturn swiftvt_vtdec_drain(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_flush(void *state, GstVideoDecoder *decoder);
 void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_video_meta);
 
+// MARK: vtenc
+
+typedef enum { SWIFTVT_RATE_CONTROL_ABR = 0, SWIFTVT_RATE_CONTROL_CBR = 1, SWIFTVT_RATE_CONTROL_QUALITY = 2 } SwiftVTRateControl;
+typedef enum { SWIFTVT_ENTROPY_AUTO = 0, SWIFTVT_ENTROPY_CAVLC = 1, SWIFTVT_ENTROPY_CABAC = 2 } SwiftVTEntropyMode;
+/// vtenc's property ids (the C property table and the Swift settings use the same numbers).
+typedef enum {
+    SWIFTVT_VTENC_PROP_BITRATE = 1,
+    SWIFTVT_VTENC_PROP_RATE_CONTROL,
+    SWIFTVT_VTENC_PROP_DATA_RATE_LIMITS,
+    SWIFTVT_VTENC_PROP_QUALITY,
+    SWIFTVT_VTENC_PROP_REALTIME,
+    SWIFTVT_VTENC_PROP_ALLOW_FRAME_REORDERING,
+    SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL,
+    SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL_DURATION,
+    SWIFTVT_VTENC_PROP_ENTROPY_MODE,
+    SWIFTVT_VTENC_PROP_HARDWARE,
+    SWIFTVT_VTENC_PROP_MAX_THREADS,
+    SWIFTVT_VTENC_PROP_ACTIVE_BACKEND,
+} SwiftVTEncProperty;
+GType swiftvt_rate_control_get_type(void);
+GType swiftvt_entropy_mode_get_type(void);
+GstDebugCategory *swiftvt_vtenc_debug_category(void);
+
+static inline gboolean swiftvt_codec_frame_is_force_keyframe(GstVideoCodecFrame *frame) {
+    return GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME(frame);
+}
+static inline void swiftvt_codec_frame_set_sync_point(GstVideoCodecFrame *frame, gboolean sync) {
+    if (sync) GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT(frame); else GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT(frame);
+}
+static inline void swiftvt_codec_frame_set_dts(GstVideoCodecFrame *frame, GstClockTime dts) { frame->dts = dts; }
+static inline gboolean swiftvt_video_frame_map_read(GstVideoFrame *frame, GstVideoInfo *info, GstBuffer *buffer) {
+    return gst_video_frame_map(frame, info, buffer, GST_MAP_READ);
+}
+static inline GstVideoFormat swiftvt_video_info_format(const GstVideoInfo *info) { return GST_VIDEO_INFO_FORMAT(info); }
+static inline gint swiftvt_video_info_width(const GstVideoInfo *info) { return GST_VIDEO_INFO_WIDTH(info); }
+static inline gint swiftvt_video_info_height(const GstVideoInfo *info) { return GST_VIDEO_INFO_HEIGHT(info); }
+static inline gint swiftvt_video_info_fps_n(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_N(info); }
+static inline gint swiftvt_video_info_fps_d(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_D(info); }
+static inline GstVideoColorimetry swiftvt_video_info_colorimetry(const GstVideoInfo *info) { return info->colorimetry; }
+static inline GstPad *swiftvt_video_encoder_src_pad(GstVideoEncoder *encoder) { return GST_VIDEO_ENCODER_SRC_PAD(encoder); }
+static inline GstCaps *swiftvt_codec_state_caps_get(GstVideoCodecState *state) { return state->caps; }
+static inline void swiftvt_codec_state_set_caps(GstVideoCodecState *state, GstCaps *caps) {
+    if (state->caps) gst_caps_unref(state->caps);
+    state->caps = caps;
+}
+
+// Implemented in Swift (SwiftVTElements/VTEnc).
+void *swiftvt_vtenc_create(GstVideoEncoder *encoder, SwiftVTHardwarePolicy default_hardware);
+void swiftvt_vtenc_destroy(void *state);
+void swiftvt_vtenc_set_property(void *state, guint id, const GValue *value);
+void swiftvt_vtenc_get_property(void *state, guint id, GValue *value);
+gboolean swiftvt_vtenc_start(void *state, GstVideoEncoder *encoder);
+gboolean swiftvt_vtenc_stop(void *state, GstVideoEncoder *encoder);
+gboolean swiftvt_vtenc_set_format(void *state, GstVideoEncoder *encoder, GstVideoCodecState *input);
+GstFlowReturn swiftvt_vtenc_handle_frame(void *state, GstVideoEncoder *encoder, GstVideoCodecFrame *frame);
+GstFlowReturn swiftvt_vtenc_finish(void *state, GstVideoEncoder *encoder);
+gboolean swiftvt_vtenc_flush(void *state, GstVideoEncoder *encoder);
+
 // MARK: Plugin registration (for in-process tests)
 
 /// Registers the plugin with GStreamer from inside the process (tests, embedding apps), as the
