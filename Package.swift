@@ -40,9 +40,15 @@ let package = Package(
             name: "CFFmpeg",
             cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
             linkerSettings: [.linkedLibrary("dl")]),
-        // Software backends: the libavcodec decoder.
+        // libx264 header, and forwarders that load libx264 on first use (Sources/CX264/loader.c),
+        // hidden like CFFmpeg's.
         .target(
-            name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg"],
+            name: "CX264",
+            cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
+            linkerSettings: [.linkedLibrary("dl")]),
+        // Software backends: the libavcodec decoder and the x264 encoder.
+        .target(
+            name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg", "CX264"],
             swiftSettings: optimized),
         .plugin(
             name: "InstallGStreamerPlugin",
@@ -84,6 +90,10 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTSessionTests",
+            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "SwiftVTCompressionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
     ]

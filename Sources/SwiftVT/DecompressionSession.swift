@@ -62,64 +62,32 @@ public final class DecompressionSession: Sendable {
 
     deinit { core.invalidate() }
 
-    /// Applies the hardware policy: the candidates in order, the first that is available and
-    /// starts wins; every refusal is recorded for the error message.
+    /// Applies the hardware policy (``BackendSelection``) and turns its outcome into an error.
     private static func chooseBackend(
         format: FormatDescription, specification: DecoderSpecification,
         attributes: DestinationImageBufferAttributes, factories: [any DecoderBackendFactory]
     ) throws(DecompressionError) -> (any DecoderBackendFactory, any DecoderBackend) {
-        let policy = specification.hardwarePolicy
-        var tried: [String] = []
-        var candidates: [any DecoderBackendFactory] = []
-        switch policy {
-        case .disable:
-            for factory in factories {
-                if factory.isHardware {
-                    tried.append("\(factory.name): hardware, excluded by hardwarePolicy .disable")
-                } else {
-                    candidates.append(factory)
-                }
-            }
-        case .require:
-            for factory in factories {
-                if factory.isHardware {
-                    candidates.append(factory)
-                } else {
-                    tried.append("\(factory.name): software, excluded by hardwarePolicy .require")
-                }
-            }
-            if candidates.isEmpty {
-                tried.append("no VA-API H.264 decoder: SwiftVT's VA-API backend is not available in this build")
-            }
-        case .auto:
-            candidates = factories.filter(\.isHardware) + factories.filter { !$0.isHardware }
+        let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend, DecompressionError>.select(
+            policy: specification.hardwarePolicy, factories: factories, what: "H.264 decoder",
+            name: \.name, isHardware: \.isHardware, unavailableReason: { $0.unavailableReason(for: format) },
+            message: \.message
+        ) { (factory) throws(DecompressionError) in
+            try factory.makeBackend(format: format, specification: specification, attributes: attributes)
         }
-        var firstStartError: DecompressionError?
-        for factory in candidates {
-            if let reason = factory.unavailableReason(for: format) {
-                tried.append("\(factory.name): \(reason)")
-                continue
-            }
-            do {
-                let backend = try factory.makeBackend(format: format, specification: specification, attributes: attributes)
-                return (factory, backend)
-            } catch {
-                tried.append("\(factory.name): \(error.message)")
-                if firstStartError == nil { firstStartError = error }
-            }
-        }
-        let list = tried.isEmpty ? "no backends were given" : tried.joined(separator: "; ")
-        if policy == .require {
+        switch selection {
+        case .chosen(let factory, let backend):
+            return (factory, backend)
+        case .hardwareUnavailable(let list):
             throw DecompressionError(
                 .hardwareUnavailable,
                 "hardware decoding is required (hardwarePolicy .require) but no hardware decoder can take this "
                     + "stream. Tried: \(list). Use hardwarePolicy .auto to fall back to software decoding.")
-        }
-        if var error = firstStartError {
-            error.message += candidates.count > 1 ? " (tried: \(list))" : ""
+        case .startFailed(var error, let list, let count):
+            error.message += count > 1 ? " (tried: \(list))" : ""
             throw error
+        case .unavailable(let list):
+            throw DecompressionError(.unsupportedFormat, "no decoder can take this stream. Tried: \(list)")
         }
-        throw DecompressionError(.unsupportedFormat, "no decoder can take this stream. Tried: \(list)")
     }
 
     /// Decodes `sample` (one or more AVCC access units for H.264).

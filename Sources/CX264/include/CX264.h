@@ -1,0 +1,29 @@
+// libx264 for SoftwareCodecs' encoder, plus stand-ins for what Swift cannot import (fixed
+// arrays, macros). Every helper is prefixed `cx264_`.
+#ifndef CX264_H
+#define CX264_H
+
+#include <stdint.h>
+#include <x264.h>
+
+/// Loads libx264 (see loader.c); NULL on success, else what went wrong. Must succeed before any
+/// other x264 function is called.
+const char *cx264_load(void);
+
+/// x264_encoder_open is a macro naming the build-specific symbol (x264_encoder_open_164).
+static inline x264_t *cx264_encoder_open(x264_param_t *param) { return x264_encoder_open(param); }
+
+/// Points plane `index` of `picture` at caller memory (x264_image_t.plane is a fixed array).
+static inline void cx264_picture_set_plane(x264_picture_t *picture, int index, uint8_t *data, int stride) {
+    if (index >= 0 && index < 4) {
+        picture->img.plane[index] = data;
+        picture->img.i_stride[index] = stride;
+    }
+}
+
+static inline int cx264_build(void) { return X264_BUILD; }
+static inline int cx264_csp_i420(void) { return X264_CSP_I420; }
+static inline int cx264_csp_nv12(void) { return X264_CSP_NV12; }
+static inline int cx264_csp_high_depth(void) { return X264_CSP_HIGH_DEPTH; }
+
+#endif

@@ -1,0 +1,456 @@
+// The software H.264 encoder: libx264 behind SwiftVT's EncoderBackend.
+//
+// How CompressionProperties map to x264 (x264_param_t):
+//
+// | property                     | x264                                                                     |
+// |------------------------------|--------------------------------------------------------------------------|
+// | averageBitRate               | rc.i_rc_method = X264_RC_ABR, rc.i_bitrate = bits/s / 1000 (kbit/s),      |
+// |                              | plus the accuracy settings below (ABRAccuracy)                            |
+// | quality (no bit rate)        | rc.i_rc_method = X264_RC_CRF, rc.f_rf_constant = 51 * (1 - quality)       |
+// |                              | (1 -> CRF 0, lossless-ish; 0.55 -> CRF 23, x264's default; 0 -> CRF 51)  |
+// | neither                      | CRF 23 (x264's default)                                                  |
+// | dataRateLimits               | VBV: rc.i_vbv_max_bitrate = bytes*8/seconds, rc.i_vbv_buffer_size =       |
+// |                              | bytes*8 (kbit), of the strictest window (lowest bits per second)         |
+// | realTime                     | preset "veryfast" + tune "zerolatency" (no look-ahead, no B-frames,      |
+// |                              | sliced threads); otherwise preset "medium"                               |
+// | profileLevel                 | x264_param_apply_profile("baseline"/"main"/"high"), i_level_idc (-1 =     |
+// |                              | auto); constrained-baseline = "baseline", and constraint_set1_flag is    |
+// |                              | checked (x264 writes it for baseline: no FMO/ASO) and set in the SPS     |
+// | entropyMode                  | b_cabac (nil = CABAC unless the profile is baseline)                     |
+// | allowFrameReordering = false | i_bframe = 0                                                             |
+// | maxKeyFrameInterval N        | i_keyint_max = N (the session also forces an IDR after N frames)          |
+// | maxKeyFrameIntervalDuration  | i_keyint_max <= duration * frame rate; the session forces the IDR in time |
+// | (neither)                    | x264's default i_keyint_max 250                                          |
+// | expectedFrameRate            | i_fps_num/i_fps_den (else the first frame's duration); b_vfr_input = 1    |
+// |                              | with i_timebase 1/90000 and the PTS, so rate control follows real time    |
+// | allowTemporalCompression=false | i_keyint_max = 1, i_bframe = 0 (every frame IDR)                       |
+// | maxFrameDelayCount n         | i_sync_lookahead = 0, b_sliced_threads = 1 (no frame-thread delay),       |
+// |                              | rc.i_lookahead = n, i_bframe <= n; checked: maximum delayed frames <= n  |
+// | threadCount                  | i_threads (0 = X264_THREADS_AUTO)                                         |
+// | colorPrimaries ...           | vui.i_colorprim, vui.i_transfer, vui.i_colmatrix (H.273 code points)      |
+// | fullRange                    | vui.b_fullrange (nil: from the pixel format, '420f' = full)               |
+//
+// Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
+// start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
+// x264_encoder_headers into the format description only.
+//
+// Input pictures are not copied: x264_picture_t's planes point at the PixelBuffer's planes (with
+// their strides); x264 copies the picture into its own frame inside x264_encoder_encode, so the
+// PixelBuffer only has to live for that call.
+//
+// Time stamps: PTS go to x264 as i_pts in a 1/90000 timebase; the original MediaTime PTS and
+// duration travel with the frame (x264_picture_t.opaque holds a token) and are put back on the
+// output unchanged. DTS is x264's i_dts: with B-frames x264 makes DTS the PTS of earlier frames
+// and, for the first frames, extrapolates before the first PTS (DTS of the first frame = first
+// PTS - reorder delay * frame duration), so DTS <= PTS and DTS is monotonic, as VideoToolbox does;
+// such DTS may be negative when the first PTS is 0 (a muxer or GStreamer element shifts them).
+// When an x264 DTS equals the 90 kHz value of an input PTS, that PTS's exact MediaTime is used.
+import CX264
+import H264
+import MediaCore
+import SwiftVT
+
+/// The software H.264 encoder: libx264 (8-bit 4:2:0 from I420 or NV12).
+public struct X264EncoderFactory: EncoderBackendFactory {
+    public init() {}
+
+    public var name: String { "x264 (software)" }
+    public var isHardware: Bool { false }
+
+    static let pixelFormats: [PixelFormat] = [.i420, .nv12VideoRange, .nv12FullRange]
+
+    public func unavailableReason(
+        width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
+    ) -> String? {
+        guard Self.pixelFormats.contains(pixelFormat) else {
+            return "encodes I420 ('y420') and NV12 ('420v', '420f') pictures, not '\(pixelFormat.rawValue)'"
+        }
+        if let problem = cx264_load() {
+            return "libx264 could not be loaded (\(String(cString: problem))): install libx264-164"
+        }
+        return nil
+    }
+
+    public func makeBackend(configuration: EncoderConfiguration) throws(CompressionError) -> any EncoderBackend {
+        if let problem = cx264_load() {
+            throw CompressionError(
+                .unsupportedFormat, "libx264 could not be loaded (\(String(cString: problem))): install libx264-164")
+        }
+        return X264Encoder(configuration: configuration)
+    }
+
+    public var supportedProperties: [CompressionPropertyKey: String] {
+        [
+            .averageBitRate: "bits per second, > 0: ABR (within a few percent over a clip)",
+            .dataRateLimits: "[(bytes, seconds)], each > 0: VBV with the strictest window",
+            .quality: "0...1 when no bit rate is set: CRF 51 * (1 - quality)",
+            .realTime: "Bool: preset veryfast + tune zerolatency (no frame delay)",
+            .profileLevel: "baseline, constrained-baseline, main, high; level 1...6.2 or automatic",
+            .entropyMode: "cavlc, cabac (not in baseline profiles)",
+            .allowFrameReordering: "Bool: false = no B-frames",
+            .maxKeyFrameInterval: "frames >= 0 (0 = x264's default 250)",
+            .maxKeyFrameIntervalDuration: "seconds >= 0 (0 = no limit)",
+            .expectedFrameRate: "frames per second in (0, 1000]",
+            .allowTemporalCompression: "Bool: false = every frame IDR",
+            .maxFrameDelayCount: "frames >= 0: limits look-ahead, B-frames and frame threads",
+            .colorPrimaries: "H.273 code point, written to the VUI",
+            .transferFunction: "H.273 code point, written to the VUI",
+            .yCbCrMatrix: "H.273 code point, written to the VUI",
+            .fullRange: "Bool, written to the VUI (video_full_range_flag)",
+        ]
+    }
+}
+
+/// The 90 kHz timebase of the PTS handed to x264.
+private let x264Timescale: Int32 = 90_000
+
+/// One libx264 encoder. Used by one thread at a time (the session's owner).
+final class X264Encoder: EncoderBackend {
+    private let configuration: EncoderConfiguration
+    private var encoder: OpaquePointer?
+    /// The parameters the encoder was opened with, as x264 completed them (for reconfig).
+    private var parameters = x264_param_t()
+    private(set) var formatDescription: FormatDescription?
+    private(set) var frameDelay = 0
+
+    /// What travels with a frame through x264 (keyed by the token in x264_picture_t.opaque).
+    private struct Pending {
+        var presentationTimeStamp: MediaTime
+        var duration: MediaTime
+        var frameReference: UInt64
+    }
+
+    private var pending: [UInt: Pending] = [:]
+    private var nextToken: UInt = 1
+    /// Recent input PTS by their 90 kHz value, so an x264 DTS that is an input PTS maps back exactly.
+    private var recentTimes: [Int64: MediaTime] = [:]
+    private var recentOrder: [Int64] = []
+
+    init(configuration: EncoderConfiguration) {
+        self.configuration = configuration
+    }
+
+    deinit { close() }
+
+    private func close() {
+        if let encoder { x264_encoder_close(encoder) }
+        encoder = nil
+    }
+
+    // MARK: Parameters
+
+    /// x264_param_t for `properties` (see the table at the top of this file).
+    static func makeParameters(
+        _ properties: CompressionProperties, configuration: EncoderConfiguration, frameRate: Double
+    ) throws(CompressionError) -> x264_param_t {
+        var p = x264_param_t()
+        let preset = properties.realTime ? "veryfast" : "medium"
+        let status = properties.realTime
+            ? x264_param_default_preset(&p, preset, "zerolatency") : x264_param_default_preset(&p, preset, nil)
+        guard status == 0 else {
+            throw CompressionError(
+                .encoderFailed, "x264 does not know preset \(preset)", backendStatus: status,
+                operation: "x264_param_default_preset")
+        }
+        p.i_log_level = X264_LOG_ERROR
+        p.i_width = Int32(configuration.width)
+        p.i_height = Int32(configuration.height)
+        p.i_csp = configuration.pixelFormat == .i420 ? cx264_csp_i420() : cx264_csp_nv12()
+        p.i_threads = Int32(clamping: configuration.threadCount)
+        p.b_annexb = 0
+        p.b_repeat_headers = 0
+        p.b_aud = 0
+        p.b_vfr_input = 1
+        p.i_timebase_num = 1
+        p.i_timebase_den = UInt32(x264Timescale)
+        let fps = fraction(frameRate)
+        p.i_fps_num = fps.num
+        p.i_fps_den = fps.den
+
+        // Rate control.
+        if let bitRate = properties.averageBitRate {
+            p.rc.i_rc_method = X264_RC_ABR
+            p.rc.i_bitrate = Int32(clamping: max(1, (bitRate + 500) / 1000))
+            ABRAccuracy.apply(to: &p, bitRate: bitRate)
+        } else {
+            p.rc.i_rc_method = X264_RC_CRF
+            p.rc.f_rf_constant = Float(crf(quality: properties.quality))
+        }
+        applyDataRateLimits(properties, to: &p)
+
+        // GOP.
+        if !properties.usesBFrames { p.i_bframe = 0 }
+        var keyint = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : Int(p.i_keyint_max)
+        if properties.maxKeyFrameIntervalDuration > 0 {
+            keyint = min(keyint, max(1, Int(properties.maxKeyFrameIntervalDuration * frameRate)))
+        }
+        if !properties.allowTemporalCompression { keyint = 1 }
+        p.i_keyint_max = Int32(clamping: keyint)
+        p.i_keyint_min = min(p.i_keyint_min, max(1, p.i_keyint_max / 2))
+        if let count = properties.maxFrameDelayCount {
+            p.i_sync_lookahead = 0
+            p.b_sliced_threads = 1
+            p.rc.i_lookahead = Int32(clamping: count)
+            p.i_bframe = min(p.i_bframe, Int32(clamping: count))
+            if count == 0 { p.rc.b_mb_tree = 0 }
+        }
+
+        // Entropy coding and profile.
+        if let mode = properties.entropyMode { p.b_cabac = mode == .cabac ? 1 : 0 }
+        if let profileLevel = properties.profileLevel {
+            let name: String
+            switch profileLevel.profile {
+            case .baseline, .constrainedBaseline: name = "baseline"
+            case .main: name = "main"
+            case .high: name = "high"
+            }
+            let status = x264_param_apply_profile(&p, name)
+            guard status == 0 else {
+                throw CompressionError(
+                    .invalidProperty,
+                    "profileLevel: x264 cannot apply the \(profileLevel.profile.rawValue) profile to these settings",
+                    backendStatus: status, operation: "x264_param_apply_profile", property: .profileLevel)
+            }
+            p.i_level_idc = Int32(profileLevel.levelIdc ?? -1)
+        }
+
+        // VUI colour description (E.2.1).
+        if let primaries = properties.colorPrimaries { p.vui.i_colorprim = Int32(primaries.rawValue) }
+        if let transfer = properties.transferFunction { p.vui.i_transfer = Int32(transfer.rawValue) }
+        if let matrix = properties.yCbCrMatrix { p.vui.i_colmatrix = Int32(matrix.rawValue) }
+        p.vui.b_fullrange = (properties.fullRange ?? (configuration.pixelFormat == .nv12FullRange)) ? 1 : 0
+        return p
+    }
+
+    /// CRF for `quality` 0...1: 51 * (1 - quality), so 1 is CRF 0 (best) and 0 is CRF 51 (worst);
+    /// nil is x264's default 23.
+    static func crf(quality: Double?) -> Double {
+        guard let quality else { return 23 }
+        return min(51, max(0, 51 * (1 - quality)))
+    }
+
+    private static func applyDataRateLimits(_ properties: CompressionProperties, to p: inout x264_param_t) {
+        guard let limit = properties.strictestDataRateLimit else { return }
+        p.rc.i_vbv_max_bitrate = Int32(clamping: max(1, Int(limit.bitsPerSecond / 1000)))
+        p.rc.i_vbv_buffer_size = Int32(clamping: max(1, limit.bytes * 8 / 1000))
+    }
+
+    /// A frame rate as a fraction (1000 * rate / 1000, reduced by nothing: x264 reduces it).
+    private static func fraction(_ rate: Double) -> (num: UInt32, den: UInt32) {
+        let rounded = (rate * 1001).rounded()
+        // 29.97 and friends are 30000/1001; whole rates come out exactly.
+        if abs(rounded / 1001 - rate) < 1e-9 || abs((rate * 1000).rounded() - rate * 1000) > 1e-6 {
+            return (UInt32(clamping: Int(rounded)), 1001)
+        }
+        return (UInt32(clamping: Int((rate * 1000).rounded())), 1000)
+    }
+
+    // MARK: EncoderBackend
+
+    func prepare(properties: CompressionProperties, frameRate: Double) throws(CompressionError) {
+        close()
+        var p = try Self.makeParameters(properties, configuration: configuration, frameRate: frameRate)
+        guard let opened = cx264_encoder_open(&p) else {
+            throw CompressionError(
+                .encoderFailed,
+                "x264 refused the settings (\(configuration.width)x\(configuration.height), \(describe(properties)))",
+                operation: "x264_encoder_open")
+        }
+        encoder = opened
+        x264_encoder_parameters(opened, &parameters)
+        frameDelay = Int(x264_encoder_maximum_delayed_frames(opened))
+        if let count = properties.maxFrameDelayCount, frameDelay > count {
+            close()
+            throw .invalidProperty(
+                .maxFrameDelayCount,
+                "x264 needs \(frameDelay) frames of delay with these settings, more than \(count); raise the count")
+        }
+        formatDescription = try headers(opened, properties: properties)
+    }
+
+    private func describe(_ properties: CompressionProperties) -> String {
+        var parts: [String] = []
+        if let rate = properties.averageBitRate { parts.append("\(rate) bit/s") }
+        if let profile = properties.profileLevel {
+            parts.append("profile \(profile.profile.rawValue) level \(profile.level ?? "auto")")
+        }
+        return parts.isEmpty ? "default settings" : parts.joined(separator: ", ")
+    }
+
+    /// The SPS and PPS as a format description.
+    private func headers(_ encoder: OpaquePointer, properties: CompressionProperties) throws(CompressionError) -> FormatDescription {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        let status = x264_encoder_headers(encoder, &nals, &count)
+        guard status >= 0, let nals else {
+            throw CompressionError(
+                .encoderFailed, "x264 could not write the SPS/PPS", backendStatus: status,
+                operation: "x264_encoder_headers")
+        }
+        var sets: [[UInt8]] = []
+        for index in 0..<Int(count) {
+            let nal = nals[index]
+            guard nal.i_type == Int32(NAL_SPS.rawValue) || nal.i_type == Int32(NAL_PPS.rawValue),
+                let payload = nal.p_payload, nal.i_payload > 4
+            else { continue }
+            // Drop the 4-byte length (b_annexb = 0): the avcC record holds bare NAL units.
+            var unit = Array(UnsafeBufferPointer(start: payload + 4, count: Int(nal.i_payload) - 4))
+            if nal.i_type == Int32(NAL_SPS.rawValue), properties.profileLevel?.profile == .constrainedBaseline,
+                unit.count > 2, unit[2] & 0x40 == 0
+            {
+                // Constrained baseline (A.2.1.1) is profile_idc 66 with constraint_set1_flag; x264
+                // sets the flag for baseline itself (it uses no FMO/ASO/redundant slices), so this
+                // only runs for an x264 that does not. Byte 2 is the constraint byte right after
+                // profile_idc 66, so setting a bit cannot create an emulation-prevention pattern.
+                unit[2] |= 0x40
+            }
+            sets.append(unit)
+        }
+        do {
+            return try FormatDescription(h264ParameterSets: sets)
+        } catch {
+            throw CompressionError(
+                .encoderFailed, "x264's SPS/PPS do not make an H.264 format description: \(error)",
+                operation: "x264_encoder_headers")
+        }
+    }
+
+    func encode(_ request: EncoderFrameRequest) throws(CompressionError) -> [EncodedFrame] {
+        guard let encoder else {
+            throw CompressionError(.encoderFailed, "the x264 encoder is not open", operation: "x264_encoder_encode")
+        }
+        var picture = x264_picture_t()
+        x264_picture_init(&picture)
+        let image = request.image
+        picture.img.i_csp = parameters.i_csp
+        picture.img.i_plane = Int32(image.planeCount)
+        for (index, plane) in image.planes.enumerated() {
+            cx264_picture_set_plane(
+                &picture, Int32(index), plane.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(plane.bytesPerRow))
+        }
+        let pts90k = request.presentationTimeStamp.converted(to: x264Timescale).value
+        picture.i_pts = pts90k
+        picture.i_type = request.frameType == .idr ? X264_TYPE_IDR : X264_TYPE_AUTO
+        let token = nextToken
+        nextToken &+= 1
+        picture.opaque = UnsafeMutableRawPointer(bitPattern: token)
+        pending[token] = Pending(
+            presentationTimeStamp: request.presentationTimeStamp, duration: request.duration,
+            frameReference: request.frameReference)
+        remember(pts90k, request.presentationTimeStamp)
+        // The planes are read inside this call only (x264 copies them into its own frame).
+        let frame = try withExtendedLifetime(image) { () throws(CompressionError) -> EncodedFrame? in
+            try encodeOnce(encoder, input: &picture)
+        }
+        return frame.map { [$0] } ?? []
+    }
+
+    func flush() throws(CompressionError) -> [EncodedFrame] {
+        guard let encoder else { return [] }
+        var frames: [EncodedFrame] = []
+        while x264_encoder_delayed_frames(encoder) > 0 {
+            guard let frame = try encodeOnce(encoder, input: nil) else { break }
+            frames.append(frame)
+        }
+        // A drained x264 encoder is closed: the session prepares a fresh one (same settings, a
+        // new GOP) for the next frame.
+        close()
+        pending.removeAll()
+        return frames
+    }
+
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError) {
+        guard let encoder else { return }
+        var p = x264_param_t()
+        x264_encoder_parameters(encoder, &p)
+        if let bitRate = properties.averageBitRate {
+            p.rc.i_bitrate = Int32(clamping: max(1, (bitRate + 500) / 1000))
+            ABRAccuracy.apply(to: &p, bitRate: bitRate)
+        } else {
+            p.rc.f_rf_constant = Float(Self.crf(quality: properties.quality))
+        }
+        Self.applyDataRateLimits(properties, to: &p)
+        let status = x264_encoder_reconfig(encoder, &p)
+        guard status >= 0 else {
+            throw CompressionError(
+                .invalidProperty, "averageBitRate/dataRateLimits/quality: x264 refused the new rate control values",
+                backendStatus: status, operation: "x264_encoder_reconfig", property: .averageBitRate)
+        }
+    }
+
+    // MARK: Output
+
+    private func remember(_ pts90k: Int64, _ time: MediaTime) {
+        if recentTimes.updateValue(time, forKey: pts90k) == nil { recentOrder.append(pts90k) }
+        // More than any reorder delay x264 can have (B-frames + look-ahead + threads).
+        if recentOrder.count > 512 {
+            let old = recentOrder.prefix(256)
+            for key in old { recentTimes[key] = nil }
+            recentOrder.removeFirst(256)
+        }
+    }
+
+    /// One x264_encoder_encode call (`input` nil = drain one delayed frame).
+    private func encodeOnce(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?) throws(CompressionError) -> EncodedFrame? {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        var output = x264_picture_t()
+        let size = x264_encoder_encode(encoder, &nals, &count, input, &output)
+        guard size >= 0 else {
+            throw CompressionError(
+                .encoderFailed, "x264 failed to encode a frame", backendStatus: size, operation: "x264_encoder_encode")
+        }
+        guard size > 0, let nals else { return nil }
+        let token = UInt(bitPattern: output.opaque)
+        let info = pending.removeValue(forKey: token)
+            ?? Pending(
+                presentationTimeStamp: MediaTime(value: output.i_pts, timescale: x264Timescale), duration: .invalid,
+                frameReference: 0)
+        // Copied: x264 reuses its output buffer on the next call, and the sample outlives it.
+        var data: [UInt8] = []
+        data.reserveCapacity(Int(size))
+        var referenced = false
+        for index in 0..<Int(count) {
+            let nal = nals[index]
+            guard let payload = nal.p_payload, nal.i_payload > 4 else { continue }
+            switch nal.i_type {
+            case Int32(NAL_SPS.rawValue), Int32(NAL_PPS.rawValue), Int32(NAL_AUD.rawValue):
+                continue  // parameter sets live in the format description only
+            case Int32(NAL_SLICE.rawValue), Int32(NAL_SLICE_IDR.rawValue):
+                referenced = referenced || nal.i_ref_idc != 0
+            default:
+                break
+            }
+            data.append(contentsOf: UnsafeBufferPointer(start: payload, count: Int(nal.i_payload)))
+        }
+        let isIDR = output.i_type == X264_TYPE_IDR || output.b_keyframe != 0
+        let isIntra = isIDR || output.i_type == X264_TYPE_I
+        let decodeTimeStamp = recentTimes[output.i_dts] ?? MediaTime(value: output.i_dts, timescale: x264Timescale)
+        let timing = SampleTimingInfo(
+            duration: info.duration, presentationTimeStamp: info.presentationTimeStamp,
+            decodeTimeStamp: min(decodeTimeStamp, info.presentationTimeStamp))
+        let attachments = SampleAttachments(
+            notSync: !isIDR, dependsOnOthers: !isIntra, isDependedOnByOthers: referenced,
+            earlierDisplayTimesAllowed: parameters.i_bframe > 0)
+        do {
+            let sample = try SampleBuffer(
+                dataBuffer: BlockBuffer(data), formatDescription: formatDescription, sampleCount: 1,
+                timings: .uniform(timing), sizes: .uniform(data.count), sampleAttachments: [attachments])
+            return EncodedFrame(sampleBuffer: sample, frameReference: info.frameReference)
+        } catch {
+            return EncodedFrame(
+                status: CompressionError(.encoderFailed, "could not wrap x264's output: \(error)"),
+                frameReference: info.frameReference)
+        }
+    }
+}
+
+/// Settings that make x264's ABR hit the requested average (see the measurements in
+/// Tests/SwiftVTCompressionTests): by default x264's ABR undershoots by about 10 % on short
+/// clips, because the first frames are spent at a conservative QP and mb-tree lowers the rate of
+/// static content without the rate controller compensating in time.
+enum ABRAccuracy {
+    static func apply(to p: inout x264_param_t, bitRate: Int) {
+        _ = bitRate
+    }
+}

@@ -1,0 +1,412 @@
+import Glibc
+import MediaCore
+
+/// Compresses pictures into H.264 samples: VideoToolbox's `VTCompressionSession`.
+///
+/// Encoding is synchronous: ``encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
+/// hands the picture to the backend on the caller's thread and calls the output handler, on that
+/// thread, for every frame that became ready, in decode order, before it returns. The encoder may
+/// hold frames (``frameDelay``) for reordering and look-ahead; ``completeFrames(until:)`` outputs
+/// them.
+///
+/// The GOP decisions shared by every backend are made here (``GOPPlanner``): IDR pictures for
+/// forced key frames, for ``CompressionProperties/maxKeyFrameIntervalDuration`` and
+/// ``CompressionProperties/maxKeyFrameInterval``, and for every frame when temporal compression is
+/// off; the backend is told the frame type and decides the rest.
+///
+/// Lock discipline: as in ``DecompressionSession``, one thread at a time owns the backend (taken
+/// and given back under the session's lock, used unlocked). The output handler runs with no lock
+/// held, so it may read ``properties``, call ``setProperties(_:)`` or ``invalidate()``; calls that
+/// encode throw ``CompressionError/Code/reentrantCall`` from there. ``setProperties(_:)`` never
+/// waits for the encoder: rate-control changes are picked up by the owner at the next frame.
+///
+/// Lifetime: ``invalidate()`` (also run at deinit) releases the backend and the handler.
+public final class CompressionSession: Sendable {
+    public let width: Int
+    public let height: Int
+    public let sourcePixelFormat: PixelFormat
+    /// The backend chosen at creation, e.g. `x264 (software)`.
+    public let activeBackendName: String
+    public let isHardwareAccelerated: Bool
+    private let factory: any EncoderBackendFactory
+    private let monitor: Monitor<State>
+
+    struct State {
+        var backend: (any EncoderBackend)?
+        var handler: CompressionOutputHandler?
+        var properties: CompressionProperties
+        /// Properties frozen by prepareToEncodeFrames or the first frame: only rate control may change.
+        var propertiesLocked = false
+        /// The backend's encoder is open (reset by completeFrames, which may close it).
+        var backendPrepared = false
+        /// Rate-control values set since the owner last gave them to the backend.
+        var pendingRateControl: CompressionProperties?
+        var gop = GOPPlanner()
+        var owner: pthread_t?
+        var invalidated = false
+        var formatDescription: FormatDescription?
+        var frameDelay = 0
+
+        func isOwner(_ thread: pthread_t) -> Bool { owner.map { pthread_equal($0, thread) != 0 } ?? false }
+    }
+
+    /// The largest width or height accepted (H.264 level 6.2 allows 8192x4320 but the syntax
+    /// allows more; 16384 keeps sizes within every backend's reach).
+    public static let maximumDimension = 16384
+
+    /// Creates a session for `width` x `height` pictures in `sourcePixelFormat`.
+    ///
+    /// - Parameters:
+    ///   - backends: the encoders this session may use, in order of preference within each kind.
+    ///   - outputHandler: receives every encoded frame (see ``CompressionOutputHandler``).
+    /// - Throws: ``CompressionError/Code/unsupportedFormat`` for a size out of 1...16384, an odd
+    ///   size with 4:2:0 chroma, or a format no backend takes; ``CompressionError/Code/invalidProperty``
+    ///   naming the property for impossible properties; ``CompressionError/Code/hardwareUnavailable``
+    ///   under ``HardwarePolicy/require``; ``CompressionError/Code/invalidArgument`` for a negative
+    ///   thread count; the backend's error when the one that could take the stream failed to start.
+    public init(
+        width: Int, height: Int, codecType: FourCharCode = .h264, encoderSpecification: EncoderSpecification = .init(),
+        sourcePixelFormat: PixelFormat, properties: CompressionProperties = .init(),
+        backends: [any EncoderBackendFactory], outputHandler: @escaping CompressionOutputHandler
+    ) throws(CompressionError) {
+        guard codecType == .h264 else {
+            throw CompressionError(.unsupportedFormat, "codec '\(codecType)' cannot be encoded; only H.264 ('avc1')")
+        }
+        for (name, value) in [("width", width), ("height", height)] {
+            guard value >= 1, value <= Self.maximumDimension else {
+                throw CompressionError(
+                    .unsupportedFormat, "\(name) \(value) is outside 1...\(Self.maximumDimension)")
+            }
+        }
+        if sourcePixelFormat.chromaSubsampling == .yuv420 {
+            for (name, value) in [("width", width), ("height", height)] where value % 2 != 0 {
+                throw CompressionError(
+                    .unsupportedFormat,
+                    "\(name) \(value) is odd, and 4:2:0 pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel")
+            }
+        }
+        guard encoderSpecification.threadCount >= 0 else {
+            throw CompressionError(
+                .invalidArgument, "threadCount \(encoderSpecification.threadCount) is negative (0 means automatic)")
+        }
+        try properties.validate()
+        let configuration = EncoderConfiguration(
+            width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties,
+            threadCount: encoderSpecification.threadCount)
+        let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend, CompressionError>.select(
+            policy: encoderSpecification.hardwarePolicy, factories: backends, what: "H.264 encoder",
+            name: \.name, isHardware: \.isHardware,
+            unavailableReason: {
+                $0.unavailableReason(width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties)
+            },
+            message: \.message
+        ) { (factory) throws(CompressionError) in try factory.makeBackend(configuration: configuration) }
+        let chosen: (any EncoderBackendFactory, any EncoderBackend)
+        switch selection {
+        case .chosen(let factory, let backend):
+            chosen = (factory, backend)
+        case .hardwareUnavailable(let list):
+            throw CompressionError(
+                .hardwareUnavailable,
+                "hardware encoding is required (hardwarePolicy .require) but no hardware encoder can take these "
+                    + "pictures. Tried: \(list). Use hardwarePolicy .auto to fall back to software encoding.")
+        case .startFailed(var error, let list, let count):
+            error.message += count > 1 ? " (tried: \(list))" : ""
+            throw error
+        case .unavailable(let list):
+            throw CompressionError(.unsupportedFormat, "no encoder can take these pictures. Tried: \(list)")
+        }
+        self.width = width
+        self.height = height
+        self.sourcePixelFormat = sourcePixelFormat
+        self.factory = chosen.0
+        self.activeBackendName = chosen.0.name
+        self.isHardwareAccelerated = chosen.0.isHardware
+        self.monitor = Monitor(State(backend: chosen.1, handler: outputHandler, properties: properties))
+    }
+
+    deinit { invalidate() }
+
+    // MARK: Properties
+
+    /// The current properties.
+    public var properties: CompressionProperties { monitor.withLock { $0.properties } }
+
+    /// Changes properties. The result is validated as a whole; nothing changes when it throws.
+    ///
+    /// Before ``prepareToEncodeFrames()`` (and the first frame) every property may change. After,
+    /// only ``CompressionPropertyKey/changeableWhileEncoding`` (bit rate, data rate limits,
+    /// quality), taking effect from the next frame, and only within the rate-control mode the
+    /// session started in (a bit rate stays a bit rate, quality stays quality, data rate limits
+    /// stay on or off). Never waits for the encoder, so it may be called from the output handler
+    /// or while another thread is encoding.
+    ///
+    /// - Throws: ``CompressionError/Code/invalidProperty`` naming the property;
+    ///   ``CompressionError/Code/invalidSession`` after ``invalidate()``.
+    public func setProperties(_ update: (inout CompressionProperties) -> Void) throws(CompressionError) {
+        try monitor.withLock { (state) throws(CompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            var new = state.properties
+            update(&new)
+            guard new != state.properties else { return }
+            try new.validate()
+            if state.propertiesLocked {
+                let old = state.properties
+                for key in CompressionPropertyKey.allCases where new.differs(from: old, in: key) {
+                    guard CompressionPropertyKey.changeableWhileEncoding.contains(key) else {
+                        throw .invalidProperty(
+                            key, "cannot change after prepareToEncodeFrames() or the first frame; only averageBitRate, "
+                                + "dataRateLimits and quality can. Set it before, or create a new session")
+                    }
+                }
+                if (new.averageBitRate == nil) != (old.averageBitRate == nil) {
+                    throw .invalidProperty(
+                        .averageBitRate, "cannot be set or cleared while encoding (the session started "
+                            + (old.averageBitRate == nil ? "without" : "with") + " a bit rate); change its value instead, or create a new session")
+                }
+                if old.averageBitRate == nil, (new.quality == nil) != (old.quality == nil) {
+                    throw .invalidProperty(.quality, "cannot be set or cleared while encoding; change its value instead")
+                }
+                if new.dataRateLimits.isEmpty != old.dataRateLimits.isEmpty {
+                    throw .invalidProperty(
+                        .dataRateLimits, "cannot be turned on or off while encoding; change the limits instead, or create a new session")
+                }
+                state.pendingRateControl = new
+            }
+            state.properties = new
+        }
+    }
+
+    /// What `backend` honours: each key with its range and mapping.
+    public static func supportedProperties(for backend: any EncoderBackendFactory) -> [CompressionPropertyKey: String] {
+        backend.supportedProperties
+    }
+
+    /// The SPS/PPS description, known after ``prepareToEncodeFrames()`` or the first frame.
+    public var formatDescription: FormatDescription? { monitor.withLock { $0.formatDescription } }
+
+    /// Frames the encoder holds before the first output at most (reordering + look-ahead +
+    /// frame threads): the latency in frames. Known after ``prepareToEncodeFrames()``; 0 before.
+    public var frameDelay: Int { monitor.withLock { $0.frameDelay } }
+
+    // MARK: Encoding
+
+    /// Starts the encoder now rather than at the first frame; freezes all properties except rate
+    /// control. Optional (`VTCompressionSessionPrepareToEncodeFrames`).
+    public func prepareToEncodeFrames() throws(CompressionError) {
+        let (backend, properties, alreadyPrepared) = try takeBackend("prepareToEncodeFrames()")
+        var failure: CompressionError?
+        if !alreadyPrepared {
+            do {
+                try backend.prepare(properties: properties, frameRate: properties.expectedFrameRate ?? 30)
+            } catch {
+                failure = error
+            }
+        }
+        giveBack(prepared: failure == nil ? backend : nil, outputs: [])
+        if let failure { throw failure }
+    }
+
+    /// Encodes one picture. The picture is only read during this call (the backend copies what it
+    /// keeps), so the caller may reuse it afterwards.
+    ///
+    /// - Throws: ``CompressionError/Code/invalidSession`` after ``invalidate()``;
+    ///   ``CompressionError/Code/invalidArgument`` for a picture of another size or format, or an
+    ///   invalid time stamp; ``CompressionError/Code/reentrantCall`` from the output handler; the
+    ///   backend's error.
+    public func encode(
+        _ image: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime,
+        frameProperties: FrameProperties = .init(), frameReference: UInt64 = 0
+    ) throws(CompressionError) {
+        guard image.width == width, image.height == height, image.pixelFormat == sourcePixelFormat else {
+            throw CompressionError(
+                .invalidArgument,
+                "the picture is \(image.width)x\(image.height) '\(image.pixelFormat.rawValue)' but the session encodes "
+                    + "\(width)x\(height) '\(sourcePixelFormat.rawValue)'; create a session for the new size or format")
+        }
+        guard presentationTimeStamp.isNumeric else {
+            throw CompressionError(.invalidArgument, "the presentation time stamp is not a number")
+        }
+        let me = pthread_self()
+        let taken = try monitor.withLock(waitingUntil: { state in
+            state.invalidated || state.isOwner(me) || state.owner == nil
+        }) { (state) throws(CompressionError) -> (any EncoderBackend, CompressionProperties, Bool, CompressionProperties?, EncoderFrameType) in
+            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
+            guard !state.isOwner(me) else { throw Self.reentrant("encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)") }
+            state.owner = me
+            state.propertiesLocked = true
+            let rateControl = state.backendPrepared ? state.pendingRateControl : nil
+            state.pendingRateControl = nil
+            let type = state.gop.frameType(
+                presentationTimeStamp: presentationTimeStamp, forced: frameProperties.forceKeyFrame,
+                properties: state.properties)
+            return (backend, state.properties, state.backendPrepared, rateControl, type)
+        }
+        let (backend, properties, prepared, rateControl, frameType) = taken
+        var frames: [EncodedFrame] = []
+        var failure: CompressionError?
+        do {
+            if !prepared {
+                let rate = properties.expectedFrameRate
+                    ?? (duration.isNumeric && duration.seconds > 0 ? 1 / duration.seconds : 30)
+                try backend.prepare(properties: properties, frameRate: min(max(rate, 0.01), 1000))
+            } else if let rateControl {
+                try backend.reconfigureRateControl(rateControl)
+            }
+            frames = try backend.encode(EncoderFrameRequest(
+                image: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
+                frameType: frameType, frameReference: frameReference))
+        } catch {
+            failure = error
+        }
+        deliver(frames)
+        giveBack(prepared: failure == nil || prepared ? backend : nil, outputs: frames)
+        if let failure { throw failure }
+    }
+
+    /// Outputs every frame the encoder holds, then returns (`VTCompressionSessionCompleteFrames`).
+    /// The x264 backend cannot stop part-way, so every held frame is output whatever
+    /// `presentationTimeStamp` says (VideoToolbox also allows emitting more). The session stays
+    /// usable; the next frame starts a new GOP with an IDR picture.
+    public func completeFrames(until presentationTimeStamp: MediaTime = .invalid) throws(CompressionError) {
+        let (backend, _, prepared) = try takeBackend("completeFrames(until:)")
+        guard prepared else {
+            giveBack(prepared: nil, outputs: [])
+            return
+        }
+        var frames: [EncodedFrame] = []
+        var failure: CompressionError?
+        do {
+            frames = try backend.flush()
+        } catch {
+            failure = error
+        }
+        deliver(frames)
+        giveBack(prepared: nil, outputs: frames, flushed: true)
+        if let failure { throw failure }
+    }
+
+    /// Stops the session: the encoder and the output handler are released; held frames are
+    /// dropped. Idempotent; later calls throw ``CompressionError/Code/invalidSession``. Safe to
+    /// call from the output handler.
+    public func invalidate() {
+        let me = pthread_self()
+        let (dropped, handler): ((any EncoderBackend)?, CompressionOutputHandler?) = monitor.withLock(waitingUntil: { state in
+            state.invalidated || state.isOwner(me) || state.owner == nil
+        }) { state in
+            guard !state.invalidated else { return (nil, nil) }
+            state.invalidated = true
+            let handler = state.handler
+            state.handler = nil
+            // The owner (this thread, inside the handler) drops the backend when it gives it back.
+            guard state.owner == nil else { return (nil, handler) }
+            defer { state.backend = nil }
+            return (state.backend, handler)
+        }
+        // Released outside the lock: closing an encoder joins its threads.
+        withExtendedLifetime((dropped, handler)) {}
+    }
+
+    // MARK: Ownership
+
+    private static var invalidSession: CompressionError {
+        CompressionError(.invalidSession, "the compression session was invalidated; create a new one")
+    }
+
+    private static func reentrant(_ what: String) -> CompressionError {
+        CompressionError(
+            .reentrantCall,
+            "\(what) was called from the output handler, which runs inside encoding and would wait for itself; "
+                + "call it after the handler returns")
+    }
+
+    /// Becomes the backend's owner; freezes the properties.
+    private func takeBackend(_ what: String) throws(CompressionError) -> (any EncoderBackend, CompressionProperties, Bool) {
+        let me = pthread_self()
+        return try monitor.withLock(waitingUntil: { state in
+            state.invalidated || state.isOwner(me) || state.owner == nil
+        }) { (state) throws(CompressionError) in
+            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
+            guard !state.isOwner(me) else { throw Self.reentrant(what) }
+            state.owner = me
+            state.propertiesLocked = true
+            return (backend, state.properties, state.backendPrepared)
+        }
+    }
+
+    /// Calls the handler for each frame, unlocked (the handler may call back).
+    private func deliver(_ frames: [EncodedFrame]) {
+        guard !frames.isEmpty, let handler = monitor.withLock({ $0.handler }) else { return }
+        for frame in frames { handler(frame) }
+    }
+
+    /// Ends ownership, recording what the backend now knows. `prepared` is the backend when its
+    /// encoder is open, nil when it is not (failure, or closed by a flush).
+    private func giveBack(prepared: (any EncoderBackend)?, outputs: [EncodedFrame], flushed: Bool = false) {
+        let dropped: (any EncoderBackend)? = monitor.withLock { state in
+            state.owner = nil
+            if let prepared {
+                state.backendPrepared = true
+                if let description = prepared.formatDescription { state.formatDescription = description }
+                state.frameDelay = prepared.frameDelay
+            } else {
+                state.backendPrepared = false
+            }
+            if flushed { state.gop.reset() }
+            for frame in outputs {
+                if let sample = frame.sampleBuffer, sample.isSync { state.gop.noteKeyFrame(at: sample.presentationTimeStamp) }
+            }
+            guard state.invalidated else { return nil }
+            defer { state.backend = nil }
+            return state.backend
+        }
+        withExtendedLifetime(dropped) {}
+    }
+}
+
+/// The GOP decisions shared by every encoder backend: where IDR pictures must be.
+///
+/// - every frame, when temporal compression is off;
+/// - a frame with ``FrameProperties/forceKeyFrame``;
+/// - the first frame at or after the last key frame + ``CompressionProperties/maxKeyFrameIntervalDuration``
+///   (so IDR spacing in time never exceeds it when frames exist at that time);
+/// - the frame ``CompressionProperties/maxKeyFrameInterval`` frames after the last key frame.
+///
+/// "The last key frame" is the later of the last IDR this planner asked for and the last sync
+/// sample the backend output (a backend may insert its own at scene cuts; it reports them with
+/// its reordering delay, so the planner may ask for an IDR a little early, never late).
+struct GOPPlanner {
+    private var lastKeyPresentationTime: MediaTime?
+    /// Input frames since the last IDR this planner asked for.
+    private var framesSinceKey = 0
+    private var started = false
+
+    mutating func frameType(
+        presentationTimeStamp pts: MediaTime, forced: Bool, properties: CompressionProperties
+    ) -> EncoderFrameType {
+        var idr = forced || !started || !properties.allowTemporalCompression
+        if properties.maxKeyFrameInterval > 0, framesSinceKey >= properties.maxKeyFrameInterval { idr = true }
+        if properties.maxKeyFrameIntervalDuration > 0, let last = lastKeyPresentationTime,
+            (pts - last).seconds >= properties.maxKeyFrameIntervalDuration - 1e-9
+        {
+            idr = true
+        }
+        started = true
+        if idr {
+            lastKeyPresentationTime = pts
+            framesSinceKey = 1
+            return .idr
+        }
+        framesSinceKey += 1
+        return .automatic
+    }
+
+    mutating func noteKeyFrame(at pts: MediaTime) {
+        guard pts.isNumeric else { return }
+        if let last = lastKeyPresentationTime, pts <= last { return }
+        lastKeyPresentationTime = pts
+    }
+
+    /// After a flush the next frame starts a new GOP.
+    mutating func reset() { self = GOPPlanner() }
+}

@@ -1,0 +1,242 @@
+import MediaCore
+
+/// How the encoder is chosen and configured (VideoToolbox's encoder specification).
+public struct EncoderSpecification: Sendable {
+    public var hardwarePolicy: HardwarePolicy
+    /// Encoder threads; 0 lets the backend choose.
+    public var threadCount: Int
+
+    public init(hardwarePolicy: HardwarePolicy = .auto, threadCount: Int = 0) {
+        self.hardwarePolicy = hardwarePolicy
+        self.threadCount = threadCount
+    }
+}
+
+/// `kVTH264EntropyMode_CAVLC` / `kVTH264EntropyMode_CABAC`.
+public enum H264EntropyMode: String, Sendable, CaseIterable {
+    case cavlc, cabac
+}
+
+/// `kVTCompressionPropertyKey_ProfileLevel`: a profile, and a level or automatic.
+public struct H264ProfileLevel: Sendable, Hashable {
+    public enum Profile: String, Sendable, CaseIterable {
+        case baseline
+        /// profile_idc 66 with constraint_set1_flag (A.2.1.1).
+        case constrainedBaseline = "constrained-baseline"
+        case main
+        case high
+    }
+
+    public var profile: Profile
+    /// "1", "1b", "1.1" ... "6.2"; nil lets the encoder choose from size, frame rate and bit rate.
+    public var level: String?
+
+    public init(profile: Profile, level: String? = nil) {
+        self.profile = profile
+        self.level = level
+    }
+
+    /// The level names of Table A-1 and their level_idc (1b as 9, as x264 and FFmpeg write it
+    /// for non-baseline profiles).
+    public static let levels: [String: Int] = [
+        "1": 10, "1b": 9, "1.1": 11, "1.2": 12, "1.3": 13, "2": 20, "2.1": 21, "2.2": 22, "3": 30, "3.1": 31,
+        "3.2": 32, "4": 40, "4.1": 41, "4.2": 42, "5": 50, "5.1": 51, "5.2": 52, "6": 60, "6.1": 61, "6.2": 62,
+    ]
+
+    /// level_idc of ``level``, nil when automatic or unknown.
+    public var levelIdc: Int? { level.flatMap { Self.levels[$0] } }
+
+    /// Baseline and constrained baseline have neither B slices nor CABAC.
+    public var allowsBFramesAndCABAC: Bool { profile == .main || profile == .high }
+}
+
+/// One hard cap (`kVTCompressionPropertyKey_DataRateLimits` holds pairs of bytes and seconds).
+public struct DataRateLimit: Sendable, Hashable {
+    public var bytes: Int
+    public var seconds: Double
+
+    public init(bytes: Int, seconds: Double) {
+        self.bytes = bytes
+        self.seconds = seconds
+    }
+
+    /// Bits per second this window allows.
+    public var bitsPerSecond: Double { Double(bytes) * 8 / seconds }
+}
+
+/// The properties of a compression session, VideoToolbox's `kVTCompressionPropertyKey_*`.
+/// Checked by ``validate(width:height:)`` when set; see ``CompressionSession/supportedProperties(for:)``
+/// for how a backend maps them.
+public struct CompressionProperties: Sendable, Equatable {
+    /// Target average bit rate in bits per second; nil = not set.
+    public var averageBitRate: Int?
+    /// Hard caps (VBV); several windows allowed, the strictest is applied.
+    public var dataRateLimits: [DataRateLimit]
+    /// 0...1, used when no bit rate is set.
+    public var quality: Double?
+    /// Encode for live use: no look-ahead, no frame reordering delay.
+    public var realTime: Bool
+    /// nil = the encoder chooses (High, automatic level).
+    public var profileLevel: H264ProfileLevel?
+    /// nil = CABAC when the profile allows it.
+    public var entropyMode: H264EntropyMode?
+    /// false = no B-frames (output order = input order).
+    public var allowFrameReordering: Bool
+    /// Frames between key frames at most; 0 = no limit.
+    public var maxKeyFrameInterval: Int
+    /// Seconds between key frames at most; 0 = no limit. The stricter of the two applies.
+    public var maxKeyFrameIntervalDuration: Double
+    /// Frames per second expected; nil = taken from the first frame's duration.
+    public var expectedFrameRate: Double?
+    /// false = every frame is an IDR frame.
+    public var allowTemporalCompression: Bool
+    /// Frames the encoder may hold before the first output at most; nil = unlimited.
+    public var maxFrameDelayCount: Int?
+    /// Written to the SPS VUI.
+    public var colorPrimaries: ColorPrimaries?
+    public var transferFunction: TransferFunction?
+    public var yCbCrMatrix: YCbCrMatrix?
+    public var fullRange: Bool?
+
+    public init(
+        averageBitRate: Int? = nil, dataRateLimits: [DataRateLimit] = [], quality: Double? = nil,
+        realTime: Bool = false, profileLevel: H264ProfileLevel? = nil, entropyMode: H264EntropyMode? = nil,
+        allowFrameReordering: Bool = true, maxKeyFrameInterval: Int = 0, maxKeyFrameIntervalDuration: Double = 0,
+        expectedFrameRate: Double? = nil, allowTemporalCompression: Bool = true, maxFrameDelayCount: Int? = nil,
+        colorPrimaries: ColorPrimaries? = nil, transferFunction: TransferFunction? = nil,
+        yCbCrMatrix: YCbCrMatrix? = nil, fullRange: Bool? = nil
+    ) {
+        self.averageBitRate = averageBitRate
+        self.dataRateLimits = dataRateLimits
+        self.quality = quality
+        self.realTime = realTime
+        self.profileLevel = profileLevel
+        self.entropyMode = entropyMode
+        self.allowFrameReordering = allowFrameReordering
+        self.maxKeyFrameInterval = maxKeyFrameInterval
+        self.maxKeyFrameIntervalDuration = maxKeyFrameIntervalDuration
+        self.expectedFrameRate = expectedFrameRate
+        self.allowTemporalCompression = allowTemporalCompression
+        self.maxFrameDelayCount = maxFrameDelayCount
+        self.colorPrimaries = colorPrimaries
+        self.transferFunction = transferFunction
+        self.yCbCrMatrix = yCbCrMatrix
+        self.fullRange = fullRange
+    }
+
+    /// The strictest of ``dataRateLimits`` (the lowest bits per second), nil when there is none.
+    public var strictestDataRateLimit: DataRateLimit? {
+        dataRateLimits.min { $0.bitsPerSecond < $1.bitsPerSecond }
+    }
+
+    /// B-frames are allowed: reordering on, temporal compression on, and a profile that has them.
+    public var usesBFrames: Bool {
+        allowFrameReordering && allowTemporalCompression && (profileLevel?.allowsBFramesAndCABAC ?? true)
+            && maxFrameDelayCount != 0
+    }
+
+    /// Checks every value on its own and against the others.
+    ///
+    /// - Throws: ``CompressionError/Code/invalidProperty`` naming the first property at fault.
+    public func validate() throws(CompressionError) {
+        if let rate = averageBitRate, rate <= 0 {
+            throw .invalidProperty(.averageBitRate, "\(rate) bits per second is not positive")
+        }
+        for limit in dataRateLimits {
+            guard limit.bytes > 0, limit.seconds > 0, limit.seconds.isFinite else {
+                throw .invalidProperty(
+                    .dataRateLimits,
+                    "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is not a positive amount over a positive time")
+            }
+        }
+        if let quality, !(0...1).contains(quality) {
+            throw .invalidProperty(.quality, "\(quality) is outside 0...1")
+        }
+        if let level = profileLevel?.level, H264ProfileLevel.levels[level] == nil {
+            throw .invalidProperty(
+                .profileLevel, "level \"\(level)\" is not an H.264 level (use \"3.1\", \"4\", ... or nil for automatic)")
+        }
+        if let profile = profileLevel, !profile.allowsBFramesAndCABAC, entropyMode == .cabac {
+            throw .invalidProperty(
+                .entropyMode, "CABAC is not allowed in the \(profile.profile.rawValue) profile; use .cavlc or nil")
+        }
+        guard maxKeyFrameInterval >= 0 else {
+            throw .invalidProperty(.maxKeyFrameInterval, "\(maxKeyFrameInterval) is negative (0 means no limit)")
+        }
+        guard maxKeyFrameIntervalDuration >= 0, maxKeyFrameIntervalDuration.isFinite else {
+            throw .invalidProperty(
+                .maxKeyFrameIntervalDuration, "\(maxKeyFrameIntervalDuration) seconds is negative (0 means no limit)")
+        }
+        if let rate = expectedFrameRate, !(rate > 0 && rate <= 1000) {
+            throw .invalidProperty(.expectedFrameRate, "\(rate) frames per second is outside (0, 1000]")
+        }
+        if let count = maxFrameDelayCount, count < 0 {
+            throw .invalidProperty(.maxFrameDelayCount, "\(count) is negative (nil means unlimited)")
+        }
+    }
+
+    /// The value of `key`, for comparisons and messages.
+    func differs(from other: CompressionProperties, in key: CompressionPropertyKey) -> Bool {
+        switch key {
+        case .averageBitRate: averageBitRate != other.averageBitRate
+        case .dataRateLimits: dataRateLimits != other.dataRateLimits
+        case .quality: quality != other.quality
+        case .realTime: realTime != other.realTime
+        case .profileLevel: profileLevel != other.profileLevel
+        case .entropyMode: entropyMode != other.entropyMode
+        case .allowFrameReordering: allowFrameReordering != other.allowFrameReordering
+        case .maxKeyFrameInterval: maxKeyFrameInterval != other.maxKeyFrameInterval
+        case .maxKeyFrameIntervalDuration: maxKeyFrameIntervalDuration != other.maxKeyFrameIntervalDuration
+        case .expectedFrameRate: expectedFrameRate != other.expectedFrameRate
+        case .allowTemporalCompression: allowTemporalCompression != other.allowTemporalCompression
+        case .maxFrameDelayCount: maxFrameDelayCount != other.maxFrameDelayCount
+        case .colorPrimaries: colorPrimaries != other.colorPrimaries
+        case .transferFunction: transferFunction != other.transferFunction
+        case .yCbCrMatrix: yCbCrMatrix != other.yCbCrMatrix
+        case .fullRange: fullRange != other.fullRange
+        }
+    }
+}
+
+/// The names of the ``CompressionProperties`` (VideoToolbox's property keys), for
+/// ``CompressionSession/supportedProperties(for:)`` and error messages.
+public enum CompressionPropertyKey: String, CaseIterable, Sendable {
+    case averageBitRate, dataRateLimits, quality, realTime, profileLevel, entropyMode, allowFrameReordering
+    case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
+    case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange
+
+    /// The rate-control properties: these may change while encoding (from the next frame on).
+    public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [.averageBitRate, .dataRateLimits, .quality]
+}
+
+/// Per-frame options of ``CompressionSession/encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
+/// (`kVTEncodeFrameOptionKey_*`).
+public struct FrameProperties: Sendable {
+    /// Make this frame an IDR frame (`kVTEncodeFrameOptionKey_ForceKeyFrame`).
+    public var forceKeyFrame: Bool
+
+    public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
+}
+
+/// One output of a compression session (the arguments of VideoToolbox's output callback).
+public struct EncodedFrame: Sendable {
+    /// nil on success.
+    public var status: CompressionError?
+    /// One access unit: AVCC NAL units with 4-byte lengths, no SPS/PPS in band; its format
+    /// description holds the SPS/PPS; timing PTS, DTS and duration; sample attachments
+    /// `notSync`, `dependsOnOthers`, `isDependedOnByOthers`. nil when the frame was dropped or failed.
+    public var sampleBuffer: SampleBuffer?
+    /// The value given to ``CompressionSession/encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
+    /// with the picture this came from (`sourceFrameRefCon`).
+    public var frameReference: UInt64
+
+    public init(status: CompressionError? = nil, sampleBuffer: SampleBuffer? = nil, frameReference: UInt64 = 0) {
+        self.status = status
+        self.sampleBuffer = sampleBuffer
+        self.frameReference = frameReference
+    }
+}
+
+/// Receives every output of a compression session, in decode order, on the thread that called
+/// `encode` or `completeFrames`, with no session lock held.
+public typealias CompressionOutputHandler = @Sendable (EncodedFrame) -> Void

@@ -1,0 +1,93 @@
+import MediaCore
+
+/// What an encoder is made for: fixed for the session's life except the rate-control properties.
+public struct EncoderConfiguration: Sendable {
+    public var width: Int
+    public var height: Int
+    public var pixelFormat: PixelFormat
+    public var properties: CompressionProperties
+    /// Encoder threads; 0 = the backend chooses.
+    public var threadCount: Int
+
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties, threadCount: Int) {
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.properties = properties
+        self.threadCount = threadCount
+    }
+}
+
+/// The frame type the session's GOP logic asks for (the shared part of the encoder: IDR placement
+/// for the key-frame interval limits, forced key frames and all-intra coding).
+public enum EncoderFrameType: Sendable, Hashable {
+    /// The backend chooses (P or B, or I/IDR at a scene cut or at its own interval limit).
+    case automatic
+    /// An IDR picture, here, whatever the backend would have chosen.
+    case idr
+}
+
+/// One picture to encode, with the decisions the session made for it.
+public struct EncoderFrameRequest {
+    /// Only borrowed for the duration of ``EncoderBackend/encode(_:)``.
+    public var image: PixelBuffer
+    public var presentationTimeStamp: MediaTime
+    public var duration: MediaTime
+    public var frameType: EncoderFrameType
+    public var frameReference: UInt64
+
+    public init(
+        image: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime, frameType: EncoderFrameType,
+        frameReference: UInt64
+    ) {
+        self.image = image
+        self.presentationTimeStamp = presentationTimeStamp
+        self.duration = duration
+        self.frameType = frameType
+        self.frameReference = frameReference
+    }
+}
+
+/// Makes encoders of one kind: the backend cut of ``CompressionSession``, chosen by the session
+/// according to its ``HardwarePolicy``.
+public protocol EncoderBackendFactory: Sendable {
+    /// Shown to people: ``CompressionSession/activeBackendName``, error messages.
+    var name: String { get }
+    var isHardware: Bool { get }
+    /// nil when this backend can encode such pictures with such properties here; otherwise why
+    /// not, for a person.
+    func unavailableReason(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties) -> String?
+    /// An encoder for `configuration` (already validated by the session). Only called when
+    /// ``unavailableReason(width:height:pixelFormat:properties:)`` returned nil. The encoder need
+    /// not start its library yet: ``EncoderBackend/prepare(properties:frameRate:)`` does.
+    func makeBackend(configuration: EncoderConfiguration) throws(CompressionError) -> any EncoderBackend
+    /// Each property this backend honours, with its range and how it is mapped.
+    var supportedProperties: [CompressionPropertyKey: String] { get }
+}
+
+/// One encoder instance. The session calls it from one thread at a time, never concurrently.
+///
+/// Output: ``EncodedFrame``s in decode order, carrying the ``EncoderFrameRequest/frameReference``
+/// of their picture; their sample buffers are the caller's to keep.
+public protocol EncoderBackend: AnyObject {
+    /// Starts the encoder (opens the library's encoder) with `properties` (validated, possibly
+    /// changed since ``EncoderBackendFactory/makeBackend(configuration:)``). Called before the
+    /// first frame, and again after ``flush()`` before the next one;
+    /// `frameRate` is the session's best knowledge (``CompressionProperties/expectedFrameRate``
+    /// or the first frame's duration).
+    func prepare(properties: CompressionProperties, frameRate: Double) throws(CompressionError)
+    /// Encodes one picture and returns the frames that became ready (possibly none: the encoder
+    /// holds frames for reordering and look-ahead). Throws only when the encoder cannot go on.
+    func encode(_ request: EncoderFrameRequest) throws(CompressionError) -> [EncodedFrame]
+    /// Outputs every frame still held (end of stream). The encoder may close its library encoder
+    /// here; the session calls ``prepare(properties:frameRate:)`` again before the next frame.
+    func flush() throws(CompressionError) -> [EncodedFrame]
+    /// Applies new rate-control values (bit rate, data rate limits, quality) from the next frame.
+    /// Only called after ``prepare(properties:frameRate:)``, with properties the session validated and
+    /// whose rate-control mode (bit rate, quality, VBV on or off) is unchanged.
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError)
+    /// The SPS/PPS description, once known (after ``prepare(properties:frameRate:)``).
+    var formatDescription: FormatDescription? { get }
+    /// Frames held before the first output at most (reordering + look-ahead + threads).
+    var frameDelay: Int { get }
+}
