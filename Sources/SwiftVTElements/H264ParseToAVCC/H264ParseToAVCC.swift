@@ -201,11 +201,11 @@ final class H264ParseToAVCC: @unchecked Sendable {
                 releaseHeld(Array(buffers[index...]))
                 break
             }
-            guard let frame = gst_base_parse_frame_new(held.buffer, GST_BASE_PARSE_FRAME_FLAG_NONE, 0) else {
-                gst_buffer_unref(held.buffer)
-                continue
-            }
-            // push_frame takes the buffer; the frame stays ours.
+            // frame_new takes a reference of its own (transfer none), and push_frame hands that one
+            // downstream; the queue's reference is dropped here.
+            let frame = gst_base_parse_frame_new(held.buffer, GST_BASE_PARSE_FRAME_FLAG_NONE, 0)
+            gst_buffer_unref(held.buffer)
+            guard let frame else { continue }
             result = gst_base_parse_push_frame(parse, frame)
             gst_base_parse_frame_free(frame)
         }
