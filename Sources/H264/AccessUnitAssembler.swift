@@ -182,16 +182,18 @@ public struct AccessUnitAssembler: Sendable {
     }
 
     private mutating func pushSlice(_ nalUnit: UnsafeRawBufferPointer, header: NALUnitHeader, step: inout AccessUnitAssemblyStep) {
-        let parsed: ParsedSlice
+        // The picture identity (7.4.1.2.4) for every slice; the whole header only for the first
+        // slice of each picture, which is all POC and MMCO detection need.
+        let quick: SliceIdentity
         do throws(H264Error) {
-            parsed = try ParsedSlice(nalUnit: nalUnit, parameterSets: parameterSets)
+            quick = try SliceIdentity.parse(nalUnit: nalUnit, parameterSets: parameterSets)
         } catch {
             step.problem = error
             return
         }
         // A redundant coded picture (redundant_pic_cnt > 0) belongs to the access unit of its
         // primary picture and takes no part in the comparison of 7.4.1.2.4.
-        if parsed.redundantPicCnt > 0 {
+        if quick.redundantPicCnt > 0 {
             if !seenVCLInCurrentAccessUnit {
                 step.problem = .malformedFraming("redundant slice without a primary picture")
             } else {
@@ -199,12 +201,26 @@ public struct AccessUnitAssembler: Sendable {
             }
             return
         }
-        if seenVCLInCurrentAccessUnit, let last = lastSliceIdentity,
-           last.differsAsNewPrimaryPicture(from: parsed.identity) {
+        let startsPicture: Bool
+        if seenVCLInCurrentAccessUnit, let last = lastSliceIdentity {
+            startsPicture = last.differsAsNewPrimaryPicture(from: quick.identity)
+        } else {
+            startsPicture = true
+        }
+        var parsed: ParsedSlice?
+        if startsPicture || currentPicture == nil {
+            do throws(H264Error) {
+                parsed = try ParsedSlice(nalUnit: nalUnit, parameterSets: parameterSets)
+            } catch {
+                step.problem = error
+                return
+            }
+        }
+        if startsPicture && seenVCLInCurrentAccessUnit {
             endAccessUnit(into: &step)
         }
         joinCurrentAccessUnit(&step)
-        if currentPicture == nil {
+        if currentPicture == nil, let parsed {
             let poc: PictureOrderCount
             do throws(H264Error) {
                 poc = try pocCalculator.compute(parsed.pictureOrderCountInputs)
@@ -221,12 +237,12 @@ public struct AccessUnitAssembler: Sendable {
                 pictureOrderCount: poc, pictureOrderCountEpoch: pocCalculator.epoch)
         }
         currentPicture?.sliceCount += 1
-        switch parsed.sliceKind {
-        case .i, .si: currentPicture?.containsISlices = true
-        case .p, .sp: currentPicture?.containsPSlices = true
-        case .b: currentPicture?.containsBSlices = true
+        switch quick.sliceType % 5 {
+        case 2, 4: currentPicture?.containsISlices = true
+        case 0, 3: currentPicture?.containsPSlices = true
+        default: currentPicture?.containsBSlices = true
         }
-        lastSliceIdentity = parsed.identity
+        lastSliceIdentity = quick.identity
         seenVCLInCurrentAccessUnit = true
     }
 

@@ -14,6 +14,9 @@ public struct ParameterSetStore: Sendable {
 
     private var sequenceParameterSets: [Int: (raw: [UInt8], parsed: SequenceParameterSet)] = [:]
     private var pictureParameterSets: [Int: (raw: [UInt8], parsed: PictureParameterSet?)] = [:]
+    /// What reading a slice header's picture identity needs, by PPS id (0...255): a few plain
+    /// fields, so the per-slice lookup copies no arrays (SPS/PPS carry scaling lists, HRD...).
+    private var identityContexts = [SliceIdentityContext?](repeating: nil, count: 256)
 
     public init() {}
 
@@ -25,6 +28,21 @@ public struct ParameterSetStore: Sendable {
     /// Ids present, in ascending order.
     public var sequenceParameterSetIDs: [Int] { sequenceParameterSets.keys.sorted() }
     public var pictureParameterSetIDs: [Int] { pictureParameterSets.keys.sorted() }
+
+    /// The fields of the PPS `id` and its SPS that the slice header's first part depends on.
+    public func sliceIdentityContext(ppsID id: Int) -> SliceIdentityContext? {
+        id >= 0 && id < identityContexts.count ? identityContexts[id] : nil
+    }
+
+    private mutating func refreshIdentityContexts() {
+        for id in 0..<identityContexts.count {
+            guard let pps = pictureParameterSets[id]?.parsed, let sps = sequenceParameterSet(id: pps.seqParameterSetID) else {
+                identityContexts[id] = nil
+                continue
+            }
+            identityContexts[id] = SliceIdentityContext(sps: sps, pps: pps)
+        }
+    }
 
     /// Stores an SPS NAL unit (header byte included, escaped).
     @discardableResult
@@ -48,6 +66,7 @@ public struct ParameterSetStore: Sendable {
                 pictureParameterSets[ppsID] = (entry.raw, reparsed)
             }
         }
+        if change != .unchanged { refreshIdentityContexts() }
         return (id, change)
     }
 
@@ -64,6 +83,7 @@ public struct ParameterSetStore: Sendable {
         let change: Change = pictureParameterSets[id] == nil ? .added : .replaced
         // Copy: as for the SPS.
         pictureParameterSets[id] = (Array(nalUnit), parsed)
+        identityContexts[id] = sequenceParameterSet(id: parsed.seqParameterSetID).map { SliceIdentityContext(sps: $0, pps: parsed) }
         return (id, change)
     }
 
@@ -71,5 +91,6 @@ public struct ParameterSetStore: Sendable {
     public mutating func removeAll() {
         sequenceParameterSets.removeAll()
         pictureParameterSets.removeAll()
+        identityContexts = [SliceIdentityContext?](repeating: nil, count: 256)
     }
 }

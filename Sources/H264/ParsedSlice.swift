@@ -52,3 +52,92 @@ enum SEIRecoveryPoint {
         return nil
     }
 }
+
+/// The SPS and PPS fields that slice_header() reads up to redundant_pic_cnt (7.3.3).
+public struct SliceIdentityContext: Sendable, Hashable {
+    public var seqParameterSetID: Int
+    public var separateColourPlaneFlag: Bool
+    public var log2MaxFrameNum: Int
+    public var frameMbsOnlyFlag: Bool
+    public var picOrderCntType: Int
+    public var log2MaxPicOrderCntLsb: Int
+    public var deltaPicOrderAlwaysZeroFlag: Bool
+    public var bottomFieldPicOrderInFramePresentFlag: Bool
+    public var redundantPicCntPresentFlag: Bool
+
+    init(sps: SequenceParameterSet, pps: PictureParameterSet) {
+        seqParameterSetID = pps.seqParameterSetID
+        separateColourPlaneFlag = sps.separateColourPlaneFlag
+        log2MaxFrameNum = sps.log2MaxFrameNumMinus4 &+ 4
+        frameMbsOnlyFlag = sps.frameMbsOnlyFlag
+        picOrderCntType = sps.picOrderCntType
+        log2MaxPicOrderCntLsb = sps.log2MaxPicOrderCntLsbMinus4 &+ 4
+        deltaPicOrderAlwaysZeroFlag = sps.deltaPicOrderAlwaysZeroFlag
+        bottomFieldPicOrderInFramePresentFlag = pps.bottomFieldPicOrderInFramePresentFlag
+        redundantPicCntPresentFlag = pps.redundantPicCntPresentFlag
+    }
+}
+
+/// The first part of a slice header, up to redundant_pic_cnt: everything 7.4.1.2.4 compares.
+///
+/// Reading only this part is enough for the slices after the first of a picture, whose
+/// dec_ref_pic_marking (the one later field access-unit assembly uses) 7.4.3 requires to equal
+/// the first slice's. It reads at most ~40 bytes, unescaped on the stack, and looks up nothing
+/// but a few integers: a many-slice stream spends most of its parsing time here.
+struct SliceIdentity: Sendable {
+    var identity: PrimaryPictureIdentity
+    var sliceType: Int
+    var redundantPicCnt: Int
+
+    /// Enough unescaped bytes for every field up to redundant_pic_cnt at their largest.
+    static let maximumBytes = 48
+
+    static func parse(nalUnit: UnsafeRawBufferPointer, parameterSets: ParameterSetStore) throws(H264Error) -> SliceIdentity {
+        guard let first = nalUnit.first else { throw H264Error.truncated(what: "nal_unit_header") }
+        let header = NALUnitHeader(byte: first)
+        let isIDR = header.nalUnitType == .codedSliceIDR
+        return try RBSP.withUnescapedPayload(of: nalUnit, from: 1, maxBytes: maximumBytes) { rbsp in
+            Result { () throws(H264Error) -> SliceIdentity in
+                var reader = BitReader(rbsp)
+                _ = try reader.readUE("first_mb_in_slice")
+                let sliceType = try reader.readUE("slice_type", max: 9)
+                let ppsID = try reader.readUE("pic_parameter_set_id", max: 255)
+                guard let context = parameterSets.sliceIdentityContext(ppsID: ppsID) else {
+                    throw H264Error.missingParameterSet(kind: "PPS", id: ppsID)
+                }
+                if context.separateColourPlaneFlag { _ = try reader.readBits(2, "colour_plane_id") }
+                let frameNum = Int64(try reader.readBits(context.log2MaxFrameNum, "frame_num"))
+                var fieldPicFlag = false
+                var bottomFieldFlag = false
+                if !context.frameMbsOnlyFlag {
+                    fieldPicFlag = try reader.readFlag("field_pic_flag")
+                    if fieldPicFlag { bottomFieldFlag = try reader.readFlag("bottom_field_flag") }
+                }
+                var idrPicID: Int64 = 0
+                if isIDR { idrPicID = Int64(try reader.readUE("idr_pic_id", max: 65535)) }
+                let bottomPresent = context.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag
+                var pocLsb: Int64 = 0
+                var deltaBottom: Int64 = 0
+                var delta0: Int64 = 0
+                var delta1: Int64 = 0
+                if context.picOrderCntType == 0 {
+                    pocLsb = Int64(try reader.readBits(context.log2MaxPicOrderCntLsb, "pic_order_cnt_lsb"))
+                    if bottomPresent { deltaBottom = Int64(try reader.readSE("delta_pic_order_cnt_bottom")) }
+                }
+                if context.picOrderCntType == 1 && !context.deltaPicOrderAlwaysZeroFlag {
+                    delta0 = Int64(try reader.readSE("delta_pic_order_cnt[0]"))
+                    if bottomPresent { delta1 = Int64(try reader.readSE("delta_pic_order_cnt[1]")) }
+                }
+                var redundantPicCnt = 0
+                if context.redundantPicCntPresentFlag { redundantPicCnt = try reader.readUE("redundant_pic_cnt", max: 127) }
+                return SliceIdentity(
+                    identity: PrimaryPictureIdentity(
+                        frameNum: frameNum, picParameterSetID: ppsID, fieldPicFlag: fieldPicFlag, bottomFieldFlag: bottomFieldFlag,
+                        nalRefIdcIsZero: header.nalRefIdc == 0, picOrderCntType: context.picOrderCntType,
+                        picOrderCntLsb: pocLsb, deltaPicOrderCntBottom: deltaBottom, deltaPicOrderCnt0: delta0,
+                        deltaPicOrderCnt1: delta1, isIDR: isIDR, idrPicID: idrPicID),
+                    sliceType: sliceType, redundantPicCnt: redundantPicCnt)
+            }
+        }.get()
+    }
+}

@@ -24,6 +24,33 @@ struct SwiftVTBench {
         input.reserveCapacity(file.count * repeatCount)
         for _ in 0..<repeatCount { input.append(contentsOf: file) }
         runAnnexBToAVCC(input, name: arguments[1])
+        runAccessUnitSplitting(input)
+    }
+
+    /// The parser's own work per NAL unit: access-unit splitting with slice-header parsing and POC.
+    static func runAccessUnitSplitting(_ input: [UInt8]) {
+        var units = 0
+        var nalCount = 0
+        let seconds = median(runs: 5) {
+            var splitter = AccessUnitSplitter()
+            units = 0
+            nalCount = 0
+            input.withUnsafeBytes { data in
+                var offset = 0
+                while offset < data.count {
+                    let rest = UnsafeRawBufferPointer(rebasing: data[offset...])
+                    switch splitter.next(in: rest, dataEnd: .accessUnitBoundary) {
+                    case .skip(let count): offset += count
+                    case .needMoreData: offset = data.count
+                    case .accessUnit(let unit):
+                        units += 1
+                        nalCount += unit.nalUnits.count + unit.problems.count
+                        offset += unit.byteCount
+                    }
+                }
+            }
+        }
+        print("access-unit splitting (parse + POC): \(units) access units, \(String(format2: Double(nalCount) / seconds / 1_000_000)) M NAL/s, \(String(format2: Double(input.count) / seconds / 1_000_000)) MB/s")
     }
 
     static func runAnnexBToAVCC(_ input: [UInt8], name: String) {
