@@ -251,9 +251,9 @@ public final class CompressionSession: Sendable {
                     ?? (duration.isNumeric && duration.seconds > 0 ? 1 / duration.seconds : 30)
                 try backend.prepare(properties: properties, frameRate: min(max(rate, 0.01), 1000))
             } else if let rateControl {
-                try backend.reconfigureRateControl(rateControl)
+                frames = try backend.reconfigureRateControl(rateControl)
             }
-            frames = try backend.encode(EncoderFrameRequest(
+            frames += try backend.encode(EncoderFrameRequest(
                 image: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
                 frameType: frameType, frameReference: frameReference))
         } catch {

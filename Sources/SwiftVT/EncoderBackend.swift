@@ -84,8 +84,9 @@ public protocol EncoderBackend: AnyObject {
     func flush() throws(CompressionError) -> [EncodedFrame]
     /// Applies new rate-control values (bit rate, data rate limits, quality) from the next frame.
     /// Only called after ``prepare(properties:frameRate:)``, with properties the session validated and
-    /// whose rate-control mode (bit rate, quality, VBV on or off) is unchanged.
-    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError)
+    /// whose rate-control mode (bit rate, quality, VBV on or off) is unchanged. Returns frames
+    /// that became ready meanwhile (a backend that must restart its encoder outputs the held ones).
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError) -> [EncodedFrame]
     /// The SPS/PPS description, once known (after ``prepare(properties:frameRate:)``).
     var formatDescription: FormatDescription? { get }
     /// Frames held before the first output at most (reordering + look-ahead + threads).
