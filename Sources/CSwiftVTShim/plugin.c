@@ -10,7 +10,7 @@
 #endif
 
 static gboolean plugin_init(GstPlugin *plugin) {
-    return swiftvt_register_h264parse_to_avcc(plugin) && swiftvt_register_vtdec(plugin);
+    return swiftvt_register_h264parse_to_avcc(plugin) && swiftvt_register_vtdec(plugin) && swiftvt_register_vtenc(plugin);
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, swiftvt,

@@ -1,0 +1,559 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import SoftwareCodecs
+import Synchronization
+import SwiftVT
+
+/// `vtenc` / `vtenc_h264` / `vtenc_h264_hw`: H.264 encoding on the VTCompressionSession model
+/// (the seeds' cases three and four).
+///
+/// A GstVideoEncoder subclass: input frames are wrapped as `PixelBuffer`s (no copy), handed to a
+/// `CompressionSession` with their presentation times, and the session's sample buffers (AVCC, in
+/// decode order, SPS/PPS in the format description) become output buffers: AVCC with
+/// `codec_data` for `stream-format=avc`, Annex B with SPS/PPS before every IDR for
+/// `byte-stream` (ready for `rtph264pay`). All encoding decisions are in the session.
+///
+/// Locks: `settings`, `state` and `delivered` are never held together, and none is held while
+/// calling out (finishing frames, negotiating, posting messages).
+final class VTEnc: @unchecked Sendable {
+    // `encoder` is the GObject that owns this object; mutable state is behind the mutexes.
+    private let encoder: UnsafeMutablePointer<GstVideoEncoder>
+    private let log = DebugCategory(pointer: swiftvt_vtenc_debug_category())
+    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(encoder) }
+
+    /// Property values, as set on the element.
+    struct Settings: Sendable {
+        var bitrateKilobits: UInt32 = 0
+        var rateControl = SWIFTVT_RATE_CONTROL_ABR
+        var dataRateLimits = ""
+        var quality = 0.5
+        var realtime = false
+        var allowFrameReordering = true
+        var maxKeyframeInterval: Int32 = 0
+        var maxKeyframeIntervalDuration: UInt64 = 0
+        var entropyMode = SWIFTVT_ENTROPY_AUTO
+        var hardware: HardwarePolicy
+        var maxThreads: Int32 = 0
+    }
+
+    private let settings: Mutex<Settings>
+
+    enum StreamFormat: String, Sendable { case avc, byteStream = "byte-stream" }
+
+    struct State: Sendable {
+        var session: CompressionSession?
+        var inputState: VTDec.CodecStateReference?
+        var width = 0
+        var height = 0
+        var pixelFormat = PixelFormat.i420
+        var frameRate: (numerator: Int32, denominator: Int32) = (0, 1)
+        var streamFormat = StreamFormat.avc
+        var profile: H264ProfileLevel.Profile?
+        /// The SPS/PPS the output caps were made for.
+        var negotiatedParameterSets: [[UInt8]]?
+        var activeBackend = ""
+    }
+
+    private let state = Mutex(State())
+    private let delivered = DeliveredFrames()
+
+    final class DeliveredFrames: Sendable {
+        let frames = Mutex<[EncodedFrame]>([])
+    }
+
+    init(encoder: UnsafeMutablePointer<GstVideoEncoder>, defaultHardware: HardwarePolicy) {
+        self.encoder = encoder
+        settings = Mutex(Settings(hardware: defaultHardware))
+    }
+
+    // MARK: Properties (ids from SwiftVTEncProperty; the C table installs them)
+
+    func setProperty(_ id: UInt32, _ value: UnsafePointer<GValue>) {
+        var bitrateChanged = false
+        settings.withLock { settings in
+            switch id {
+            case SWIFTVT_VTENC_PROP_BITRATE.rawValue:
+                bitrateChanged = settings.bitrateKilobits != g_value_get_uint(value)
+                settings.bitrateKilobits = g_value_get_uint(value)
+            case SWIFTVT_VTENC_PROP_RATE_CONTROL.rawValue:
+                settings.rateControl = SwiftVTRateControl(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
+            case SWIFTVT_VTENC_PROP_DATA_RATE_LIMITS.rawValue:
+                settings.dataRateLimits = g_value_get_string(value).map { String(cString: $0) } ?? ""
+                bitrateChanged = true
+            case SWIFTVT_VTENC_PROP_QUALITY.rawValue: settings.quality = g_value_get_double(value)
+            case SWIFTVT_VTENC_PROP_REALTIME.rawValue: settings.realtime = g_value_get_boolean(value) != 0
+            case SWIFTVT_VTENC_PROP_ALLOW_FRAME_REORDERING.rawValue: settings.allowFrameReordering = g_value_get_boolean(value) != 0
+            case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL.rawValue: settings.maxKeyframeInterval = g_value_get_int(value)
+            case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL_DURATION.rawValue:
+                settings.maxKeyframeIntervalDuration = UInt64(g_value_get_uint64(value))
+            case SWIFTVT_VTENC_PROP_ENTROPY_MODE.rawValue:
+                settings.entropyMode = SwiftVTEntropyMode(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
+            case SWIFTVT_VTENC_PROP_HARDWARE.rawValue: settings.hardware = HardwarePolicy(shimValue: g_value_get_enum(value))
+            case SWIFTVT_VTENC_PROP_MAX_THREADS.rawValue: settings.maxThreads = g_value_get_int(value)
+            default: break
+            }
+        }
+        // The bit rate (and its limits) may change while encoding: the session applies it at the
+        // next frame (VideoToolbox's AverageBitRate is likewise settable during a session).
+        if bitrateChanged, let session = state.withLock({ $0.session }) {
+            let (properties, problem) = compressionProperties()
+            if let problem {
+                log.warning(object, problem)
+                return
+            }
+            do throws(CompressionError) {
+                try session.setProperties { current in
+                    current.averageBitRate = properties.averageBitRate
+                    current.dataRateLimits = properties.dataRateLimits
+                }
+                log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic")")
+            } catch {
+                log.warning(object, "could not change the bit rate while encoding: \(error)")
+            }
+        }
+    }
+
+    func getProperty(_ id: UInt32, _ value: UnsafeMutablePointer<GValue>) {
+        if id == SWIFTVT_VTENC_PROP_ACTIVE_BACKEND.rawValue {
+            g_value_set_string(value, state.withLock { $0.activeBackend })
+            return
+        }
+        let current = settings.withLock { $0 }
+        switch id {
+        case SWIFTVT_VTENC_PROP_BITRATE.rawValue: g_value_set_uint(value, current.bitrateKilobits)
+        case SWIFTVT_VTENC_PROP_RATE_CONTROL.rawValue: g_value_set_enum(value, Int32(bitPattern: current.rateControl.rawValue))
+        case SWIFTVT_VTENC_PROP_DATA_RATE_LIMITS.rawValue: g_value_set_string(value, current.dataRateLimits)
+        case SWIFTVT_VTENC_PROP_QUALITY.rawValue: g_value_set_double(value, current.quality)
+        case SWIFTVT_VTENC_PROP_REALTIME.rawValue: g_value_set_boolean(value, current.realtime ? 1 : 0)
+        case SWIFTVT_VTENC_PROP_ALLOW_FRAME_REORDERING.rawValue: g_value_set_boolean(value, current.allowFrameReordering ? 1 : 0)
+        case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL.rawValue: g_value_set_int(value, current.maxKeyframeInterval)
+        case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL_DURATION.rawValue: g_value_set_uint64(value, guint64(current.maxKeyframeIntervalDuration))
+        case SWIFTVT_VTENC_PROP_ENTROPY_MODE.rawValue: g_value_set_enum(value, Int32(bitPattern: current.entropyMode.rawValue))
+        case SWIFTVT_VTENC_PROP_HARDWARE.rawValue: g_value_set_enum(value, current.hardware.shimValue)
+        case SWIFTVT_VTENC_PROP_MAX_THREADS.rawValue: g_value_set_int(value, current.maxThreads)
+        default: break
+        }
+    }
+
+    /// The session properties the element's settings mean, or what is wrong with them.
+    private func compressionProperties() -> (CompressionProperties, String?) {
+        let current = settings.withLock { $0 }
+        var properties = CompressionProperties()
+        let bitrate = current.bitrateKilobits > 0 ? Int(current.bitrateKilobits) * 1000 : nil
+        switch current.rateControl {
+        case SWIFTVT_RATE_CONTROL_QUALITY:
+            properties.quality = current.quality
+        case SWIFTVT_RATE_CONTROL_CBR:
+            guard let bitrate else {
+                return (properties, "vtenc: rate-control=cbr needs a bitrate (kbit/s); set bitrate or use rate-control=abr")
+            }
+            properties.averageBitRate = bitrate
+            // Constant bit rate: the average is also the limit over every second.
+            properties.dataRateLimits = [DataRateLimit(bytes: bitrate / 8, seconds: 1)]
+        default:
+            properties.averageBitRate = bitrate
+        }
+        if !current.dataRateLimits.isEmpty {
+            guard let limits = Self.parseDataRateLimits(current.dataRateLimits) else {
+                return (properties, "vtenc: data-rate-limits \"\(current.dataRateLimits)\" is not a list of BYTES,SECONDS pairs separated by ';' (e.g. \"250000,1;400000,2\")")
+            }
+            properties.dataRateLimits += limits
+        }
+        properties.realTime = current.realtime
+        properties.allowFrameReordering = current.allowFrameReordering
+        properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
+        properties.maxKeyFrameIntervalDuration = Double(current.maxKeyframeIntervalDuration) / 1e9
+        switch current.entropyMode {
+        case SWIFTVT_ENTROPY_CAVLC: properties.entropyMode = .cavlc
+        case SWIFTVT_ENTROPY_CABAC: properties.entropyMode = .cabac
+        default: properties.entropyMode = nil
+        }
+        return (properties, nil)
+    }
+
+    static func parseDataRateLimits(_ text: String) -> [DataRateLimit]? {
+        var limits: [DataRateLimit] = []
+        for pair in text.split(separator: ";") {
+            let fields = pair.split(separator: ",").map { $0.trimmingSpaces }
+            guard fields.count == 2, let bytes = Int(fields[0]), let seconds = Double(fields[1]), bytes > 0, seconds > 0 else {
+                return nil
+            }
+            limits.append(DataRateLimit(bytes: bytes, seconds: seconds))
+        }
+        return limits.isEmpty ? nil : limits
+    }
+
+    var activeBackend: String { state.withLock { $0.activeBackend } }
+
+    // MARK: Lifecycle
+
+    func start() -> Bool {
+        let old = state.withLock { state -> CompressionSession? in
+            defer { state = State() }
+            return state.session
+        }
+        old?.invalidate()
+        return true
+    }
+
+    func stop() -> Bool {
+        let old = state.withLock { state -> CompressionSession? in
+            let session = state.session
+            let backend = state.activeBackend
+            state = State()
+            state.activeBackend = backend
+            return session
+        }
+        old?.invalidate()
+        delivered.frames.withLock { $0.removeAll() }
+        return true
+    }
+
+    func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
+        let info = swiftvt_codec_state_info(input)
+        let width = Int(swiftvt_video_info_width(info))
+        let height = Int(swiftvt_video_info_height(info))
+        let format: PixelFormat
+        switch swiftvt_video_info_format(info) {
+        case GST_VIDEO_FORMAT_NV12:
+            let colorimetry = swiftvt_video_info_colorimetry(info)
+            format = colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? .nv12FullRange : .nv12VideoRange
+        default:
+            format = .i420
+        }
+        let rate = (swiftvt_video_info_fps_n(info), swiftvt_video_info_fps_d(info))
+        // A caps change: what was queued under the old format goes out first.
+        if let running = state.withLock({ $0.session }) {
+            _ = complete(running)
+            running.invalidate()
+        }
+        let (streamFormat, profile) = negotiateDownstream()
+        let (properties, problem) = compressionProperties()
+        if let problem {
+            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem).post(from: object, isError: true)
+            return false
+        }
+        var sessionProperties = properties
+        if rate.0 > 0 && rate.1 > 0 { sessionProperties.expectedFrameRate = Double(rate.0) / Double(rate.1) }
+        if let profile { sessionProperties.profileLevel = H264ProfileLevel(profile: profile, level: nil) }
+        if profile == .baseline || profile == .constrainedBaseline {
+            // Baseline has neither B slices nor CABAC (A.2.1).
+            sessionProperties.allowFrameReordering = false
+            if sessionProperties.entropyMode == .cabac {
+                ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                               text: "vtenc: entropy-mode=cabac is impossible with the \(profile?.rawValue ?? "baseline") profile downstream asks for; use entropy-mode=cavlc or auto")
+                    .post(from: object, isError: true)
+                return false
+            }
+            sessionProperties.entropyMode = .cavlc
+        }
+        let configuration = settings.withLock { $0 }
+        let handler: CompressionOutputHandler = { [delivered] frame in delivered.frames.withLock { $0.append(frame) } }
+        do throws(CompressionError) {
+            let session = try CompressionSession(
+                width: width, height: height,
+                encoderSpecification: EncoderSpecification(hardwarePolicy: configuration.hardware, threadCount: Int(configuration.maxThreads)),
+                sourcePixelFormat: format, properties: sessionProperties,
+                backends: [X264EncoderFactory()], outputHandler: handler)
+            try session.prepareToEncodeFrames()
+            let reference = VTDec.CodecStateReference(input)
+            state.withLock { state in
+                state.session = session
+                state.inputState = reference
+                state.width = width
+                state.height = height
+                state.pixelFormat = format
+                state.frameRate = rate
+                state.streamFormat = streamFormat
+                state.profile = profile
+                state.negotiatedParameterSets = nil
+                state.activeBackend = session.activeBackendName
+            }
+            // B-frames put DTS before PTS: start PTS at 1000 hours, as x264enc does, so DTS never
+            // has to be negative.
+            if sessionProperties.allowFrameReordering {
+                gst_video_encoder_set_min_pts(encoder, GstClockTime(swiftvt_second) * 60 * 60 * 1000)
+            }
+            let frames = session.frameDelay
+            let frameDuration = rate.0 > 0 ? MediaTime(value: Int64(rate.1), timescale: rate.0) : MediaTime(value: 1, timescale: 25)
+            let latency = GstClockTime(frameDuration.multiplied(by: frames).gstreamerNanoseconds)
+            gst_video_encoder_set_latency(encoder, latency, latency)
+            log.info(object, "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.rawValue), \(frames) frames of delay")
+            return true
+        } catch {
+            let text: String
+            if error.code == .hardwareUnavailable {
+                text = "vtenc: hardware encoding is required (hardware=require) but not available: \(error.message). Use hardware=auto to fall back to x264."
+            } else {
+                text = "vtenc: cannot encode \(width)x\(height) \(format): \(error.message)"
+            }
+            ElementMessage(domain: .stream(GST_STREAM_ERROR_FORMAT), text: text, debug: error.description).post(from: object, isError: true)
+            return false
+        }
+    }
+
+    /// Downstream's stream-format (avc unless it asks for byte-stream) and profile, if it names one.
+    private func negotiateDownstream() -> (StreamFormat, H264ProfileLevel.Profile?) {
+        let pad = swiftvt_video_encoder_src_pad(encoder)
+        let format = swiftvt_pad_peer_preferred_string(pad, "stream-format", "avc").map { String(cString: $0) } ?? "avc"
+        let profileName = swiftvt_pad_peer_preferred_string(pad, "profile", nil).map { String(cString: $0) }
+        return (format == "byte-stream" ? .byteStream : .avc, profileName.flatMap { H264ProfileLevel.Profile(rawValue: $0) })
+    }
+
+    // MARK: Frames
+
+    func handleFrame(_ frame: UnsafeMutablePointer<GstVideoCodecFrame>) -> GstFlowReturn {
+        guard let session = state.withLock({ $0.session }), let input = swiftvt_codec_frame_input_buffer(frame),
+              let reference = state.withLock({ $0.inputState }) else {
+            gst_video_codec_frame_unref(frame)
+            return GST_FLOW_NOT_NEGOTIATED
+        }
+        let frameNumber = swiftvt_codec_frame_number(frame)
+        let pts = swiftvt_codec_frame_pts(frame)
+        let duration = swiftvt_codec_frame_duration(frame)
+        let forceKeyFrame = swiftvt_codec_frame_is_force_keyframe(frame) != 0
+        // The base class keeps its own reference in its pending list.
+        gst_video_codec_frame_unref(frame)
+        guard let image = MappedVideoFrame.pixelBuffer(input, info: swiftvt_codec_state_info(reference.pointer),
+                                                       format: state.withLock { $0.pixelFormat }) else {
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtenc: an input frame could not be read (mapping failed or its layout does not match the caps)")
+                .post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        do throws(CompressionError) {
+            try session.encode(
+                image,
+                presentationTimeStamp: pts == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(pts)),
+                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
+                frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame), frameReference: UInt64(frameNumber))
+        } catch {
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtenc: encoding failed: \(error.message)", debug: error.description)
+                .post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        return outputDelivered()
+    }
+
+    func finish() -> GstFlowReturn {
+        guard let session = state.withLock({ $0.session }) else { return GST_FLOW_OK }
+        return complete(session)
+    }
+
+    private func complete(_ session: CompressionSession) -> GstFlowReturn {
+        do throws(CompressionError) {
+            try session.completeFrames()
+        } catch {
+            log.warning(object, "completing the delayed frames failed: \(error)")
+        }
+        return outputDelivered()
+    }
+
+    /// A flush (seek): the encoder's delayed frames are dropped by starting a new session with
+    /// the same configuration on the next set_format... which a flush does not send, so the
+    /// session is rebuilt here.
+    func flush() -> Bool {
+        delivered.frames.withLock { $0.removeAll() }
+        guard let session = state.withLock({ $0.session }) else { return true }
+        // Complete into the void: the base class has already dropped its pending frames.
+        try? session.completeFrames()
+        delivered.frames.withLock { $0.removeAll() }
+        return true
+    }
+
+    /// Finishes the frames the session delivered, in decode order.
+    private func outputDelivered() -> GstFlowReturn {
+        let frames = delivered.frames.withLock { frames in
+            defer { frames.removeAll() }
+            return frames
+        }
+        for encoded in frames {
+            guard let frame = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
+                continue
+            }
+            guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
+                let text = encoded.status.map { "vtenc: a frame could not be encoded: \($0.message)" } ?? "vtenc: the encoder dropped a frame"
+                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(from: object, isError: true)
+                gst_video_codec_frame_unref(frame)
+                return GST_FLOW_ERROR
+            }
+            if let flow = negotiateIfNeeded(description), flow != GST_FLOW_OK {
+                gst_video_codec_frame_unref(frame)
+                return flow
+            }
+            let isKey = sample.isSync
+            let streamFormat = state.withLock { $0.streamFormat }
+            guard let buffer = Self.outputBuffer(sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey) else {
+                gst_video_codec_frame_unref(frame)
+                return GST_FLOW_ERROR
+            }
+            swiftvt_codec_frame_set_output_buffer(frame, buffer)
+            swiftvt_codec_frame_set_sync_point(frame, isKey ? 1 : 0)
+            if sample.decodeTimeStamp.isNumeric {
+                swiftvt_codec_frame_set_dts(frame, GstClockTime(sample.decodeTimeStamp.gstreamerNanoseconds))
+            }
+            let flow = gst_video_encoder_finish_frame(encoder, frame)
+            if flow != GST_FLOW_OK { return flow }
+        }
+        return GST_FLOW_OK
+    }
+
+    /// Output caps from the SPS/PPS: profile and level for everyone, codec_data for avc.
+    private func negotiateIfNeeded(_ description: FormatDescription) -> GstFlowReturn? {
+        let (needed, streamFormat, reference, size, rate) = state.withLock {
+            state -> (Bool, StreamFormat, VTDec.CodecStateReference?, (Int, Int), (numerator: Int32, denominator: Int32)) in
+            let needed = state.negotiatedParameterSets != description.parameterSets
+            if needed { state.negotiatedParameterSets = description.parameterSets }
+            return (needed, state.streamFormat, state.inputState, (state.width, state.height), state.frameRate)
+        }
+        guard needed else { return nil }
+        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return GST_FLOW_ERROR }
+        swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
+        swiftvt_caps_set_string(caps, "alignment", "au")
+        swiftvt_caps_set_int(caps, "width", Int32(clamping: size.0))
+        swiftvt_caps_set_int(caps, "height", Int32(clamping: size.1))
+        swiftvt_caps_set_fraction(caps, "framerate", rate.numerator, max(1, rate.denominator))
+        if let info = reference.flatMap({ swiftvt_codec_state_info($0.pointer) }) {
+            swiftvt_caps_set_fraction(caps, "pixel-aspect-ratio", max(1, info.pointee.par_n), max(1, info.pointee.par_d))
+        }
+        if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
+            if let profile = sps.gstreamerProfileName { swiftvt_caps_set_string(caps, "profile", profile) }
+            if let level = sps.levelName { swiftvt_caps_set_string(caps, "level", level) }
+        }
+        if streamFormat == .avc, let record = description.avcDecoderConfigurationRecord {
+            record.withUnsafeBufferPointer { swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count)) }
+        }
+        guard let output = gst_video_encoder_set_output_state(encoder, caps, reference?.pointer) else { return GST_FLOW_NOT_NEGOTIATED }
+        gst_video_codec_state_unref(output)
+        guard gst_video_encoder_negotiate(encoder) != 0 else {
+            state.withLock { $0.negotiatedParameterSets = nil }
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtenc: downstream refused the H.264 caps (\(streamFormat.rawValue))")
+                .post(from: object, isError: true)
+            return GST_FLOW_NOT_NEGOTIATED
+        }
+        log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
+        return GST_FLOW_OK
+    }
+
+    /// The access unit as GStreamer wants it. Copies once: the session's sample lives in Swift
+    /// memory, and byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
+    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
+    private static func outputBuffer(
+        _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
+    ) -> UnsafeMutablePointer<GstBuffer>? {
+        guard let data = sample.dataBuffer else { return nil }
+        var bytes: [UInt8] = []
+        switch streamFormat {
+        case .avc:
+            bytes = data.copyToArray()
+        case .byteStream:
+            if isKeyFrame {
+                for set in description.parameterSets { bytes += [0, 0, 0, 1] + set }
+            }
+            let avcc = data.copyToArray()
+            guard (try? AVCC.annexB(fromLengthPrefixed: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength))
+                .map({ bytes += $0 }) != nil else { return nil }
+        }
+        guard let buffer = gst_buffer_new_allocate(nil, gsize(bytes.count), nil) else { return nil }
+        _ = bytes.withUnsafeBytes { gst_buffer_fill(buffer, 0, $0.baseAddress, gsize($0.count)) }
+        return buffer
+    }
+}
+
+/// An input GstBuffer mapped as a video frame, kept mapped until the PixelBuffer that wraps its
+/// planes is released: the encoder reads the planes in place.
+final class MappedVideoFrame: @unchecked Sendable {
+    // Mapped once in init, unmapped once in deinit; nothing else touches it.
+    private var frame = GstVideoFrame()
+    private var mapped = false
+
+    private init() {}
+
+    deinit {
+        if mapped { gst_video_frame_unmap(&frame) }
+    }
+
+    static func pixelBuffer(_ buffer: UnsafeMutablePointer<GstBuffer>, info: UnsafeMutablePointer<GstVideoInfo>, format: PixelFormat) -> PixelBuffer? {
+        let mapping = MappedVideoFrame()
+        guard swiftvt_video_frame_map_read(&mapping.frame, info, buffer) != 0 else { return nil }
+        mapping.mapped = true
+        var planes: [PixelBuffer.ExternalPlane] = []
+        for index in 0..<format.planeCount {
+            guard let data = swiftvt_video_frame_plane_data(&mapping.frame, UInt32(index)) else { return nil }
+            planes.append(PixelBuffer.ExternalPlane(
+                baseAddress: data, bytesPerRow: Int(swiftvt_video_frame_plane_stride(&mapping.frame, UInt32(index)))))
+        }
+        return try? PixelBuffer(
+            width: Int(swiftvt_video_info_width(info)), height: Int(swiftvt_video_info_height(info)),
+            pixelFormat: format, externalPlanes: planes, release: { _ = mapping })
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
+
+// MARK: C entry points (declared in SwiftVTShim.h)
+
+private func vtenc(_ state: UnsafeMutableRawPointer?) -> VTEnc? {
+    state.map { Unmanaged<VTEnc>.fromOpaque($0).takeUnretainedValue() }
+}
+
+@_cdecl("swiftvt_vtenc_create")
+func vtencCreate(_ encoder: UnsafeMutablePointer<GstVideoEncoder>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
+    Unmanaged.passRetained(VTEnc(encoder: encoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue)))).toOpaque()
+}
+
+@_cdecl("swiftvt_vtenc_destroy")
+func vtencDestroy(_ state: UnsafeMutableRawPointer?) {
+    if let state { Unmanaged<VTEnc>.fromOpaque(state).release() }
+}
+
+@_cdecl("swiftvt_vtenc_set_property")
+func vtencSetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafePointer<GValue>?) {
+    if let value { vtenc(state)?.setProperty(id, value) }
+}
+
+@_cdecl("swiftvt_vtenc_get_property")
+func vtencGetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafeMutablePointer<GValue>?) {
+    if let value { vtenc(state)?.getProperty(id, value) }
+}
+
+@_cdecl("swiftvt_vtenc_start")
+func vtencStart(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
+    (vtenc(state)?.start() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtenc_stop")
+func vtencStop(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
+    (vtenc(state)?.stop() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtenc_set_format")
+func vtencSetFormat(
+    _ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?, _ input: UnsafeMutablePointer<GstVideoCodecState>?
+) -> gboolean {
+    guard let input, let element = vtenc(state) else { return 0 }
+    return element.setFormat(input) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtenc_handle_frame")
+func vtencHandleFrame(
+    _ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?, _ frame: UnsafeMutablePointer<GstVideoCodecFrame>?
+) -> GstFlowReturn {
+    guard let frame, let element = vtenc(state) else { return GST_FLOW_ERROR }
+    return element.handleFrame(frame)
+}
+
+@_cdecl("swiftvt_vtenc_finish")
+func vtencFinish(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> GstFlowReturn {
+    vtenc(state)?.finish() ?? GST_FLOW_OK
+}
+
+@_cdecl("swiftvt_vtenc_flush")
+func vtencFlush(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
+    (vtenc(state)?.flush() ?? true) ? 1 : 0
+}
