@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The README's main job: encode a generated clip, convert it to AVCC with h264parse-to-avcc, mux
-# it into an MP4 file, check the file with gst-discoverer-1.0, then decode it back with vtdec and
-# print a summary (frames, decoding speed).
+# The README's main job: encode a generated clip with vtenc (the VTCompressionSession model), mux
+# it into an MP4 file, check the file with gst-discoverer-1.0, decode it back with vtdec, and print
+# a summary: frames, bit rate, PSNR against the source (FFmpeg's psnr filter), decoding speed.
+# It also converts an x264enc byte stream with h264parse-to-avcc into a second MP4 (the parser's
+# job in the same run).
 #
 #   pipelines/demo-main.sh [OUTPUT.mp4]      # default: swiftvt-demo.mp4, 300 frames of 1280x720
 #   pipelines/demo-main.sh --smoke           # 30 frames into a temporary file (the tests)
@@ -18,14 +20,18 @@ elif [ -n "${1:-}" ]; then
     output="$1"
 fi
 
-echo "== encoding $frames frames of 1280x720 test video to $output"
-gst-launch-1.0 -q \
-    videotestsrc num-buffers="$frames" pattern=smpte \
-    ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1 \
-    ! x264enc bitrate=2000 speed-preset=veryfast \
-    ! video/x-h264,stream-format=byte-stream \
-    ! h264parse-to-avcc \
-    ! mp4mux ! filesink location="$output"
+bitrate=2000
+source_caps="video/x-raw,format=I420,width=1280,height=720,framerate=30/1"
+echo "== encoding $frames frames of 1280x720 test video with vtenc at $bitrate kbit/s to $output"
+gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern=smpte ! "$source_caps" \
+    ! vtenc bitrate="$bitrate" ! mp4mux ! filesink location="$output"
+
+echo "== x264enc byte stream -> h264parse-to-avcc -> MP4"
+gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern=smpte ! "$source_caps" \
+    ! x264enc bitrate="$bitrate" speed-preset=veryfast ! video/x-h264,stream-format=byte-stream \
+    ! h264parse-to-avcc ! mp4mux ! filesink location="$swiftvt_work_dir/parsed.mp4"
+gst-discoverer-1.0 "$swiftvt_work_dir/parsed.mp4" | grep -qE "video #[0-9]+: H.264" \
+    || { echo "demo: h264parse-to-avcc's MP4 has no H.264 video" >&2; exit 1; }
 
 echo "== checking $output with gst-discoverer-1.0"
 report="$(gst-discoverer-1.0 "$output")"
@@ -48,4 +54,15 @@ if [ "$decoded" != "$frames" ]; then
     exit 1
 fi
 fps=$(( decoded * 1000 / (elapsed_ms > 0 ? elapsed_ms : 1) ))
-echo "demo: OK, $output: $(stat -c %s "$output") bytes, duration $duration; vtdec decoded $decoded frames in ${elapsed_ms} ms ($fps frames/s including pipeline start-up)"
+
+# The source again, as raw frames piped to FFmpeg, against the decoded MP4.
+psnr="$(gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern=smpte ! "$source_caps" ! fdsink fd=1 \
+    | ffmpeg -nostdin -hide_banner -f rawvideo -pix_fmt yuv420p -s 1280x720 -r 30 -i - -i "$output" \
+        -lavfi "[1:v][0:v]psnr" -f null - 2>&1 | sed -n 's/.*PSNR y:\([0-9.inf]*\).* average:\([0-9.inf]*\).*/Y \1 dB, average \2 dB/p')"
+stream_bytes="$(ffprobe -v error -select_streams v:0 -show_entries packet=size -of csv=p=0 "$output" | awk '{s+=$1} END {print s}')"
+achieved=$(( stream_bytes * 8 * 30 / frames / 1000 ))
+echo "demo: OK"
+echo "  file:      $output, $(stat -c %s "$output") bytes, duration $duration"
+echo "  encoded:   $frames frames by vtenc, bit rate $achieved kbit/s for a $bitrate kbit/s target"
+echo "  quality:   PSNR $psnr against the source"
+echo "  decoded:   $decoded frames by vtdec in ${elapsed_ms} ms ($fps frames/s including pipeline start-up)"
