@@ -92,7 +92,7 @@ static GParamSpec *spec_allow_frame_reordering(SwiftVTHardwarePolicy h) {
 }
 static GParamSpec *spec_max_keyframe_interval(SwiftVTHardwarePolicy h) {
     (void) h;
-    return g_param_spec_int("max-keyframe-interval", "Maximum key frame interval", "Frames between key frames at most (0 = no limit)",
+    return g_param_spec_int("max-keyframe-interval", "Maximum key frame interval", "Frames between key frames at most (0 = the encoder default, 250 for x264)",
                             0, G_MAXINT, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 }
 static GParamSpec *spec_max_keyframe_interval_duration(SwiftVTHardwarePolicy h) {
