@@ -129,7 +129,13 @@ private let probeCallback: GstPadProbeCallback = { _, info, userData in
 ///
 /// With `seekTo`, the pipeline is prerolled, then seeks (flushing, to the key frame at or after
 /// the position) before playing; only what follows the seek is captured.
-func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool = true, seekTo: UInt64? = nil) -> PipelineResult {
+///
+/// With `whenPrerolled`, the pipeline is prerolled (PAUSED) and the closure runs with it before
+/// playing, e.g. to send an event.
+func runPipeline(
+    _ description: String, timeout: Double = 120, keepBytes: Bool = true, seekTo: UInt64? = nil,
+    whenPrerolled: ((UnsafeMutablePointer<GstElement>) -> Void)? = nil
+) -> PipelineResult {
     guard GStreamerTesting.isReady else {
         var result = PipelineResult()
         result.launchError = "the swiftvt plugin could not be registered"
@@ -174,6 +180,13 @@ func runPipeline(_ description: String, timeout: Double = 120, keepBytes: Bool =
             messages.errors.append("the seek to \(position) ns was refused")
         }
         _ = gst_element_get_state(pipeline, &current, &pending, GstClockTime(timeout * 1e9))
+    }
+    if let whenPrerolled {
+        gst_element_set_state(pipeline, GST_STATE_PAUSED)
+        var current = GST_STATE_NULL
+        var pending = GST_STATE_NULL
+        _ = gst_element_get_state(pipeline, &current, &pending, GstClockTime(timeout * 1e9))
+        whenPrerolled(pipeline)
     }
     gst_element_set_state(pipeline, GST_STATE_PLAYING)
     let bus = gst_element_get_bus(pipeline)

@@ -1,3 +1,4 @@
+import CGStreamer
 import H264
 import SwiftVTTestSupport
 import Testing
@@ -134,5 +135,45 @@ struct VTEncTests {
         #expect(limits.errors.first?.contains("data-rate-limits") == true, "\(limits.errors)")
         let hardware = runPipeline("\(Self.source) ! vtenc_h264_hw ! fakesink name=sink", timeout: 30)
         #expect(hardware.errors.first?.contains("hardware encoding is required") == true, "\(hardware.errors)")
+    }
+
+    @Test("a force-key-unit request from downstream gives an IDR at that frame")
+    func forcedKeyFrame() throws {
+        // 150 frames: prerolling fills the encoder's lookahead (about 50 frames with the default
+        // settings) before the request can be sent, so it asks for a later frame.
+        let source = "videotestsrc num-buffers=150 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
+        let result = runPipeline(
+            "\(source) ! vtenc name=enc max-keyframe-interval=1000 ! fakesink name=sink") { pipeline in
+            let bin = UnsafeMutableRawPointer(pipeline).assumingMemoryBound(to: GstBin.self)
+            guard let encoder = gst_bin_get_by_name(bin, "enc") else { return }
+            defer { gst_object_unref(encoder) }
+            // Running time of frame 97 at 30 fps.
+            let runningTime = GstClockTime(97) * GstClockTime(1_000_000_000) / 30
+            if let pad = gst_element_get_static_pad(encoder, "src") {
+                _ = gst_pad_send_event(pad, gst_video_event_new_upstream_force_key_unit(runningTime, 1, 1))
+                gst_object_unref(pad)
+            }
+        }
+        #expect(result.errors.isEmpty)
+        let (_, pictures) = try Self.pictures(result)
+        #expect(pictures.count == 150)
+        // Decode order differs from presentation order; find the IDRs by their output PTS rank.
+        let keyTimes = zip(result.buffers, pictures).filter { $1.isIDR }.compactMap { $0.0.pts }
+        let allTimes = result.buffers.compactMap(\.pts).sorted()
+        let keyIndices = keyTimes.compactMap { allTimes.firstIndex(of: $0) }
+        #expect(keyIndices == [0, 97], "IDRs at presentation positions \(keyIndices)")
+    }
+
+    @Test("an input resolution change mid-stream: the encoder drains, starts a new session and sends new codec_data")
+    func resolutionChange() throws {
+        let result = runPipeline(
+            "concat name=c ! vtenc ! fakesink name=sink "
+                + "videotestsrc num-buffers=20 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 ! c. "
+                + "videotestsrc num-buffers=20 ! video/x-raw,format=I420,width=160,height=120,framerate=30/1 ! c.")
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        #expect(result.buffers.count == 40)
+        #expect(result.caps.compactMap(\.width) == [320, 160])
+        #expect(Set(result.caps.compactMap(\.codecData)).count == 2)
+        #expect(result.buffers.count > 20 && !result.buffers[20].isDeltaUnit)
     }
 }
