@@ -21,6 +21,7 @@ typedef struct {
 } SwiftVTDecClass;
 
 static GstElementClass *parent_class = NULL;
+#define PARENT_TYPE GST_TYPE_VIDEO_DECODER
 
 #define SELF(object) ((SwiftVTDec *) (object))
 
@@ -139,15 +140,8 @@ static void instance_init(GTypeInstance *instance, gpointer klass) {
 }
 
 static GType register_type(const char *type_name, SwiftVTHardwarePolicy default_hardware) {
-    GTypeInfo info = {
-        .class_size = sizeof(SwiftVTDecClass),
-        .class_init = class_init,
-        .class_data = GINT_TO_POINTER(default_hardware),
-        .instance_size = sizeof(SwiftVTDec),
-        .instance_init = instance_init,
-    };
-    GType type = g_type_from_name(type_name);
-    return type != 0 ? type : g_type_register_static(GST_TYPE_VIDEO_DECODER, type_name, &info, 0);
+    return swiftvt_register_policy_type(PARENT_TYPE, type_name, sizeof(SwiftVTDecClass), sizeof(SwiftVTDec),
+                                        class_init, instance_init, default_hardware, FALSE);
 }
 
 gboolean swiftvt_register_vtdec(GstPlugin *plugin) {

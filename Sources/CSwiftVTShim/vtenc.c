@@ -20,6 +20,7 @@ typedef struct {
 } SwiftVTEncClass;
 
 static GstElementClass *parent_class = NULL;
+#define PARENT_TYPE GST_TYPE_VIDEO_ENCODER
 
 #define SELF(object) ((SwiftVTEnc *) (object))
 
@@ -214,19 +215,8 @@ static void instance_init(GTypeInstance *instance, gpointer klass) {
 }
 
 static GType register_type(const char *type_name, SwiftVTHardwarePolicy default_hardware) {
-    GTypeInfo info = {
-        .class_size = sizeof(SwiftVTEncClass),
-        .class_init = class_init,
-        .class_data = GINT_TO_POINTER(default_hardware),
-        .instance_size = sizeof(SwiftVTEnc),
-        .instance_init = instance_init,
-    };
-    GType type = g_type_from_name(type_name);
-    if (type != 0) return type;
-    type = g_type_register_static(GST_TYPE_VIDEO_ENCODER, type_name, &info, 0);
-    static const GInterfaceInfo preset_info = {NULL, NULL, NULL};
-    g_type_add_interface_static(type, GST_TYPE_PRESET, &preset_info);
-    return type;
+    return swiftvt_register_policy_type(PARENT_TYPE, type_name, sizeof(SwiftVTEncClass), sizeof(SwiftVTEnc),
+                                        class_init, instance_init, default_hardware, TRUE);
 }
 
 gboolean swiftvt_register_vtenc(GstPlugin *plugin) {

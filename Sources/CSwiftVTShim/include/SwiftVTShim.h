@@ -96,6 +96,13 @@ typedef enum {
 
 GType swiftvt_hardware_policy_get_type(void);
 
+/// Registers an element type whose class data is the default of its `hardware` property, so one
+/// implementation serves several element names (vtdec / vtdec_hw): each name is its own GType.
+/// `implements_preset`: the type implements GstPreset (as encoders do).
+GType swiftvt_register_policy_type(GType parent, const char *type_name, guint16 class_size, guint16 instance_size,
+                                   GClassInitFunc class_init, GInstanceInitFunc instance_init,
+                                   SwiftVTHardwarePolicy default_hardware, gboolean implements_preset);
+
 // MARK: GstVideoDecoder helpers
 
 /// GST_VIDEO_DECODER_ERROR: counts a decoding error toward max-errors; returns GST_FLOW_ERROR

@@ -485,17 +485,17 @@ struct OwnedBuffer: @unchecked Sendable {
 // MARK: C entry points (declared in SwiftVTShim.h)
 
 private func element(_ state: UnsafeMutableRawPointer?) -> H264ParseToAVCC? {
-    state.map { Unmanaged<H264ParseToAVCC>.fromOpaque($0).takeUnretainedValue() }
+    ElementObject.borrow(state)
 }
 
 @_cdecl("swiftvt_h264parse_to_avcc_create")
 func h264ParseToAVCCCreate(_ parse: UnsafeMutablePointer<GstBaseParse>) -> UnsafeMutableRawPointer {
-    Unmanaged.passRetained(H264ParseToAVCC(parse: parse)).toOpaque()
+    ElementObject.retain(H264ParseToAVCC(parse: parse))
 }
 
 @_cdecl("swiftvt_h264parse_to_avcc_destroy")
 func h264ParseToAVCCDestroy(_ state: UnsafeMutableRawPointer?) {
-    if let state { Unmanaged<H264ParseToAVCC>.fromOpaque(state).release() }
+    ElementObject.release(state, as: H264ParseToAVCC.self)
 }
 
 @_cdecl("swiftvt_h264parse_to_avcc_start")

@@ -604,7 +604,7 @@ final class MappedBuffer: @unchecked Sendable {
 // MARK: C entry points (declared in SwiftVTShim.h)
 
 private func vtdec(_ state: UnsafeMutableRawPointer?) -> VTDec? {
-    state.map { Unmanaged<VTDec>.fromOpaque($0).takeUnretainedValue() }
+    ElementObject.borrow(state)
 }
 
 extension HardwarePolicy {
@@ -627,12 +627,12 @@ extension HardwarePolicy {
 
 @_cdecl("swiftvt_vtdec_create")
 func vtdecCreate(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
-    Unmanaged.passRetained(VTDec(decoder: decoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue)))).toOpaque()
+    ElementObject.retain(VTDec(decoder: decoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue))))
 }
 
 @_cdecl("swiftvt_vtdec_destroy")
 func vtdecDestroy(_ state: UnsafeMutableRawPointer?) {
-    if let state { Unmanaged<VTDec>.fromOpaque(state).release() }
+    ElementObject.release(state, as: VTDec.self)
 }
 
 @_cdecl("swiftvt_vtdec_set_hardware")

@@ -499,17 +499,17 @@ extension Substring {
 // MARK: C entry points (declared in SwiftVTShim.h)
 
 private func vtenc(_ state: UnsafeMutableRawPointer?) -> VTEnc? {
-    state.map { Unmanaged<VTEnc>.fromOpaque($0).takeUnretainedValue() }
+    ElementObject.borrow(state)
 }
 
 @_cdecl("swiftvt_vtenc_create")
 func vtencCreate(_ encoder: UnsafeMutablePointer<GstVideoEncoder>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
-    Unmanaged.passRetained(VTEnc(encoder: encoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue)))).toOpaque()
+    ElementObject.retain(VTEnc(encoder: encoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue))))
 }
 
 @_cdecl("swiftvt_vtenc_destroy")
 func vtencDestroy(_ state: UnsafeMutableRawPointer?) {
-    if let state { Unmanaged<VTEnc>.fromOpaque(state).release() }
+    ElementObject.release(state, as: VTEnc.self)
 }
 
 @_cdecl("swiftvt_vtenc_set_property")
