@@ -21,56 +21,26 @@
 # rate ratio >= 3.5x on (b). It is a measurement: it exits 0 when a goal is missed, non-zero only
 # when something fails (build, a pipeline, wrong output caps).
 #
-# Builds the release plugin (.build/release/libgstswiftvt.so) first; GStreamer is pointed at it
-# with GST_PLUGIN_PATH and a private registry file in the temporary directory.
+# Builds the release plugin (.build/release/libgstswiftvt.so) first; GStreamer is pointed at a
+# copy of it alone in the temporary directory with GST_PLUGIN_PATH, and at a private registry file
+# there. Setup and timing are shared with the other bench scripts (bench/lib/common.sh).
 # Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus),
 # SWIFTVT_BENCH_RUNS (timed runs per pipeline, default 5), SWIFTVT_BENCH_TIMER=date (skip hyperfine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
+bench_name="parse-throughput"
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 stream_1080p="$corpus/VID_1920x1080_cabac_temporal_direct.264"
-if [ ! -f "$stream_1080p" ]; then
-    echo "parse-throughput: corpus not found: $stream_1080p does not exist" \
-         "(set SWIFTVT_CORPUS to the folder that contains h264/)" >&2
-    exit 1
-fi
+bench_require_corpus -f "$stream_1080p"
 runs="${SWIFTVT_BENCH_RUNS:-5}"
 
-bash scripts/install-deps.sh
-timer="${SWIFTVT_BENCH_TIMER:-hyperfine}"
-if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
-    echo "parse-throughput: installing hyperfine"
-    sudo_prefix=()
-    if [ "$(id -u)" != 0 ]; then sudo_prefix=(sudo); fi
-    apt_install=("${sudo_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
-    "${apt_install[@]}" install -y -qq hyperfine >/dev/null 2>&1 \
-        || { "${apt_install[@]}" update -qq && "${apt_install[@]}" install -y -qq hyperfine >/dev/null 2>&1; } \
-        || true
-fi
-if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
-    echo "parse-throughput: hyperfine unavailable, timing with date +%s%N" >&2
-    timer=date
-fi
-
-echo "== building the release plugin"
-swift build -c release --product gstswiftvt 2>&1 | grep -v "prohibited flag" | tail -1
-plugin_dir="$PWD/.build/release"
-if [ ! -f "$plugin_dir/libgstswiftvt.so" ]; then
-    echo "parse-throughput: $plugin_dir/libgstswiftvt.so missing after the build" >&2
-    exit 1
-fi
-
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-unset GST_PLUGIN_PATH_1_0 GST_REGISTRY_1_0
-export GST_PLUGIN_PATH="$plugin_dir"
-export GST_REGISTRY="$work/registry.bin"
-if ! gst-inspect-1.0 h264parse-to-avcc >/dev/null 2>&1; then
-    echo "parse-throughput: element h264parse-to-avcc not found; the plugin says:" >&2
-    gst-inspect-1.0 "$plugin_dir/libgstswiftvt.so" >&2 || true
-    exit 1
-fi
+bench_install_deps
+bench_setup_timer
+bench_build_plugin
+bench_make_workdir
+bench_use_private_plugin h264parse-to-avcc
 
 # Inputs.
 repeat_into() { # repeat_into SOURCE TARGET_BYTES OUTPUT -> prints the repeat count
@@ -129,39 +99,6 @@ check_converter() { # check_converter ours|peer FILE
     grep -c "fakesink0: last-message = chain" "$log" || true
 }
 
-# median_seconds CMD... -> one median wall time (seconds) per command, in order.
-median_seconds() {
-    if [ "$timer" = hyperfine ]; then
-        local json="$work/hyperfine.json"
-        if ! hyperfine --shell=none --runs "$runs" --warmup 1 --style none --export-json "$json" "$@" \
-                >"$work/hyperfine.log" 2>&1; then
-            echo "parse-throughput: a pipeline failed:" >&2
-            cat "$work/hyperfine.log" >&2
-            exit 1
-        fi
-        python3 -c 'import json, sys; [print(r["median"]) for r in json.load(open(sys.argv[1]))["results"]]' "$json"
-    else
-        local i round start end
-        local -a cmds=("$@") times=()
-        for (( i = 0; i < ${#cmds[@]}; i++ )); do times[i]=""; done
-        for (( round = 0; round <= runs; round++ )); do # round 0 is the warm-up
-            for (( i = 0; i < ${#cmds[@]}; i++ )); do
-                start=$(date +%s%N)
-                if ! eval "${cmds[i]}" >/dev/null 2>"$work/pipeline.err"; then
-                    echo "parse-throughput: pipeline failed: ${cmds[i]}" >&2
-                    cat "$work/pipeline.err" >&2
-                    exit 1
-                fi
-                end=$(date +%s%N)
-                if [ "$round" -gt 0 ]; then times[i]+="$(( end - start )) "; fi
-            done
-        done
-        for (( i = 0; i < ${#cmds[@]}; i++ )); do
-            python3 -c 'import statistics, sys; print(statistics.median(int(t) for t in sys.argv[1:]) / 1e9)' ${times[i]}
-        done
-    fi
-}
-
 results="$work/results.tsv"
 : >"$results"
 measure_input() { # measure_input KEY LABEL FILE
@@ -171,7 +108,7 @@ measure_input() { # measure_input KEY LABEL FILE
     aus_ours=$(check_converter ours "$file")
     aus_peer=$(check_converter peer "$file")
     local -a medians
-    mapfile -t medians < <(median_seconds "$(pipeline_command floor "$file")" \
+    mapfile -t medians < <(bench_median_seconds "$(pipeline_command floor "$file")" \
         "$(pipeline_command ours "$file")" "$(pipeline_command peer "$file")")
     if [ "${#medians[@]}" -ne 3 ]; then
         echo "parse-throughput: timing failed for ($key)" >&2

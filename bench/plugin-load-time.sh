@@ -15,45 +15,23 @@
 # 16 ms. Also prints the size of our .so and its libswift* dependencies from ldd (expected none).
 # It is a measurement: it exits 0 when the goal is missed, non-zero only when something fails.
 # Needs the corpus only to keep the bench scripts' preconditions alike: SWIFTVT_CORPUS (folder
-# containing h264/, default ../shared/corpus).
+# containing h264/, default ../shared/corpus). Setup and timing are shared with the other bench
+# scripts (bench/lib/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
-if [ ! -d "$corpus" ]; then
-    echo "plugin-load-time: corpus not found: $corpus does not exist" \
-         "(set SWIFTVT_CORPUS to the folder that contains h264/)" >&2
-    exit 1
-fi
+bench_name="plugin-load-time"
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
+bench_require_corpus -d "$corpus"
 runs="${SWIFTVT_BENCH_RUNS:-30}"
 goal_ms=16
 
-bash scripts/install-deps.sh
-timer="${SWIFTVT_BENCH_TIMER:-hyperfine}"
-if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
-    echo "plugin-load-time: installing hyperfine"
-    sudo_prefix=()
-    if [ "$(id -u)" != 0 ]; then sudo_prefix=(sudo); fi
-    apt_install=("${sudo_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
-    "${apt_install[@]}" install -y -qq hyperfine >/dev/null 2>&1 \
-        || { "${apt_install[@]}" update -qq && "${apt_install[@]}" install -y -qq hyperfine >/dev/null 2>&1; } \
-        || true
-fi
-if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
-    echo "plugin-load-time: hyperfine unavailable, timing with date +%s%N" >&2
-    timer=date
-fi
-
-echo "== building the release plugin"
-swift build -c release --product gstswiftvt 2>&1 | grep -v "prohibited flag" | tail -1
-ours="$PWD/.build/release/libgstswiftvt.so"
-if [ ! -f "$ours" ]; then
-    echo "plugin-load-time: $ours missing after the build" >&2
-    exit 1
-fi
-
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+bench_install_deps
+bench_setup_timer
+bench_build_plugin
+ours="$plugin_so"
+bench_make_workdir
 
 echo "== building the C reference plugin"
 cat >"$work/loadtimeref.c" <<'EOF'
@@ -119,43 +97,13 @@ for plugin in "$ours:h264parse-to-avcc" "$reference:loadtimeref"; do
     fi
 done
 
-# median_seconds CMD... -> one median wall time (seconds) per command, in order; the registry
-# file is deleted before every run.
-median_seconds() {
-    if [ "$timer" = hyperfine ]; then
-        local json="$work/hyperfine.json"
-        if ! hyperfine --shell=none --runs "$runs" --warmup 3 --prepare "rm -f $registry" --style none \
-                --export-json "$json" "$@" >"$work/hyperfine.log" 2>&1; then
-            echo "plugin-load-time: a run failed:" >&2
-            cat "$work/hyperfine.log" >&2
-            exit 1
-        fi
-        python3 -c 'import json, sys; [print(r["median"]) for r in json.load(open(sys.argv[1]))["results"]]' "$json"
-    else
-        local i round start end
-        local -a cmds=("$@") times=()
-        for (( i = 0; i < ${#cmds[@]}; i++ )); do times[i]=""; done
-        for (( round = -3; round < runs; round++ )); do # negative rounds are warm-up
-            for (( i = 0; i < ${#cmds[@]}; i++ )); do
-                rm -f "$registry"
-                start=$(date +%s%N)
-                if ! eval "${cmds[i]}" >/dev/null 2>"$work/run.err"; then
-                    echo "plugin-load-time: run failed: ${cmds[i]}" >&2
-                    cat "$work/run.err" >&2
-                    exit 1
-                fi
-                end=$(date +%s%N)
-                if [ "$round" -ge 0 ]; then times[i]+="$(( end - start )) "; fi
-            done
-        done
-        for (( i = 0; i < ${#cmds[@]}; i++ )); do
-            python3 -c 'import statistics, sys; print(statistics.median(int(t) for t in sys.argv[1:]) / 1e9)' ${times[i]}
-        done
-    fi
-}
+# Timing (bench_median_seconds): 3 warm-up runs, the registry file deleted before every run.
+bench_warmup=3
+bench_prepare="rm -f $registry"
+bench_noun=run
 
 echo "== measuring: $runs runs each, timer $timer"
-mapfile -t medians < <(median_seconds "gst-inspect-1.0 $(printf %q "$ours")" "gst-inspect-1.0 $(printf %q "$reference")")
+mapfile -t medians < <(bench_median_seconds "gst-inspect-1.0 $(printf %q "$ours")" "gst-inspect-1.0 $(printf %q "$reference")")
 if [ "${#medians[@]}" -ne 2 ]; then
     echo "plugin-load-time: timing failed" >&2
     exit 1

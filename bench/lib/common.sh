@@ -1,0 +1,138 @@
+# shellcheck shell=bash
+# Shared setup of the bench scripts; sourced, not run:
+#
+#   set -euo pipefail
+#   cd "$(dirname "$0")/.."
+#   bench_name=my-bench              # prefix of every message
+#   source bench/lib/common.sh
+#
+# Sets `corpus` (SWIFTVT_CORPUS/h264, default ../shared/corpus/h264) and defines:
+#   bench_require_corpus -f|-d PATH   exit 1 with a hint when the corpus file/folder is missing
+#   bench_install_deps                scripts/install-deps.sh
+#   bench_apt_install PACKAGE         quiet apt-get install (apt-get update and retry once), never fails
+#   bench_setup_timer                 sets `timer`: hyperfine (installed if missing) or date, from
+#                                     SWIFTVT_BENCH_TIMER (default hyperfine)
+#   bench_build_plugin                release build of the plugin; sets `plugin_so`
+#   bench_make_workdir                sets `work` (mktemp -d, removed on exit)
+#   bench_use_private_plugin ELEMENT...
+#                                     GST_PLUGIN_PATH = a folder in $work holding only our .so,
+#                                     GST_REGISTRY = $work/registry.bin; exit 1 unless every ELEMENT
+#                                     is found
+#   bench_time_commands CMD...        one line "median min max" (seconds) per command, in order
+#   bench_median_seconds CMD...       one median (seconds) per command, in order
+# The timing functions read `runs` (timed runs per command), `bench_warmup` (warm-up runs, default
+# 1), `bench_prepare` (shell command run before every run, default none) and `bench_noun` (word
+# for a command in failure messages, default "pipeline"). Commands are strings whose words are
+# quoted with printf %q, for hyperfine --shell=none or eval.
+# shellcheck disable=SC2154 # bench_name, runs, timer and work are set by the sourcing script
+
+# shellcheck disable=SC2034 # used by the sourcing script
+corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
+bench_warmup="${bench_warmup:-1}"
+bench_prepare="${bench_prepare:-}"
+bench_noun="${bench_noun:-pipeline}"
+
+bench_require_corpus() { # bench_require_corpus -f|-d PATH
+    if ! test "$1" "$2"; then
+        echo "$bench_name: corpus not found: $2 does not exist" \
+             "(set SWIFTVT_CORPUS to the folder that contains h264/)" >&2
+        exit 1
+    fi
+}
+
+bench_install_deps() {
+    bash scripts/install-deps.sh
+}
+
+bench_apt_install() { # bench_apt_install PACKAGE
+    local -a sudo_prefix=() apt_install
+    if [ "$(id -u)" != 0 ]; then sudo_prefix=(sudo); fi
+    apt_install=("${sudo_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+    "${apt_install[@]}" install -y -qq "$1" >/dev/null 2>&1 \
+        || { "${apt_install[@]}" update -qq && "${apt_install[@]}" install -y -qq "$1" >/dev/null 2>&1; } \
+        || true
+}
+
+bench_setup_timer() {
+    timer="${SWIFTVT_BENCH_TIMER:-hyperfine}"
+    if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
+        echo "$bench_name: installing hyperfine"
+        bench_apt_install hyperfine
+    fi
+    if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
+        echo "$bench_name: hyperfine unavailable, timing with date +%s%N" >&2
+        timer="date"
+    fi
+}
+
+bench_build_plugin() {
+    echo "== building the release plugin"
+    swift build -c release --product gstswiftvt 2>&1 | grep -v "prohibited flag" | tail -1
+    plugin_so="$PWD/.build/release/libgstswiftvt.so"
+    if [ ! -f "$plugin_so" ]; then
+        echo "$bench_name: $plugin_so missing after the build" >&2
+        exit 1
+    fi
+}
+
+bench_make_workdir() {
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+}
+
+bench_use_private_plugin() { # bench_use_private_plugin ELEMENT...
+    local element
+    mkdir -p "$work/plugins"
+    cp "$plugin_so" "$work/plugins/"
+    unset GST_PLUGIN_PATH_1_0 GST_REGISTRY_1_0
+    export GST_PLUGIN_PATH="$work/plugins"
+    export GST_REGISTRY="$work/registry.bin"
+    for element in "$@"; do
+        if ! gst-inspect-1.0 "$element" >/dev/null 2>&1; then
+            echo "$bench_name: element $element not found; the plugin says:" >&2
+            gst-inspect-1.0 "$work/plugins/$(basename "$plugin_so")" >&2 || true
+            exit 1
+        fi
+    done
+}
+
+bench_time_commands() { # bench_time_commands CMD... -> "median min max" per command
+    if [ "$timer" = hyperfine ]; then
+        local json="$work/hyperfine.json"
+        local -a prepare=()
+        if [ -n "$bench_prepare" ]; then prepare=(--prepare "$bench_prepare"); fi
+        if ! hyperfine --shell=none --runs "$runs" --warmup "$bench_warmup" "${prepare[@]}" --style none \
+                --export-json "$json" "$@" >"$work/hyperfine.log" 2>&1; then
+            echo "$bench_name: a $bench_noun failed:" >&2
+            cat "$work/hyperfine.log" >&2
+            exit 1
+        fi
+        python3 -c 'import json, sys; [print(r["median"], r["min"], r["max"]) for r in json.load(open(sys.argv[1]))["results"]]' "$json"
+    else
+        local i round start end
+        local -a cmds=("$@") times=()
+        for (( i = 0; i < ${#cmds[@]}; i++ )); do times[i]=""; done
+        for (( round = -bench_warmup; round < runs; round++ )); do # negative rounds are warm-up
+            for (( i = 0; i < ${#cmds[@]}; i++ )); do
+                if [ -n "$bench_prepare" ]; then eval "$bench_prepare"; fi
+                start=$(date +%s%N)
+                if ! eval "${cmds[i]}" >/dev/null 2>"$work/run.err"; then
+                    echo "$bench_name: $bench_noun failed: ${cmds[i]}" >&2
+                    cat "$work/run.err" >&2
+                    exit 1
+                fi
+                end=$(date +%s%N)
+                if [ "$round" -ge 0 ]; then times[i]+="$(( end - start )) "; fi
+            done
+        done
+        for (( i = 0; i < ${#cmds[@]}; i++ )); do
+            # shellcheck disable=SC2086 # a list of numbers
+            python3 -c 'import statistics, sys; t = [int(a) / 1e9 for a in sys.argv[1:]]; print(statistics.median(t), min(t), max(t))' ${times[i]}
+        done
+    fi
+}
+
+bench_median_seconds() { # bench_median_seconds CMD... -> one median per command
+    local median _
+    bench_time_commands "$@" | while read -r median _; do echo "$median"; done
+}
