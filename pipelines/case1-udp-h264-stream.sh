@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Case one: display an H.264 network stream. A sender encodes test video and sends it as RTP
 # over loopback UDP; the receiver depayloads it (Annex B access units), converts it to AVCC with
-# h264parse-to-avcc, decodes and displays it.
+# h264parse-to-avcc, decodes it with vtdec and displays it.
 #
 #   pipelines/case1-udp-h264-stream.sh           # 10 s on screen (autovideosink)
 #   pipelines/case1-udp-h264-stream.sh --smoke   # bounded: 60 frames into fakesink, checked
@@ -25,7 +25,7 @@ receiver_log="$swiftvt_work_dir/receiver.log"
 timeout 60 gst-launch-1.0 -m \
     udpsrc address=127.0.0.1 port="$port" caps="$rtp_caps" \
     ! rtpjitterbuffer latency=200 ! rtph264depay ! video/x-h264,stream-format=byte-stream \
-    ! h264parse-to-avcc ! identity eos-after=$(( frames / 2 )) ! avdec_h264 ! $sink \
+    ! h264parse-to-avcc ! identity eos-after=$(( frames / 2 )) ! vtdec ! $sink \
     >"$receiver_log" 2>&1 &
 receiver=$!
 sleep 1
@@ -40,4 +40,4 @@ if [ "$status" != 0 ] || ! grep -q "Got EOS" "$receiver_log"; then
     tail -20 "$receiver_log" >&2
     exit 1
 fi
-echo "case1: OK, received and decoded $(( frames / 2 )) frames over RTP/UDP through h264parse-to-avcc"
+echo "case1: OK, received and decoded $(( frames / 2 )) frames over RTP/UDP through h264parse-to-avcc and vtdec"
