@@ -39,7 +39,7 @@ final class VTDec: @unchecked Sendable {
         case byteStream
     }
 
-    struct State: Sendable {
+    struct State: SessionElementState {
         var inputFormat = InputFormat.byteStream
         var frameRate: (numerator: Int32, denominator: Int32)?
         /// The parameter sets the stream has given so far (codec_data and in band).
@@ -68,11 +68,7 @@ final class VTDec: @unchecked Sendable {
 
     private let state = Mutex(State())
     /// Frames the session's output handler delivered, taken after each call into the session.
-    private let delivered = DeliveredFrames()
-
-    final class DeliveredFrames: Sendable {
-        let frames = Mutex<[DecodedFrame]>([])
-    }
+    private let delivered = DeliveredOutput<DecodedFrame>()
 
     init(decoder: UnsafeMutablePointer<GstVideoDecoder>, defaultHardware: HardwarePolicy) {
         self.decoder = decoder
@@ -99,24 +95,13 @@ final class VTDec: @unchecked Sendable {
     // MARK: Lifecycle
 
     func start() -> Bool {
-        let old = state.withLock { state -> DecompressionSession? in
-            defer { state = State() }
-            return state.session
-        }
-        old?.invalidate()
+        state.resetSession(keepingBackendName: false)
         return true
     }
 
     func stop() -> Bool {
-        let old = state.withLock { state -> DecompressionSession? in
-            let session = state.session
-            let backend = state.activeBackend
-            state = State()
-            state.activeBackend = backend
-            return session
-        }
-        old?.invalidate()
-        delivered.frames.withLock { $0.removeAll() }
+        state.resetSession(keepingBackendName: true)
+        delivered.discardAll()
         return true
     }
 
@@ -360,7 +345,7 @@ final class VTDec: @unchecked Sendable {
         let configuration = settings.withLock { $0 }
         let formats = preferredPixelFormats(for: description)
         let handler: DecompressionOutputHandler = { [delivered] frame in
-            delivered.frames.withLock { $0.append(frame) }
+            delivered.append(frame)
         }
         do throws(DecompressionError) {
             let session = try DecompressionSession(
@@ -446,16 +431,13 @@ final class VTDec: @unchecked Sendable {
 
     func flush() -> Bool {
         state.withLock { $0.session }?.flush()
-        delivered.frames.withLock { $0.removeAll() }
+        delivered.discardAll()
         return true
     }
 
     /// Finishes the frames the session delivered, in order.
     private func outputDelivered() -> GstFlowReturn {
-        let frames = delivered.frames.withLock { frames in
-            defer { frames.removeAll() }
-            return frames
-        }
+        let frames = delivered.takeAll()
         var result = GST_FLOW_OK
         for decoded in frames {
             guard let frame = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference)) else {

@@ -42,7 +42,7 @@ final class VTEnc: @unchecked Sendable {
 
     enum StreamFormat: String, Sendable { case avc, byteStream = "byte-stream" }
 
-    struct State: Sendable {
+    struct State: SessionElementState {
         var session: CompressionSession?
         var inputState: VTDec.CodecStateReference?
         var width = 0
@@ -57,11 +57,7 @@ final class VTEnc: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    private let delivered = DeliveredFrames()
-
-    final class DeliveredFrames: Sendable {
-        let frames = Mutex<[EncodedFrame]>([])
-    }
+    private let delivered = DeliveredOutput<EncodedFrame>()
 
     init(encoder: UnsafeMutablePointer<GstVideoEncoder>, defaultHardware: HardwarePolicy) {
         self.encoder = encoder
@@ -190,24 +186,13 @@ final class VTEnc: @unchecked Sendable {
     // MARK: Lifecycle
 
     func start() -> Bool {
-        let old = state.withLock { state -> CompressionSession? in
-            defer { state = State() }
-            return state.session
-        }
-        old?.invalidate()
+        state.resetSession(keepingBackendName: false)
         return true
     }
 
     func stop() -> Bool {
-        let old = state.withLock { state -> CompressionSession? in
-            let session = state.session
-            let backend = state.activeBackend
-            state = State()
-            state.activeBackend = backend
-            return session
-        }
-        old?.invalidate()
-        delivered.frames.withLock { $0.removeAll() }
+        state.resetSession(keepingBackendName: true)
+        delivered.discardAll()
         return true
     }
 
@@ -250,7 +235,7 @@ final class VTEnc: @unchecked Sendable {
             sessionProperties.entropyMode = .cavlc
         }
         let configuration = settings.withLock { $0 }
-        let handler: CompressionOutputHandler = { [delivered] frame in delivered.frames.withLock { $0.append(frame) } }
+        let handler: CompressionOutputHandler = { [delivered] frame in delivered.append(frame) }
         do throws(CompressionError) {
             let session = try CompressionSession(
                 width: width, height: height,
@@ -354,20 +339,17 @@ final class VTEnc: @unchecked Sendable {
     /// the same configuration on the next set_format... which a flush does not send, so the
     /// session is rebuilt here.
     func flush() -> Bool {
-        delivered.frames.withLock { $0.removeAll() }
+        delivered.discardAll()
         guard let session = state.withLock({ $0.session }) else { return true }
         // Complete into the void: the base class has already dropped its pending frames.
         try? session.completeFrames()
-        delivered.frames.withLock { $0.removeAll() }
+        delivered.discardAll()
         return true
     }
 
     /// Finishes the frames the session delivered, in decode order.
     private func outputDelivered() -> GstFlowReturn {
-        let frames = delivered.frames.withLock { frames in
-            defer { frames.removeAll() }
-            return frames
-        }
+        let frames = delivered.takeAll()
         for encoded in frames {
             guard let frame = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
                 continue
@@ -436,28 +418,48 @@ final class VTEnc: @unchecked Sendable {
         return GST_FLOW_OK
     }
 
-    /// The access unit as GStreamer wants it. Copies once: the session's sample lives in Swift
-    /// memory, and byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
-    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
+    /// The access unit as GStreamer wants it, copied once straight into the output buffer: the
+    /// session's sample lives in Swift memory that GStreamer cannot own, and byte-stream output
+    /// also rewrites lengths as start codes and puts SPS/PPS in front of every IDR (H.264 Annex
+    /// B, the form rtph264pay and MPEG-TS expect).
     private static func outputBuffer(
         _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
     ) -> UnsafeMutablePointer<GstBuffer>? {
         guard let data = sample.dataBuffer else { return nil }
-        var bytes: [UInt8] = []
-        switch streamFormat {
-        case .avc:
-            bytes = data.copyToArray()
-        case .byteStream:
-            if isKeyFrame {
-                for set in description.parameterSets { bytes += [0, 0, 0, 1] + set }
+        let lengthSize = description.nalUnitHeaderLength
+        return data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
+            var nalUnits: [Range<Int>] = []
+            var size = avcc.count
+            if streamFormat == .byteStream {
+                guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: lengthSize) else { return nil }
+                nalUnits = ranges
+                let headers = isKeyFrame ? description.parameterSets.reduce(0) { $0 + 4 + $1.count } : 0
+                size = headers + ranges.reduce(0) { $0 + 4 + $1.count }
             }
-            let avcc = data.copyToArray()
-            guard (try? AVCC.annexB(fromLengthPrefixed: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength))
-                .map({ bytes += $0 }) != nil else { return nil }
+            guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else { return nil }
+            var map = GstMapInfo()
+            guard gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0, let destination = map.data else {
+                gst_buffer_unref(buffer)
+                return nil
+            }
+            let output = UnsafeMutableRawBufferPointer(start: destination, count: size)
+            if streamFormat == .avc {
+                output.copyMemory(from: avcc)
+            } else {
+                var offset = 0
+                func append(_ nal: UnsafeRawBufferPointer) {
+                    output.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
+                    UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(from: nal)
+                    offset += 4 + nal.count
+                }
+                if isKeyFrame {
+                    for set in description.parameterSets { set.withUnsafeBytes { append($0) } }
+                }
+                for range in nalUnits { append(UnsafeRawBufferPointer(rebasing: avcc[range])) }
+            }
+            gst_buffer_unmap(buffer, &map)
+            return buffer
         }
-        guard let buffer = gst_buffer_new_allocate(nil, gsize(bytes.count), nil) else { return nil }
-        _ = bytes.withUnsafeBytes { gst_buffer_fill(buffer, 0, $0.baseAddress, gsize($0.count)) }
-        return buffer
     }
 }
 
