@@ -42,13 +42,8 @@ extension MediaCoreTests {
             // in parallel could allocate during one window. A leak of even one small block per
             // cycle would add 10,000 x at least 32 bytes = 320 KB in *every* attempt, so the
             // 16 KB tolerance (for such unrelated noise and malloc bookkeeping) cannot hide it.
-            var growths: [Int] = []
-            for _ in 0..<3 {
-                let before = try #require(heapBytesInUse())
+            let growths = try heapGrowths(tolerance: 16 * 1024) {
                 for index in 0..<10_000 { try cycle(&held, index) }
-                let after = try #require(heapBytesInUse())
-                growths.append(after - before)
-                if after - before <= 16 * 1024 { break }
             }
             #expect(growths.contains { $0 <= 16 * 1024 }, "heap growth per 10,000 cycles: \(growths)")
             #expect(pool.allocationCount == allocationsAfterWarmUp)

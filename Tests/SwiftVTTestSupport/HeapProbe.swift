@@ -29,3 +29,20 @@ private func mallinfo2Field(_ index: Int) -> Int? {
     var info = unsafeBitCast(symbol, to: MallInfo2.self)()
     return withUnsafeBytes(of: &info) { $0.load(fromByteOffset: index * MemoryLayout<Int>.size, as: Int.self) }
 }
+
+/// Heap growth (in-use plus mapped bytes) over `body`, in up to `attempts` windows, stopping at
+/// the first that grows by at most `tolerance`. The heap is process-wide and test suites run in
+/// parallel, so one window can catch another test's allocations; a real leak grows in *every*
+/// window, so "some window stayed within the tolerance" still fails on a leak as long as the
+/// tolerance is below one window's worth of leaked blocks. Returns every window's growth.
+public func heapGrowths(attempts: Int = 3, tolerance: Int, _ body: () throws -> Void) rethrows -> [Int] {
+    var growths: [Int] = []
+    for _ in 0..<attempts {
+        let before = (heapBytesInUse() ?? 0) + (mappedHeapBytes() ?? 0)
+        try body()
+        let growth = (heapBytesInUse() ?? 0) + (mappedHeapBytes() ?? 0) - before
+        growths.append(growth)
+        if growth <= tolerance { break }
+    }
+    return growths
+}
