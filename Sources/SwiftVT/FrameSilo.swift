@@ -1,0 +1,830 @@
+import Glibc
+import MediaCore
+import Synchronization
+
+/// The compressed frames of a multi-pass encode, kept in files in decode order:
+/// VideoToolbox's `VTFrameSilo`.
+///
+/// Pass 1 ``add(_:)``s every frame. ``setTimeRangesForNextPass(_:)`` then takes out every frame
+/// presented in those ranges and remembers where, in decode order, they were; the next pass adds
+/// frames for those ranges only, and they go where the old ones were, so that reading out
+/// (``forEachSample(in:_:)``) gives the kept frames and the re-encoded ranges interleaved in the
+/// original decode order. Ranges should start at an IDR picture and cover whole closed GOPs (the
+/// encoder aligns them), so that the removed frames are one run in decode order; otherwise the
+/// replacements go where the first removed frame was.
+///
+/// Files, in the directory given (hidden, named for the process and a random number):
+/// - `.swiftvt-silo-<pid>-<random>.data`: the payloads, appended; a replaced frame's bytes stay
+///   as garbage (rewriting the file would cost more than the space).
+/// - `.swiftvt-silo-<pid>-<random>.index`: the index, written at ``setTimeRangesForNextPass(_:)``
+///   and at ``close()`` with `keepOnClose`, atomically (a `.tmp` file, `fsync`, `rename`). The
+///   index in use lives in memory.
+///
+/// The data file is locked (`flock`) while the silo is open, so ``removeStaleFiles(in:)`` can
+/// tell the files of a crashed process from those of a live one. ``close()`` (also run at deinit)
+/// removes the files unless `keepOnClose`.
+///
+/// Thread-safe: the state is behind a `Mutex`; appends are written under it. Iteration reads a
+/// snapshot of the index and calls its closure with no lock held.
+public final class FrameSilo: Sendable {
+    /// The payload file.
+    public let dataPath: String
+    /// The index file (exists after ``setTimeRangesForNextPass(_:)`` or a close with `keepOnClose`).
+    public let indexPath: String
+    /// The time range given at creation (``MediaTimeRange/invalid`` when not known).
+    public let timeRange: MediaTimeRange
+    private let state: Mutex<State>
+
+    /// One stored sample.
+    struct Entry: Equatable {
+        var offset: Int
+        var size: Int
+        var presentationTimeStamp: MediaTime
+        var decodeTimeStamp: MediaTime
+        var duration: MediaTime
+        /// ``SampleAttachments`` packed (see ``packAttachments(_:)``).
+        var attachments: UInt8
+        /// Index into the description table, -1 for none.
+        var descriptionID: Int32
+    }
+
+    /// The read-out order: kept samples, and for each range of the current pass the place where
+    /// its replacements go.
+    enum Item: Equatable {
+        case sample(Entry)
+        case slot(Int)
+    }
+
+    struct State {
+        /// Nil once closed.
+        var dataFile: MultiPassFile?
+        var keepOnClose: Bool
+        /// The end of the last payload written: where the next one goes.
+        var dataEnd: Int
+        var items: [Item]
+        /// The ranges of the current pass (none in pass 1), sorted.
+        var ranges: [MediaTimeRange]
+        /// The samples added in this pass for each range, in the order they came.
+        var slotSamples: [[Entry]]
+        var pass: Int
+        /// Samples the ranges took out, i.e. those this pass should add back.
+        var expectedInPass: Int
+        var addedInPass: Int
+        /// Sum of the durations added in pass 1 (exact: a plain sum of doubles would end at
+        /// 0.9999...), and whether every one was known.
+        var durationAddedInFirstPass: MediaTime
+        var allDurationsKnown: Bool
+        var sampleCount: Int
+        var totalBytes: Int
+        var descriptions: [FormatDescription]
+        var descriptionIDs: [FormatDescription: Int32]
+        /// The description of the previous sample and its id: consecutive samples almost always
+        /// share one, and comparing with it spares hashing the parameter sets.
+        var lastDescription: (FormatDescription, Int32)?
+
+        init(dataFile: MultiPassFile, keepOnClose: Bool) {
+            self.dataFile = dataFile
+            self.keepOnClose = keepOnClose
+            dataEnd = 0
+            items = []
+            ranges = []
+            slotSamples = []
+            pass = 1
+            expectedInPass = 0
+            addedInPass = 0
+            durationAddedInFirstPass = .zero
+            allDurationsKnown = true
+            sampleCount = 0
+            totalBytes = 0
+            descriptions = []
+            descriptionIDs = [:]
+        }
+
+        /// Every sample in read-out order.
+        func orderedEntries() -> [Entry] {
+            var result: [Entry] = []
+            result.reserveCapacity(sampleCount)
+            for item in items {
+                switch item {
+                case .sample(let entry): result.append(entry)
+                case .slot(let range): result.append(contentsOf: slotSamples[range])
+                }
+            }
+            return result
+        }
+    }
+
+    /// Creates an empty silo whose files go in `directory`.
+    ///
+    /// - Parameters:
+    ///   - timeRange: the presentation times the first pass will cover, if known; with frame
+    ///     durations it gives ``progressOfCurrentPass`` in pass 1.
+    ///   - keepOnClose: keep the files at ``close()`` (with the index written, for
+    ///     ``init(reopeningIndexAt:keepOnClose:)``) instead of removing them.
+    /// - Throws: ``MultiPassError/Code/ioFailed`` or ``MultiPassError/Code/diskFull`` naming the file.
+    public init(directory: String, timeRange: MediaTimeRange = .invalid, keepOnClose: Bool = false) throws(MultiPassError) {
+        let (file, base) = try MultiPassFile.createLocked(
+            in: directory, prefix: StaleFiles.siloPrefix, suffix: StaleFiles.siloDataSuffix)
+        dataPath = file.path
+        indexPath = base + StaleFiles.siloIndexSuffix
+        self.timeRange = timeRange
+        state = Mutex(State(dataFile: file, keepOnClose: keepOnClose))
+    }
+
+    /// Opens the silo whose index is at `indexPath` (its data file is beside it, `.data` for
+    /// `.index`), as written by ``setTimeRangesForNextPass(_:)`` or a close with `keepOnClose`.
+    ///
+    /// Everything is validated: magic number, version, length, the CRC-32 over the index, every
+    /// field, and that every sample's bytes lie within the data file.
+    ///
+    /// - Throws: ``MultiPassError/Code/corrupt`` with what is wrong and where;
+    ///   ``MultiPassError/Code/ioFailed`` when a file cannot be opened or another process has the
+    ///   silo open; ``MultiPassError/Code/invalidArgument`` when the path does not end in `.index`.
+    public init(reopeningIndexAt indexPath: String, keepOnClose: Bool = true) throws(MultiPassError) {
+        guard indexPath.hasSuffix(StaleFiles.siloIndexSuffix) else {
+            throw MultiPassError(.invalidArgument, "\(indexPath) is not a silo index (its name must end in .index)")
+        }
+        let dataPath = String(indexPath.dropLast(StaleFiles.siloIndexSuffix.count)) + StaleFiles.siloDataSuffix
+        let dataFile = try MultiPassFile.open(dataPath, flags: O_RDWR)
+        guard dataFile.tryLock() else {
+            throw MultiPassError(.ioFailed, "could not open \(dataPath): another process is using the silo", path: dataPath)
+        }
+        let bytes = try MultiPassFile.open(indexPath, flags: O_RDONLY).readAll()
+        let (loaded, timeRange, kept) = try FrameSilo.parseIndex(
+            bytes, path: indexPath, dataFile: dataFile, dataFileSize: try dataFile.size(), keepOnClose: keepOnClose)
+        self.dataPath = dataPath
+        self.indexPath = indexPath
+        self.timeRange = timeRange
+        if kept {
+            // Open again: a crash from now on leaves stale files, not kept ones.
+            try FrameSilo.writeIndex(FrameSilo.serializeIndex(loaded, timeRange: timeRange, kept: false), to: indexPath)
+        }
+        state = Mutex(loaded)
+    }
+
+    deinit { try? close() }
+
+    // MARK: Adding
+
+    /// Adds one compressed frame: a data buffer with exactly one sample and a numeric
+    /// presentation time, in decode order. The payload is written to the data file before this
+    /// returns; timing, sample attachments and the format description go into the index.
+    ///
+    /// In pass 1 the frame goes at the end. In later passes its presentation time must lie in one
+    /// of the ranges given to ``setTimeRangesForNextPass(_:)``, and it goes after the frames
+    /// already added for that range. (Buffer-level attachments are not kept.)
+    ///
+    /// - Throws: ``MultiPassError/Code/invalidArgument`` for another kind of buffer or a time
+    ///   outside the ranges; ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed``
+    ///   when the write fails (the silo is unchanged and stays usable);
+    ///   ``MultiPassError/Code/closed`` after ``close()``.
+    public func add(_ sample: SampleBuffer) throws(MultiPassError) {
+        guard let data = sample.dataBuffer else {
+            throw MultiPassError(.invalidArgument, "a frame silo stores compressed samples, not image buffers")
+        }
+        guard sample.sampleCount == 1 else {
+            throw MultiPassError(
+                .invalidArgument, "a frame silo stores one sample per buffer; this buffer has \(sample.sampleCount)")
+        }
+        let timing: SampleTimingInfo
+        let attachments: SampleAttachments
+        do {
+            timing = try sample.timingInfo(at: 0)
+            attachments = try sample.attachments(forSampleAt: 0)
+        } catch {
+            throw MultiPassError(.invalidArgument, "the sample cannot be read: \(error)")
+        }
+        guard timing.presentationTimeStamp.isNumeric else {
+            throw MultiPassError(
+                .invalidArgument, "a frame silo needs a numeric presentation time, not \(timing.presentationTimeStamp)")
+        }
+        guard data.count <= Int(UInt32.max) else {
+            throw MultiPassError(.invalidArgument, "a sample of \(data.count) bytes is too large for a frame silo (4 GiB at most)")
+        }
+        try state.withLock { (state) throws(MultiPassError) in
+            guard let file = state.dataFile else { throw Self.closedError(dataPath) }
+            var slot: Int?
+            if state.pass > 1 {
+                guard let index = Self.rangeIndex(containing: timing.presentationTimeStamp, in: state.ranges) else {
+                    throw MultiPassError(
+                        .invalidArgument,
+                        "presentation time \(timing.presentationTimeStamp) is outside the time ranges of pass \(state.pass) "
+                            + "(\(state.ranges.map(\.description).joined(separator: ", ")))")
+                }
+                slot = index
+            }
+            let descriptionID = sample.formatDescription.map { Self.descriptionID(of: $0, in: &state) } ?? -1
+            let offset = state.dataEnd
+            var position = offset
+            do throws(MultiPassError) {
+                // Straight from the buffer's memory blocks to the file: no intermediate copy.
+                try data.forEachSegment { (segment) throws(MultiPassError) in
+                    try file.write(segment, at: position)
+                    position += segment.count
+                }
+            } catch {
+                file.truncateBestEffort(to: offset)
+                throw error
+            }
+            let entry = Entry(
+                offset: offset, size: data.count, presentationTimeStamp: timing.presentationTimeStamp,
+                decodeTimeStamp: timing.decodeTimeStamp, duration: timing.duration,
+                attachments: Self.packAttachments(attachments), descriptionID: descriptionID)
+            state.dataEnd = position
+            state.sampleCount += 1
+            state.totalBytes += data.count
+            state.addedInPass += 1
+            if let slot {
+                state.slotSamples[slot].append(entry)
+            } else {
+                state.items.append(.sample(entry))
+                if timing.duration.isNumeric {
+                    state.durationAddedInFirstPass += timing.duration
+                } else {
+                    state.allDurationsKnown = false
+                }
+            }
+        }
+    }
+
+    /// Starts the next pass: the frames presented in `ranges` are taken out, to be replaced by
+    /// the frames the next pass adds. The index is written to disk (atomically) before this
+    /// returns. An empty list starts a pass that replaces nothing.
+    ///
+    /// - Throws: ``MultiPassError/Code/invalidArgument`` when a range is invalid, empty or not
+    ///   numeric, or the ranges are not sorted and disjoint (nothing changes);
+    ///   ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed`` when the index cannot
+    ///   be written (nothing changes); ``MultiPassError/Code/closed`` after ``close()``.
+    public func setTimeRangesForNextPass(_ ranges: [MediaTimeRange]) throws(MultiPassError) {
+        for (index, range) in ranges.enumerated() {
+            guard range.isValid, range.start.isNumeric, range.duration.isNumeric, range.duration > .zero else {
+                throw MultiPassError(.invalidArgument, "time range \(index) \(range) is not a non-empty numeric range")
+            }
+            if index > 0, ranges[index - 1].end > range.start {
+                throw MultiPassError(
+                    .invalidArgument,
+                    "time ranges must be sorted and must not overlap: \(ranges[index - 1]) is followed by \(range)")
+            }
+        }
+        try state.withLock { (state) throws(MultiPassError) in
+            guard let file = state.dataFile else { throw Self.closedError(dataPath) }
+            var next = state
+            next.items = []
+            next.items.reserveCapacity(state.sampleCount + ranges.count)
+            var placed = [Bool](repeating: false, count: ranges.count)
+            var removedCount = 0
+            var removedBytes = 0
+            for entry in state.orderedEntries() {
+                guard let range = Self.rangeIndex(containing: entry.presentationTimeStamp, in: ranges) else {
+                    next.items.append(.sample(entry))
+                    continue
+                }
+                if !placed[range] {
+                    next.items.append(.slot(range))
+                    placed[range] = true
+                }
+                removedCount += 1
+                removedBytes += entry.size
+            }
+            // A range that held no frame: its replacements go before the first kept frame
+            // presented after its start (or at the end).
+            for range in ranges.indices where !placed[range] {
+                let position = next.items.firstIndex {
+                    if case .sample(let entry) = $0 { return entry.presentationTimeStamp >= ranges[range].start }
+                    return false
+                } ?? next.items.endIndex
+                next.items.insert(.slot(range), at: position)
+            }
+            next.ranges = ranges
+            next.slotSamples = Array(repeating: [], count: ranges.count)
+            next.pass += 1
+            next.expectedInPass = removedCount
+            next.addedInPass = 0
+            next.sampleCount -= removedCount
+            next.totalBytes -= removedBytes
+            // The index must never name bytes that are not on the disk yet.
+            try file.sync()
+            try Self.writeIndex(Self.serializeIndex(next, timeRange: timeRange, kept: false), to: indexPath)
+            state = next
+        }
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with every sample presented in `range` (all of them for nil), in decode order
+    /// (kept frames and replaced ranges interleaved as they were), each read back from the data
+    /// file with its timing, sample attachments and format description. No lock is held while
+    /// `body` runs; samples added meanwhile are not seen.
+    ///
+    /// - Throws: what `body` throws (iteration stops); ``MultiPassError`` when a payload cannot be
+    ///   read (``MultiPassError/Code/corrupt`` when the data file is shorter than the index says),
+    ///   for an invalid `range`, or after ``close()``.
+    public func forEachSample(in range: MediaTimeRange? = nil, _ body: (SampleBuffer) throws -> Void) throws {
+        if let range, !range.isValid {
+            throw MultiPassError(.invalidArgument, "time range \(range) is invalid")
+        }
+        // A snapshot of the index in read-out order (entries only, no payload), taken under the
+        // lock so that body runs without it; the file object keeps the descriptor open even if
+        // close() runs meanwhile.
+        let (file, entries, descriptions) = try state.withLock { (state) throws(MultiPassError) in
+            guard let file = state.dataFile else { throw Self.closedError(dataPath) }
+            return (file, state.orderedEntries(), state.descriptions)
+        }
+        for entry in entries where range.map({ $0.contains(entry.presentationTimeStamp) }) ?? true {
+            // The one copy of the payload, from the file into memory the sample owns: the bytes
+            // exist only on disk (they were written out when added).
+            var read = 0
+            let bytes = try [UInt8](unsafeUninitializedCapacity: entry.size) { (buffer, count) throws(MultiPassError) in
+                read = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: entry.offset)
+                count = read
+            }
+            guard read == entry.size else {
+                throw MultiPassError(
+                    .corrupt,
+                    "\(file.path) is corrupt: it ends before the sample presented at \(entry.presentationTimeStamp) "
+                        + "(bytes \(entry.offset)..<\(entry.offset + entry.size))", path: file.path)
+            }
+            let description = entry.descriptionID >= 0 ? descriptions[Int(entry.descriptionID)] : nil
+            let sample = try SampleBuffer(
+                dataBuffer: BlockBuffer(bytes), formatDescription: description, sampleCount: 1,
+                timings: .uniform(SampleTimingInfo(
+                    duration: entry.duration, presentationTimeStamp: entry.presentationTimeStamp,
+                    decodeTimeStamp: entry.decodeTimeStamp)),
+                sizes: .uniform(entry.size), sampleAttachments: [Self.unpackAttachments(entry.attachments)])
+            try body(sample)
+        }
+    }
+
+    /// Samples in the silo now (removed ones not counted).
+    public var sampleCount: Int { state.withLock { $0.sampleCount } }
+
+    /// The 1-based number of the current pass.
+    public var currentPass: Int { state.withLock { $0.pass } }
+
+    /// How far the current pass is, 0...1. Pass 1: the duration added over the duration of the
+    /// time range given at creation (0 when that range or a frame duration is unknown). Later
+    /// passes: frames added over frames the ranges took out (1 when they took out none).
+    public var progressOfCurrentPass: Double {
+        state.withLock { state in
+            if state.pass == 1 {
+                let total = timeRange.duration.seconds
+                guard timeRange.isValid, timeRange.duration.isNumeric, total > 0, state.allDurationsKnown,
+                    state.durationAddedInFirstPass.isNumeric
+                else { return 0 }
+                return min(1, state.durationAddedInFirstPass.seconds / total)
+            }
+            guard state.expectedInPass > 0 else { return 1 }
+            return min(1, Double(state.addedInPass) / Double(state.expectedInPass))
+        }
+    }
+
+    /// Payload bytes of the samples in the silo now (the data file also holds replaced ones).
+    public var totalBytes: Int { state.withLock { $0.totalBytes } }
+
+    // MARK: Closing
+
+    /// Closes the silo and removes its files; with `keepOnClose`, syncs the data and writes the
+    /// index instead. Calling it again does nothing.
+    ///
+    /// - Throws: the error of the sync, index write or removal (the silo is closed anyway).
+    public func close() throws(MultiPassError) {
+        try state.withLock { (state) throws(MultiPassError) in
+            guard let file = state.dataFile else { return }
+            // Dropping the last reference closes the descriptor, which releases the lock.
+            state.dataFile = nil
+            if state.keepOnClose {
+                try file.sync()
+                try Self.writeIndex(Self.serializeIndex(state, timeRange: timeRange, kept: true), to: indexPath)
+                return
+            }
+            var failure: MultiPassError?
+            for path in [indexPath + StaleFiles.temporarySuffix, indexPath, dataPath] where unlink(path) != 0 {
+                if errno != ENOENT, failure == nil { failure = MultiPassFile.systemError(errno, "remove", path) }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Removes the silo and storage files in `directory` left by processes that died (killed,
+    /// crashed) without closing them, and returns their paths. Files of live silos and storages,
+    /// in this process or another, are recognised by their lock and kept, as are files closed
+    /// with `keepOnClose`.
+    @discardableResult
+    public static func removeStaleFiles(in directory: String) -> [String] { StaleFiles.remove(in: directory) }
+
+    // MARK: Helpers
+
+    private static func closedError(_ path: String) -> MultiPassError {
+        MultiPassError(.closed, "the frame silo \(path) is closed", path: path)
+    }
+
+    /// The index of the range containing `time` in sorted, disjoint `ranges`.
+    static func rangeIndex(containing time: MediaTime, in ranges: [MediaTimeRange]) -> Int? {
+        // The last range starting at or before `time`.
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].start <= time { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, ranges[low - 1].contains(time) else { return nil }
+        return low - 1
+    }
+
+    private static func descriptionID(of description: FormatDescription, in state: inout State) -> Int32 {
+        if let (last, id) = state.lastDescription, last == description { return id }
+        let id: Int32
+        if let known = state.descriptionIDs[description] {
+            id = known
+        } else {
+            id = Int32(state.descriptions.count)
+            state.descriptions.append(description)
+            state.descriptionIDs[description] = id
+        }
+        state.lastDescription = (description, id)
+        return id
+    }
+
+    /// Bit 0 notSync; bits 1-2 dependsOnOthers and 3-4 isDependedOnByOthers (0 unknown, 1 false,
+    /// 2 true); bit 5 earlierDisplayTimesAllowed; 6 doNotDisplay; 7 displayImmediately.
+    static func packAttachments(_ attachments: SampleAttachments) -> UInt8 {
+        func tristate(_ value: Bool?) -> UInt8 { value.map { $0 ? 2 : 1 } ?? 0 }
+        return (attachments.notSync ? 1 : 0) | tristate(attachments.dependsOnOthers) << 1
+            | tristate(attachments.isDependedOnByOthers) << 3 | (attachments.earlierDisplayTimesAllowed ? 1 << 5 : 0)
+            | (attachments.doNotDisplay ? 1 << 6 : 0) | (attachments.displayImmediately ? 1 << 7 : 0)
+    }
+
+    static func unpackAttachments(_ packed: UInt8) -> SampleAttachments {
+        func tristate(_ bits: UInt8) -> Bool? { bits == 0 ? nil : bits == 2 }
+        return SampleAttachments(
+            notSync: packed & 1 != 0, dependsOnOthers: tristate(packed >> 1 & 3),
+            isDependedOnByOthers: tristate(packed >> 3 & 3), earlierDisplayTimesAllowed: packed & 1 << 5 != 0,
+            doNotDisplay: packed & 1 << 6 != 0, displayImmediately: packed & 1 << 7 != 0)
+    }
+}
+
+// MARK: - Index file
+
+extension FrameSilo {
+    static let indexMagic: [UInt8] = Array("SVTSILOI".utf8)
+    static let indexVersion: UInt32 = 1
+    static let indexKeptFlag: UInt32 = 1
+    static let indexHeaderSize = 128
+    static let indexRecordSize = 72
+
+    enum RecordKind: UInt8 {
+        /// A sample kept from an earlier pass (or added in pass 1).
+        case sample = 0
+        /// The place of range `slot`'s replacements.
+        case slot = 1
+        /// A replacement added in the current pass, following its slot's record.
+        case slotSample = 2
+    }
+
+    /// The index (little-endian):
+    /// - header (128 bytes): magic `SVTSILOI`, version, flags (bit 0: closed with
+    ///   `keepOnClose`), the index's length, the end of the data written, the time range, the
+    ///   pass, samples expected and added in it, the duration added in pass 1 and whether all durations
+    ///   were known, the counts of ranges, descriptions and records;
+    /// - the ranges (32 bytes each), the format descriptions (each a length and its fields, see
+    ///   ``ByteWriter/append(_:)-(FormatDescription)``), the records (72 bytes each: kind,
+    ///   attachments, description id, offset, size, slot, three times), in read-out order;
+    /// - a CRC-32 of everything before it.
+    static func serializeIndex(_ state: State, timeRange: MediaTimeRange, kept: Bool) -> [UInt8] {
+        var recordCount = 0
+        for item in state.items {
+            if case .slot(let range) = item { recordCount += state.slotSamples[range].count }
+            recordCount += 1
+        }
+        var writer = ByteWriter(capacity: indexHeaderSize + recordCount * indexRecordSize + 4096)
+        writer.bytes += indexMagic
+        writer.append(indexVersion)
+        writer.append(kept ? indexKeptFlag : 0)
+        let lengthOffset = writer.bytes.count
+        writer.append(UInt64(0))  // the length, filled in below
+        writer.append(UInt64(state.dataEnd))
+        writer.append(timeRange)
+        writer.append(UInt32(truncatingIfNeeded: state.pass))
+        writer.append(UInt32(0))
+        writer.append(UInt64(state.expectedInPass))
+        writer.append(UInt64(state.addedInPass))
+        writer.append(state.durationAddedInFirstPass)
+        writer.append(UInt32(state.allDurationsKnown ? 1 : 0))
+        writer.append(UInt32(state.ranges.count))
+        writer.append(UInt32(state.descriptions.count))
+        writer.append(UInt32(0))
+        writer.append(UInt64(recordCount))
+        assert(writer.bytes.count == indexHeaderSize)
+        for range in state.ranges { writer.append(range) }
+        for description in state.descriptions {
+            var fields = ByteWriter()
+            fields.append(description)
+            writer.appendBlob(fields.bytes)
+        }
+        func append(_ kind: RecordKind, _ entry: Entry?, slot: Int = 0) {
+            writer.append(kind.rawValue)
+            writer.append(entry?.attachments ?? 0)
+            writer.append(UInt16(0))
+            writer.append(entry?.descriptionID ?? -1)
+            writer.append(UInt64(entry?.offset ?? 0))
+            writer.append(UInt32(entry?.size ?? 0))
+            writer.append(UInt32(slot))
+            writer.append(entry?.presentationTimeStamp ?? .invalid)
+            writer.append(entry?.decodeTimeStamp ?? .invalid)
+            writer.append(entry?.duration ?? .invalid)
+        }
+        for item in state.items {
+            switch item {
+            case .sample(let entry):
+                append(.sample, entry)
+            case .slot(let range):
+                append(.slot, nil, slot: range)
+                for entry in state.slotSamples[range] { append(.slotSample, entry, slot: range) }
+            }
+        }
+        let length = UInt64(writer.bytes.count + 4)
+        withUnsafeBytes(of: length.littleEndian) { length in
+            writer.bytes.replaceSubrange(lengthOffset..<lengthOffset + 8, with: length)
+        }
+        writer.appendChecksum()
+        return writer.bytes
+    }
+
+    /// Validates and loads an index; every sample must lie within the first `dataFileSize` bytes
+    /// of the data file.
+    static func parseIndex(
+        _ bytes: [UInt8], path: String, dataFile: MultiPassFile, dataFileSize: Int, keepOnClose: Bool
+    ) throws(MultiPassError) -> (State, MediaTimeRange, kept: Bool) {
+        func corrupt(_ problem: String) -> MultiPassError {
+            MultiPassError(.corrupt, "\(path) is corrupt: \(problem)", path: path)
+        }
+        guard bytes.count >= indexMagic.count, Array(bytes[0..<indexMagic.count]) == indexMagic else {
+            throw MultiPassError(.corrupt, "\(path) is not a frame silo index (wrong magic number)", path: path)
+        }
+        var reader = ByteReader(bytes, offset: indexMagic.count, context: path)
+        do throws(MultiPassError) {
+            let version = try reader.read(UInt32.self)
+            guard version == indexVersion else {
+                throw MultiPassError(
+                    .corrupt, "\(path) is a frame silo index of version \(version); this SwiftVT reads version \(indexVersion)")
+            }
+            let flags = try reader.read(UInt32.self)
+            let length = try reader.read(UInt64.self)
+            guard length == UInt64(bytes.count), bytes.count >= indexHeaderSize + 4 else {
+                throw corrupt("it is \(bytes.count) bytes long but says \(length) (the file was cut short or extended)")
+            }
+            let stored = UInt32(littleEndian: bytes.withUnsafeBytes {
+                $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)
+            })
+            let computed = CRC32.checksum(bytes, 0..<bytes.count - 4)
+            guard stored == computed else {
+                throw corrupt("the checksum does not match (stored \(stored), computed \(computed))")
+            }
+            var state = State(dataFile: dataFile, keepOnClose: keepOnClose)
+            let dataEnd = try reader.read(UInt64.self)
+            guard dataEnd <= UInt64(dataFileSize) else {
+                throw corrupt("it covers \(dataEnd) bytes of data but \(dataFile.path) holds \(dataFileSize)")
+            }
+            state.dataEnd = Int(dataEnd)
+            let timeRange = try reader.readRange("time range")
+            state.pass = Int(try reader.read(UInt32.self))
+            try reader.skip(4)
+            state.expectedInPass = Int(clamping: try reader.read(UInt64.self))
+            state.addedInPass = Int(clamping: try reader.read(UInt64.self))
+            state.durationAddedInFirstPass = try reader.readTime("duration added in pass 1")
+            state.allDurationsKnown = try reader.read(UInt32.self) != 0
+            let rangeCount = Int(try reader.read(UInt32.self))
+            let descriptionCount = Int(try reader.read(UInt32.self))
+            try reader.skip(4)
+            let recordCount = try reader.read(UInt64.self)
+            guard state.pass >= 1, state.pass > 1 || rangeCount == 0 else {
+                throw corrupt("pass \(state.pass) with \(rangeCount) ranges")
+            }
+            guard rangeCount <= reader.remaining / 32 else { throw corrupt("\(rangeCount) ranges do not fit in the file") }
+            for index in 0..<rangeCount {
+                let range = try reader.readRange("range \(index)")
+                guard range.isValid, range.start.isNumeric, range.duration.isNumeric,
+                    index == 0 || state.ranges[index - 1].end <= range.start
+                else { throw corrupt("range \(index) \(range) is invalid or out of order") }
+                state.ranges.append(range)
+            }
+            guard descriptionCount <= reader.remaining / 4 else {
+                throw corrupt("\(descriptionCount) format descriptions do not fit in the file")
+            }
+            for index in 0..<descriptionCount {
+                let blob = try reader.readBlob("format description \(index)")
+                var fields = ByteReader(blob, context: "\(path) format description \(index)")
+                let description = try fields.readFormatDescription()
+                state.descriptionIDs[description] = Int32(truncatingIfNeeded: index)
+                state.descriptions.append(description)
+            }
+            guard recordCount == UInt64((reader.remaining - 4) / indexRecordSize),
+                (reader.remaining - 4) % indexRecordSize == 0
+            else { throw corrupt("\(recordCount) records do not match the \(reader.remaining - 4) bytes left for them") }
+            state.slotSamples = Array(repeating: [], count: rangeCount)
+            var placed = [Bool](repeating: false, count: rangeCount)
+            var currentSlot: Int?
+            for index in 0..<Int(recordCount) {
+                let number = index + 1
+                let offset = reader.offset
+                func bad(_ problem: String) -> MultiPassError { corrupt("record \(number) (offset \(offset)) \(problem)") }
+                let rawKind = try reader.read(UInt8.self)
+                let attachments = try reader.read(UInt8.self)
+                try reader.skip(2)
+                let descriptionID = try reader.read(Int32.self)
+                let dataOffset = try reader.read(UInt64.self)
+                let size = try reader.read(UInt32.self)
+                let slot = Int(try reader.read(UInt32.self))
+                let presentationTimeStamp = try reader.readTime("record \(number) presentation time")
+                let decodeTimeStamp = try reader.readTime("record \(number) decode time")
+                let duration = try reader.readTime("record \(number) duration")
+                guard let kind = RecordKind(rawValue: rawKind) else { throw bad("has unknown kind \(rawKind)") }
+                if kind == .slot {
+                    guard slot < rangeCount, !placed[slot] else { throw bad("names range \(slot) of \(rangeCount) twice or out of bounds") }
+                    placed[slot] = true
+                    currentSlot = slot
+                    state.items.append(.slot(slot))
+                    continue
+                }
+                guard presentationTimeStamp.isNumeric else { throw bad("has presentation time \(presentationTimeStamp)") }
+                guard descriptionID >= -1, Int(descriptionID) < descriptionCount else {
+                    throw bad("names format description \(descriptionID) of \(descriptionCount)")
+                }
+                guard attachments >> 1 & 3 != 3, attachments >> 3 & 3 != 3 else { throw bad("has bad attachment bits") }
+                guard dataOffset <= dataEnd, UInt64(size) <= dataEnd - dataOffset else {
+                    throw bad("has \(size) bytes at offset \(dataOffset), beyond the \(dataEnd) bytes of \(dataFile.path)")
+                }
+                let entry = Entry(
+                    offset: Int(dataOffset), size: Int(size), presentationTimeStamp: presentationTimeStamp,
+                    decodeTimeStamp: decodeTimeStamp, duration: duration, attachments: attachments,
+                    descriptionID: descriptionID)
+                if kind == .slotSample {
+                    guard let currentSlot, slot == currentSlot, state.ranges[slot].contains(presentationTimeStamp) else {
+                        throw bad("is a replacement for range \(slot) outside that range's place")
+                    }
+                    state.slotSamples[slot].append(entry)
+                } else {
+                    currentSlot = nil
+                    state.items.append(.sample(entry))
+                }
+                state.sampleCount += 1
+                state.totalBytes += Int(size)
+            }
+            guard !placed.contains(false) else { throw corrupt("a range of pass \(state.pass) has no place in the order") }
+            return (state, timeRange, flags & indexKeptFlag != 0)
+        } catch {
+            var error = error
+            error.path = path
+            throw error
+        }
+    }
+
+    /// Writes `bytes` to `path` atomically: a `.tmp` file, `fsync`, `rename`, then `fsync` of the
+    /// directory so the rename itself survives a crash.
+    static func writeIndex(_ bytes: [UInt8], to path: String) throws(MultiPassError) {
+        let temporary = path + StaleFiles.temporarySuffix
+        do throws(MultiPassError) {
+            let file = try MultiPassFile.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, operation: "create")
+            try file.write(bytes, at: 0)
+            try file.sync()
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw MultiPassFile.systemError(code, "rename \(temporary) to", path)
+        }
+        if let directory = try? MultiPassFile.open(parentDirectory(of: path), flags: O_RDONLY | O_DIRECTORY) {
+            _ = fsync(directory.descriptor)  // best effort: some file systems refuse fsync on a directory
+        }
+    }
+
+    /// Whether the index at `path` says its silo was closed with `keepOnClose` (for the
+    /// stale-file sweep, which must not remove kept silos).
+    static func indexIsKept(at path: String) -> Bool {
+        guard let file = try? MultiPassFile.open(path, flags: O_RDONLY | O_NOFOLLOW) else { return false }
+        var header = [UInt8](repeating: 0, count: 16)
+        guard let read = try? header.withMutableRawBytes({ (buffer) throws(MultiPassError) in try file.read(into: buffer, at: 0) }),
+            read == header.count, Array(header[0..<indexMagic.count]) == indexMagic
+        else { return false }
+        var reader = ByteReader(header, offset: indexMagic.count, context: path)
+        guard (try? reader.read(UInt32.self)) == indexVersion, let flags = try? reader.read(UInt32.self) else { return false }
+        return flags & indexKeptFlag != 0
+    }
+}
+
+// MARK: - Format descriptions
+
+extension ByteWriter {
+    /// Every field of `description`, so that reading it back gives an equal description without
+    /// parsing the parameter sets again (and for any codec, not only H.264).
+    mutating func append(_ description: FormatDescription) {
+        append(description.mediaType.rawValue.rawValue)
+        append(description.codecType.rawValue)
+        append(description.dimensions.width)
+        append(description.dimensions.height)
+        append(UInt8(truncatingIfNeeded: description.nalUnitHeaderLength))
+        append(UInt32(truncatingIfNeeded: description.parameterSets.count))
+        for set in description.parameterSets { appendBlob(set) }
+        let extensions = description.extensions
+        if let ratio = extensions.pixelAspectRatio {
+            append(UInt8(1))
+            append(ratio.horizontalSpacing)
+            append(ratio.verticalSpacing)
+        } else {
+            append(UInt8(0))
+        }
+        if let aperture = extensions.cleanAperture {
+            append(UInt8(1))
+            for value in [aperture.width, aperture.height, aperture.horizontalOffset, aperture.verticalOffset] {
+                append(value.numerator)
+                append(value.denominator)
+            }
+        } else {
+            append(UInt8(0))
+        }
+        // The one-byte codes: 0 absent, else the value plus one in 16 bits.
+        let codes: [UInt8?] = [
+            extensions.colorPrimaries?.rawValue, extensions.transferFunction?.rawValue, extensions.yCbCrMatrix?.rawValue,
+            extensions.fullRange.map { $0 ? 1 : 0 }, extensions.chromaLocationTopField?.rawValue,
+            extensions.chromaLocationBottomField?.rawValue, extensions.chromaSubsampling?.rawValue,
+        ]
+        for code in codes {
+            append(code.map { UInt16($0) + 1 } ?? 0)
+        }
+        for number in [extensions.fieldCount, extensions.bitDepth] {
+            append(UInt8(number == nil ? 0 : 1))
+            append(Int64(number ?? 0))
+        }
+        let atoms = extensions.sampleDescriptionAtoms.sorted { $0.key.rawValue < $1.key.rawValue }
+        append(UInt32(truncatingIfNeeded: atoms.count))
+        for (key, value) in atoms {
+            append(key.rawValue)
+            appendBlob(value)
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func readFormatDescription() throws(MultiPassError) -> FormatDescription {
+        let mediaType = MediaType(rawValue: FourCharCode(rawValue: try read(UInt32.self)))
+        let codecType = FourCharCode(rawValue: try read(UInt32.self))
+        let dimensions = VideoDimensions(width: try read(Int32.self), height: try read(Int32.self))
+        let nalUnitHeaderLength = Int(try read(UInt8.self))
+        let setCount = Int(try read(UInt32.self))
+        guard setCount <= remaining / 4 else { throw MultiPassError(.corrupt, "\(context) is corrupt: \(setCount) parameter sets") }
+        var parameterSets: [[UInt8]] = []
+        for index in 0..<setCount { parameterSets.append(try readBlob("parameter set \(index)")) }
+        var extensions = FormatDescriptionExtensions()
+        if try read(UInt8.self) != 0 {
+            extensions.pixelAspectRatio = PixelAspectRatio(horizontalSpacing: try read(Int32.self), verticalSpacing: try read(Int32.self))
+        }
+        if try read(UInt8.self) != 0 {
+            var values: [Rational] = []
+            for _ in 0..<4 { values.append(Rational(try read(Int32.self), try read(Int32.self))) }
+            extensions.cleanAperture = CleanAperture(
+                width: values[0], height: values[1], horizontalOffset: values[2], verticalOffset: values[3])
+        }
+        var codes: [UInt8?] = []
+        for _ in 0..<7 {
+            let stored = try read(UInt16.self)
+            guard stored <= 256 else { throw MultiPassError(.corrupt, "\(context) is corrupt: colour code \(stored)") }
+            codes.append(stored == 0 ? nil : UInt8(stored - 1))
+        }
+        extensions.colorPrimaries = codes[0].map(ColorPrimaries.init(rawValue:))
+        extensions.transferFunction = codes[1].map(TransferFunction.init(rawValue:))
+        extensions.yCbCrMatrix = codes[2].map(YCbCrMatrix.init(rawValue:))
+        extensions.fullRange = codes[3].map { $0 != 0 }
+        extensions.chromaLocationTopField = codes[4].map(ChromaLocation.init(rawValue:))
+        extensions.chromaLocationBottomField = codes[5].map(ChromaLocation.init(rawValue:))
+        if let raw = codes[6] {
+            guard let subsampling = ChromaSubsampling(rawValue: raw) else {
+                throw MultiPassError(.corrupt, "\(context) is corrupt: chroma subsampling \(raw)")
+            }
+            extensions.chromaSubsampling = subsampling
+        }
+        var numbers: [Int?] = []
+        for _ in 0..<2 {
+            let present = try read(UInt8.self) != 0
+            let value = Int(try read(Int64.self))
+            numbers.append(present ? value : nil)
+        }
+        extensions.fieldCount = numbers[0]
+        extensions.bitDepth = numbers[1]
+        let atomCount = Int(try read(UInt32.self))
+        guard atomCount <= remaining / 8 else { throw MultiPassError(.corrupt, "\(context) is corrupt: \(atomCount) atoms") }
+        for index in 0..<atomCount {
+            let key = FourCharCode(rawValue: try read(UInt32.self))
+            extensions.sampleDescriptionAtoms[key] = try readBlob("atom \(index)")
+        }
+        do {
+            return try FormatDescription(
+                mediaType: mediaType, codecType: codecType, dimensions: dimensions, extensions: extensions,
+                parameterSets: parameterSets, nalUnitHeaderLength: nalUnitHeaderLength)
+        } catch {
+            throw MultiPassError(.corrupt, "\(context) is corrupt: \(error)")
+        }
+    }
+}
