@@ -96,5 +96,8 @@ let package = Package(
             name: "SwiftVTCompressionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
+        // FrameSilo and MultiPassStorage: files, passes, corruption, crashes, full disks.
+        .testTarget(
+            name: "SwiftVTMultiPassTests", dependencies: ["SwiftVT", "MediaCore", "H264"], swiftSettings: strictSwift),
     ]
 )
