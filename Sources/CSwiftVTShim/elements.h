@@ -7,5 +7,6 @@ G_DECLARE_FINAL_TYPE(SwiftVTH264ParseToAVCC, swiftvt_h264parse_to_avcc, SWIFTVT,
 gboolean swiftvt_register_h264parse_to_avcc(GstPlugin *plugin);
 gboolean swiftvt_register_vtdec(GstPlugin *plugin);
 gboolean swiftvt_register_vtenc(GstPlugin *plugin);
+gboolean swiftvt_register_vtmultipasssink(GstPlugin *plugin);
 
 #endif

@@ -10,7 +10,8 @@
 #endif
 
 static gboolean plugin_init(GstPlugin *plugin) {
-    return swiftvt_register_h264parse_to_avcc(plugin) && swiftvt_register_vtdec(plugin) && swiftvt_register_vtenc(plugin);
+    return swiftvt_register_h264parse_to_avcc(plugin) && swiftvt_register_vtdec(plugin) && swiftvt_register_vtenc(plugin)
+        && swiftvt_register_vtmultipasssink(plugin);
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, swiftvt,

@@ -124,6 +124,8 @@ final class X264Encoder: EncoderBackend {
         var presentationTimeStamp: MediaTime
         var duration: MediaTime
         var frameReference: UInt64
+        /// The fractional QP asked for; x264 reports only the whole part (i_qpplus1).
+        var quantizer: Double?
     }
 
     private var pending: [UInt: Pending] = [:]
@@ -136,11 +138,31 @@ final class X264Encoder: EncoderBackend {
         self.configuration = configuration
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        for offsets in quantizerOffsets.values { offsets.deallocate() }
+    }
 
     private func close() {
         if let encoder { x264_encoder_close(encoder) }
         encoder = nil
+    }
+
+    /// Fractional QPs are applied in steps of 1/offsetSteps.
+    static let offsetSteps = 16
+    /// One macroblock-offset array per fractional step, made on first use and kept for the
+    /// backend's life (x264 reads the array inside x264_encoder_encode; sharing one per step
+    /// avoids an allocation per frame).
+    private var quantizerOffsets: [Int: UnsafeMutableBufferPointer<Float>] = [:]
+
+    /// x264's quant_offsets holds one value per macroblock (16x16, 6.3), in raster order.
+    private func uniformQuantizerOffsets(step: Int) -> UnsafeMutablePointer<Float>? {
+        if let existing = quantizerOffsets[step] { return existing.baseAddress }
+        let macroblocks = ((configuration.width + 15) / 16) * ((configuration.height + 15) / 16)
+        let offsets = UnsafeMutableBufferPointer<Float>.allocate(capacity: macroblocks)
+        offsets.initialize(repeating: Float(step) / Float(Self.offsetSteps))
+        quantizerOffsets[step] = offsets
+        return offsets.baseAddress
     }
 
     // MARK: Parameters
@@ -339,12 +361,24 @@ final class X264Encoder: EncoderBackend {
         let pts90k = request.presentationTimeStamp.converted(to: x264Timescale).value
         picture.i_pts = pts90k
         picture.i_type = request.frameType == .idr ? X264_TYPE_IDR : X264_TYPE_AUTO
+        if let quantizer = request.quantizer {
+            // Multi-pass rate control chose this frame's QP. x264 forces whole QPs only
+            // (i_qpplus1); the fraction becomes a uniform per-macroblock offset on top of its
+            // adaptive quantization, so the macroblocks round to the fractional average.
+            let clamped = min(max(quantizer, 0), 51)
+            let whole = clamped.rounded(.down)
+            picture.i_qpplus1 = Int32(whole) + 1
+            let step = Int(((clamped - whole) * Double(Self.offsetSteps)).rounded())
+            if step > 0, let offsets = uniformQuantizerOffsets(step: step) {
+                picture.prop.quant_offsets = offsets
+            }
+        }
         let token = nextToken
         nextToken &+= 1
         picture.opaque = UnsafeMutableRawPointer(bitPattern: token)
         pending[token] = Pending(
             presentationTimeStamp: request.presentationTimeStamp, duration: request.duration,
-            frameReference: request.frameReference)
+            frameReference: request.frameReference, quantizer: request.quantizer.map { min(max($0, 0), 51) })
         remember(pts90k, request.presentationTimeStamp)
         // The planes are read inside this call only (x264 copies them into its own frame).
         let frame = try withExtendedLifetime(image) { () throws(CompressionError) -> EncodedFrame? in
@@ -399,6 +433,15 @@ final class X264Encoder: EncoderBackend {
 
     // MARK: Output
 
+    private static func analysisFrameType(_ type: Int32, isIDR: Bool) -> AnalysisFrameType {
+        if isIDR { return .idr }
+        switch type {
+        case X264_TYPE_I, X264_TYPE_KEYFRAME: return .intra
+        case X264_TYPE_B, X264_TYPE_BREF: return .bidirectional
+        default: return .predicted
+        }
+    }
+
     private func remember(_ pts90k: Int64, _ time: MediaTime) {
         if recentTimes.updateValue(time, forKey: pts90k) == nil { recentOrder.append(pts90k) }
         // More than any reorder delay x264 can have (B-frames + look-ahead + threads).
@@ -424,7 +467,7 @@ final class X264Encoder: EncoderBackend {
         let info = pending.removeValue(forKey: token)
             ?? Pending(
                 presentationTimeStamp: MediaTime(value: output.i_pts, timescale: x264Timescale), duration: .invalid,
-                frameReference: 0)
+                frameReference: 0, quantizer: nil)
         // Copied: x264 reuses its output buffer on the next call, and the sample outlives it.
         var data: [UInt8] = []
         data.reserveCapacity(Int(size))
@@ -462,7 +505,11 @@ final class X264Encoder: EncoderBackend {
             let sample = try SampleBuffer(
                 dataBuffer: BlockBuffer(data), formatDescription: formatDescription, sampleCount: 1,
                 timings: .uniform(timing), sizes: .uniform(data.count), sampleAttachments: [attachments])
-            return EncodedFrame(sampleBuffer: sample, frameReference: info.frameReference)
+            return EncodedFrame(
+                sampleBuffer: sample, frameReference: info.frameReference,
+                analysis: EncodedFrameAnalysis(
+                    frameType: Self.analysisFrameType(output.i_type, isIDR: isIDR),
+                    quantizer: info.quantizer ?? Double(max(0, output.i_qpplus1 - 1))))
         } catch {
             return EncodedFrame(
                 status: CompressionError(.encoderFailed, "could not wrap x264's output: \(error)"),

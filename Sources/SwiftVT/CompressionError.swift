@@ -25,6 +25,9 @@ public struct CompressionError: Error, Sendable, CustomStringConvertible {
         /// A call that encodes was made from the output handler, which runs inside encoding and
         /// would wait for itself.
         public static let reentrantCall = Code(rawValue: "reentrantCall")
+        /// The multi-pass storage could not be written or read (`kVTMultiPassStorageInvalidErr`),
+        /// e.g. the disk is full.
+        public static let multiPassStorageFailed = Code(rawValue: "multiPassStorageFailed")
 
         public var description: String { rawValue }
     }

@@ -46,6 +46,8 @@ public final class CompressionSession: Sendable {
         var invalidated = false
         var formatDescription: FormatDescription?
         var frameDelay = 0
+        /// Set by ``setMultiPassStorage(_:maximumPasses:)``.
+        var multiPass: MultiPassState?
 
         func isOwner(_ thread: pthread_t) -> Bool { owner.map { pthread_equal($0, thread) != 0 } ?? false }
     }
@@ -230,35 +232,53 @@ public final class CompressionSession: Sendable {
         let me = pthread_self()
         let taken = try monitor.withLock(waitingUntil: { state in
             state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { (state) throws(CompressionError) -> (any EncoderBackend, CompressionProperties, Bool, CompressionProperties?, EncoderFrameType) in
+        }) { (state) throws(CompressionError) -> EncodeDecision in
             guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
             guard !state.isOwner(me) else { throw Self.reentrant("encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)") }
+            // Multi-pass: which range the frame belongs to and its quantizer (throws before
+            // taking ownership, so a refused frame leaves the session as it was).
+            let passDecision = try state.multiPass?.decide(presentationTimeStamp: presentationTimeStamp)
             state.owner = me
             state.propertiesLocked = true
             let rateControl = state.backendPrepared ? state.pendingRateControl : nil
             state.pendingRateControl = nil
-            let type = state.gop.frameType(
+            if passDecision?.startsRange == true { state.gop.reset() }
+            var type = state.gop.frameType(
                 presentationTimeStamp: presentationTimeStamp, forced: frameProperties.forceKeyFrame,
                 properties: state.properties)
-            return (backend, state.properties, state.backendPrepared, rateControl, type)
+            if passDecision?.keyFrame == true { type = .idr }
+            return EncodeDecision(
+                backend: backend, properties: state.properties, prepared: state.backendPrepared,
+                rateControl: rateControl, frameType: type, quantizer: passDecision?.quantizer,
+                restart: passDecision?.startsRange == true && state.backendPrepared,
+                recordingPass: state.multiPass?.passInProgress == true ? state.multiPass?.currentPass : nil)
         }
-        let (backend, properties, prepared, rateControl, frameType) = taken
+        let backend = taken.backend
+        let properties = taken.properties
+        var prepared = taken.prepared
         var frames: [EncodedFrame] = []
         var failure: CompressionError?
         do {
+            if taken.restart {
+                // A new range of a multi-pass pass: what the encoder holds from the previous
+                // range goes out, and the range starts a new closed GOP with a fresh encoder.
+                frames = try backend.flush()
+                prepared = false
+            }
             if !prepared {
                 let rate = properties.expectedFrameRate
                     ?? (duration.isNumeric && duration.seconds > 0 ? 1 / duration.seconds : 30)
                 try backend.prepare(properties: properties, frameRate: min(max(rate, 0.01), 1000))
-            } else if let rateControl {
-                frames = try backend.reconfigureRateControl(rateControl)
+            } else if let rateControl = taken.rateControl {
+                frames += try backend.reconfigureRateControl(rateControl)
             }
             frames += try backend.encode(EncoderFrameRequest(
                 image: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
-                frameType: frameType, frameReference: frameReference))
+                frameType: taken.frameType, frameReference: frameReference, quantizer: taken.quantizer))
         } catch {
             failure = error
         }
+        record(frames, pass: taken.recordingPass)
         deliver(frames)
         giveBack(prepared: failure == nil || prepared ? backend : nil, outputs: frames)
         if let failure { throw failure }
@@ -269,11 +289,17 @@ public final class CompressionSession: Sendable {
     /// `presentationTimeStamp` says (VideoToolbox also allows emitting more). The session stays
     /// usable; the next frame starts a new GOP with an IDR picture.
     public func completeFrames(until presentationTimeStamp: MediaTime = .invalid) throws(CompressionError) {
-        let (backend, _, prepared) = try takeBackend("completeFrames(until:)")
+        try drain("completeFrames(until:)")
+    }
+
+    /// Outputs every frame the backend holds; the next frame starts a new GOP.
+    private func drain(_ what: String) throws(CompressionError) {
+        let (backend, _, prepared) = try takeBackend(what)
         guard prepared else {
             giveBack(prepared: nil, outputs: [])
             return
         }
+        let pass = monitor.withLock { $0.multiPass?.passInProgress == true ? $0.multiPass?.currentPass : nil }
         var frames: [EncodedFrame] = []
         var failure: CompressionError?
         do {
@@ -281,9 +307,155 @@ public final class CompressionSession: Sendable {
         } catch {
             failure = error
         }
+        record(frames, pass: pass)
         deliver(frames)
         giveBack(prepared: nil, outputs: frames, flushed: true)
         if let failure { throw failure }
+    }
+
+    // MARK: Multi-pass
+
+    /// Makes this a multi-pass session (`kVTCompressionPropertyKey_MultiPassStorage`): the
+    /// encoder records its analysis of every frame in `storage`, and after each pass
+    /// (``beginPass()`` ... ``endPass()``) asks for the time ranges it wants to encode again
+    /// (``timeRangesForNextPass()``), at most `maximumPasses` passes in all. The rate control is
+    /// SwiftVT's own (``MultiPassRateControl``) and needs ``CompressionProperties/averageBitRate``.
+    ///
+    /// Call before the first frame. The caller keeps the frames (a ``FrameSilo`` is made for
+    /// this): frames of a later pass replace those of its time ranges, each range a run of
+    /// closed GOPs starting with an IDR picture.
+    ///
+    /// - Throws: ``CompressionError/Code/invalidProperty`` without a bit rate or with data rate
+    ///   limits (a hard cap per window is not what multi-pass allocation does);
+    ///   ``CompressionError/Code/invalidArgument`` after the first frame or for `maximumPasses` < 1.
+    public func setMultiPassStorage(_ storage: MultiPassStorage?, maximumPasses: Int = 2) throws(CompressionError) {
+        try monitor.withLock { (state) throws(CompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard !state.propertiesLocked else {
+                throw CompressionError(
+                    .invalidArgument, "the multi-pass storage must be set before prepareToEncodeFrames() and the first frame")
+            }
+            guard let storage else {
+                state.multiPass = nil
+                return
+            }
+            guard maximumPasses >= 1 else {
+                throw CompressionError(.invalidArgument, "maximumPasses \(maximumPasses) is less than 1")
+            }
+            guard let bitRate = state.properties.averageBitRate else {
+                throw .invalidProperty(
+                    .averageBitRate, "multi-pass encoding allocates a target bit rate over the whole clip; set averageBitRate")
+            }
+            guard state.properties.dataRateLimits.isEmpty else {
+                throw .invalidProperty(
+                    .dataRateLimits, "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove them")
+            }
+            state.multiPass = MultiPassState(
+                storage: storage, rateControl: MultiPassRateControl(targetBitRate: Double(bitRate), maximumPasses: maximumPasses))
+        }
+    }
+
+    /// The multi-pass storage set by ``setMultiPassStorage(_:maximumPasses:)``.
+    public var multiPassStorage: MultiPassStorage? { monitor.withLock { $0.multiPass?.storage } }
+
+    /// Starts a pass (`VTCompressionSessionBeginPass`). The first pass encodes everything; a
+    /// later one only the frames of ``timeRangesForNextPass()``, in order, each range starting
+    /// with an IDR picture and a fresh encoder.
+    public func beginPass() throws(CompressionError) {
+        try monitor.withLock { (state) throws(CompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard var multiPass = state.multiPass else {
+                throw CompressionError(.invalidArgument, "beginPass() needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
+            }
+            guard !multiPass.passInProgress else {
+                throw CompressionError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
+            }
+            if multiPass.completedPasses > 0, multiPass.plan?.wantsAnotherPass != true {
+                throw CompressionError(.invalidArgument, "the encoder asked for no further pass (endPass() returned false)")
+            }
+            multiPass.passInProgress = true
+            multiPass.currentRange = nil
+            multiPass.framesThisPass = 0
+            state.multiPass = multiPass
+        }
+    }
+
+    /// Ends the pass (`VTCompressionSessionEndPass`): outputs every frame still held, then
+    /// decides whether another pass pays. Returns true when further passes are requested.
+    ///
+    /// - Throws: ``CompressionError/Code/multiPassStorageFailed`` when the analysis could not
+    ///   be written (e.g. the disk is full); the backend's error.
+    public func endPass() throws(CompressionError) -> Bool {
+        try monitor.withLock { (state) throws(CompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard state.multiPass?.passInProgress == true else {
+                throw CompressionError(.invalidArgument, "endPass() without beginPass()")
+            }
+        }
+        try drain("endPass()")
+        return try monitor.withLock { (state) throws(CompressionError) -> Bool in
+            guard var multiPass = state.multiPass else { throw Self.invalidSession }
+            multiPass.passInProgress = false
+            multiPass.completedPasses += 1
+            multiPass.framesPerPass.append(multiPass.framesThisPass)
+            if let failure = multiPass.storageFailure {
+                state.multiPass = multiPass
+                throw CompressionError(
+                    .multiPassStorageFailed, "the multi-pass analysis could not be stored: \(failure)")
+            }
+            let plan = multiPass.rateControl.plan(
+                records: multiPass.storage.records(), completedPasses: multiPass.completedPasses)
+            multiPass.plan = plan
+            state.multiPass = multiPass
+            return plan.wantsAnotherPass
+        }
+    }
+
+    /// The time ranges the next pass must encode (`VTCompressionSessionGetTimeRangesForNextPass`),
+    /// sorted; empty when no further pass is wanted.
+    public func timeRangesForNextPass() throws(CompressionError) -> [MediaTimeRange] {
+        try monitor.withLock { (state) throws(CompressionError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard let multiPass = state.multiPass, multiPass.completedPasses > 0, !multiPass.passInProgress else {
+                throw CompressionError(.invalidArgument, "timeRangesForNextPass() is only known after endPass()")
+            }
+            return multiPass.plan?.timeRanges ?? []
+        }
+    }
+
+    /// How the passes went so far; nil for a single-pass session.
+    public var multiPassStatistics: MultiPassStatistics? {
+        monitor.withLock { state in
+            guard let multiPass = state.multiPass else { return nil }
+            return MultiPassStatistics(
+                passesCompleted: multiPass.completedPasses, framesPerPass: multiPass.framesPerPass,
+                lastPlan: multiPass.plan)
+        }
+    }
+
+    /// Writes the analysis of `frames` (one record each, replacing the frame's earlier one).
+    private func record(_ frames: [EncodedFrame], pass: Int?) {
+        guard let pass, !frames.isEmpty, let storage = monitor.withLock({ $0.multiPass?.storage }) else { return }
+        var failure: MultiPassError?
+        var count = 0
+        for frame in frames {
+            guard let sample = frame.sampleBuffer, let analysis = frame.analysis else { continue }
+            let bits = sample.totalSampleSize * 8
+            let record = FrameAnalysisRecord(
+                presentationTimeStamp: sample.presentationTimeStamp, decodeTimeStamp: sample.decodeTimeStamp,
+                duration: sample.duration, frameType: analysis.frameType, quantizer: analysis.quantizer, bits: bits,
+                complexity: MultiPassRateControl.complexity(bits: bits, quantizer: analysis.quantizer), pass: pass)
+            do throws(MultiPassError) {
+                try storage.write(record)
+                count += 1
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        monitor.withLock { state in
+            state.multiPass?.framesThisPass += count
+            if let failure, state.multiPass?.storageFailure == nil { state.multiPass?.storageFailure = failure }
+        }
     }
 
     /// Stops the session: the encoder and the output handler are released; held frames are
@@ -409,4 +581,84 @@ struct GOPPlanner {
 
     /// After a flush the next frame starts a new GOP.
     mutating func reset() { self = GOPPlanner() }
+}
+
+/// What ``CompressionSession/encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
+/// decided under the lock.
+private struct EncodeDecision {
+    var backend: any EncoderBackend
+    var properties: CompressionProperties
+    var prepared: Bool
+    var rateControl: CompressionProperties?
+    var frameType: EncoderFrameType
+    var quantizer: Double?
+    /// Flush and reopen the encoder before this frame (a new multi-pass range).
+    var restart: Bool
+    /// The pass whose analysis the outputs belong to (nil: not multi-pass).
+    var recordingPass: Int?
+}
+
+/// How a multi-pass session's passes went.
+public struct MultiPassStatistics: Sendable {
+    public var passesCompleted: Int
+    /// Frames encoded in each pass (the first: all of them).
+    public var framesPerPass: [Int]
+    /// The decision after the last completed pass (its coded bits, target, duration, stop reason).
+    public var lastPlan: MultiPassRateControl.Plan?
+
+    /// Frames encoded again after the first pass.
+    public var framesReencoded: Int { framesPerPass.dropFirst().reduce(0, +) }
+}
+
+/// A multi-pass session's progress through its passes.
+struct MultiPassState {
+    var storage: MultiPassStorage
+    var rateControl: MultiPassRateControl
+    var completedPasses = 0
+    var passInProgress = false
+    /// The plan made at the end of the last pass (the ranges and quantizers of the current one).
+    var plan: MultiPassRateControl.Plan?
+    /// The index in `plan.timeRanges` of the last frame encoded in this pass.
+    var currentRange: Int?
+    var framesThisPass = 0
+    var framesPerPass: [Int] = []
+    var storageFailure: MultiPassError?
+
+    init(storage: MultiPassStorage, rateControl: MultiPassRateControl) {
+        self.storage = storage
+        self.rateControl = rateControl
+    }
+
+    /// 1-based number of the pass in progress (or the next one).
+    var currentPass: Int { completedPasses + 1 }
+
+    struct FrameDecision {
+        var quantizer: Double?
+        var keyFrame: Bool
+        var startsRange: Bool
+    }
+
+    /// The decisions for a frame at `pts` of the pass in progress.
+    mutating func decide(presentationTimeStamp pts: MediaTime) throws(CompressionError) -> FrameDecision {
+        guard passInProgress else {
+            throw CompressionError(.invalidArgument, "a multi-pass session encodes frames between beginPass() and endPass()")
+        }
+        guard completedPasses > 0, let plan else { return FrameDecision(quantizer: nil, keyFrame: false, startsRange: false) }
+        guard let range = plan.timeRanges.firstIndex(where: { $0.contains(pts) }) else {
+            throw CompressionError(
+                .invalidArgument,
+                "the frame at \(pts.seconds) s is outside the time ranges of pass \(currentPass) (timeRangesForNextPass())")
+        }
+        let startsRange = range != currentRange
+        currentRange = range
+        let quantizer = plan.quantizers[pts] ?? nearestQuantizer(to: pts, in: plan)
+        return FrameDecision(
+            quantizer: quantizer, keyFrame: startsRange || plan.keyFrames.contains(pts), startsRange: startsRange)
+    }
+
+    /// A frame the analysis does not know (the source gave other time stamps this pass): the
+    /// quantizer of the nearest frame it knows.
+    private func nearestQuantizer(to pts: MediaTime, in plan: MultiPassRateControl.Plan) -> Double? {
+        plan.quantizers.min { abs(($0.key - pts).seconds) < abs(($1.key - pts).seconds) }?.value
+    }
 }

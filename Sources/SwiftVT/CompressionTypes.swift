@@ -229,11 +229,30 @@ public struct EncodedFrame: Sendable {
     /// The value given to ``CompressionSession/encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
     /// with the picture this came from (`sourceFrameRefCon`).
     public var frameReference: UInt64
+    /// What the encoder did with the frame (its type and quantizer), for multi-pass rate
+    /// control; nil when the backend does not say.
+    public var analysis: EncodedFrameAnalysis?
 
-    public init(status: CompressionError? = nil, sampleBuffer: SampleBuffer? = nil, frameReference: UInt64 = 0) {
+    public init(
+        status: CompressionError? = nil, sampleBuffer: SampleBuffer? = nil, frameReference: UInt64 = 0,
+        analysis: EncodedFrameAnalysis? = nil
+    ) {
         self.status = status
         self.sampleBuffer = sampleBuffer
         self.frameReference = frameReference
+        self.analysis = analysis
+    }
+}
+
+/// The encoder's own account of one coded frame.
+public struct EncodedFrameAnalysis: Sendable, Equatable {
+    public var frameType: AnalysisFrameType
+    /// The frame's average quantizer (QP) as coded.
+    public var quantizer: Double
+
+    public init(frameType: AnalysisFrameType, quantizer: Double) {
+        self.frameType = frameType
+        self.quantizer = quantizer
     }
 }
 

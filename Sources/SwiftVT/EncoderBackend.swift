@@ -35,16 +35,22 @@ public struct EncoderFrameRequest {
     public var duration: MediaTime
     public var frameType: EncoderFrameType
     public var frameReference: UInt64
+    /// The frame's quantizer (H.264 QP, 0...51, may be fractional) when the session's multi-pass
+    /// rate control decided it; nil = the backend's own rate control decides. A backend that
+    /// honours it spreads the fraction over the macroblocks (QP is an integer per macroblock,
+    /// 7.4.5 mb_qp_delta), so the frame's average is the fractional value.
+    public var quantizer: Double?
 
     public init(
         image: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime, frameType: EncoderFrameType,
-        frameReference: UInt64
+        frameReference: UInt64, quantizer: Double? = nil
     ) {
         self.image = image
         self.presentationTimeStamp = presentationTimeStamp
         self.duration = duration
         self.frameType = frameType
         self.frameReference = frameReference
+        self.quantizer = quantizer
     }
 }
 

@@ -228,6 +228,7 @@ func fileExists(_ path: String) -> Bool {
 enum StaleFiles {
     static let siloPrefix = ".swiftvt-silo-"
     static let storagePrefix = ".swiftvt-mps-"
+    static let outputPrefix = PartialOutputFile.prefix
     static let siloDataSuffix = ".data"
     static let siloIndexSuffix = ".index"
     static let temporarySuffix = ".tmp"
@@ -240,7 +241,7 @@ enum StaleFiles {
     static func remove(in directory: String) -> [String] {
         guard let directory = try? normalizedDirectory(directory), let names = listDirectory(directory) else { return [] }
         var removed: [String] = []
-        for name in names where name.hasPrefix(siloPrefix) || name.hasPrefix(storagePrefix) {
+        for name in names where name.hasPrefix(siloPrefix) || name.hasPrefix(storagePrefix) || name.hasPrefix(outputPrefix) {
             let path = "\(directory)/\(name)"
             if name.hasPrefix(siloPrefix), name.hasSuffix(siloDataSuffix) {
                 let base = String(path.dropLast(siloDataSuffix.count))
@@ -257,6 +258,9 @@ enum StaleFiles {
                     ? String(path.dropLast((siloIndexSuffix + temporarySuffix).count))
                     : String(path.dropLast(siloIndexSuffix.count))
                 if !fileExists(base + siloDataSuffix), unlink(path) == 0 { removed.append(path) }
+            } else if name.hasPrefix(outputPrefix), !name.hasSuffix(pendingSuffix) {
+                // A PartialOutputFile whose writer died before renaming it.
+                removeIfStale(path, companions: [], isKept: { _ in false }, into: &removed)
             } else if name.hasSuffix(pendingSuffix) {
                 var status = stat()
                 guard lstat(path, &status) == 0, time(nil) - status.st_mtim.tv_sec > pendingGraceSeconds else { continue }

@@ -236,4 +236,80 @@ gboolean swiftvt_register_static(void);
 
 G_END_DECLS
 
+
+// MARK: vtmultipasssink
+
+/// vtmultipasssink's property ids (the C specs and the Swift settings use the same numbers).
+typedef enum {
+    SWIFTVT_MPS_PROP_LOCATION = 1,
+    SWIFTVT_MPS_PROP_BITRATE,
+    SWIFTVT_MPS_PROP_MAX_PASSES,
+    SWIFTVT_MPS_PROP_TEMP_LOCATION,
+    SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES,
+    SWIFTVT_MPS_PROP_HARDWARE,
+    SWIFTVT_MPS_PROP_PROFILE,
+    SWIFTVT_MPS_PROP_ENTROPY_MODE,
+    SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING,
+    SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL,
+    SWIFTVT_MPS_PROP_MAX_THREADS,
+    SWIFTVT_MPS_PROP_ACTIVE_BACKEND,
+    SWIFTVT_MPS_PROP_COUNT
+} SwiftVTMultiPassSinkProperty;
+
+typedef enum {
+    SWIFTVT_PROFILE_HIGH = 0,
+    SWIFTVT_PROFILE_MAIN = 1,
+    SWIFTVT_PROFILE_CONSTRAINED_BASELINE = 2,
+    SWIFTVT_PROFILE_BASELINE = 3,
+} SwiftVTProfile;
+
+/// What the sink does with an EOS event.
+typedef enum {
+    /// The file is complete: the base class handles EOS (posts it).
+    SWIFTVT_EOS_FORWARD = 0,
+    /// Another pass or range follows: drop the event.
+    SWIFTVT_EOS_SWALLOW = 1,
+    /// An error was posted: drop the event and fail.
+    SWIFTVT_EOS_FAILED = 2,
+} SwiftVTEOSAction;
+
+GType swiftvt_profile_get_type(void);
+GType swiftvt_entropy_mode_get_type(void);
+GstDebugCategory *swiftvt_vtmultipasssink_debug_category(void);
+/// Whether upstream of `pad` can seek in time (the SEEKING query).
+gboolean swiftvt_pad_peer_seekable(GstPad *pad);
+/// Upstream's duration in nanoseconds, -1 when unknown.
+gint64 swiftvt_pad_peer_duration(GstPad *pad);
+static inline GstPad *swiftvt_base_sink_pad(GstBaseSink *sink) { return GST_BASE_SINK_PAD(sink); }
+/// Sends a flushing, accurate seek to [start, stop) upstream from a GStreamer thread pool
+/// thread (never from the streaming thread, which the flush waits for); posts an element error
+/// when upstream refuses it.
+void swiftvt_base_sink_seek_upstream_async(GstBaseSink *sink, GstClockTime start, GstClockTime stop);
+/// The element message "vtmultipasssink-done" with the run's figures.
+void swiftvt_post_multipass_summary(GstElement *element, const char *location, gint passes, gint frames,
+                                    gint frames_reencoded, gdouble bitrate, gdouble target_bitrate, gdouble seconds);
+/// appsrc ! MUXER ! filesink location=LOCATION, playing; NULL with `error` set on failure.
+GstElement *swiftvt_mux_pipeline_new(const char *muxer, const char *location, GstCaps *caps, GError **error);
+/// Pushes `buffer` (taking it) into the writer.
+GstFlowReturn swiftvt_mux_pipeline_push(GstElement *pipeline, GstBuffer *buffer);
+/// Ends the stream (when `complete`), waits for the file to be finished, stops and frees the
+/// pipeline. NULL on success, else what went wrong (g_free).
+gchar *swiftvt_mux_pipeline_finish(GstElement *pipeline, gboolean complete);
+gchar *swiftvt_mux_pipeline_error(GstElement *pipeline);
+static inline void swiftvt_buffer_set_timing(GstBuffer *buffer, GstClockTime pts, GstClockTime dts, GstClockTime duration) {
+    GST_BUFFER_PTS(buffer) = pts;
+    GST_BUFFER_DTS(buffer) = dts;
+    GST_BUFFER_DURATION(buffer) = duration;
+}
+// Implemented in Swift (SwiftVTElements/VTMultiPassSink).
+void *swiftvt_vtmultipasssink_create(GstBaseSink *sink, SwiftVTHardwarePolicy default_hardware);
+void swiftvt_vtmultipasssink_destroy(void *state);
+void swiftvt_vtmultipasssink_set_property(void *state, guint id, const GValue *value);
+void swiftvt_vtmultipasssink_get_property(void *state, guint id, GValue *value);
+gboolean swiftvt_vtmultipasssink_start(void *state, GstBaseSink *sink);
+gboolean swiftvt_vtmultipasssink_stop(void *state, GstBaseSink *sink);
+gboolean swiftvt_vtmultipasssink_set_caps(void *state, GstBaseSink *sink, GstCaps *caps);
+GstFlowReturn swiftvt_vtmultipasssink_render(void *state, GstBaseSink *sink, GstBuffer *buffer);
+SwiftVTEOSAction swiftvt_vtmultipasssink_eos(void *state, GstBaseSink *sink);
+
 #endif

@@ -1,0 +1,330 @@
+// vtmultipasssink: GObject type, pad template, properties and vfunc trampolines of the
+// multi-pass encoding sink, plus the GStreamer calls Swift cannot make (variadic functions,
+// calls that must run on another thread). The behaviour is in Swift
+// (Sources/SwiftVTElements/VTMultiPassSink).
+#include "SwiftVTShim.h"
+#include "elements.h"
+
+GST_DEBUG_CATEGORY_STATIC(vtmultipasssink_debug);
+
+GstDebugCategory *swiftvt_vtmultipasssink_debug_category(void) { return vtmultipasssink_debug; }
+
+typedef struct {
+    GstBaseSink parent;
+    void *swift;
+} SwiftVTMultiPassSink;
+
+typedef struct {
+    GstBaseSinkClass parent_class;
+    SwiftVTHardwarePolicy default_hardware;
+} SwiftVTMultiPassSinkClass;
+
+static GstElementClass *parent_class = NULL;
+#define SELF(object) ((SwiftVTMultiPassSink *) (object))
+
+// The formats vtenc takes.
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE("{ I420, NV12 }")));
+
+GType swiftvt_profile_get_type(void) {
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {SWIFTVT_PROFILE_HIGH, "High", "high"},
+        {SWIFTVT_PROFILE_MAIN, "Main", "main"},
+        {SWIFTVT_PROFILE_CONSTRAINED_BASELINE, "Constrained baseline", "constrained-baseline"},
+        {SWIFTVT_PROFILE_BASELINE, "Baseline", "baseline"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("SwiftVTProfile", values));
+    return type;
+}
+
+static GParamSpec *make_spec(guint id, SwiftVTHardwarePolicy default_hardware) {
+    const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
+    switch (id) {
+    case SWIFTVT_MPS_PROP_LOCATION:
+        return g_param_spec_string("location", "Location",
+            "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (Annex B byte stream). It appears only "
+            "when complete (written under a temporary name beside it, then renamed)", NULL, rw);
+    case SWIFTVT_MPS_PROP_BITRATE:
+        return g_param_spec_uint("bitrate", "Bit rate", "Target average bit rate of the whole file in kbit/s",
+                                 1, 2000000, 2000, rw);
+    case SWIFTVT_MPS_PROP_MAX_PASSES:
+        return g_param_spec_uint("max-passes", "Maximum passes",
+            "Passes at most, the first included (1 = single pass); passes stop earlier once the size is within 1 % "
+            "of the target and no GOP is worth re-encoding", 1, 10, 3, rw);
+    case SWIFTVT_MPS_PROP_TEMP_LOCATION:
+        return g_param_spec_string("temp-location", "Temporary location",
+            "Directory for the frame silo and the analysis storage (default: the directory of location)", NULL, rw);
+    case SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES:
+        return g_param_spec_boolean("keep-temporary-files", "Keep temporary files",
+            "Keep the analysis storage after the run (for inspection); the frame silo is always removed", FALSE, rw);
+    case SWIFTVT_MPS_PROP_HARDWARE:
+        return g_param_spec_enum("hardware", "Hardware encoding",
+            "Whether to encode on a VA-API device (auto: when available, require: fail without, disable: never)",
+            swiftvt_hardware_policy_get_type(), default_hardware, rw);
+    case SWIFTVT_MPS_PROP_PROFILE:
+        return g_param_spec_enum("profile", "Profile", "H.264 profile of the output",
+                                 swiftvt_profile_get_type(), SWIFTVT_PROFILE_HIGH, rw);
+    case SWIFTVT_MPS_PROP_ENTROPY_MODE:
+        return g_param_spec_enum("entropy-mode", "Entropy mode", "Entropy coding of the slices",
+                                 swiftvt_entropy_mode_get_type(), SWIFTVT_ENTROPY_AUTO, rw);
+    case SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING:
+        return g_param_spec_boolean("allow-frame-reordering", "Allow frame reordering",
+                                    "Allow B-frames (frames out of presentation order)", TRUE, rw);
+    case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL:
+        return g_param_spec_int("max-keyframe-interval", "Maximum key frame interval",
+            "Frames between IDR pictures at most (0 = two seconds' worth). GOPs are the unit of re-encoding: "
+            "shorter GOPs let later passes re-encode less, longer ones compress better", 0, G_MAXINT, 0, rw);
+    case SWIFTVT_MPS_PROP_MAX_THREADS:
+        return g_param_spec_int("max-threads", "Maximum threads", "Encoding threads of the software encoder (0 = automatic)",
+                                0, 256, 0, rw);
+    case SWIFTVT_MPS_PROP_ACTIVE_BACKEND:
+        return g_param_spec_string("active-backend", "Active backend",
+                                   "The encoder in use: e.g. \"x264 (software)\"; empty before the first frame", "",
+                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+    default:
+        return NULL;
+    }
+}
+
+static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *spec) {
+    if (id == 0 || id >= SWIFTVT_MPS_PROP_COUNT) {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, spec);
+        return;
+    }
+    swiftvt_vtmultipasssink_set_property(SELF(object)->swift, id, value);
+}
+
+static void get_property(GObject *object, guint id, GValue *value, GParamSpec *spec) {
+    if (id == 0 || id >= SWIFTVT_MPS_PROP_COUNT) {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, spec);
+        return;
+    }
+    swiftvt_vtmultipasssink_get_property(SELF(object)->swift, id, value);
+}
+
+static gboolean start(GstBaseSink *sink) { return swiftvt_vtmultipasssink_start(SELF(sink)->swift, sink); }
+static gboolean stop(GstBaseSink *sink) { return swiftvt_vtmultipasssink_stop(SELF(sink)->swift, sink); }
+static gboolean set_caps(GstBaseSink *sink, GstCaps *caps) {
+    return swiftvt_vtmultipasssink_set_caps(SELF(sink)->swift, sink, caps);
+}
+static GstFlowReturn render(GstBaseSink *sink, GstBuffer *buffer) {
+    return swiftvt_vtmultipasssink_render(SELF(sink)->swift, sink, buffer);
+}
+
+static gboolean event(GstBaseSink *sink, GstEvent *event) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+        switch (swiftvt_vtmultipasssink_eos(SELF(sink)->swift, sink)) {
+        case SWIFTVT_EOS_SWALLOW:
+            // Another pass follows: the pipeline must not see this EOS (the seek that starts the
+            // next range is on its way from another thread).
+            gst_event_unref(event);
+            return TRUE;
+        case SWIFTVT_EOS_FAILED:
+            gst_event_unref(event);
+            return FALSE;
+        default:
+            break;  // the file is complete: the base class posts EOS
+        }
+    }
+    return GST_BASE_SINK_CLASS(parent_class)->event(sink, event);
+}
+
+static void finalize(GObject *object) {
+    swiftvt_vtmultipasssink_destroy(SELF(object)->swift);
+    SELF(object)->swift = NULL;
+    G_OBJECT_CLASS(parent_class)->finalize(object);
+}
+
+static void class_init(gpointer klass, gpointer class_data) {
+    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+    GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+    GstBaseSinkClass *sink_class = GST_BASE_SINK_CLASS(klass);
+    SwiftVTHardwarePolicy default_hardware = (SwiftVTHardwarePolicy) GPOINTER_TO_INT(class_data);
+    ((SwiftVTMultiPassSinkClass *) klass)->default_hardware = default_hardware;
+    parent_class = g_type_class_peek_parent(klass);
+
+    object_class->set_property = set_property;
+    object_class->get_property = get_property;
+    object_class->finalize = finalize;
+    sink_class->start = start;
+    sink_class->stop = stop;
+    sink_class->set_caps = set_caps;
+    sink_class->render = render;
+    sink_class->event = event;
+
+    for (guint id = 1; id < SWIFTVT_MPS_PROP_COUNT; id++) {
+        g_object_class_install_property(object_class, id, make_spec(id, default_hardware));
+    }
+    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    gst_element_class_set_static_metadata(
+        element_class, "SwiftVT multi-pass H.264 file sink", "Sink/File/Video/Encoder",
+        "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
+        "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file",
+        "SwiftVT developers");
+    gst_type_mark_as_plugin_api(swiftvt_profile_get_type(), 0);
+}
+
+static void instance_init(GTypeInstance *instance, gpointer klass) {
+    // A file writer: no clock synchronisation, like filesink.
+    gst_base_sink_set_sync(GST_BASE_SINK(instance), FALSE);
+    SELF(instance)->swift = swiftvt_vtmultipasssink_create(
+        GST_BASE_SINK(instance), ((SwiftVTMultiPassSinkClass *) klass)->default_hardware);
+}
+
+gboolean swiftvt_register_vtmultipasssink(GstPlugin *plugin) {
+    if (vtmultipasssink_debug == NULL)
+        GST_DEBUG_CATEGORY_INIT(vtmultipasssink_debug, "vtmultipasssink", 0, "SwiftVT multi-pass H.264 file sink");
+    GType type = swiftvt_register_policy_type(GST_TYPE_BASE_SINK, "SwiftVTMultiPassSink",
+                                              sizeof(SwiftVTMultiPassSinkClass), sizeof(SwiftVTMultiPassSink),
+                                              class_init, instance_init, SWIFTVT_HARDWARE_AUTO, FALSE);
+    return gst_element_register(plugin, "vtmultipasssink", GST_RANK_NONE, type);
+}
+
+// MARK: Upstream
+
+gboolean swiftvt_pad_peer_seekable(GstPad *pad) {
+    GstQuery *query = gst_query_new_seeking(GST_FORMAT_TIME);
+    gboolean seekable = FALSE;
+    if (gst_pad_peer_query(pad, query)) gst_query_parse_seeking(query, NULL, &seekable, NULL, NULL);
+    gst_query_unref(query);
+    return seekable;
+}
+
+typedef struct {
+    GstClockTime start;
+    GstClockTime stop;
+} SeekRange;
+
+static void seek_upstream(GstElement *element, gpointer data) {
+    SeekRange *range = data;
+    GstBaseSink *sink = GST_BASE_SINK(element);
+    GstEvent *seek = gst_event_new_seek(1.0, GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE,
+                                        GST_SEEK_TYPE_SET, range->start, GST_SEEK_TYPE_SET, range->stop);
+    GST_INFO_OBJECT(sink, "seeking upstream to %" GST_TIME_FORMAT " - %" GST_TIME_FORMAT, GST_TIME_ARGS(range->start),
+                    GST_TIME_ARGS(range->stop));
+    if (!gst_pad_push_event(GST_BASE_SINK_PAD(sink), seek)) {
+        GST_ELEMENT_ERROR(sink, RESOURCE, SEEK,
+                          ("vtmultipasssink: upstream refused the seek to %" GST_TIME_FORMAT " for the next pass; "
+                           "use a seekable source (a file) or max-passes=1",
+                           GST_TIME_ARGS(range->start)),
+                          (NULL));
+    }
+}
+
+void swiftvt_base_sink_seek_upstream_async(GstBaseSink *sink, GstClockTime start, GstClockTime stop) {
+    SeekRange *range = g_new(SeekRange, 1);
+    range->start = start;
+    range->stop = stop;
+    // A flushing seek waits for the streaming thread, which is the one asking: it must be
+    // sent from elsewhere.
+    gst_element_call_async(GST_ELEMENT(sink), seek_upstream, range, g_free);
+}
+
+gint64 swiftvt_pad_peer_duration(GstPad *pad) {
+    gint64 duration = -1;
+    if (!gst_pad_peer_query_duration(pad, GST_FORMAT_TIME, &duration)) return -1;
+    return duration;
+}
+
+void swiftvt_post_multipass_summary(GstElement *element, const char *location, gint passes, gint frames,
+                                    gint frames_reencoded, gdouble bitrate, gdouble target_bitrate, gdouble seconds) {
+    GstStructure *structure = gst_structure_new(
+        "vtmultipasssink-done", "location", G_TYPE_STRING, location, "passes", G_TYPE_INT, passes, "frames", G_TYPE_INT,
+        frames, "frames-reencoded", G_TYPE_INT, frames_reencoded, "bitrate", G_TYPE_DOUBLE, bitrate, "target-bitrate",
+        G_TYPE_DOUBLE, target_bitrate, "duration", G_TYPE_DOUBLE, seconds, NULL);
+    gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), structure));
+}
+
+// MARK: The muxing pipeline that writes .mp4 / .mov
+
+GstElement *swiftvt_mux_pipeline_new(const char *muxer, const char *location, GstCaps *caps, GError **error) {
+    GstElement *pipeline = gst_pipeline_new("vtmultipasssink-writer");
+    GstElement *source = gst_element_factory_make("appsrc", "source");
+    GstElement *mux = gst_element_factory_make(muxer, "mux");
+    GstElement *sink = gst_element_factory_make("filesink", "sink");
+    if (!source || !mux || !sink) {
+        g_set_error(error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+                    "the GStreamer element %s is missing (install gstreamer1.0-plugins-base and -good)",
+                    !source ? "appsrc" : !mux ? muxer : "filesink");
+        if (source) gst_object_unref(source);
+        if (mux) gst_object_unref(mux);
+        if (sink) gst_object_unref(sink);
+        gst_object_unref(pipeline);
+        return NULL;
+    }
+    // Blocks the writer when 16 MB are queued: memory stays bounded whatever the file size.
+    g_object_set(source, "caps", caps, "format", GST_FORMAT_TIME, "block", TRUE, "max-bytes", (guint64) 16 << 20, NULL);
+    g_object_set(sink, "location", location, NULL);
+    gst_bin_add_many(GST_BIN(pipeline), source, mux, sink, NULL);
+    // The video request pad by name: linking by caps could pick another request pad, since
+    // appsrc answers caps queries only once it runs.
+    if (!gst_element_link_pads(source, "src", mux, "video_%u") || !gst_element_link(mux, sink)) {
+        g_set_error(error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION, "%s does not take this H.264 stream", muxer);
+        gst_object_unref(pipeline);
+        return NULL;
+    }
+    if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+        g_set_error(error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_WRITE, "could not start writing %s", location);
+        gst_element_set_state(pipeline, GST_STATE_NULL);
+        gst_object_unref(pipeline);
+        return NULL;
+    }
+    return pipeline;
+}
+
+GstFlowReturn swiftvt_mux_pipeline_push(GstElement *pipeline, GstBuffer *buffer) {
+    GstElement *source = gst_bin_get_by_name(GST_BIN(pipeline), "source");
+    GstFlowReturn flow = GST_FLOW_ERROR;
+    if (source) {
+        g_signal_emit_by_name(source, "push-buffer", buffer, &flow);
+        gst_object_unref(source);
+    }
+    gst_buffer_unref(buffer);
+    return flow;
+}
+
+gchar *swiftvt_mux_pipeline_finish(GstElement *pipeline, gboolean complete) {
+    gchar *problem = NULL;
+    GstElement *source = gst_bin_get_by_name(GST_BIN(pipeline), "source");
+    if (source && complete) {
+        GstFlowReturn flow;
+        g_signal_emit_by_name(source, "end-of-stream", &flow);
+    }
+    if (source) gst_object_unref(source);
+    if (complete) {
+        GstBus *bus = gst_element_get_bus(pipeline);
+        GstMessage *message =
+            gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+        if (message && GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+            GError *error = NULL;
+            gchar *debug = NULL;
+            gst_message_parse_error(message, &error, &debug);
+            problem = g_strdup_printf("%s (%s)", error ? error->message : "error", debug ? debug : "");
+            g_clear_error(&error);
+            g_free(debug);
+        }
+        if (message) gst_message_unref(message);
+        gst_object_unref(bus);
+    }
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    return problem;
+}
+
+/// The first error the writer posted so far (NULL if none), without waiting.
+gchar *swiftvt_mux_pipeline_error(GstElement *pipeline) {
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GstMessage *message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    gchar *problem = NULL;
+    if (message) {
+        GError *error = NULL;
+        gst_message_parse_error(message, &error, NULL);
+        problem = g_strdup(error ? error->message : "error");
+        g_clear_error(&error);
+        gst_message_unref(message);
+    }
+    gst_object_unref(bus);
+    return problem;
+}

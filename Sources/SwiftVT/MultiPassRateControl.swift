@@ -1,0 +1,319 @@
+import Glibc
+import MediaCore
+
+/// SwiftVT's multi-pass rate control: from the analysis of the frames coded so far, which time
+/// ranges to encode again and at which quantizer each of their frames should be coded.
+///
+/// The model is x264's two-pass one (ratecontrol.c, "2-pass" in doc/ratecontrol.txt):
+///
+/// - a frame coded at quantizer scale `q` with `b` bits has complexity `c = b * q`, and would
+///   cost about `c / q'` bits at another scale `q'` (qscale = 0.85 * 2^((QP - 12) / 6), the
+///   H.264 quantizer step doubling every 6 QP, 8.5.12.1);
+/// - the scale a frame *should* get is `k * blur(c)^(1 - qcomp)`: with qcomp = 0.6 complex
+///   scenes get a coarser quantizer, but less than in proportion to their complexity (qcomp 1
+///   would be constant quality, 0 constant bit rate); `blur` smooths complexity over neighbouring
+///   frames so the quantizer does not jump from frame to frame; I pictures get the scale of
+///   their neighbourhood divided by 1.4 (ipratio) and B pictures multiplied by 1.3 (pbratio),
+///   because I pictures are referenced by everything after them and B pictures by nothing much;
+/// - `k` is chosen so that the predicted total meets the target bits.
+///
+/// What x264 does by encoding everything twice, SwiftVT does by re-encoding only closed GOPs
+/// (each starts with an IDR picture, so a re-encoded GOP splices in without touching its
+/// neighbours) whose coded quantizers are furthest from that allocation: a GOP within
+/// ``minimumDeviation`` QP of its allocation gains too little to pay for its encoding. The bits
+/// of the GOPs kept are fixed, and `k` is solved over the re-encoded ones so the total still
+/// meets the target; passes go on until the total is within ``tolerance`` of the target and no
+/// GOP deviates by more than ``minimumDeviation``, or ``maximumPasses`` have run.
+public struct MultiPassRateControl: Sendable {
+    /// Target bits per second of the whole stream.
+    public var targetBitRate: Double
+    /// Passes at most, the first included (>= 1).
+    public var maximumPasses: Int
+    /// Relative error of the total size that ends the passes (0.01 = 1 %).
+    public var tolerance = 0.01
+    /// x264's qcomp: 0 = constant bit rate, 1 = constant quantizer.
+    public var quantizerCompression = 0.6
+    /// I pictures get the quantizer scale of their neighbourhood divided by this (x264's ipratio).
+    public var intraRatio = 1.4
+    /// B pictures get the quantizer scale of their neighbourhood multiplied by this (pbratio).
+    public var bidirectionalRatio = 1.3
+    /// A GOP is re-encoded when its bits-weighted mean |allocated QP - coded QP| reaches this.
+    public var minimumDeviation = 1.0
+    /// Complexity is blurred with weights `blurDecay^distance` over this many frames each side.
+    public var blurRadius = 10
+    public var blurDecay = 0.7
+    /// The quantizers allowed (H.264 QP range for 8-bit video, 7.4.2.2).
+    public var quantizerRange: ClosedRange<Double> = 10...51
+
+    public init(targetBitRate: Double, maximumPasses: Int) {
+        self.targetBitRate = targetBitRate
+        self.maximumPasses = max(1, maximumPasses)
+    }
+
+    /// The decision after a pass.
+    public struct Plan: Sendable {
+        /// The ranges to encode in the next pass, sorted, not touching each other; empty when
+        /// no further pass is wanted.
+        public var timeRanges: [MediaTimeRange]
+        /// The quantizer for each frame (by presentation time) of those ranges.
+        public var quantizers: [MediaTime: Double]
+        /// The presentation times of the frames whose record says IDR, within the ranges: the
+        /// re-encoded GOPs keep their structure.
+        public var keyFrames: Set<MediaTime>
+        /// Frames in the ranges.
+        public var frameCount: Int
+        /// Bits of the frames coded so far, all of them.
+        public var codedBits: Int
+        /// The total the plan predicts once its ranges are re-encoded.
+        public var predictedBits: Double
+        /// What the target means for the frames analysed (target bit rate x their duration).
+        public var targetBits: Double
+        /// Seconds covered by the records.
+        public var duration: Double
+        /// Why the passes stop (nil while more are wanted).
+        public var stopReason: String?
+
+        public var wantsAnotherPass: Bool { !timeRanges.isEmpty }
+    }
+
+    // MARK: Quantizer scale
+
+    /// H.264's quantizer step size relative to QP 12 (doubles every 6 QP, 8.5.12.1), as x264's qp2qscale.
+    public static func scale(forQuantizer qp: Double) -> Double { 0.85 * pow(2, (qp - 12) / 6) }
+    public static func quantizer(forScale scale: Double) -> Double { 12 + 6 * log2(scale / 0.85) }
+
+    /// Complexity of a frame that took `bits` at `quantizer`: the bits it would take at scale 1.
+    public static func complexity(bits: Int, quantizer: Double) -> Double {
+        Double(bits) * scale(forQuantizer: quantizer)
+    }
+
+    // MARK: Planning
+
+    /// A GOP: the records from one IDR picture up to the next, in presentation order.
+    struct GroupOfPictures {
+        var frames: Range<Int>
+        var timeRange: MediaTimeRange
+    }
+
+    /// Plans the pass after pass `completedPasses` from `records` (the latest record of every
+    /// frame, any order).
+    public func plan(records unsorted: [FrameAnalysisRecord], completedPasses: Int) -> Plan {
+        let records = unsorted.sorted { $0.presentationTimeStamp < $1.presentationTimeStamp }
+        let groups = Self.groupsOfPictures(records)
+        let duration = Self.duration(of: records)
+        let targetBits = targetBitRate * duration
+        let codedBits = records.reduce(0) { $0 + $1.bits }
+        var plan = Plan(
+            timeRanges: [], quantizers: [:], keyFrames: [], frameCount: 0, codedBits: codedBits,
+            predictedBits: Double(codedBits), targetBits: targetBits, duration: duration, stopReason: nil)
+        guard !records.isEmpty, targetBits > 0 else {
+            plan.stopReason = "nothing was encoded"
+            return plan
+        }
+        guard completedPasses < maximumPasses else {
+            plan.stopReason = "the maximum of \(maximumPasses) passes was reached"
+            return plan
+        }
+        let shape = allocationShape(records)
+        // The ideal allocation over every frame, and how far each GOP is from it.
+        let everything = Set(groups.indices)
+        let ideal = allocate(records, shape: shape, reencoded: everything, groups: groups, targetBits: targetBits)
+        var deviations: [(group: Int, deviation: Double)] = groups.indices.map { index in
+            let frames = groups[index].frames
+            var weighted = 0.0
+            var weights = 0.0
+            for i in frames {
+                let weight = Double(max(records[i].bits, 1))
+                weighted += weight * abs(ideal[i] - records[i].quantizer)
+                weights += weight
+            }
+            return (index, weights > 0 ? weighted / weights : 0)
+        }
+        deviations.sort { $0.deviation > $1.deviation }
+        var chosen = Set(deviations.filter { $0.deviation >= minimumDeviation }.map(\.group))
+        let error = (Double(codedBits) - targetBits) / targetBits
+        let withinTolerance = abs(error) <= tolerance
+        if chosen.isEmpty && withinTolerance {
+            plan.stopReason = "the size is within \(Self.percent(tolerance)) of the target and every GOP is within \(minimumDeviation) QP of its allocation"
+            return plan
+        }
+        // Enough GOPs to move the total where it must go without pushing their quantizers more
+        // than about 3 QP (a factor of 1.4 in bits) away from where they were coded.
+        for candidate in deviations where !chosen.contains(candidate.group) {
+            if feasible(records, groups: groups, chosen: chosen, targetBits: targetBits) { break }
+            chosen.insert(candidate.group)
+        }
+        let quantizers = allocate(records, shape: shape, reencoded: chosen, groups: groups, targetBits: targetBits)
+        var predicted = 0.0
+        for (index, group) in groups.enumerated() {
+            for i in group.frames {
+                if chosen.contains(index) {
+                    let record = records[i]
+                    predicted += record.complexity / Self.scale(forQuantizer: quantizers[i])
+                    plan.quantizers[record.presentationTimeStamp] = quantizers[i]
+                    if record.frameType == .idr { plan.keyFrames.insert(record.presentationTimeStamp) }
+                    plan.frameCount += 1
+                } else {
+                    predicted += Double(records[i].bits)
+                }
+            }
+        }
+        plan.predictedBits = predicted
+        plan.timeRanges = Self.mergedRanges(chosen.sorted().map { groups[$0].timeRange })
+        return plan
+    }
+
+    /// Whether re-encoding `chosen` can bring the total to the target with bits per re-encoded
+    /// GOP changing by a factor within [0.7, 1.4].
+    private func feasible(_ records: [FrameAnalysisRecord], groups: [GroupOfPictures], chosen: Set<Int>, targetBits: Double) -> Bool {
+        var kept = 0.0
+        var variable = 0.0
+        for (index, group) in groups.enumerated() {
+            let bits = group.frames.reduce(0.0) { $0 + Double(records[$1].bits) }
+            if chosen.contains(index) { variable += bits } else { kept += bits }
+        }
+        guard variable > 0 else { return abs(kept - targetBits) <= tolerance * targetBits }
+        let ratio = (targetBits - kept) / variable
+        return ratio >= 0.7 && ratio <= 1.4
+    }
+
+    /// Per frame, the part of its quantizer scale that does not depend on `k`:
+    /// blur(c)^(1 - qcomp) times the frame type's ratio.
+    private func allocationShape(_ records: [FrameAnalysisRecord]) -> [Double] {
+        // Complexity on the P-picture scale: I and B pictures cost differently for the same
+        // content, so each type is normalised by its mean before blurring (a clip without P
+        // pictures uses its own types' means).
+        var sums: [AnalysisFrameType: (Double, Int)] = [:]
+        for record in records {
+            let type = Self.normalisedType(record.frameType)
+            let (sum, count) = sums[type] ?? (0, 0)
+            sums[type] = (sum + max(record.complexity, 1), count + 1)
+        }
+        func mean(_ type: AnalysisFrameType) -> Double? {
+            guard let (sum, count) = sums[type], count > 0 else { return nil }
+            return sum / Double(count)
+        }
+        let reference = mean(.predicted) ?? mean(.intra) ?? mean(.bidirectional) ?? 1
+        let normalised = records.map { record -> Double in
+            let own = mean(Self.normalisedType(record.frameType)) ?? reference
+            return max(record.complexity, 1) * reference / own
+        }
+        var shape: [Double] = []
+        shape.reserveCapacity(records.count)
+        for i in records.indices {
+            var sum = 0.0
+            var weights = 0.0
+            let low = max(0, i - blurRadius)
+            let high = min(records.count - 1, i + blurRadius)
+            for j in low...high {
+                let weight = pow(blurDecay, Double(abs(i - j)))
+                sum += weight * normalised[j]
+                weights += weight
+            }
+            let blurred = sum / weights
+            var value = pow(blurred, 1 - quantizerCompression)
+            switch Self.normalisedType(records[i].frameType) {
+            case .intra: value /= intraRatio
+            case .bidirectional: value *= bidirectionalRatio
+            default: break
+            }
+            shape.append(value)
+        }
+        return shape
+    }
+
+    private static func normalisedType(_ type: AnalysisFrameType) -> AnalysisFrameType {
+        type == .idr ? .intra : type
+    }
+
+    /// Quantizers (QP) for every frame: those in `reencoded` GOPs allocated so that the total
+    /// meets `targetBits`, the others as coded.
+    private func allocate(
+        _ records: [FrameAnalysisRecord], shape: [Double], reencoded: Set<Int>, groups: [GroupOfPictures], targetBits: Double
+    ) -> [Double] {
+        var quantizers = records.map(\.quantizer)
+        var kept = 0.0
+        var members: [Int] = []
+        for (index, group) in groups.enumerated() {
+            if reencoded.contains(index) {
+                members.append(contentsOf: group.frames)
+            } else {
+                kept += group.frames.reduce(0.0) { $0 + Double(records[$1].bits) }
+            }
+        }
+        guard !members.isEmpty else { return quantizers }
+        let budget = max(targetBits - kept, targetBits * 0.01)
+        let lowest = Self.scale(forQuantizer: quantizerRange.lowerBound)
+        let highest = Self.scale(forQuantizer: quantizerRange.upperBound)
+        func predicted(_ k: Double) -> Double {
+            members.reduce(0.0) { sum, i in
+                sum + max(records[i].complexity, 1) / min(max(k * shape[i], lowest), highest)
+            }
+        }
+        // Predicted bits fall as k grows; bisect log(k) (clamping makes it piecewise, so no
+        // closed form).
+        var low = -40.0
+        var high = 40.0
+        for _ in 0..<100 {
+            let middle = (low + high) / 2
+            if predicted(exp(middle)) > budget { low = middle } else { high = middle }
+        }
+        let k = exp((low + high) / 2)
+        for i in members {
+            quantizers[i] = Self.quantizer(forScale: min(max(k * shape[i], lowest), highest))
+        }
+        return quantizers
+    }
+
+    static func groupsOfPictures(_ records: [FrameAnalysisRecord]) -> [GroupOfPictures] {
+        var groups: [GroupOfPictures] = []
+        var start = 0
+        let end = endTime(of: records)
+        for i in records.indices where i > start && records[i].frameType == .idr {
+            groups.append(GroupOfPictures(
+                frames: start..<i,
+                timeRange: MediaTimeRange(start: records[start].presentationTimeStamp, end: records[i].presentationTimeStamp)))
+            start = i
+        }
+        if start < records.count {
+            groups.append(GroupOfPictures(
+                frames: start..<records.count,
+                timeRange: MediaTimeRange(start: records[start].presentationTimeStamp, end: end)))
+        }
+        return groups
+    }
+
+    /// The end of the last frame: its PTS plus its duration, or plus the mean frame spacing.
+    static func endTime(of records: [FrameAnalysisRecord]) -> MediaTime {
+        guard let last = records.last else { return .invalid }
+        if last.duration.isNumeric, last.duration > .zero { return last.presentationTimeStamp + last.duration }
+        guard let first = records.first, records.count > 1 else {
+            return last.presentationTimeStamp + MediaTime(value: 1, timescale: 30)
+        }
+        let spacing = (last.presentationTimeStamp - first.presentationTimeStamp).seconds / Double(records.count - 1)
+        return last.presentationTimeStamp + MediaTime(seconds: spacing, preferredTimescale: 90_000)
+    }
+
+    static func duration(of records: [FrameAnalysisRecord]) -> Double {
+        guard let first = records.first else { return 0 }
+        return (endTime(of: records) - first.presentationTimeStamp).seconds
+    }
+
+    /// Touching or overlapping ranges joined: one seek and one encoder run each.
+    static func mergedRanges(_ ranges: [MediaTimeRange]) -> [MediaTimeRange] {
+        var merged: [MediaTimeRange] = []
+        for range in ranges.sorted(by: { $0.start < $1.start }) {
+            if let last = merged.last, range.start <= last.end {
+                merged[merged.count - 1] = MediaTimeRange(start: last.start, end: max(last.end, range.end))
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
+    }
+
+    static func percent(_ fraction: Double) -> String {
+        let tenths = Int((fraction * 1000).rounded())
+        return "\(tenths / 10).\(tenths % 10) %"
+    }
+}

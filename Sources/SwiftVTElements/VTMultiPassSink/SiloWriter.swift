@@ -1,0 +1,194 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import SwiftVT
+
+/// Reads a ``FrameSilo`` out in decode order into a file: an Annex B byte stream written
+/// directly, or MP4/QuickTime through GStreamer's own muxer in an internal pipeline
+/// (`appsrc ! mp4mux ! filesink`), so the container is the one every GStreamer user knows.
+struct SiloWriter {
+    let silo: FrameSilo
+    let description: FormatDescription
+    let frameRate: (numerator: Int32, denominator: Int32)
+
+    struct Summary {
+        var frames = 0
+        /// Bytes of the coded frames (AVCC sizes: what a container stores as samples).
+        var bytes = 0
+        /// From the first PTS to the end of the last frame.
+        var seconds = 0.0
+    }
+
+    /// Decode times as a muxer needs them: strictly increasing and never after the PTS. Ranges
+    /// re-encoded by a fresh encoder extrapolate their first DTS before their first PTS (B-frame
+    /// delay), which can touch the previous range's last DTS; one nanosecond later keeps order.
+    private struct DecodeClock {
+        var last: Int64?
+
+        mutating func next(decode: Int64, presentation: Int64) -> Int64 {
+            var value = min(decode, presentation)
+            if let last, value <= last { value = last + 1 }
+            last = value
+            return value
+        }
+    }
+
+    private func nanoseconds(_ time: MediaTime) -> Int64 {
+        guard time.isNumeric else { return 0 }
+        return time.converted(to: 1_000_000_000).value
+    }
+
+    /// Counts what was written.
+    private struct Tally {
+        var summary = Summary()
+        var first: Int64?
+        var end: Int64 = 0
+
+        mutating func add(_ sample: SampleBuffer, pts: Int64, duration: Int64) {
+            summary.frames += 1
+            summary.bytes += sample.totalSampleSize
+            first = min(first ?? pts, pts)
+            end = max(end, pts + max(0, duration))
+            summary.seconds = Double(end - (first ?? 0)) / 1e9
+        }
+    }
+
+    // MARK: Annex B
+
+    /// Start codes instead of lengths, SPS and PPS before every IDR picture (7.4.1.2.3: the
+    /// parameter sets must precede the pictures that use them; repeating them at each IDR lets a
+    /// player start there).
+    func writeAnnexB(to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
+        var tally = Tally()
+        let lengthSize = description.nalUnitHeaderLength
+        // One reused buffer: each access unit is rebuilt here (start codes replace the lengths,
+        // so the bytes must be copied once into the new layout) and written.
+        var unit: [UInt8] = []
+        do {
+            try silo.forEachSample { sample in
+                guard let data = sample.dataBuffer else { return }
+                tally.add(sample, pts: nanoseconds(sample.presentationTimeStamp), duration: nanoseconds(sample.duration))
+                unit.removeAll(keepingCapacity: true)
+                if sample.isSync {
+                    for set in description.parameterSets {
+                        unit.append(contentsOf: [0, 0, 0, 1])
+                        unit.append(contentsOf: set)
+                    }
+                }
+                try data.withContiguousBytes { avcc in
+                    for range in try AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: lengthSize) {
+                        unit.append(contentsOf: [0, 0, 0, 1])
+                        unit.append(contentsOf: avcc[range])
+                    }
+                }
+                // (An untyped closure: a typed-throws one here crashes Swift 6.3's IR generation.)
+                try unit.withUnsafeBytes { bytes in try output.append(bytes) }
+            }
+        } catch let error as MultiPassError {
+            let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
+            return .failure(ElementMessage(
+                domain: .resource(code), text: "vtmultipasssink: could not write \(output.finalPath): \(error.message)",
+                debug: error.description))
+        } catch {
+            return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: reading the frame silo failed: \(error)"))
+        }
+        return .success(tally.summary)
+    }
+
+    // MARK: MP4 / QuickTime
+
+    func writeContainer(muxer: String, to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
+        guard let caps = makeCaps() else {
+            return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: could not describe the H.264 stream as caps"))
+        }
+        var error: UnsafeMutablePointer<GError>?
+        let pipeline = swiftvt_mux_pipeline_new(muxer, output.temporaryPath, caps, &error)
+        gst_caps_unref(caps)
+        guard let pipeline else {
+            let text = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            g_clear_error(&error)
+            return .failure(ElementMessage(
+                domain: .core(GST_CORE_ERROR_MISSING_PLUGIN), text: "vtmultipasssink: cannot write \(output.finalPath): \(text)"))
+        }
+        var clock = DecodeClock()
+        var tally = Tally()
+        // Every time stamp is shifted by the first sample's lead of DTS before 0: GstClockTime
+        // is unsigned, and x264's first DTS lies before the first PTS when there are B-frames.
+        var offset: Int64?
+        var pushFailure: String?
+        do {
+            try silo.forEachSample { sample in
+                guard pushFailure == nil, let data = sample.dataBuffer else { return }
+                let size = data.count
+                guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else {
+                    pushFailure = "out of memory"
+                    return
+                }
+                // Copied: the muxer takes GstMemory, and the sample's bytes were read from the
+                // silo file into Swift memory that GStreamer cannot own.
+                var map = GstMapInfo()
+                if gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0, let destination = map.data {
+                    data.withContiguousBytes { bytes in
+                        if let base = bytes.baseAddress { destination.update(from: base.assumingMemoryBound(to: UInt8.self), count: size) }
+                    }
+                    gst_buffer_unmap(buffer, &map)
+                }
+                let pts = nanoseconds(sample.presentationTimeStamp)
+                tally.add(sample, pts: pts, duration: nanoseconds(sample.duration))
+                let shift = offset ?? max(0, -min(pts, nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp)))
+                offset = shift
+                let dts = clock.next(decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp), presentation: pts)
+                let duration = sample.duration.isNumeric ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
+                swiftvt_buffer_set_timing(buffer, GstClockTime(max(0, pts + shift)), GstClockTime(max(0, dts + shift)), duration)
+                if sample.isSync {
+                    swiftvt_buffer_unset_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
+                } else {
+                    swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
+                }
+                let flow = swiftvt_mux_pipeline_push(pipeline, buffer)
+                if flow != GST_FLOW_OK {
+                    pushFailure = swiftvt_mux_pipeline_error(pipeline).map { text in
+                        defer { g_free(text) }
+                        return String(cString: text)
+                    } ?? "the muxer stopped (\(String(cString: gst_flow_get_name(flow))))"
+                }
+            }
+        } catch {
+            pushFailure = pushFailure ?? "reading the frame silo failed: \(error)"
+        }
+        let finished = swiftvt_mux_pipeline_finish(pipeline, pushFailure == nil ? 1 : 0)
+        let finishFailure = finished.map { text in
+            defer { g_free(text) }
+            return String(cString: text)
+        }
+        if let problem = pushFailure ?? finishFailure {
+            return .failure(ElementMessage(
+                domain: .resource(GST_RESOURCE_ERROR_WRITE),
+                text: "vtmultipasssink: could not write \(output.finalPath) through \(muxer): \(problem)"))
+        }
+        return .success(tally.summary)
+    }
+
+    /// video/x-h264, avc, au, with codec_data, size, frame rate, profile and level.
+    private func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
+        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return nil }
+        swiftvt_caps_set_string(caps, "stream-format", "avc")
+        swiftvt_caps_set_string(caps, "alignment", "au")
+        swiftvt_caps_set_int(caps, "width", Int32(clamping: description.dimensions.width))
+        swiftvt_caps_set_int(caps, "height", Int32(clamping: description.dimensions.height))
+        if frameRate.numerator > 0 {
+            swiftvt_caps_set_fraction(caps, "framerate", frameRate.numerator, max(1, frameRate.denominator))
+        }
+        if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
+            if let profile = sps.gstreamerProfileName { swiftvt_caps_set_string(caps, "profile", profile) }
+            if let level = sps.levelName { swiftvt_caps_set_string(caps, "level", level) }
+        }
+        guard let record = description.avcDecoderConfigurationRecord else {
+            gst_caps_unref(caps)
+            return nil
+        }
+        record.withUnsafeBufferPointer { swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count)) }
+        return caps
+    }
+}

@@ -1,0 +1,643 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import SoftwareCodecs
+import Synchronization
+import SwiftVT
+
+/// `vtmultipasssink`: multi-pass H.264 encoding in one pipeline run (VideoToolbox's
+/// `VTMultiPassStorage` + `VTFrameSilo` model, the way AVAssetExportSession uses it).
+///
+/// Pass 1 encodes the frames as they arrive into a ``FrameSilo`` while the session records its
+/// analysis in a ``MultiPassStorage``. At EOS the session ends the pass and says which time ranges
+/// it wants again; if upstream can seek, the sink seeks upstream to each range in turn (the
+/// GStreamer form of `resetForReadingTimeRanges`), swallowing the EOS that ends each one, and the
+/// new frames replace the old in the silo. When no further pass is wanted the silo is read out in
+/// decode order into the file — `.mp4`/`.mov` through `mp4mux`/`qtmux` in an internal pipeline,
+/// `.h264`/`.264` as an Annex B byte stream — under a temporary name that is renamed to
+/// `location` only when the file is complete; then the pipeline's EOS is posted.
+///
+/// Threads: everything runs on the streaming thread except the seeks, which the shim sends from a
+/// GStreamer thread pool (a flushing seek waits for the streaming thread).
+final class VTMultiPassSink: @unchecked Sendable {
+    // `sink` is the GObject that owns this object; mutable state is behind the mutexes.
+    private let sink: UnsafeMutablePointer<GstBaseSink>
+    private let log = DebugCategory(pointer: swiftvt_vtmultipasssink_debug_category())
+    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
+
+    struct Settings: Sendable {
+        var location: String?
+        var bitrateKilobits: UInt32 = 2000
+        var maxPasses: UInt32 = 3
+        var tempLocation: String?
+        var keepTemporaryFiles = false
+        var hardware: HardwarePolicy
+        var profile = SWIFTVT_PROFILE_HIGH
+        var entropyMode = SWIFTVT_ENTROPY_AUTO
+        var allowFrameReordering = true
+        var maxKeyframeInterval: Int32 = 0
+        var maxThreads: Int32 = 0
+    }
+
+    private let settings: Mutex<Settings>
+
+    /// What one run (READY -> PAUSED ... -> READY) holds.
+    struct Run {
+        var output: PartialOutputFile?
+        var container = OutputContainer.mp4
+        var location = ""
+        var silo: FrameSilo?
+        var storage: MultiPassStorage?
+        var session: CompressionSession?
+        var videoInfo: VideoInfoBox?
+        var pixelFormat = PixelFormat.i420
+        var frameRate: (numerator: Int32, denominator: Int32) = (0, 1)
+        var pass = 0
+        var maximumPasses = 1
+        /// The ranges of the pass in progress (pass >= 2) and the one being read.
+        var ranges: [MediaTimeRange] = []
+        var rangeIndex = 0
+        var seekable: Bool?
+        var framesThisPass = 0
+        var expectedFramesThisPass: Int?
+        var lastProgressStep = -1
+        /// The "pass N starts" progress text, posted with the pass's first frame: progress that
+        /// starts before PLAYING makes gst-launch-1.0 wait for it to finish before it sets the
+        /// pipeline playing, and the pass could never finish.
+        var pendingPassStart: String?
+        var activeBackend = ""
+    }
+
+    private let run = Mutex(Run())
+    /// The first error of the silo, set by the session's output handler.
+    private let siloFailure = FirstFailure()
+
+    init(sink: UnsafeMutablePointer<GstBaseSink>, defaultHardware: HardwarePolicy) {
+        self.sink = sink
+        settings = Mutex(Settings(hardware: defaultHardware))
+    }
+
+    // MARK: Properties
+
+    func setProperty(_ id: UInt32, _ value: UnsafePointer<GValue>) {
+        settings.withLock { settings in
+            switch id {
+            case SWIFTVT_MPS_PROP_LOCATION.rawValue: settings.location = g_value_get_string(value).map { String(cString: $0) }
+            case SWIFTVT_MPS_PROP_BITRATE.rawValue: settings.bitrateKilobits = g_value_get_uint(value)
+            case SWIFTVT_MPS_PROP_MAX_PASSES.rawValue: settings.maxPasses = g_value_get_uint(value)
+            case SWIFTVT_MPS_PROP_TEMP_LOCATION.rawValue:
+                settings.tempLocation = g_value_get_string(value).map { String(cString: $0) }
+            case SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES.rawValue: settings.keepTemporaryFiles = g_value_get_boolean(value) != 0
+            case SWIFTVT_MPS_PROP_HARDWARE.rawValue: settings.hardware = HardwarePolicy(shimValue: g_value_get_enum(value))
+            case SWIFTVT_MPS_PROP_PROFILE.rawValue: settings.profile = SwiftVTProfile(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
+            case SWIFTVT_MPS_PROP_ENTROPY_MODE.rawValue:
+                settings.entropyMode = SwiftVTEntropyMode(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
+            case SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING.rawValue: settings.allowFrameReordering = g_value_get_boolean(value) != 0
+            case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL.rawValue: settings.maxKeyframeInterval = g_value_get_int(value)
+            case SWIFTVT_MPS_PROP_MAX_THREADS.rawValue: settings.maxThreads = g_value_get_int(value)
+            default: break
+            }
+        }
+    }
+
+    func getProperty(_ id: UInt32, _ value: UnsafeMutablePointer<GValue>) {
+        if id == SWIFTVT_MPS_PROP_ACTIVE_BACKEND.rawValue {
+            g_value_set_string(value, run.withLock { $0.activeBackend })
+            return
+        }
+        let current = settings.withLock { $0 }
+        switch id {
+        case SWIFTVT_MPS_PROP_LOCATION.rawValue: g_value_set_string(value, current.location)
+        case SWIFTVT_MPS_PROP_BITRATE.rawValue: g_value_set_uint(value, current.bitrateKilobits)
+        case SWIFTVT_MPS_PROP_MAX_PASSES.rawValue: g_value_set_uint(value, current.maxPasses)
+        case SWIFTVT_MPS_PROP_TEMP_LOCATION.rawValue: g_value_set_string(value, current.tempLocation)
+        case SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES.rawValue: g_value_set_boolean(value, current.keepTemporaryFiles ? 1 : 0)
+        case SWIFTVT_MPS_PROP_HARDWARE.rawValue: g_value_set_enum(value, current.hardware.shimValue)
+        case SWIFTVT_MPS_PROP_PROFILE.rawValue: g_value_set_enum(value, Int32(bitPattern: current.profile.rawValue))
+        case SWIFTVT_MPS_PROP_ENTROPY_MODE.rawValue: g_value_set_enum(value, Int32(bitPattern: current.entropyMode.rawValue))
+        case SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING.rawValue: g_value_set_boolean(value, current.allowFrameReordering ? 1 : 0)
+        case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL.rawValue: g_value_set_int(value, current.maxKeyframeInterval)
+        case SWIFTVT_MPS_PROP_MAX_THREADS.rawValue: g_value_set_int(value, current.maxThreads)
+        default: break
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// READY -> PAUSED: checks the location by creating the temporary output beside it (so an
+    /// unwritable location fails now, not after an hour of encoding), removes what crashed runs
+    /// left, and creates the silo and the storage.
+    func start() -> Bool {
+        let current = settings.withLock { $0 }
+        guard let location = current.location, !location.isEmpty else {
+            ElementMessage(domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
+                           text: "vtmultipasssink: no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
+                .post(from: object, isError: true)
+            return false
+        }
+        guard let container = OutputContainer(location: location) else {
+            ElementMessage(domain: .resource(GST_RESOURCE_ERROR_SETTINGS),
+                           text: "vtmultipasssink: cannot tell the file type of \"\(location)\"; end location with .mp4, .mov, .h264 or .264")
+                .post(from: object, isError: true)
+            return false
+        }
+        let temporaryDirectory = current.tempLocation.flatMap { $0.isEmpty ? nil : $0 } ?? PartialOutputFile.directory(of: location)
+        for removed in PartialOutputFile.removeStaleFiles(besides: location) + FrameSilo.removeStaleFiles(in: temporaryDirectory) {
+            log.info(object, "removed \(removed), left by a run that did not finish")
+        }
+        do throws(MultiPassError) {
+            let output = try PartialOutputFile(finalPath: location)
+            let silo: FrameSilo
+            let storage: MultiPassStorage
+            do throws(MultiPassError) {
+                silo = try FrameSilo(directory: temporaryDirectory)
+                storage = try MultiPassStorage(
+                    creatingIn: temporaryDirectory, timeRange: .invalid, keepOnClose: current.keepTemporaryFiles)
+            } catch {
+                output.discard()
+                ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
+                               text: "vtmultipasssink: cannot create the frame silo and analysis storage in \(temporaryDirectory): \(error.message); set temp-location to a writable directory with room for the compressed video",
+                               debug: error.description)
+                    .post(from: object, isError: true)
+                return false
+            }
+            run.withLock { run in
+                run = Run()
+                run.output = output
+                run.container = container
+                run.location = location
+                run.silo = silo
+                run.storage = storage
+                run.maximumPasses = Int(current.maxPasses)
+            }
+            siloFailure.clear()
+            log.info(object, "writing \(location) (\(container)), temporary files in \(temporaryDirectory)")
+            return true
+        } catch {
+            ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
+                           text: "vtmultipasssink: cannot write \"\(location)\": \(error.message); choose a location in a writable directory",
+                           debug: error.description)
+                .post(from: object, isError: true)
+            return false
+        }
+    }
+
+    /// PAUSED -> READY: drops everything of the run; a file not complete by now is not written.
+    func stop() -> Bool {
+        let (session, silo, storage, output) = run.withLock { run in
+            defer { run = Run() }
+            return (run.session, run.silo, run.storage, run.output)
+        }
+        session?.invalidate()
+        try? silo?.close()
+        try? storage?.close()
+        output?.discard()
+        return true
+    }
+
+    // MARK: Caps
+
+    func setCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        let info = VideoInfoBox()
+        guard gst_video_info_from_caps(&info.info, caps) != 0 else {
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: the caps are not raw video it can read")
+                .post(from: object, isError: true)
+            return false
+        }
+        let width = Int(info.info.width)
+        let height = Int(info.info.height)
+        let format: PixelFormat
+        switch info.info.finfo?.pointee.format ?? GST_VIDEO_FORMAT_UNKNOWN {
+        case GST_VIDEO_FORMAT_NV12: format = info.info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? .nv12FullRange : .nv12VideoRange
+        default: format = .i420
+        }
+        let rate = (info.info.fps_n, info.info.fps_d)
+        let existing: (Int, Int, PixelFormat)? = run.withLock { run in
+            guard run.session != nil, let old = run.videoInfo else { return nil }
+            return (Int(old.info.width), Int(old.info.height), run.pixelFormat)
+        }
+        if let existing {
+            // After a seek upstream sends its caps again: the same ones are fine.
+            guard existing == (width, height, format) else {
+                ElementMessage.stream(
+                    GST_STREAM_ERROR_FORMAT,
+                    "vtmultipasssink: the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)")
+                    .post(from: object, isError: true)
+                return false
+            }
+            return true
+        }
+        let current = settings.withLock { $0 }
+        var properties = CompressionProperties(averageBitRate: Int(current.bitrateKilobits) * 1000)
+        let frameRate = rate.0 > 0 && rate.1 > 0 ? Double(rate.0) / Double(rate.1) : nil
+        properties.expectedFrameRate = frameRate
+        properties.allowFrameReordering = current.allowFrameReordering
+        // GOPs are the unit of re-encoding: by default one IDR every two seconds.
+        if current.maxKeyframeInterval > 0 {
+            properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
+        } else {
+            properties.maxKeyFrameIntervalDuration = 2
+        }
+        let profile: H264ProfileLevel.Profile
+        switch current.profile {
+        case SWIFTVT_PROFILE_MAIN: profile = .main
+        case SWIFTVT_PROFILE_BASELINE: profile = .baseline
+        case SWIFTVT_PROFILE_CONSTRAINED_BASELINE: profile = .constrainedBaseline
+        default: profile = .high
+        }
+        let profileLevel = H264ProfileLevel(profile: profile)
+        properties.profileLevel = profileLevel
+        switch current.entropyMode {
+        case SWIFTVT_ENTROPY_CAVLC: properties.entropyMode = .cavlc
+        case SWIFTVT_ENTROPY_CABAC: properties.entropyMode = .cabac
+        default: properties.entropyMode = nil
+        }
+        if !profileLevel.allowsBFramesAndCABAC {
+            properties.allowFrameReordering = false
+            if properties.entropyMode == .cabac {
+                ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                               text: "vtmultipasssink: entropy-mode=cabac is impossible with profile=\(profile.rawValue); use entropy-mode=cavlc or auto, or profile=main or high")
+                    .post(from: object, isError: true)
+                return false
+            }
+        }
+        guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
+            return false
+        }
+        let failure = siloFailure
+        let handler: CompressionOutputHandler = { frame in
+            guard let sample = frame.sampleBuffer else { return }
+            do throws(MultiPassError) {
+                try silo.add(sample)
+            } catch {
+                failure.note(error)
+            }
+        }
+        do throws(CompressionError) {
+            let session = try CompressionSession(
+                width: width, height: height,
+                encoderSpecification: EncoderSpecification(hardwarePolicy: current.hardware, threadCount: Int(current.maxThreads)),
+                sourcePixelFormat: format, properties: properties, backends: [X264EncoderFactory()], outputHandler: handler)
+            try session.setMultiPassStorage(storage, maximumPasses: Int(current.maxPasses))
+            try session.beginPass()
+            let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
+            let expected: Int? = duration > 0 && frameRate != nil ? Int((Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
+            run.withLock { run in
+                run.session = session
+                run.videoInfo = info
+                run.pixelFormat = format
+                run.frameRate = rate
+                run.pass = 1
+                run.framesThisPass = 0
+                run.expectedFramesThisPass = expected
+                run.activeBackend = session.activeBackendName
+            }
+            log.info(object, "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes")
+            run.withLock { $0.pendingPassStart = "pass 1 of up to \(current.maxPasses): encoding every frame" }
+            return true
+        } catch {
+            let text = error.code == .hardwareUnavailable
+                ? "vtmultipasssink: hardware encoding is required (hardware=require) but not available: \(error.message). Use hardware=auto to fall back to x264."
+                : "vtmultipasssink: cannot encode \(width)x\(height) \(format): \(error.message)"
+            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: text, debug: error.description)
+                .post(from: object, isError: true)
+            return false
+        }
+    }
+
+    // MARK: Frames
+
+    func render(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
+        let (session, info, format, range, pass) = run.withLock { run in
+            (run.session, run.videoInfo, run.pixelFormat, run.pass >= 2 ? run.ranges[safe: run.rangeIndex] : nil, run.pass)
+        }
+        guard let session, let info else { return GST_FLOW_NOT_NEGOTIATED }
+        let pts = swiftvt_buffer_pts(buffer)
+        guard pts != swiftvt_clock_time_none else {
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: a frame has no time stamp; multi-pass encoding finds frames again by time (put videorate or a demuxer in front)")
+                .post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        let presentationTime = MediaTime(gstreamerNanoseconds: UInt64(pts))
+        // An accurate seek may still deliver a frame just outside the range asked for.
+        if let range, !range.contains(presentationTime) {
+            log.debug(object, "pass \(pass): skipping the frame at \(presentationTime.seconds) s, outside \(range)")
+            return GST_FLOW_OK
+        }
+        let duration = swiftvt_buffer_duration(buffer)
+        guard let image = MappedVideoFrame.pixelBuffer(buffer, info: &info.info, format: format) else {
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: an input frame could not be read (mapping failed or its layout does not match the caps)")
+                .post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        do throws(CompressionError) {
+            try session.encode(
+                image, presentationTimeStamp: presentationTime,
+                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)))
+        } catch {
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message)", debug: error.description)
+                .post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        if let problem = siloProblem() {
+            problem.post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
+        noteFrameEncoded()
+        return GST_FLOW_OK
+    }
+
+    private func siloProblem() -> ElementMessage? {
+        guard let error = siloFailure.error else { return nil }
+        return Self.storageMessage(error, what: "the frame silo")
+    }
+
+    private static func storageMessage(_ error: MultiPassError, what: String) -> ElementMessage {
+        let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
+        return ElementMessage(
+            domain: .resource(code), text: "vtmultipasssink: \(what) could not be written: \(error.message)",
+            debug: error.description)
+    }
+
+    // MARK: Progress
+
+    private func noteFrameEncoded() {
+        let (pass, start) = run.withLock { run in
+            defer { run.pendingPassStart = nil }
+            return (run.pass, run.pendingPassStart)
+        }
+        if let start { postProgress(GST_PROGRESS_TYPE_START, pass: pass, start) }
+        let (_, step, text) = run.withLock { run -> (Int, Int?, String) in
+            run.framesThisPass += 1
+            guard let expected = run.expectedFramesThisPass, expected > 0 else { return (run.pass, nil, "") }
+            let percent = min(100, run.framesThisPass * 100 / expected)
+            // One message per 10 %: visible in gst-launch-1.0 without flooding the bus.
+            let step = percent / 10
+            guard step > run.lastProgressStep else { return (run.pass, nil, "") }
+            run.lastProgressStep = step
+            return (run.pass, step, "pass \(run.pass): \(percent) % done (\(run.framesThisPass) of \(expected) frames)")
+        }
+        if step != nil { postProgress(GST_PROGRESS_TYPE_CONTINUE, pass: pass, text) }
+    }
+
+    private func postProgress(_ type: GstProgressType, pass: Int, _ text: String) {
+        guard let message = gst_message_new_progress(
+            UnsafeMutablePointer<GstObject>(OpaquePointer(sink)), type, "pass-\(pass)", text) else { return }
+        gst_element_post_message(UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), message)
+    }
+
+    // MARK: End of stream
+
+    /// EOS from upstream: the end of a range, of a pass, or of everything.
+    func endOfStream() -> SwiftVTEOSAction {
+        guard let session = run.withLock({ $0.session }) else {
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream ended before any frame arrived; there is nothing to write")
+                .post(from: object, isError: true)
+            return SWIFTVT_EOS_FAILED
+        }
+        // More ranges in this pass: on to the next one.
+        let nextRange: MediaTimeRange? = run.withLock { run in
+            guard run.pass >= 2, run.rangeIndex + 1 < run.ranges.count else { return nil }
+            run.rangeIndex += 1
+            return run.ranges[run.rangeIndex]
+        }
+        if let nextRange {
+            seekUpstream(to: nextRange)
+            return SWIFTVT_EOS_SWALLOW
+        }
+        let pass = run.withLock { $0.pass }
+        let wantsAnother: Bool
+        do throws(CompressionError) {
+            wantsAnother = try session.endPass()
+        } catch {
+            let message = error.code == .multiPassStorageFailed
+                ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "vtmultipasssink: \(error.message)", debug: error.description)
+                : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: ending pass \(pass) failed: \(error.message)", debug: error.description)
+            message.post(from: object, isError: true)
+            return SWIFTVT_EOS_FAILED
+        }
+        if let problem = siloProblem() {
+            problem.post(from: object, isError: true)
+            return SWIFTVT_EOS_FAILED
+        }
+        postProgress(GST_PROGRESS_TYPE_COMPLETE, pass: pass, "pass \(pass) complete (\(run.withLock { $0.framesThisPass }) frames)")
+        if wantsAnother {
+            if startNextPass(session) { return SWIFTVT_EOS_SWALLOW }
+            if run.withLock({ $0.session == nil }) { return SWIFTVT_EOS_FAILED }
+        } else if let reason = session.multiPassStatistics?.lastPlan?.stopReason {
+            log.info(object, "no further pass: \(reason)")
+        }
+        return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
+    }
+
+    /// Starts the pass the session asked for, if upstream can seek. False when the file is to be
+    /// written as it is (a warning was posted), or on error (session dropped, error posted).
+    private func startNextPass(_ session: CompressionSession) -> Bool {
+        let pad = swiftvt_base_sink_pad(sink)
+        let seekable = run.withLock { run in
+            if run.seekable == nil { run.seekable = swiftvt_pad_peer_seekable(pad) != 0 }
+            return run.seekable ?? false
+        }
+        guard seekable else {
+            // As AVAssetExportSession does with a source it cannot read twice.
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED,
+                "vtmultipasssink: upstream cannot seek, so the further passes the encoder asked for cannot run; writing the single-pass result (use a seekable source such as a file for multi-pass quality)")
+                .post(from: object, isError: false)
+            return false
+        }
+        do {
+            let ranges = try session.timeRangesForNextPass()
+            guard let first = ranges.first, let silo = run.withLock({ $0.silo }) else { return false }
+            try silo.setTimeRangesForNextPass(ranges)
+            try session.beginPass()
+            let plan = session.multiPassStatistics?.lastPlan
+            let pass = run.withLock { run -> Int in
+                run.pass += 1
+                run.ranges = ranges
+                run.rangeIndex = 0
+                run.framesThisPass = 0
+                run.expectedFramesThisPass = plan?.frameCount
+                run.lastProgressStep = -1
+                return run.pass
+            }
+            let seconds = ranges.reduce(0.0) { $0 + $1.duration.seconds }
+            run.withLock {
+                $0.pendingPassStart = "pass \(pass): re-encoding \(plan?.frameCount ?? 0) frames in \(ranges.count) range(s), \(Self.format(seconds, digits: 2)) s"
+            }
+            log.info(object, "pass \(pass): ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(Self.format((plan?.predictedBits ?? 0) / 1000, digits: 0)) kbit of \(Self.format((plan?.targetBits ?? 0) / 1000, digits: 0))")
+            seekUpstream(to: first)
+            return true
+        } catch {
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: could not start the next pass: \(error)")
+                .post(from: object, isError: true)
+            run.withLock { run in run.session = nil }
+            return false
+        }
+    }
+
+    private func seekUpstream(to range: MediaTimeRange) {
+        swiftvt_base_sink_seek_upstream_async(
+            sink, GstClockTime(range.start.gstreamerNanoseconds), GstClockTime(range.end.gstreamerNanoseconds))
+    }
+
+    // MARK: Writing the file
+
+    /// Reads the silo out in decode order into the temporary file, then renames it to the
+    /// location. Posts the summary; false after posting an error.
+    private func writeFile(_ session: CompressionSession) -> Bool {
+        let (silo, output, container, location, rate) = run.withLock { run in
+            (run.silo, run.output, run.container, run.location, run.frameRate)
+        }
+        guard let silo, let output, let description = session.formatDescription else {
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: no frame was encoded; there is nothing to write")
+                .post(from: object, isError: true)
+            return false
+        }
+        let writer = SiloWriter(silo: silo, description: description, frameRate: rate)
+        let result: Result<SiloWriter.Summary, ElementMessage>
+        switch container {
+        case .annexB: result = writer.writeAnnexB(to: output)
+        case .mp4, .quickTime: result = writer.writeContainer(muxer: container == .mp4 ? "mp4mux" : "qtmux", to: output)
+        }
+        let summary: SiloWriter.Summary
+        switch result {
+        case .failure(let message):
+            output.discard()
+            message.post(from: object, isError: true)
+            return false
+        case .success(let value):
+            summary = value
+        }
+        do throws(MultiPassError) {
+            try output.commit()
+        } catch {
+            output.discard()
+            Self.storageMessage(error, what: location).post(from: object, isError: true)
+            return false
+        }
+        let statistics = session.multiPassStatistics
+        let bitrate = summary.seconds > 0 ? Double(summary.bytes) * 8 / summary.seconds / 1000 : 0
+        let target = settings.withLock { Double($0.bitrateKilobits) }
+        log.info(object, "wrote \(location): \(summary.frames) frames, \(Self.format(bitrate, digits: 1)) kbit/s (target \(Self.format(target, digits: 0))), \(statistics?.passesCompleted ?? 1) passes, \(statistics?.framesReencoded ?? 0) frames re-encoded")
+        swiftvt_post_multipass_summary(
+            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(statistics?.passesCompleted ?? 1),
+            Int32(summary.frames), Int32(statistics?.framesReencoded ?? 0), bitrate, target, summary.seconds)
+        return true
+    }
+
+    static func format(_ value: Double, digits: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = Int((value * scale).rounded())
+        guard digits > 0 else { return "\(scaled)" }
+        let whole = scaled / Int(scale)
+        var fraction = "\(abs(scaled) % Int(scale))"
+        while fraction.count < digits { fraction = "0" + fraction }
+        return "\(scaled < 0 && whole == 0 ? "-" : "")\(whole).\(fraction)"
+    }
+}
+
+/// The file types `location` may name.
+enum OutputContainer: String, CustomStringConvertible {
+    case mp4, quickTime = "mov", annexB = "h264"
+
+    init?(location: String) {
+        let lower = location.lowercased()
+        if lower.hasSuffix(".mp4") || lower.hasSuffix(".m4v") {
+            self = .mp4
+        } else if lower.hasSuffix(".mov") {
+            self = .quickTime
+        } else if lower.hasSuffix(".h264") || lower.hasSuffix(".264") {
+            self = .annexB
+        } else {
+            return nil
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .mp4: "MP4 through mp4mux"
+        case .quickTime: "QuickTime through qtmux"
+        case .annexB: "H.264 Annex B byte stream"
+        }
+    }
+}
+
+/// The first error of several that may happen on a thread that cannot report it (the session's
+/// output handler), kept for the caller to report.
+final class FirstFailure: Sendable {
+    private let first = Mutex<MultiPassError?>(nil)
+
+    func note(_ error: MultiPassError) { first.withLock { if $0 == nil { $0 = error } } }
+    func clear() { first.withLock { $0 = nil } }
+    var error: MultiPassError? { first.withLock { $0 } }
+}
+
+/// A GstVideoInfo with a stable address (handed to gst_video_frame_map).
+final class VideoInfoBox: @unchecked Sendable {
+    // Written once in setCaps before the box is shared; read-only afterwards.
+    var info = GstVideoInfo()
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+// MARK: C entry points (declared in SwiftVTShim.h)
+
+private func multiPassSink(_ state: UnsafeMutableRawPointer?) -> VTMultiPassSink? {
+    ElementObject.borrow(state)
+}
+
+@_cdecl("swiftvt_vtmultipasssink_create")
+func vtmultipasssinkCreate(_ sink: UnsafeMutablePointer<GstBaseSink>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
+    ElementObject.retain(VTMultiPassSink(sink: sink, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue))))
+}
+
+@_cdecl("swiftvt_vtmultipasssink_destroy")
+func vtmultipasssinkDestroy(_ state: UnsafeMutableRawPointer?) {
+    ElementObject.release(state, as: VTMultiPassSink.self)
+}
+
+@_cdecl("swiftvt_vtmultipasssink_set_property")
+func vtmultipasssinkSetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafePointer<GValue>?) {
+    if let value { multiPassSink(state)?.setProperty(id, value) }
+}
+
+@_cdecl("swiftvt_vtmultipasssink_get_property")
+func vtmultipasssinkGetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafeMutablePointer<GValue>?) {
+    if let value { multiPassSink(state)?.getProperty(id, value) }
+}
+
+@_cdecl("swiftvt_vtmultipasssink_start")
+func vtmultipasssinkStart(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> gboolean {
+    (multiPassSink(state)?.start() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtmultipasssink_stop")
+func vtmultipasssinkStop(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> gboolean {
+    (multiPassSink(state)?.stop() ?? true) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtmultipasssink_set_caps")
+func vtmultipasssinkSetCaps(
+    _ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?, _ caps: UnsafeMutablePointer<GstCaps>?
+) -> gboolean {
+    guard let caps, let element = multiPassSink(state) else { return 0 }
+    return element.setCaps(caps) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtmultipasssink_render")
+func vtmultipasssinkRender(
+    _ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?, _ buffer: UnsafeMutablePointer<GstBuffer>?
+) -> GstFlowReturn {
+    guard let buffer, let element = multiPassSink(state) else { return GST_FLOW_ERROR }
+    return element.render(buffer)
+}
+
+@_cdecl("swiftvt_vtmultipasssink_eos")
+func vtmultipasssinkEOS(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> SwiftVTEOSAction {
+    multiPassSink(state)?.endOfStream() ?? SWIFTVT_EOS_FAILED
+}
