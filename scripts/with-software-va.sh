@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs a command against SwiftVT's software VA driver (tests/va-driver/) on a private X server:
+# builds the driver if needed, starts Xvfb on a free display, exports DISPLAY, LIBVA_DRIVER_NAME
+# and LIBVA_DRIVERS_PATH, runs the command, stops Xvfb (also when the command fails or the script
+# is interrupted) and returns the command's exit status.
+#
+#   scripts/with-software-va.sh COMMAND [ARGS...]
+#   scripts/with-software-va.sh ffmpeg -init_hw_device vaapi=va:\$DISPLAY,connection_type=x11 ...
+#
+# Environment: SWIFTVT_VA_DRIVER_DIR (where the driver is built; default .build-va-driver/ in the
+# repository); the driver's own variables (SWIFTVT_VA_LOG, SWIFTVT_VA_REPORT, SWIFTVT_VA_FAIL...)
+# pass through, see tests/va-driver/README.md. Needs Xvfb (Debian package xvfb).
+set -euo pipefail
+if [ "$#" -eq 0 ]; then
+    echo "usage: $0 COMMAND [ARGS...]" >&2
+    exit 2
+fi
+root="$(cd "$(dirname "$0")/.." && pwd)"
+driver_dir="${SWIFTVT_VA_DRIVER_DIR:-$root/.build-va-driver}"
+bash "$root/scripts/build-software-va-driver.sh" "$driver_dir"
+
+if ! command -v Xvfb >/dev/null 2>&1; then
+    echo "with-software-va: Xvfb not found (Debian package xvfb; scripts/install-deps.sh installs it)" >&2
+    exit 1
+fi
+
+xvfb_pid=""
+xvfb_log="$(mktemp "${TMPDIR:-/tmp}/with-software-va.XXXXXX")"
+stop_xvfb() {
+    if [ -n "$xvfb_pid" ]; then
+        kill "$xvfb_pid" 2>/dev/null || true
+        wait "$xvfb_pid" 2>/dev/null || true
+        xvfb_pid=""
+    fi
+    rm -f "$xvfb_log"
+}
+trap stop_xvfb EXIT
+trap 'stop_xvfb; exit 130' INT
+trap 'stop_xvfb; exit 143' TERM
+
+# A display is free when neither its socket nor its lock file exists. Two scripts may pick the same
+# one at once; Xvfb then fails on the lock and the next number is tried.
+started=0
+for display in $(seq 90 189); do
+    if [ -e "/tmp/.X11-unix/X$display" ] || [ -e "/tmp/.X$display-lock" ]; then
+        continue
+    fi
+    Xvfb ":$display" -screen 0 640x480x24 -nolisten tcp -noreset >"$xvfb_log" 2>&1 &
+    xvfb_pid=$!
+    # Ready when it accepts connections (xdpyinfo, Debian x11-utils), else when the socket appears.
+    for _ in $(seq 1 100); do
+        if ! kill -0 "$xvfb_pid" 2>/dev/null; then
+            break
+        fi
+        if command -v xdpyinfo >/dev/null 2>&1; then
+            if DISPLAY=":$display" xdpyinfo >/dev/null 2>&1; then started=1; break; fi
+        elif [ -S "/tmp/.X11-unix/X$display" ]; then
+            sleep 0.2; started=1; break
+        fi
+        sleep 0.1
+    done
+    if [ "$started" = 1 ]; then
+        break
+    fi
+    kill "$xvfb_pid" 2>/dev/null || true
+    wait "$xvfb_pid" 2>/dev/null || true
+    xvfb_pid=""
+done
+if [ "$started" != 1 ]; then
+    echo "with-software-va: could not start Xvfb on any display from :90 to :189" >&2
+    cat "$xvfb_log" >&2 || true
+    exit 1
+fi
+
+export DISPLAY=":$display"
+export LIBVA_DRIVER_NAME=swiftvt_sw
+export LIBVA_DRIVERS_PATH="$driver_dir"
+status=0
+"$@" || status=$?
+exit "$status"
