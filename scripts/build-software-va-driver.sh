@@ -2,7 +2,8 @@
 # Builds the software VA driver used by the VA tests (tests/va-driver/) into
 # OUTDIR/swiftvt_sw_drv_video.so; use it with LIBVA_DRIVER_NAME=swiftvt_sw LIBVA_DRIVERS_PATH=OUTDIR
 # (scripts/with-software-va.sh does all of that). Rebuilds only when a source is newer than the
-# library. Needs gcc and the development files of libva, libavcodec and libavutil.
+# library. Needs a C compiler ($CC, else gcc, else cc) and the development files of libva,
+# libavcodec and libavutil.
 #
 #   scripts/build-software-va-driver.sh [OUTDIR]      # default: .build-va-driver/
 set -euo pipefail
@@ -30,9 +31,14 @@ for package in libva libavcodec libavutil; do
         exit 1
     fi
 done
+compiler="${CC:-}"
+if [ -z "$compiler" ]; then
+    compiler=gcc
+    command -v gcc >/dev/null 2>&1 || compiler=cc
+fi
 mkdir -p "$outdir"
 # shellcheck disable=SC2046 # pkg-config output is a list of flags
-gcc -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
+"$compiler" -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
     -Wl,--no-undefined -Wl,-z,defs \
     $(pkg-config --cflags libva libavcodec libavutil) \
     -o "$lib.tmp" "${sources[@]}" \

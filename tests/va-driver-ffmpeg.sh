@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# FFmpeg's own VA-API client (an independent client) on SwiftVT's software VA driver
+# (tests/va-driver/), on an Xvfb display through scripts/with-software-va.sh:
+#
+# 1. every undamaged, progressive, 8-bit 4:2:0 corpus stream is decoded with
+#      ffmpeg -init_hw_device vaapi=va:$DISPLAY,connection_type=x11 -hwaccel vaapi
+#             -hwaccel_output_format vaapi -i STREAM -vf hwdownload,format=nv12 -pix_fmt <native> ...
+#    and must give MANIFEST.tsv's ref_md5 (all frames, cropped, in the stream's native pixel format,
+#    as the manifest defines it), with zero VALIDATION complaints from the driver, zero SELFCHECK
+#    failures and no VA object left at vaTerminate. Streams the driver refuses (pic_order_cnt_type 1:
+#    the SPS cannot be rebuilt from VA parameters) are listed as refused, not failed;
+# 2. the validation layer is alive: each simulated client bug (SWIFTVT_VA_TAMPER) is reported,
+#    naming the field, and fails the picture;
+# 3. fault injection: each SWIFTVT_VA_FAIL value, a busy device and a failed vaEndPicture end in a
+#    clean FFmpeg error or a reported decoding error, never a hang (every run is under timeout);
+# 4. both image read-back paths (vaDeriveImage, vaCreateImage + vaGetImage) give the same pictures.
+#
+# Prints a per-stream table. Exit 0 when everything holds, 1 otherwise, 77 (skipped) when the corpus
+# is absent. Environment: SWIFTVT_CORPUS (default ../shared/corpus), SWIFTVT_VA_DRIVER_DIR (where the
+# driver is built), SWIFTVT_FFMPEG_PARAMLOG_DIR (keep the driver's normalised parameter log of each
+# stream there, <stream>.paramlog, for comparison with another client).
+set -euo pipefail
+root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
+manifest="$corpus/h264/MANIFEST.tsv"
+if [ ! -f "$manifest" ]; then
+    echo "corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)"
+    exit 77
+fi
+for tool in ffmpeg ffprobe; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "va-driver-ffmpeg: $tool not found (Debian package ffmpeg; scripts/install-deps.sh installs it)" >&2
+        exit 1
+    fi
+done
+# One Xvfb and one driver build for the whole test.
+if [ -z "${SWIFTVT_VA_FFMPEG_WRAPPED:-}" ]; then
+    exec env SWIFTVT_VA_FFMPEG_WRAPPED=1 bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/va-driver-ffmpeg.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+damaged=" BA_MW_D_IDR_LOST.264 Error_I_P.264 sps_subsetsps_bothVUI.264 "
+failures=0
+fail() {
+    echo "va-driver-ffmpeg: FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# decode STREAM PIX_FMT OUTPUT [FFMPEG OPTIONS...]: FFmpeg's VA client, frames read back with
+# hwdownload. allow_profile_mismatch lets FFmpeg try plain Baseline streams on the Constrained
+# Baseline profile (what VA drivers offer). The driver's variables come from the caller's env.
+decode() {
+    local stream="$1" pix_fmt="$2" output="$3"
+    shift 3
+    timeout 600 ffmpeg -nostdin -hide_banner -v error \
+        -init_hw_device "vaapi=va:$DISPLAY,connection_type=x11" -hwaccel vaapi -hwaccel_device va \
+        -hwaccel_output_format vaapi -hwaccel_flags allow_profile_mismatch \
+        -i "$stream" "$@" -vf hwdownload,format=nv12 -pix_fmt "$pix_fmt" -f rawvideo "$output"
+}
+
+count() { # count PATTERN FILE
+    local n
+    n="$(grep -c -- "$1" "$2" 2>/dev/null || true)"
+    echo "${n:-0}"
+}
+
+# live-objects lines that are not all zero (one line per vaTerminate).
+leaks() {
+    grep "^live-objects" "$1" 2>/dev/null | grep -v "configs=0 contexts=0 surfaces=0 buffers=0 images=0" || true
+}
+
+echo "== corpus through FFmpeg's VA-API client (driver: $LIBVA_DRIVERS_PATH, display $DISPLAY)"
+printf '%-44s %7s %-5s %10s %9s %-7s %s\n' stream frames md5 validation selfcheck leaks result
+decoded_ok=0
+while IFS=$'\t' read -r file _bytes _sha width height _profile frames ref_md5 _avdec_md5; do
+    [ "$file" = file ] && continue
+    stream="$corpus/h264/$file"
+    if [[ "$damaged" == *" $file "* ]]; then
+        printf '%-44s %7s %-5s %10s %9s %-7s %s\n' "$file" - - - - - "skipped: damaged on purpose"
+        continue
+    fi
+    probe="$(ffprobe -v error -select_streams v:0 -show_entries stream=pix_fmt,field_order -of csv=p=0 "$stream")"
+    pix_fmt="${probe%%,*}"
+    field_order="${probe#*,}"
+    if [ "$field_order" != progressive ] && [ "$field_order" != unknown ]; then
+        printf '%-44s %7s %-5s %10s %9s %-7s %s\n' "$file" - - - - - "skipped: $field_order (frames only)"
+        continue
+    fi
+    if [ "$pix_fmt" != yuv420p ] && [ "$pix_fmt" != yuvj420p ]; then
+        printf '%-44s %7s %-5s %10s %9s %-7s %s\n' "$file" - - - - - "skipped: $pix_fmt (8-bit 4:2:0 only)"
+        continue
+    fi
+    report="$work/$file.report"
+    paramlog="$work/$file.paramlog"
+    rc=0
+    SWIFTVT_VA_REPORT="$report" SWIFTVT_VA_SELFCHECK=1 SWIFTVT_VA_PARAMLOG="$paramlog" \
+        decode "$stream" "$pix_fmt" "$work/out.yuv" -y 2>"$work/$file.stderr" || rc=$?
+    md5="$(md5sum <"$work/out.yuv" | cut -d' ' -f1)"
+    frame_size=$((width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)))
+    got_frames=$(($(stat -c %s "$work/out.yuv") / frame_size))
+    rm -f "$work/out.yuv"
+    validation="$(count "VALIDATION" "$report")"
+    selfcheck="$(count "SELFCHECK" "$report")"
+    refused="$(count "REFUSED" "$report")"
+    leaked="$(leaks "$report")"
+    terminated="$(count "^live-objects" "$report")"
+    md5_ok=no
+    [ "$md5" = "$ref_md5" ] && md5_ok=yes
+    if [ -n "${SWIFTVT_FFMPEG_PARAMLOG_DIR:-}" ] && [ -f "$paramlog" ]; then
+        mkdir -p "$SWIFTVT_FFMPEG_PARAMLOG_DIR"
+        cp "$paramlog" "$SWIFTVT_FFMPEG_PARAMLOG_DIR/$file.paramlog"
+    fi
+    if [ "$refused" -gt 0 ]; then
+        result="refused by the driver: $(grep -m1 REFUSED "$report" | sed 's/.*REFUSED: //; s/:.*//')"
+    elif [ "$rc" = 124 ]; then
+        result="FAIL: timed out"
+        fail "$file: ffmpeg timed out"
+    elif [ "$rc" != 0 ] || [ "$md5_ok" != yes ] || [ "$validation" != 0 ] || [ "$selfcheck" != 0 ] ||
+         [ -n "$leaked" ] || [ "$terminated" = 0 ] || [ "$got_frames" != "$frames" ]; then
+        result="FAIL (ffmpeg exit $rc, $got_frames/$frames frames)"
+        fail "$file: exit $rc, md5 $md5 (want $ref_md5), $validation validation complaint(s), $selfcheck self-check failure(s), ${leaked:-no leak}, $terminated vaTerminate"
+        grep -m5 "VALIDATION\|SELFCHECK\|DECODE" "$report" 2>/dev/null | sed 's/^/    /' || true
+        head -5 "$work/$file.stderr" | sed 's/^/    /'
+    else
+        result=ok
+        decoded_ok=$((decoded_ok + 1))
+    fi
+    printf '%-44s %7s %-5s %10s %9s %-7s %s\n' "$file" "$got_frames" "$md5_ok" "$validation" "$selfcheck" \
+        "$([ -n "$leaked" ] && echo yes || echo no)" "$result"
+done <"$manifest"
+if [ "$decoded_ok" -lt 3 ]; then
+    fail "only $decoded_ok stream(s) decoded correctly; expected the whole corpus"
+fi
+
+# A short stream for the error paths, one with explicit weighted prediction and several reference
+# frames for the validation self-test.
+small="$corpus/h264/BA_MW_D.264"
+rich="$corpus/h264/VID_1280x720_cabac_temporal_direct.264"
+
+echo
+echo "== validation self-test (SWIFTVT_VA_TAMPER: a simulated client bug must be reported and fail the picture)"
+printf '%-12s %-28s %11s %s\n' tamper "expected field" complaints result
+for case in "bit-offset slice_data_bit_offset" "ref-list RefPicList0" "poc CurrPic.TopFieldOrderCnt" \
+            "ref-frames ReferenceFrames" "weights weights_l0" "qp-delta slice_qp_delta"; do
+    tamper="${case%% *}"
+    field="${case#* }"
+    report="$work/tamper-$tamper.report"
+    rc=0
+    SWIFTVT_VA_TAMPER="$tamper" SWIFTVT_VA_REPORT="$report" \
+        decode "$rich" yuv420p /dev/null -y -frames:v 12 2>"$work/tamper.stderr" || rc=$?
+    complaints="$(count "VALIDATION: [^:]*$field" "$report")"
+    if [ "$rc" = 124 ]; then
+        result="FAIL: timed out"
+        fail "tamper $tamper: timed out"
+    elif [ "$complaints" -gt 0 ] && grep -q "Failed to end picture" "$work/tamper.stderr"; then
+        result="ok: $(grep -m1 "VALIDATION: [^:]*$field" "$report" | sed 's/.*VALIDATION: //')"
+    else
+        result="FAIL: not reported (ffmpeg exit $rc)"
+        fail "tamper $tamper: no VALIDATION line naming $field, or vaEndPicture did not fail"
+    fi
+    printf '%-12s %-28s %11s %s\n' "$tamper" "$field" "$complaints" "$result"
+done
+
+echo
+echo "== fault injection (BA_MW_D.264; every run under timeout 600; leaks '-': FFmpeg exited without vaTerminate)"
+printf '%-34s %5s %-6s %s\n' injection exit leaks outcome
+for case in "SWIFTVT_VA_FAIL=create-config" "SWIFTVT_VA_FAIL=create-context" "SWIFTVT_VA_FAIL=create-surfaces" \
+            "SWIFTVT_VA_BUSY=1" "SWIFTVT_VA_FAIL_END_PICTURE=5"; do
+    report="$work/fault.report"
+    rm -f "$report"
+    rc=0
+    (export "${case?}" SWIFTVT_VA_REPORT="$report"; decode "$small" yuv420p "$work/fault.yuv" -y) 2>"$work/fault.stderr" || rc=$?
+    got_frames=$(($(stat -c %s "$work/fault.yuv" 2>/dev/null || echo 0) / 38016))
+    leaked="$(leaks "$report")"
+    message="$(grep -v "^swiftvt_sw" "$work/fault.stderr" | grep -m1 -i "fail\|error\|busy" | sed 's/^\[[^]]*\] //' || true)"
+    # FFmpeg's CLI leaves the VA display open when it gives up during setup: no vaTerminate, no count.
+    leak_column=no
+    [ -n "$leaked" ] && leak_column=yes
+    [ "$(count "^live-objects" "$report")" = 0 ] && leak_column="-"
+    if [ "$rc" = 124 ]; then
+        outcome="FAIL: hang (timed out)"
+        fail "$case: ffmpeg hung"
+    elif [ "$case" = "SWIFTVT_VA_FAIL_END_PICTURE=5" ]; then
+        # One picture fails: FFmpeg reports it and goes on; the display is terminated normally.
+        if grep -q "Failed to end picture" "$work/fault.stderr" && [ -z "$leaked" ] &&
+           [ "$(count "^live-objects" "$report")" -gt 0 ]; then
+            outcome="ok: error reported, decoding went on ($got_frames frames, exit $rc): $message"
+        else
+            outcome="FAIL: $message"
+            fail "$case: the failed vaEndPicture was not reported, or objects leaked"
+        fi
+    elif [ "$rc" != 0 ] && [ -n "$message" ]; then
+        outcome="ok: clean error: $message"
+    else
+        outcome="FAIL: exit $rc without an error message"
+        fail "$case: FFmpeg did not fail cleanly"
+    fi
+    printf '%-34s %5s %-6s %s\n' "$case" "$rc" "$leak_column" "$outcome"
+    rm -f "$work/fault.yuv"
+done
+
+echo
+echo "== image read-back paths (BA_MW_D.264)"
+want="$(grep -P "^BA_MW_D.264\t" "$manifest" | cut -f8)"
+for no_derive in 0 1; do
+    rc=0
+    SWIFTVT_VA_NO_DERIVE="$no_derive" decode "$small" yuv420p "$work/path.yuv" -y 2>"$work/path.stderr" || rc=$?
+    md5="$(md5sum <"$work/path.yuv" | cut -d' ' -f1)"
+    path="vaDeriveImage allowed"
+    [ "$no_derive" = 1 ] && path="vaDeriveImage refused (vaGetImage)"
+    if [ "$rc" = 0 ] && [ "$md5" = "$want" ]; then
+        echo "$path: ok"
+    else
+        echo "$path: FAIL (exit $rc, md5 $md5)"
+        fail "$path: wrong pictures"
+    fi
+done
+
+echo
+if [ "$failures" -gt 0 ]; then
+    echo "va-driver-ffmpeg: $failures failure(s)"
+    exit 1
+fi
+echo "va-driver-ffmpeg: all checks passed ($decoded_ok streams decoded exactly)"
