@@ -183,6 +183,12 @@ int avdec_decode(struct avdec *dec, const uint8_t *data, size_t size, struct avd
     return 0;
 }
 
+void avdec_finish(struct avdec *dec)
+{
+    if (avcodec_send_packet(dec->codec, NULL) == 0)
+        drain(dec);
+}
+
 void avdec_selfcheck_counts(const struct avdec *dec, long *verified, long *mismatched)
 {
     *verified = dec ? dec->verified : 0;

@@ -26,6 +26,10 @@ void avdec_free(struct avdec *dec);
 int avdec_decode(struct avdec *dec, const uint8_t *data, size_t size, struct avdec_picture *picture,
                  char *error, size_t error_size);
 
+/* End of stream: lets libavcodec output the pictures it still delays, so that the self-check
+ * covers them too. */
+void avdec_finish(struct avdec *dec);
+
 /* Self-check results so far: output frames whose content was compared, and mismatches. */
 void avdec_selfcheck_counts(const struct avdec *dec, long *verified, long *mismatched);
 

@@ -903,6 +903,7 @@ static VAStatus sw_DestroyContext(VADriverContextP ctx, VAContextID context_id)
         return VA_STATUS_ERROR_INVALID_CONTEXT;
     if (context->dec && drv->selfcheck) {
         long verified, mismatched;
+        avdec_finish(context->dec);
         avdec_selfcheck_counts(context->dec, &verified, &mismatched);
         drv_log(drv, "self-check: %ld pictures verified complete, %ld mismatched", verified, mismatched);
         if (mismatched)
@@ -1707,6 +1708,7 @@ static VAStatus sw_Terminate(VADriverContextP ctx)
         struct sw_context *context = drv->contexts.slots[i];
         if (context && context->dec && drv->selfcheck) {
             long verified, mismatched;
+            avdec_finish(context->dec);
             avdec_selfcheck_counts(context->dec, &verified, &mismatched);
             if (mismatched)
                 report(drv, 1, "swiftvt_sw SELFCHECK: %ld of %ld pictures changed after vaEndPicture took them",
