@@ -13,7 +13,9 @@
 #    naming the field, and fails the picture;
 # 3. fault injection: each SWIFTVT_VA_FAIL value, a busy device and a failed vaEndPicture end in a
 #    clean FFmpeg error or a reported decoding error, never a hang (every run is under timeout);
-# 4. both image read-back paths (vaDeriveImage, vaCreateImage + vaGetImage) give the same pictures.
+# 4. both image read-back paths (vaDeriveImage, vaCreateImage + vaGetImage) give the same pictures;
+# 5. streams generated with libx264 for what the corpus lacks (asymmetric 4x4 and 8x8 scaling
+#    matrices, multiple slices, B-pyramid, an odd size) match libavcodec's own decoding.
 #
 # Prints a per-stream table. Exit 0 when everything holds, 1 otherwise, 77 (skipped) when the corpus
 # is absent. Environment: SWIFTVT_CORPUS (default ../shared/corpus), SWIFTVT_VA_DRIVER_DIR (where the
@@ -131,6 +133,60 @@ while IFS=$'\t' read -r file _bytes _sha width height _profile frames ref_md5 _a
 done <"$manifest"
 if [ "$decoded_ok" -lt 3 ]; then
     fail "only $decoded_ok stream(s) decoded correctly; expected the whole corpus"
+fi
+
+echo
+echo "== generated streams (libx264, made in a temporary folder): what the corpus does not cover"
+# Asymmetric scaling matrices in both 4x4 and 8x8 (a raster/zig-zag mix-up or a transposition
+# changes the pictures), 8x8 transform, three slices per picture, B-pyramid (MMCO), explicit
+# weighted P prediction, four references; and a size that is not a multiple of 16 (right and
+# bottom cropping of the coded picture).
+printf '%-44s %7s %-5s %10s %9s %-7s %s\n' stream frames md5 validation selfcheck leaks result
+encoders="$(ffmpeg -hide_banner -encoders 2>/dev/null || true)"
+if [[ "$encoders" != *libx264* ]]; then
+    echo "(skipped: this ffmpeg has no libx264 encoder)"
+else
+    python3 - "$work/asymmetric.cqm" <<'PY'
+import sys
+def matrix(n, base, step):
+    return ",".join(str(min(255, base + step * i + (i % n) * 3)) for i in range(n * n))
+names = ["INTRA4X4_LUMA", "INTRA4X4_CHROMAU", "INTRA4X4_CHROMAV", "INTER4X4_LUMA", "INTER4X4_CHROMAU", "INTER4X4_CHROMAV"]
+text = [f"{name} =\n{matrix(4, 6 + k, 2)}\n" for k, name in enumerate(names)]
+text += [f"INTRA8X8_LUMA =\n{matrix(8, 6, 1)}\n", f"INTER8X8_LUMA =\n{matrix(8, 9, 1)}\n"]
+open(sys.argv[1], "w").write("\n".join(text))
+PY
+    for case in "high-cqm-slices-pyramid 352x288 high cqmfile=$work/asymmetric.cqm:8x8dct=1:bframes=3:b-pyramid=normal:weightp=2:slices=3:ref=4:keyint=20" \
+                "main-cavlc-odd-size 322x182 main cabac=0:bframes=2:weightp=1:ref=3:keyint=15"; do
+        read -r name size profile params <<<"$case"
+        stream="$work/$name.264"
+        if ! ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=$size:rate=25" -frames:v 40 -c:v libx264 \
+            -profile:v "$profile" -x264-params "$params" -f h264 "$stream" 2>"$work/$name.encode"; then
+            fail "$name: could not be encoded"; head -3 "$work/$name.encode"; continue
+        fi
+        ref_md5="$(ffmpeg -nostdin -v error -flags unaligned -threads 1 -i "$stream" -f rawvideo -pix_fmt yuv420p - | md5sum | cut -d' ' -f1)"
+        report="$work/$name.report"
+        rc=0
+        SWIFTVT_VA_REPORT="$report" SWIFTVT_VA_SELFCHECK=1 decode "$stream" yuv420p "$work/out.yuv" -y 2>"$work/$name.stderr" || rc=$?
+        md5="$(md5sum <"$work/out.yuv" | cut -d' ' -f1)"
+        width="${size%x*}"; height="${size#*x}"
+        got_frames=$(($(stat -c %s "$work/out.yuv") / (width * height * 3 / 2)))
+        rm -f "$work/out.yuv"
+        validation="$(count "VALIDATION" "$report")"
+        selfcheck="$(count "SELFCHECK" "$report")"
+        leaked="$(leaks "$report")"
+        md5_ok=no
+        [ "$md5" = "$ref_md5" ] && md5_ok=yes
+        if [ "$rc" = 0 ] && [ "$md5_ok" = yes ] && [ "$validation" = 0 ] && [ "$selfcheck" = 0 ] && [ -z "$leaked" ] &&
+           [ "$got_frames" = 40 ]; then
+            result=ok
+        else
+            result="FAIL (ffmpeg exit $rc)"
+            fail "$name: exit $rc, md5 $md5 (libavcodec: $ref_md5), $validation validation complaint(s), ${leaked:-no leak}"
+            grep -m5 "VALIDATION\|SELFCHECK\|DECODE" "$report" 2>/dev/null | sed 's/^/    /' || true
+        fi
+        printf '%-44s %7s %-5s %10s %9s %-7s %s\n' "$name" "$got_frames" "$md5_ok" "$validation" "$selfcheck" \
+            "$([ -n "$leaked" ] && echo yes || echo no)" "$result"
+    done
 fi
 
 # A short stream for the error paths, one with explicit weighted prediction and several reference

@@ -1240,6 +1240,12 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
     if (sps_size != context->sps_size || memcmp(sps, context->sps, sps_size) != 0) {
         if (context->sps_size)
             drv_log(drv, "picture %ld: the rebuilt SPS changed: new sequence", context->pictures);
+        /* 7.4.1.2.1: a new SPS can only be activated by an IDR picture. */
+        if (context->sps_size && headers[0].nal_unit_type != 5) {
+            complain(drv, "sequence parameters (seq_fields, sizes, num_ref_frames, bit depths)",
+                     "changed at a non-IDR picture", "unchanged until the next IDR");
+            complaints++;
+        }
         memcpy(context->sps, sps, sps_size);
         context->sps_size = sps_size;
         for (int i = 0; i < 256; i++) {
