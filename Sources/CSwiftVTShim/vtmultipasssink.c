@@ -74,8 +74,9 @@ static GParamSpec *make_spec(guint id, SwiftVTHardwarePolicy default_hardware) {
                                     "Allow B-frames (frames out of presentation order)", TRUE, rw);
     case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL:
         return g_param_spec_int("max-keyframe-interval", "Maximum key frame interval",
-            "Frames between IDR pictures at most (0 = two seconds' worth). GOPs are the unit of re-encoding: "
-            "shorter GOPs let later passes re-encode less, longer ones compress better", 0, G_MAXINT, 0, rw);
+            "Frames between IDR pictures at most (0 = the encoder's default, 250 for x264, plus scene cuts). GOPs are "
+            "the unit of re-encoding: shorter GOPs let later passes re-encode less, longer ones compress better",
+            0, G_MAXINT, 0, rw);
     case SWIFTVT_MPS_PROP_MAX_THREADS:
         return g_param_spec_int("max-threads", "Maximum threads", "Encoding threads of the software encoder (0 = automatic)",
                                 0, 256, 0, rw);
@@ -274,13 +275,27 @@ GstElement *swiftvt_mux_pipeline_new(const char *muxer, const char *location, Gs
     return pipeline;
 }
 
-GstFlowReturn swiftvt_mux_pipeline_push(GstElement *pipeline, GstBuffer *buffer) {
+GstFlowReturn swiftvt_mux_pipeline_push(GstElement *pipeline, GstBuffer *buffer, GstClockTime segment_start) {
     GstElement *source = gst_bin_get_by_name(GST_BIN(pipeline), "source");
     GstFlowReturn flow = GST_FLOW_ERROR;
-    if (source) {
+    if (source && GST_CLOCK_TIME_IS_VALID(segment_start)) {
+        // The first buffer goes with a segment starting at the time-stamp offset, so running
+        // times are the original ones (the first PTS runs at 0) and only the DTS of the first
+        // B-frame delay run before 0, as with x264enc's output; qtmux turns those into an edit list.
+        GstSegment segment;
+        gst_segment_init(&segment, GST_FORMAT_TIME);
+        segment.start = segment_start;
+        segment.position = segment_start;
+        GstCaps *caps = NULL;
+        g_object_get(source, "caps", &caps, NULL);
+        GstSample *sample = gst_sample_new(buffer, caps, &segment, NULL);
+        g_signal_emit_by_name(source, "push-sample", sample, &flow);
+        gst_sample_unref(sample);
+        if (caps) gst_caps_unref(caps);
+    } else if (source) {
         g_signal_emit_by_name(source, "push-buffer", buffer, &flow);
-        gst_object_unref(source);
     }
+    if (source) gst_object_unref(source);
     gst_buffer_unref(buffer);
     return flow;
 }

@@ -376,6 +376,8 @@ public final class CompressionSession: Sendable {
             multiPass.passInProgress = true
             multiPass.currentRange = nil
             multiPass.framesThisPass = 0
+            multiPass.actualBitsThisPass = 0
+            multiPass.plannedBitsThisPass = 0
             state.multiPass = multiPass
         }
     }
@@ -403,6 +405,7 @@ public final class CompressionSession: Sendable {
                 throw CompressionError(
                     .multiPassStorageFailed, "the multi-pass analysis could not be stored: \(failure)")
             }
+            multiPass.rateControl.estimateModelExponent(multiPass.remeasurements)
             let plan = multiPass.rateControl.plan(
                 records: multiPass.storage.records(), completedPasses: multiPass.completedPasses)
             multiPass.plan = plan
@@ -438,6 +441,10 @@ public final class CompressionSession: Sendable {
         guard let pass, !frames.isEmpty, let storage = monitor.withLock({ $0.multiPass?.storage }) else { return }
         var failure: MultiPassError?
         var count = 0
+        var actual = 0.0
+        var planned = 0.0
+        var remeasured: [MultiPassRateControl.Remeasurement] = []
+        let plan = monitor.withLock { $0.multiPass.flatMap { $0.completedPasses > 0 ? $0.plan : nil } }
         for frame in frames {
             guard let sample = frame.sampleBuffer, let analysis = frame.analysis else { continue }
             let bits = sample.totalSampleSize * 8
@@ -445,6 +452,14 @@ public final class CompressionSession: Sendable {
                 presentationTimeStamp: sample.presentationTimeStamp, decodeTimeStamp: sample.decodeTimeStamp,
                 duration: sample.duration, frameType: analysis.frameType, quantizer: analysis.quantizer, bits: bits,
                 complexity: MultiPassRateControl.complexity(bits: bits, quantizer: analysis.quantizer), pass: pass)
+            if let predicted = plan?.predictedFrameBits[record.presentationTimeStamp] {
+                actual += Double(bits)
+                planned += predicted
+                if let before = storage.record(at: record.presentationTimeStamp) {
+                    remeasured.append(MultiPassRateControl.Remeasurement(
+                        before: (before.bits, before.quantizer), after: (bits, record.quantizer)))
+                }
+            }
             do throws(MultiPassError) {
                 try storage.write(record)
                 count += 1
@@ -454,6 +469,9 @@ public final class CompressionSession: Sendable {
         }
         monitor.withLock { state in
             state.multiPass?.framesThisPass += count
+            state.multiPass?.actualBitsThisPass += actual
+            state.multiPass?.plannedBitsThisPass += planned
+            state.multiPass?.remeasurements += remeasured
             if let failure, state.multiPass?.storageFailure == nil { state.multiPass?.storageFailure = failure }
         }
     }
@@ -621,6 +639,11 @@ struct MultiPassState {
     /// The index in `plan.timeRanges` of the last frame encoded in this pass.
     var currentRange: Int?
     var framesThisPass = 0
+    /// Bits of the frames output so far in this pass, and what the plan predicted for them.
+    var actualBitsThisPass = 0.0
+    var plannedBitsThisPass = 0.0
+    /// Every frame coded again: its bits and quantizer before and after (the model's evidence).
+    var remeasurements: [MultiPassRateControl.Remeasurement] = []
     var framesPerPass: [Int] = []
     var storageFailure: MultiPassError?
 
@@ -651,7 +674,10 @@ struct MultiPassState {
         }
         let startsRange = range != currentRange
         currentRange = range
-        let quantizer = plan.quantizers[pts] ?? nearestQuantizer(to: pts, in: plan)
+        let correction = rateControl.feedbackCorrection(actualBits: actualBitsThisPass, plannedBits: plannedBitsThisPass)
+        let quantizer = (plan.quantizers[pts] ?? nearestQuantizer(to: pts, in: plan)).map {
+            min(max($0 + correction, rateControl.quantizerRange.lowerBound), rateControl.quantizerRange.upperBound)
+        }
         return FrameDecision(
             quantizer: quantizer, keyFrame: startsRange || plan.keyFrames.contains(pts), startsRange: startsRange)
     }

@@ -7,8 +7,11 @@ import MediaCore
 /// The model is x264's two-pass one (ratecontrol.c, "2-pass" in doc/ratecontrol.txt):
 ///
 /// - a frame coded at quantizer scale `q` with `b` bits has complexity `c = b * q`, and would
-///   cost about `c / q'` bits at another scale `q'` (qscale = 0.85 * 2^((QP - 12) / 6), the
-///   H.264 quantizer step doubling every 6 QP, 8.5.12.1);
+///   cost about `b * (q / q')^a` bits at another scale `q'` (qscale = 0.85 * 2^((QP - 12) / 6),
+///   the H.264 quantizer step doubling every 6 QP, 8.5.12.1). x264 takes `a = 1`; here `a`
+///   starts there and is then measured from the frames coded twice (``modelExponent``), since
+///   adaptive quantization and the macroblock tree make bits follow the frame QP less than
+///   proportionally;
 /// - the scale a frame *should* get is `k * blur(c)^(1 - qcomp)`: with qcomp = 0.6 complex
 ///   scenes get a coarser quantizer, but less than in proportion to their complexity (qcomp 1
 ///   would be constant quality, 0 constant bit rate); `blur` smooths complexity over neighbouring
@@ -44,6 +47,8 @@ public struct MultiPassRateControl: Sendable {
     public var blurDecay = 0.7
     /// The quantizers allowed (H.264 QP range for 8-bit video, 7.4.2.2).
     public var quantizerRange: ClosedRange<Double> = 10...51
+    /// `a` of bits ∝ qscale^-a; see ``estimateModelExponent(_:)``.
+    public var modelExponent = 1.0
 
     public init(targetBitRate: Double, maximumPasses: Int) {
         self.targetBitRate = targetBitRate
@@ -57,6 +62,8 @@ public struct MultiPassRateControl: Sendable {
         public var timeRanges: [MediaTimeRange]
         /// The quantizer for each frame (by presentation time) of those ranges.
         public var quantizers: [MediaTime: Double]
+        /// The bits each of those frames is predicted to take at its quantizer.
+        public var predictedFrameBits: [MediaTime: Double]
         /// The presentation times of the frames whose record says IDR, within the ranges: the
         /// re-encoded GOPs keep their structure.
         public var keyFrames: Set<MediaTime>
@@ -76,6 +83,21 @@ public struct MultiPassRateControl: Sendable {
         public var wantsAnotherPass: Bool { !timeRanges.isEmpty }
     }
 
+    // MARK: Feedback within a pass
+
+    /// The quantizer correction for the next frame of a pass, from the bits the frames output
+    /// so far in this pass took (`actualBits`) against what the plan predicted for them
+    /// (`plannedBits`): the bits-per-quantizer model is only an estimate, and a pass that drifts
+    /// would need yet another pass. Like x264's second-pass overflow compensation, the error is
+    /// measured against a buffer of one second of the target so that early frames do not swing
+    /// the quantizer: +6 QP halves the bits (8.5.12.1), so the correction is 6 * log2 of the
+    /// ratio, at most ±4 QP.
+    public func feedbackCorrection(actualBits: Double, plannedBits: Double) -> Double {
+        let buffer = targetBitRate
+        let correction = 6 * log2((actualBits + buffer) / (plannedBits + buffer))
+        return min(max(correction, -4), 4)
+    }
+
     // MARK: Quantizer scale
 
     /// H.264's quantizer step size relative to QP 12 (doubles every 6 QP, 8.5.12.1), as x264's qp2qscale.
@@ -85,6 +107,41 @@ public struct MultiPassRateControl: Sendable {
     /// Complexity of a frame that took `bits` at `quantizer`: the bits it would take at scale 1.
     public static func complexity(bits: Int, quantizer: Double) -> Double {
         Double(bits) * scale(forQuantizer: quantizer)
+    }
+
+    /// The bits `record`'s frame is predicted to take at `quantizer`.
+    public func predictedBits(_ record: FrameAnalysisRecord, at quantizer: Double) -> Double {
+        Double(max(record.bits, 1)) * pow(2, (record.quantizer - quantizer) / 6 * modelExponent)
+    }
+
+    /// One frame coded twice: its bits and quantizer before and after.
+    public struct Remeasurement: Sendable {
+        public var before: (bits: Int, quantizer: Double)
+        public var after: (bits: Int, quantizer: Double)
+
+        public init(before: (bits: Int, quantizer: Double), after: (bits: Int, quantizer: Double)) {
+            self.before = before
+            self.after = after
+        }
+    }
+
+    /// Measures ``modelExponent`` from frames coded at two quantizers: the least-squares slope,
+    /// weighted by bits, of log(bits ratio) against log(qscale ratio), through the origin.
+    /// Frames whose quantizer moved less than half a step say nothing and are left out; the
+    /// result is kept within 0.3...1.5 so a few odd frames cannot make the model absurd.
+    public mutating func estimateModelExponent(_ samples: [Remeasurement]) {
+        var xy = 0.0
+        var xx = 0.0
+        for sample in samples where sample.before.bits > 0 && sample.after.bits > 0 {
+            let x = (sample.after.quantizer - sample.before.quantizer) / 6  // log2 of the qscale ratio
+            guard abs(x) >= 0.5 / 6 else { continue }
+            let y = -log2(Double(sample.after.bits) / Double(sample.before.bits))
+            let weight = Double(sample.before.bits + sample.after.bits)
+            xy += weight * x * y
+            xx += weight * x * x
+        }
+        guard xx > 0 else { return }
+        modelExponent = min(max(xy / xx, 0.3), 1.5)
     }
 
     // MARK: Planning
@@ -104,7 +161,7 @@ public struct MultiPassRateControl: Sendable {
         let targetBits = targetBitRate * duration
         let codedBits = records.reduce(0) { $0 + $1.bits }
         var plan = Plan(
-            timeRanges: [], quantizers: [:], keyFrames: [], frameCount: 0, codedBits: codedBits,
+            timeRanges: [], quantizers: [:], predictedFrameBits: [:], keyFrames: [], frameCount: 0, codedBits: codedBits,
             predictedBits: Double(codedBits), targetBits: targetBits, duration: duration, stopReason: nil)
         guard !records.isEmpty, targetBits > 0 else {
             plan.stopReason = "nothing was encoded"
@@ -149,8 +206,10 @@ public struct MultiPassRateControl: Sendable {
             for i in group.frames {
                 if chosen.contains(index) {
                     let record = records[i]
-                    predicted += record.complexity / Self.scale(forQuantizer: quantizers[i])
+                    let bits = predictedBits(record, at: quantizers[i])
+                    predicted += bits
                     plan.quantizers[record.presentationTimeStamp] = quantizers[i]
+                    plan.predictedFrameBits[record.presentationTimeStamp] = bits
                     if record.frameType == .idr { plan.keyFrames.insert(record.presentationTimeStamp) }
                     plan.frameCount += 1
                 } else {
@@ -247,7 +306,7 @@ public struct MultiPassRateControl: Sendable {
         let highest = Self.scale(forQuantizer: quantizerRange.upperBound)
         func predicted(_ k: Double) -> Double {
             members.reduce(0.0) { sum, i in
-                sum + max(records[i].complexity, 1) / min(max(k * shape[i], lowest), highest)
+                sum + predictedBits(records[i], at: Self.quantizer(forScale: min(max(k * shape[i], lowest), highest)))
             }
         }
         // Predicted bits fall as k grows; bisect log(k) (clamping makes it piecewise, so no

@@ -290,8 +290,9 @@ void swiftvt_post_multipass_summary(GstElement *element, const char *location, g
                                     gint frames_reencoded, gdouble bitrate, gdouble target_bitrate, gdouble seconds);
 /// appsrc ! MUXER ! filesink location=LOCATION, playing; NULL with `error` set on failure.
 GstElement *swiftvt_mux_pipeline_new(const char *muxer, const char *location, GstCaps *caps, GError **error);
-/// Pushes `buffer` (taking it) into the writer.
-GstFlowReturn swiftvt_mux_pipeline_push(GstElement *pipeline, GstBuffer *buffer);
+/// Pushes `buffer` (taking it) into the writer; with a valid `segment_start` (the first buffer)
+/// a time segment starting there goes before it.
+GstFlowReturn swiftvt_mux_pipeline_push(GstElement *pipeline, GstBuffer *buffer, GstClockTime segment_start);
 /// Ends the stream (when `complete`), waits for the file to be finished, stops and frees the
 /// pipeline. NULL on success, else what went wrong (g_free).
 gchar *swiftvt_mux_pipeline_finish(GstElement *pipeline, gboolean complete);

@@ -136,6 +136,7 @@ struct SiloWriter {
                 }
                 let pts = nanoseconds(sample.presentationTimeStamp)
                 tally.add(sample, pts: pts, duration: nanoseconds(sample.duration))
+                let isFirst = offset == nil
                 let shift = offset ?? max(0, -min(pts, nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp)))
                 offset = shift
                 let dts = clock.next(decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp), presentation: pts)
@@ -146,7 +147,7 @@ struct SiloWriter {
                 } else {
                     swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
                 }
-                let flow = swiftvt_mux_pipeline_push(pipeline, buffer)
+                let flow = swiftvt_mux_pipeline_push(pipeline, buffer, isFirst ? GstClockTime(shift) : swiftvt_clock_time_none)
                 if flow != GST_FLOW_OK {
                     pushFailure = swiftvt_mux_pipeline_error(pipeline).map { text in
                         defer { g_free(text) }

@@ -233,12 +233,9 @@ final class VTMultiPassSink: @unchecked Sendable {
         let frameRate = rate.0 > 0 && rate.1 > 0 ? Double(rate.0) / Double(rate.1) : nil
         properties.expectedFrameRate = frameRate
         properties.allowFrameReordering = current.allowFrameReordering
-        // GOPs are the unit of re-encoding: by default one IDR every two seconds.
-        if current.maxKeyframeInterval > 0 {
-            properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
-        } else {
-            properties.maxKeyFrameIntervalDuration = 2
-        }
+        // GOPs are the unit of re-encoding; 0 keeps the encoder's default (x264: 250 frames,
+        // plus IDR pictures at scene cuts), which compresses best.
+        properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
         let profile: H264ProfileLevel.Profile
         switch current.profile {
         case SWIFTVT_PROFILE_MAIN: profile = .main
@@ -422,6 +419,9 @@ final class VTMultiPassSink: @unchecked Sendable {
             return SWIFTVT_EOS_FAILED
         }
         postProgress(GST_PROGRESS_TYPE_COMPLETE, pass: pass, "pass \(pass) complete (\(run.withLock { $0.framesThisPass }) frames)")
+        if let plan = session.multiPassStatistics?.lastPlan, plan.targetBits > 0 {
+            log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(Self.format((Double(plan.codedBits) / plan.targetBits - 1) * 100, digits: 2)) %)")
+        }
         if wantsAnother {
             if startNextPass(session) { return SWIFTVT_EOS_SWALLOW }
             if run.withLock({ $0.session == nil }) { return SWIFTVT_EOS_FAILED }
