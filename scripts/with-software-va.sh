@@ -25,6 +25,7 @@ if ! command -v Xvfb >/dev/null 2>&1; then
 fi
 
 xvfb_pid=""
+command_pid=""
 xvfb_log="$(mktemp "${TMPDIR:-/tmp}/with-software-va.XXXXXX")"
 stop_xvfb() {
     if [ -n "$xvfb_pid" ]; then
@@ -34,9 +35,19 @@ stop_xvfb() {
     fi
     rm -f "$xvfb_log"
 }
+# On a signal the command is stopped first (it is waited for in the background, so the trap runs
+# at once instead of after the command), then Xvfb.
+on_signal() {
+    if [ -n "$command_pid" ]; then
+        kill -TERM "$command_pid" 2>/dev/null || true
+        wait "$command_pid" 2>/dev/null || true
+    fi
+    stop_xvfb
+    exit "$1"
+}
 trap stop_xvfb EXIT
-trap 'stop_xvfb; exit 130' INT
-trap 'stop_xvfb; exit 143' TERM
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
 
 # A display is free when neither its socket nor its lock file exists. Two scripts may pick the same
 # one at once; Xvfb then fails on the lock and the next number is tried.
@@ -59,9 +70,11 @@ for display in $(seq 90 189); do
         fi
         sleep 0.1
     done
-    if [ "$started" = 1 ]; then
+    # A server that lost the race for the lock exits at once, perhaps after another one answered.
+    if [ "$started" = 1 ] && sleep 0.2 && kill -0 "$xvfb_pid" 2>/dev/null; then
         break
     fi
+    started=0
     kill "$xvfb_pid" 2>/dev/null || true
     wait "$xvfb_pid" 2>/dev/null || true
     xvfb_pid=""
@@ -76,5 +89,11 @@ export DISPLAY=":$display"
 export LIBVA_DRIVER_NAME=swiftvt_sw
 export LIBVA_DRIVERS_PATH="$driver_dir"
 status=0
-"$@" || status=$?
+# Started in the background with the script's own standard input (a background command would get
+# /dev/null otherwise).
+exec 3<&0
+"$@" <&3 3<&- &
+command_pid=$!
+wait "$command_pid" || status=$?
+command_pid=""
 exit "$status"
