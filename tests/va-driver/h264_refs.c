@@ -640,7 +640,9 @@ int h264_check_picture(struct h264_refs *refs, const struct h264_check_input *in
         compare_int(&c, "CurrPic.frame_idx", pp->CurrPic.frame_idx, first->frame_num);
         if (!idr)
             check_reference_frames(&c, refs, pp);
-        for (int k = 0; k < refs->num_dpb; k++) {
+        /* Decoding into a surface that still holds a reference destroys it; at an IDR every
+         * reference is dropped anyway (8.2.5.1), so only other pictures are checked. */
+        for (int k = 0; !idr && k < refs->num_dpb; k++) {
             if (refs->dpb[k].surface == in->target && !refs->dpb[k].non_existing) {
                 snprintf(a, sizeof(a), "decodes into surface %#x", in->target);
                 format_dpb_pic(b, sizeof(b), &refs->dpb[k]);
