@@ -349,6 +349,11 @@ final class X264Encoder: EncoderBackend {
         guard let encoder else {
             throw CompressionError(.encoderFailed, "the x264 encoder is not open", operation: "x264_encoder_encode")
         }
+        if pending.isEmpty, let last = lastDecodeTimeStamp, request.presentationTimeStamp < last {
+            // Time went back (a multi-pass range, a seek): a new timeline, whose DTS need not
+            // follow the old one's.
+            lastDecodeTimeStamp = nil
+        }
         var picture = x264_picture_t()
         x264_picture_init(&picture)
         let image = request.image

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# vtmultipasssink end to end, through gst-launch-1.0 as users run it:
+#  1. the 300-frame 720p clip (decoded from the corpus 720p stream) at 1000 kbit/s from a seekable
+#     source: the MP4 passes ffprobe, avdec_h264 decodes 300 frames at i/30 s, the bit rate is within
+#     1 % of the target, more than one pass ran;
+#  2. quality: PSNR-Y against the source at least x264enc single-pass ABR's at the same achieved size
+#     (its bitrate property tuned until its size is within 1 % of ours) plus 0.2 dB;
+#  3. a non-seekable source (a pipe): single-pass output with a warning;
+#  4. an unwritable location: a clear error, nothing written;
+#  5. a full temporary directory (a 512 KiB tmpfs, or a file-size limit where mounting is not allowed):
+#     a clear error, nothing at location, no temporary file left;
+#  6. kill -9 during pass 2, then a new run: no partial output at any time, the stale temporary files
+#     are removed by the new run;
+#  7. .h264 (Annex B) and .mov outputs decode.
+# Needs the corpus (SWIFTVT_CORPUS, default ../shared/corpus): exits 77 (skipped) without it.
+set -euo pipefail
+root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
+stream="$corpus/h264/VID_1280x720_cabac_temporal_direct.264"
+if [ ! -f "$stream" ]; then
+    echo "multipass-sink: test corpus not found at $corpus (needs h264/VID_1280x720_cabac_temporal_direct.264); skipped"
+    exit 77
+fi
+source "$root/pipelines/lib/plugin-env.sh"
+work="$swiftvt_work_dir"
+fail() { echo "multipass-sink: FAILED: $*" >&2; exit 1; }
+
+clip="$work/clip720.yuv"
+ffmpeg -v error -y -i "$stream" -frames:v 300 -pix_fmt yuv420p -f rawvideo "$clip"
+source_caps="rawvideoparse width=1280 height=720 format=i420 framerate=30/1"
+frame_bytes=$((1280 * 720 * 3 / 2))
+short_clip="$work/clip60.yuv"
+head -c $((frame_bytes * 60)) "$clip" >"$short_clip"
+
+# Bits of the video samples (what the container stores) over 10 s, in kbit/s.
+kbps() { ffprobe -v error -select_streams v -show_entries packet=size -of csv=p=0 "$1" | awk '{s += $1} END {printf "%.2f", s * 8 / 10 / 1000}'; }
+# Mean PSNR-Y of the frames against the source clip.
+psnr_y() {
+    ffmpeg -v error -i "$1" -s 1280x720 -pix_fmt yuv420p -f rawvideo -framerate 30 -i "$clip" \
+        -lavfi "[0:v][1:v]psnr=stats_file=-" -f null - 2>/dev/null \
+        | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^psnr_y:/) {split($i, a, ":"); s += a[2]; n++}} END {printf "%.3f", s / n}'
+}
+
+# 1. Multi-pass at 1000 kbit/s from a seekable source.
+out="$work/multipass.mp4"
+log="$work/multipass.log"
+timeout 600 gst-launch-1.0 -m filesrc location="$clip" ! $source_caps ! vtmultipasssink location="$out" bitrate=1000 >"$log" 2>&1 \
+    || { tail -20 "$log" >&2; fail "the multi-pass pipeline failed"; }
+grep -q "Got EOS" "$log" || fail "no EOS"
+grep -q "Progress: (pass-2)" "$log" || fail "no second pass ran (no pass-2 progress message)"
+summary=$(grep -o "vtmultipasssink-done.*" "$log") || fail "no vtmultipasssink-done message"
+echo "multipass-sink: $summary"
+[ "$(ffprobe -v error -select_streams v -show_entries stream=codec_name,width,height,nb_frames -of csv=p=0 "$out")" = "h264,1280,720,300" ] \
+    || fail "ffprobe: $(ffprobe -v error -show_streams "$out" | head -20)"
+rate=$(kbps "$out")
+awk -v r="$rate" 'BEGIN {exit !(r >= 990 && r <= 1010)}' || fail "bit rate $rate kbit/s is not within 1 % of 1000"
+echo "multipass-sink: 1. ffprobe ok, 300 frames, $rate kbit/s (target 1000)"
+# avdec_h264 (through qtdemux) gives 300 frames, i/30 s apart, at the time stamps it gives for
+# x264enc ! mp4mux's file of the same source (qtdemux starts both at the edit list's B-frame delay).
+decoded_pts() {
+    gst-launch-1.0 -v filesrc location="$1" ! qtdemux ! h264parse ! avdec_h264 ! fakesink silent=false 2>/dev/null \
+        | grep -o "chain.*pts: [0-9:.]*" | grep -o "pts: [0-9:.]*" | awk '{split($2, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3]}'
+}
+decoded_pts "$out" >"$work/pts.txt"
+[ "$(wc -l <"$work/pts.txt")" -eq 300 ] || fail "avdec_h264 decoded $(wc -l <"$work/pts.txt") frames, not 300"
+awk 'NR == 1 {first = $1} { if (((($1 - first) * 30) - NR + 1) ^ 2 > 0.0001) {print "frame " NR " at " $1 " s"; bad = 1} } END {exit bad}' "$work/pts.txt" \
+    || fail "decoded time stamps are not i/30 s apart"
+gst-launch-1.0 -q filesrc location="$clip" ! $source_caps ! x264enc bitrate=1000 ! mp4mux ! filesink location="$work/x264-reference.mp4"
+decoded_pts "$work/x264-reference.mp4" >"$work/pts-x264.txt"
+cmp -s "$work/pts.txt" "$work/pts-x264.txt" || fail "decoded time stamps differ from x264enc ! mp4mux's: $(diff "$work/pts.txt" "$work/pts-x264.txt" | head -4)"
+echo "multipass-sink: 1. avdec_h264 decodes 300 frames i/30 s apart, the same time stamps as x264enc ! mp4mux's file"
+
+# 2. Quality against x264enc single-pass ABR at the same size.
+ours_psnr=$(psnr_y "$out")
+setting=$(awk -v r="$rate" 'BEGIN {printf "%d", r}')
+x264_out="$work/x264.mp4"
+for attempt in 1 2 3 4 5; do
+    gst-launch-1.0 -q filesrc location="$clip" ! $source_caps ! x264enc bitrate="$setting" ! mp4mux ! filesink location="$x264_out"
+    x264_rate=$(kbps "$x264_out")
+    awk -v a="$x264_rate" -v b="$rate" 'BEGIN {exit !((a - b) ^ 2 <= (b * 0.01) ^ 2)}' && break
+    setting=$(awk -v s="$setting" -v a="$x264_rate" -v b="$rate" 'BEGIN {printf "%d", s * b / a + 0.5}')
+done
+x264_psnr=$(psnr_y "$x264_out")
+echo "multipass-sink: 2. PSNR-Y ours $ours_psnr dB at $rate kbit/s; x264enc single-pass ABR $x264_psnr dB at $x264_rate kbit/s (bitrate=$setting)"
+awk -v a="$x264_rate" -v b="$rate" 'BEGIN {exit !((a - b) ^ 2 <= (b * 0.01) ^ 2)}' || fail "x264enc's size could not be matched"
+awk -v o="$ours_psnr" -v x="$x264_psnr" 'BEGIN {exit !(o >= x + 0.2)}' || fail "PSNR-Y $ours_psnr is not 0.2 dB above x264enc's $x264_psnr"
+
+# 3. A non-seekable source: one pass and a warning.
+out="$work/pipe.mp4"
+log="$work/pipe.log"
+cat "$short_clip" | timeout 300 gst-launch-1.0 -m fdsrc fd=0 ! $source_caps ! vtmultipasssink location="$out" bitrate=1000 >"$log" 2>&1 \
+    || { tail -20 "$log" >&2; fail "the non-seekable pipeline failed"; }
+grep -q "WARNING.*upstream cannot seek" "$log" || fail "no warning about the non-seekable source"
+grep -q "passes=(int)1" "$log" || fail "not a single pass"
+[ "$(ffprobe -v error -select_streams v -show_entries stream=nb_frames -of csv=p=0 "$out")" = "60" ] || fail "single-pass output incomplete"
+echo "multipass-sink: 3. non-seekable source: $(grep -o 'WARNING.*' "$log" | head -1 | cut -c1-160)"
+
+# 4. An unwritable location.
+log="$work/unwritable.log"
+if timeout 60 gst-launch-1.0 filesrc location="$clip" ! $source_caps ! vtmultipasssink location=/nonexistent-dir/out.mp4 >"$log" 2>&1; then
+    fail "writing into a missing directory succeeded"
+fi
+grep -q "ERROR.*cannot write \"/nonexistent-dir/out.mp4\"" "$log" || { cat "$log" >&2; fail "no clear error for an unwritable location"; }
+[ ! -e /nonexistent-dir/out.mp4 ] || fail "something was written"
+echo "multipass-sink: 4. unwritable location: $(grep -o 'ERROR.*' "$log" | head -1 | cut -c1-200)"
+
+# 5. A full temporary directory.
+small="$work/small"
+mkdir -p "$small"
+out="$work/full.mp4"
+log="$work/full.log"
+if mount -t tmpfs -o size=512k tmpfs "$small" 2>/dev/null; then
+    how="a 512 KiB tmpfs"
+    status=0
+    timeout 300 gst-launch-1.0 filesrc location="$clip" ! $source_caps ! vtmultipasssink location="$out" temp-location="$small" bitrate=4000 >"$log" 2>&1 || status=$?
+    leftovers=$(ls -A "$small")
+    umount "$small"
+else
+    how="a 512 KiB file-size limit (no tmpfs allowed here)"
+    status=0
+    (trap '' XFSZ; ulimit -f 512; exec timeout 300 gst-launch-1.0 filesrc location="$clip" ! $source_caps ! vtmultipasssink location="$out" temp-location="$small" bitrate=4000) >"$log" 2>&1 || status=$?
+    leftovers=$(ls -A "$small")
+fi
+[ "$status" -ne 0 ] || fail "a full temporary directory did not fail the pipeline"
+grep -Eq "ERROR.*(No space left|file-size limit|File too large)" "$log" || { tail -5 "$log" >&2; fail "no clear disk-full error"; }
+[ ! -e "$out" ] || fail "a file was left at location after the disk-full error"
+[ -z "$leftovers" ] || fail "temporary files left in the full directory: $leftovers"
+[ -z "$(ls -A "$work" | grep '^\.swiftvt-' || true)" ] || fail "a temporary output was left beside location"
+echo "multipass-sink: 5. full temporary directory ($how): $(grep -Eo 'ERROR.*' "$log" | head -1 | cut -c1-200)"
+
+# 6. kill -9 during pass 2, then a new run.
+crash="$work/crash"
+mkdir -p "$crash"
+out="$crash/out.mp4"
+log="$work/crash.log"
+gst-launch-1.0 filesrc location="$clip" ! $source_caps ! vtmultipasssink location="$out" bitrate=1000 >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+    grep -q "Progress: (pass-2)" "$log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+grep -q "Progress: (pass-2)" "$log" || fail "pass 2 never started"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+[ ! -e "$out" ] || fail "a partial file was left at location after kill -9"
+stale=$(ls -A "$crash" | grep -c '^\.swiftvt-' || true)
+[ "$stale" -gt 0 ] || fail "the killed run left no temporary files to clean up (the test would prove nothing)"
+log="$work/after-crash.log"
+GST_DEBUG=vtmultipasssink:4 timeout 300 gst-launch-1.0 filesrc location="$short_clip" ! $source_caps \
+    ! vtmultipasssink location="$out" bitrate=1000 max-passes=1 >"$log" 2>&1 || fail "the run after the crash failed"
+removed=$(grep -c "removed .*left by a run that did not finish" "$log" || true)
+[ "$removed" -eq "$stale" ] || fail "the new run removed $removed of $stale stale files"
+[ -z "$(ls -A "$crash" | grep '^\.swiftvt-' || true)" ] || fail "stale files remain: $(ls -A "$crash")"
+[ -s "$out" ] || fail "the new run wrote nothing"
+echo "multipass-sink: 6. kill -9 in pass 2: no file at location, $stale temporary files left; the next run removed all $removed and wrote its file"
+
+# 7. Annex B and QuickTime outputs.
+for ext in h264 mov; do
+    out="$work/short.$ext"
+    timeout 300 gst-launch-1.0 -q filesrc location="$short_clip" ! $source_caps \
+        ! vtmultipasssink location="$out" bitrate=1000 max-keyframe-interval=30 >/dev/null 2>&1 || fail ".$ext run failed"
+    frames=$(ffprobe -v error -count_frames -select_streams v -show_entries stream=nb_read_frames -of csv=p=0 "$out")
+    [ "$frames" = "60" ] || fail ".$ext decodes to $frames frames, not 60"
+done
+echo "multipass-sink: 7. .h264 and .mov outputs decode to 60 frames each"
+echo "multipass-sink: all checks passed"
