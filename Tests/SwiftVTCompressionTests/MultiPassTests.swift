@@ -1,0 +1,233 @@
+import Glibc
+import MediaCore
+import SoftwareCodecs
+import SwiftVT
+import SwiftVTTestSupport
+import Synchronization
+import Testing
+
+/// SwiftVT's multi-pass rate control on made-up analyses: which GOPs it re-encodes, at which
+/// quantizers, and when it stops.
+@Suite struct MultiPassRateControlTests {
+    static let frameDuration = MediaTime(value: 1, timescale: 30)
+
+    /// `gops` GOPs of `length` frames (IDR then P), coded at `quantizer`, with `complexity(gop)`
+    /// per frame: bits = complexity / qscale(quantizer).
+    static func records(gops: Int, length: Int, quantizer: Double = 30, complexity: (Int) -> Double) -> [FrameAnalysisRecord] {
+        (0..<(gops * length)).map { index in
+            let gop = index / length
+            let bits = Int(complexity(gop) / MultiPassRateControl.scale(forQuantizer: quantizer))
+            return FrameAnalysisRecord(
+                presentationTimeStamp: frameDuration.multiplied(by: index), decodeTimeStamp: frameDuration.multiplied(by: index),
+                duration: frameDuration, frameType: index % length == 0 ? .idr : .predicted, quantizer: quantizer, bits: bits,
+                complexity: MultiPassRateControl.complexity(bits: bits, quantizer: quantizer), pass: 1)
+        }
+    }
+
+    static func targetRate(hitting records: [FrameAnalysisRecord], by factor: Double = 1) -> Double {
+        Double(records.reduce(0) { $0 + $1.bits }) * factor / (Double(records.count) / 30)
+    }
+
+    @Test func aComplexGOPCodedAtTheSameQuantizerIsReencodedCoarserAndTheTotalStaysOnTarget() throws {
+        // GOP 2 is 8 times as complex: at one QP for all it took 8 times the bits; qcomp 0.6
+        // gives it a coarser quantizer and the others finer ones.
+        let records = Self.records(gops: 4, length: 10) { $0 == 2 ? 8_000_000 : 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records), maximumPasses: 3)
+        let plan = control.plan(records: records, completedPasses: 1)
+        #expect(plan.wantsAnotherPass)
+        #expect(plan.stopReason == nil)
+        let complexStart = Self.frameDuration.multiplied(by: 20)
+        let complexQuantizer = try #require(plan.quantizers[complexStart.plus(Self.frameDuration)])
+        #expect(complexQuantizer > 31, "the complex GOP gets a coarser quantizer than the 30 it was coded at")
+        let simpleQuantizer = try #require(plan.quantizers[Self.frameDuration])
+        #expect(simpleQuantizer < 30, "the simple GOPs get finer quantizers")
+        #expect(abs(plan.predictedBits / plan.targetBits - 1) < 0.001, "the plan predicts the target")
+        // Ranges are whole GOPs, starting at their IDR.
+        for range in plan.timeRanges {
+            let startFrame = Int((range.start.seconds * 30).rounded())
+            #expect(startFrame % 10 == 0, "range \(range) does not start at an IDR picture")
+        }
+        #expect(plan.keyFrames.contains(complexStart))
+    }
+
+    @Test func anAnalysisAtItsAllocationAndOnTargetAsksForNoFurtherPass() {
+        let records = Self.records(gops: 4, length: 10) { _ in 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records), maximumPasses: 3)
+        let plan = control.plan(records: records, completedPasses: 1)
+        #expect(!plan.wantsAnotherPass)
+        #expect(plan.stopReason?.contains("within 1.0 %") == true)
+    }
+
+    @Test func aTotalOffTargetReencodesEnoughGOPsToMeetIt() throws {
+        // Uniform content (allocation = coded QPs) but 5 % over the target: only the size is wrong.
+        let records = Self.records(gops: 6, length: 10) { _ in 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records, by: 1 / 1.05), maximumPasses: 3)
+        let plan = control.plan(records: records, completedPasses: 1)
+        #expect(plan.wantsAnotherPass)
+        #expect(plan.frameCount < records.count, "not everything needs re-encoding to move the total by 5 %")
+        #expect(abs(plan.predictedBits / plan.targetBits - 1) < 0.001)
+        #expect(plan.quantizers.values.allSatisfy { $0 > 30 }, "re-encoded frames get coarser quantizers")
+    }
+
+    @Test func theMaximumPassCountEndsThePasses() {
+        let records = Self.records(gops: 4, length: 10) { $0 == 2 ? 8_000_000 : 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records), maximumPasses: 2)
+        let plan = control.plan(records: records, completedPasses: 2)
+        #expect(!plan.wantsAnotherPass)
+        #expect(plan.stopReason?.contains("maximum of 2 passes") == true)
+    }
+
+    @Test func theModelExponentIsMeasuredFromFramesCodedTwice() {
+        var control = MultiPassRateControl(targetBitRate: 1_000_000, maximumPasses: 3)
+        // Bits fell by 2^(0.7) for every 6 QP: exponent 0.7.
+        let samples = (0..<20).map { index -> MultiPassRateControl.Remeasurement in
+            let step = Double(index % 5 + 1)
+            return .init(before: (100_000, 30), after: (Int(100_000 * pow(2, -0.7 * step)), 30 + 6 * step))
+        }
+        control.estimateModelExponent(samples)
+        #expect(abs(control.modelExponent - 0.7) < 0.01)
+        // Frames whose quantizer did not move say nothing.
+        var unchanged = MultiPassRateControl(targetBitRate: 1_000_000, maximumPasses: 3)
+        unchanged.estimateModelExponent([.init(before: (1000, 30), after: (2000, 30))])
+        #expect(unchanged.modelExponent == 1)
+    }
+
+    @Test func theFeedbackRaisesTheQuantizerWhenAPassSpendsTooMuch() {
+        let control = MultiPassRateControl(targetBitRate: 1_000_000, maximumPasses: 3)
+        #expect(control.feedbackCorrection(actualBits: 2_000_000, plannedBits: 1_000_000) > 0)
+        #expect(control.feedbackCorrection(actualBits: 500_000, plannedBits: 1_000_000) < 0)
+        #expect(control.feedbackCorrection(actualBits: 1_000_000, plannedBits: 1_000_000) == 0)
+        #expect(control.feedbackCorrection(actualBits: 1e12, plannedBits: 0) == 4, "at most 4 QP")
+    }
+}
+
+extension MediaTime {
+    func plus(_ other: MediaTime) -> MediaTime { self + other }
+}
+
+/// The passes of a real CompressionSession with x264, its storage and a frame silo: ranges,
+/// splicing, decoding of the result.
+@Suite(.requiresCorpus) struct MultiPassSessionTests {
+    @Test func passesReencodeOnlyTheirRangesAndTheSplicedStreamDecodes() throws {
+        let pictures = try #require(Clips.ciscoLoop(120))
+        let directory = try #require(makeTemporaryDirectory())
+        defer { removeDirectory(directory) }
+        let silo = try FrameSilo(directory: directory)
+        let storage = try MultiPassStorage(creatingIn: directory, timeRange: .invalid)
+        defer {
+            try? silo.close()
+            try? storage.close()
+        }
+        let frameDuration = MediaTime(value: 1, timescale: 30)
+        let failures = Mutex<[String]>([])
+        let bitRate = 200_000
+        let session = try CompressionSession(
+            width: Clips.ciscoWidth, height: Clips.ciscoHeight, sourcePixelFormat: .i420,
+            properties: CompressionProperties(averageBitRate: bitRate, maxKeyFrameInterval: 20, expectedFrameRate: 30),
+            backends: [X264EncoderFactory()]
+        ) { frame in
+            guard let sample = frame.sampleBuffer else { return }
+            do { try silo.add(sample) } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        defer { session.invalidate() }
+        try session.setMultiPassStorage(storage, maximumPasses: 3)
+        // Pass 1: everything.
+        try session.beginPass()
+        for (index, picture) in pictures.enumerated() {
+            try session.encode(picture, presentationTimeStamp: frameDuration.multiplied(by: index), duration: frameDuration)
+        }
+        var wantsMore = try session.endPass()
+        var pass1KeyFrames = Set<MediaTime>()
+        try silo.forEachSample { if $0.isSync { pass1KeyFrames.insert($0.presentationTimeStamp) } }
+        #expect(storage.recordCount == 120, "one analysis record per frame")
+        var passes = 1
+        var reencoded = 0
+        while wantsMore {
+            let ranges = try session.timeRangesForNextPass()
+            #expect(!ranges.isEmpty)
+            for range in ranges {
+                #expect(pass1KeyFrames.contains(range.start), "range \(range) does not start at a pass-1 IDR picture")
+            }
+            try silo.setTimeRangesForNextPass(ranges)
+            try session.beginPass()
+            // A frame outside the ranges is refused.
+            if let outside = (0..<120).first(where: { index in !ranges.contains { $0.contains(frameDuration.multiplied(by: index)) } }) {
+                #expect(throws: CompressionError.self) {
+                    try session.encode(pictures[outside], presentationTimeStamp: frameDuration.multiplied(by: outside), duration: frameDuration)
+                }
+            }
+            for (index, picture) in pictures.enumerated() {
+                let pts = frameDuration.multiplied(by: index)
+                guard ranges.contains(where: { $0.contains(pts) }) else { continue }
+                try session.encode(picture, presentationTimeStamp: pts, duration: frameDuration)
+                reencoded += 1
+            }
+            wantsMore = try session.endPass()
+            passes += 1
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(passes >= 2, "the pass-1 ABR allocation is never what the 2-pass curve wants")
+        let statistics = try #require(session.multiPassStatistics)
+        #expect(statistics.passesCompleted == passes)
+        #expect(statistics.framesReencoded == reencoded)
+        // The silo holds one sample per frame; every range starts with an IDR picture; the
+        // spliced stream decodes to the source.
+        var samples: [SampleBuffer] = []
+        try silo.forEachSample { samples.append($0) }
+        #expect(samples.count == 120)
+        let format = try #require(session.formatDescription)
+        let decoded = try Clips.decode(samples, format: format)
+        #expect(decoded.count == 120)
+        #expect(Set(decoded.map(\.pts)).count == 120)
+        let psnr = decoded.map { frame in
+            psnrY(frame.picture, pictures[Int((frame.pts.seconds * 30).rounded())])
+        }.reduce(0, +) / Double(decoded.count)
+        #expect(psnr > 30, "mean PSNR-Y \(psnr) dB: the spliced ranges do not decode to the source")
+        // The size: what the silo holds is what the session's analysis says was coded. (Within
+        // 1 % of the target is shown on the 300-frame 720p clip by tests/multipass-sink.sh;
+        // 120 small frames are too few for the in-pass feedback, which lags by the encoder's
+        // look-ahead: this clip ends within ~10 %.)
+        let bits = samples.reduce(0) { $0 + $1.totalSampleSize * 8 }
+        #expect(bits == statistics.lastPlan?.codedBits)
+        let error = Double(bits) / (Double(bitRate) * 4) - 1
+        #expect(abs(error) < 0.10, "total \(bits) bits is \(error * 100) % off the target")
+    }
+
+    @Test func passCallsOutOfOrderAreRefused() throws {
+        let session = try CompressionSession(
+            width: 64, height: 64, sourcePixelFormat: .i420, properties: CompressionProperties(averageBitRate: 100_000),
+            backends: [X264EncoderFactory()]) { _ in }
+        defer { session.invalidate() }
+        #expect(throws: CompressionError.self) { try session.beginPass() }
+        let directory = try #require(makeTemporaryDirectory())
+        defer { removeDirectory(directory) }
+        let storage = try MultiPassStorage(creatingIn: directory, timeRange: .invalid)
+        defer { try? storage.close() }
+        try session.setMultiPassStorage(storage, maximumPasses: 2)
+        #expect(throws: CompressionError.self) { _ = try session.endPass() }
+        #expect(throws: CompressionError.self) { _ = try session.timeRangesForNextPass() }
+        // Without a bit rate there is nothing to allocate.
+        let noRate = try CompressionSession(
+            width: 64, height: 64, sourcePixelFormat: .i420, backends: [X264EncoderFactory()]) { _ in }
+        defer { noRate.invalidate() }
+        #expect(throws: CompressionError.self) { try noRate.setMultiPassStorage(storage) }
+    }
+}
+
+func makeTemporaryDirectory() -> String? {
+    var template = Array("/tmp/swiftvt-multipass-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { buffer in
+        guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
+        return String(cString: base)
+    }
+}
+
+func removeDirectory(_ path: String) {
+    guard let stream = opendir(path) else { return }
+    while let entry = readdir(stream) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != ".", name != ".." { unlink("\(path)/\(name)") }
+    }
+    closedir(stream)
+    rmdir(path)
+}
