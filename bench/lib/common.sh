@@ -12,7 +12,8 @@
 #   bench_apt_install PACKAGE         quiet apt-get install (apt-get update and retry once), never fails
 #   bench_setup_timer                 sets `timer`: hyperfine (installed if missing) or date, from
 #                                     SWIFTVT_BENCH_TIMER (default hyperfine)
-#   bench_build_plugin                release build of the plugin; sets `plugin_so`
+#   bench_build_plugin                release build of the plugin; sets `plugin_so` (with
+#                                     SWIFTVT_PLUGIN=/path/to/libgstswiftvt.so: that file, no build)
 #   bench_make_workdir                sets `work` (mktemp -d, removed on exit)
 #   bench_use_private_plugin ELEMENT...
 #                                     GST_PLUGIN_PATH = a folder in $work holding only our .so,
@@ -66,6 +67,15 @@ bench_setup_timer() {
 }
 
 bench_build_plugin() {
+    if [ -n "${SWIFTVT_PLUGIN:-}" ]; then
+        if [ ! -f "$SWIFTVT_PLUGIN" ]; then
+            echo "$bench_name: SWIFTVT_PLUGIN=$SWIFTVT_PLUGIN does not exist" >&2
+            exit 1
+        fi
+        plugin_so="$(readlink -f "$SWIFTVT_PLUGIN")"
+        echo "== using the plugin $plugin_so (SWIFTVT_PLUGIN; not rebuilt)"
+        return
+    fi
     echo "== building the release plugin"
     swift build -c release --product gstswiftvt 2>&1 | grep -v "prohibited flag" | tail -1
     plugin_so="$PWD/.build/release/libgstswiftvt.so"
