@@ -290,5 +290,5 @@ EOF
 awk -v cpus="$(nproc)" 'NR == 1 { w = $1; b = $2; o = $3 } NR == 2 {
         wall = $1 - w; others = ($2 - b) - ($3 - o); share = others / (wall * cpus)
         printf "== other processes used %.1f CPU-s while the encodings ran (%.0f s) = %+.1f%% of the %d CPUs: %s\n",
-            others, wall, share * 100, cpus, share > 0.05 ? "BUSY (times disturbed; re-run)" : "quiet" }' "$work/load.txt"
+            others, wall, share * 100, cpus, (share > 0.05) ? "BUSY (times disturbed; re-run)" : "quiet" }' "$work/load.txt"
 echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
