@@ -244,9 +244,10 @@ times = {}
 for line in open(sys.argv[1]):
     which, total, parts = line.rstrip("\n").split("\t")
     times.setdefault(which, []).append((float(total), parts))
-def median(which):
-    values = sorted(times[which])
-    return statistics.median(t for t, _ in values), values[len(values) // 2][1]
+def median(which): # -> (median total, "median pass 1+median pass 2" or the total)
+    values = times[which]
+    split = [[float(x) for x in parts.split("+")] for _, parts in values]
+    return statistics.median(t for t, _ in values), "+".join(f"{statistics.median(p):.2f}" for p in zip(*split))
 
 rows = [
     ("SwiftVT multi-pass", "swiftvt", float("$swiftvt_psnr"), float("$swiftvt_ssim"), float("$swiftvt_kbps"),
@@ -272,7 +273,7 @@ ours, x264 = figures["swiftvt"], figures["twopass"]
 size_gap = figures["abr"]["kbps"] / ours["kbps"] - 1
 print(f"   x264enc ABR size vs SwiftVT's: {size_gap * 100:+.2f}% ({'matched within 1 %' if '$matched' == 'yes' else 'NOT matched within 1 % after 6 runs'});"
       f" SwiftVT PSNR-Y - ABR's: {ours['psnr'] - figures['abr']['psnr']:+.3f} dB")
-print(f"   x264enc two-pass time: pass 1 {figures['twopass']['split']} s")
+print(f"   x264enc two-pass time: pass 1 {figures['twopass']['split']} s (medians of each)")
 print(f"   x264enc two-pass SEI: $(x264_options "$twopass_out")")
 print(f"   x264enc ABR SEI:      $(x264_options "$abr_out")")
 print()
