@@ -514,7 +514,10 @@ final class X264Encoder: EncoderBackend {
                 sampleBuffer: sample, frameReference: info.frameReference,
                 analysis: EncodedFrameAnalysis(
                     frameType: Self.analysisFrameType(output.i_type, isIDR: isIDR),
-                    quantizer: info.quantizer ?? Double(max(0, output.i_qpplus1 - 1))))
+                    // x264's ABR may report a frame QP above 51 ("emergency" mode), but the
+                    // macroblocks are coded at 51 at most (7.4.5: QPY is 0...51 for 8 bits):
+                    // the analysis gets the QP the frame was coded at.
+                    quantizer: info.quantizer ?? Double(min(51, max(0, output.i_qpplus1 - 1)))))
         } catch {
             return EncodedFrame(
                 status: CompressionError(.encoderFailed, "could not wrap x264's output: \(error)"),

@@ -466,7 +466,9 @@ final class VTMultiPassSink: @unchecked Sendable {
             run.withLock {
                 $0.pendingPassStart = "pass \(pass): re-encoding \(plan?.frameCount ?? 0) frames in \(ranges.count) range(s), \(Self.format(seconds, digits: 2)) s"
             }
-            log.info(object, "pass \(pass): ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(Self.format((plan?.predictedBits ?? 0) / 1000, digits: 0)) kbit of \(Self.format((plan?.targetBits ?? 0) / 1000, digits: 0))")
+            let quantizers = plan.map { Array($0.quantizers.values) } ?? []
+            let mean = quantizers.isEmpty ? 0 : quantizers.reduce(0, +) / Double(quantizers.count)
+            log.info(object, "pass \(pass): QP \(Self.format(quantizers.min() ?? 0, digits: 1))...\(Self.format(quantizers.max() ?? 0, digits: 1)) (mean \(Self.format(mean, digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(Self.format((plan?.predictedBits ?? 0) / 1000, digits: 0)) kbit of \(Self.format((plan?.targetBits ?? 0) / 1000, digits: 0))")
             seekUpstream(to: first)
             return true
         } catch {
