@@ -216,6 +216,13 @@ final class X264Encoder: EncoderBackend {
         if !properties.allowTemporalCompression { keyint = 1 }
         p.i_keyint_max = Int32(clamping: keyint)
         p.i_keyint_min = min(p.i_keyint_min, max(1, p.i_keyint_max / 2))
+        if p.i_keyint_max >= 4 {
+            // No scene-cut IDR right after another IDR (x264's automatic minimum, keyint/10,
+            // is 1 below 20 frames): two IDR access units in a row must differ in idr_pic_id
+            // (7.4.3), which a multi-pass range spliced in by a fresh encoder cannot promise.
+            let automatic = p.i_keyint_min > 0 ? p.i_keyint_min : min(p.i_keyint_max / 10, 25)
+            p.i_keyint_min = max(automatic, 2)
+        }
         if let count = properties.maxFrameDelayCount {
             p.i_sync_lookahead = 0
             p.b_sliced_threads = 1

@@ -45,7 +45,15 @@ struct SiloWriter {
         var first: Int64?
         var end: Int64 = 0
 
+        /// Two IDR access units in a row (only possible with one-frame GOPs, which the sink
+        /// refuses): they would need distinct idr_pic_id (7.4.3), which spliced ranges cannot
+        /// promise, so the file is not written.
+        var consecutiveIDRs = false
+        private var previousWasIDR = false
+
         mutating func add(_ sample: SampleBuffer, pts: Int64, duration: Int64) {
+            if sample.isSync && previousWasIDR { consecutiveIDRs = true }
+            previousWasIDR = sample.isSync
             summary.frames += 1
             summary.bytes += sample.totalSampleSize
             first = min(first ?? pts, pts)
@@ -93,8 +101,13 @@ struct SiloWriter {
         } catch {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: reading the frame silo failed: \(error)"))
         }
+        if tally.consecutiveIDRs { return .failure(Self.consecutiveIDRMessage) }
         return .success(tally.summary)
     }
+
+    static let consecutiveIDRMessage = ElementMessage.stream(
+        GST_STREAM_ERROR_ENCODE,
+        "vtmultipasssink: the encoded stream has two IDR pictures in a row, whose idr_pic_id could repeat at a spliced range (H.264 7.4.3); use longer GOPs (max-keyframe-interval 0 or at least 4)")
 
     // MARK: MP4 / QuickTime
 
@@ -163,6 +176,7 @@ struct SiloWriter {
             defer { g_free(text) }
             return String(cString: text)
         }
+        if tally.consecutiveIDRs { return .failure(Self.consecutiveIDRMessage) }
         if let problem = pushFailure ?? finishFailure {
             return .failure(ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_WRITE),

@@ -235,6 +235,12 @@ final class VTMultiPassSink: @unchecked Sendable {
         properties.allowFrameReordering = current.allowFrameReordering
         // GOPs are the unit of re-encoding; 0 keeps the encoder's default (x264: 250 frames,
         // plus IDR pictures at scene cuts), which compresses best.
+        guard current.maxKeyframeInterval == 0 || current.maxKeyframeInterval >= Self.minimumGOPLength else {
+            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                           text: "vtmultipasssink: max-keyframe-interval=\(current.maxKeyframeInterval) is too short for multi-pass encoding; use 0 or at least \(Self.minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(Self.minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
+                .post(from: object, isError: true)
+            return false
+        }
         properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
         let profile: H264ProfileLevel.Profile
         switch current.profile {
@@ -528,6 +534,9 @@ final class VTMultiPassSink: @unchecked Sendable {
             Int32(summary.frames), Int32(statistics?.framesReencoded ?? 0), bitrate, target, summary.seconds)
         return true
     }
+
+    /// The shortest GOP multi-pass accepts (see setCaps: keeps IDR pictures apart).
+    static let minimumGOPLength: Int32 = 4
 
     static func format(_ value: Double, digits: Int) -> String {
         var scale = 1.0
