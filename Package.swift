@@ -98,6 +98,7 @@ let package = Package(
             swiftSettings: strictSwift),
         // FrameSilo and MultiPassStorage: files, passes, corruption, crashes, full disks.
         .testTarget(
-            name: "SwiftVTMultiPassTests", dependencies: ["SwiftVT", "MediaCore", "H264"], swiftSettings: strictSwift),
+            name: "SwiftVTMultiPassTests", dependencies: ["SwiftVT", "MediaCore", "H264", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
     ]
 )

@@ -110,10 +110,9 @@ extension MediaTime {
 @Suite(.requiresCorpus) struct MultiPassSessionTests {
     @Test func passesReencodeOnlyTheirRangesAndTheSplicedStreamDecodes() throws {
         let pictures = try #require(Clips.ciscoLoop(120))
-        let directory = try #require(makeTemporaryDirectory())
-        defer { removeDirectory(directory) }
-        let silo = try FrameSilo(directory: directory)
-        let storage = try MultiPassStorage(creatingIn: directory, timeRange: .invalid)
+        let directory = try TemporaryDirectory("session")
+        let silo = try FrameSilo(directory: directory.path)
+        let storage = try MultiPassStorage(creatingIn: directory.path, timeRange: .invalid)
         defer {
             try? silo.close()
             try? storage.close()
@@ -204,9 +203,8 @@ extension MediaTime {
             backends: [X264EncoderFactory()]) { _ in }
         defer { session.invalidate() }
         #expect(throws: CompressionError.self) { try session.beginPass() }
-        let directory = try #require(makeTemporaryDirectory())
-        defer { removeDirectory(directory) }
-        let storage = try MultiPassStorage(creatingIn: directory, timeRange: .invalid)
+        let directory = try TemporaryDirectory("session")
+        let storage = try MultiPassStorage(creatingIn: directory.path, timeRange: .invalid)
         defer { try? storage.close() }
         try session.setMultiPassStorage(storage, maximumPasses: 2)
         #expect(throws: CompressionError.self) { _ = try session.endPass() }
@@ -217,22 +215,4 @@ extension MediaTime {
         defer { noRate.invalidate() }
         #expect(throws: CompressionError.self) { try noRate.setMultiPassStorage(storage) }
     }
-}
-
-func makeTemporaryDirectory() -> String? {
-    var template = Array("/tmp/swiftvt-multipass-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { buffer in
-        guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-        return String(cString: base)
-    }
-}
-
-func removeDirectory(_ path: String) {
-    guard let stream = opendir(path) else { return }
-    while let entry = readdir(stream) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name != ".", name != ".." { unlink("\(path)/\(name)") }
-    }
-    closedir(stream)
-    rmdir(path)
 }

@@ -2,6 +2,7 @@ import Glibc
 import H264
 import MediaCore
 @testable import SwiftVT
+import SwiftVTTestSupport
 import Testing
 
 @Suite("FrameSilo")

@@ -1,6 +1,7 @@
 import Glibc
 import MediaCore
 @testable import SwiftVT
+import SwiftVTTestSupport
 import Testing
 
 @Suite("MultiPassStorage")

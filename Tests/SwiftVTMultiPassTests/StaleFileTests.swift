@@ -1,6 +1,7 @@
 import Glibc
 import MediaCore
 import SwiftVT
+import SwiftVTTestSupport
 import Testing
 
 @Suite("Stale temporary files")

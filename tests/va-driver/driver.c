@@ -213,6 +213,18 @@ static atomic_long end_picture_calls;
 
 #define DRIVER(ctx) ((struct sw_driver *)(ctx)->pDriverData)
 
+/* Removes object `id` from `t` under the driver lock and returns it for the caller to free
+ * (NULL when there is no such object): the first half of every vaDestroy* call. */
+static void *table_take(struct sw_driver *drv, struct table *t, uint32_t id)
+{
+    pthread_mutex_lock(&drv->lock);
+    void *object = table_get(t, id);
+    if (object)
+        table_remove(t, id);
+    pthread_mutex_unlock(&drv->lock);
+    return object;
+}
+
 /* ---------- logging and the report file ---------- */
 
 static void drv_log(const struct sw_driver *drv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -360,11 +372,7 @@ static VAStatus sw_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntry
 static VAStatus sw_DestroyConfig(VADriverContextP ctx, VAConfigID config_id)
 {
     struct sw_driver *drv = DRIVER(ctx);
-    pthread_mutex_lock(&drv->lock);
-    struct sw_config *config = table_get(&drv->configs, config_id);
-    if (config)
-        table_remove(&drv->configs, config_id);
-    pthread_mutex_unlock(&drv->lock);
+    struct sw_config *config = table_take(drv, &drv->configs, config_id);
     if (!config)
         return VA_STATUS_ERROR_INVALID_CONFIG;
     free(config);
@@ -775,11 +783,7 @@ static VAStatus sw_UnmapBuffer(VADriverContextP ctx, VABufferID buf_id)
 static VAStatus sw_DestroyBuffer(VADriverContextP ctx, VABufferID buffer_id)
 {
     struct sw_driver *drv = DRIVER(ctx);
-    pthread_mutex_lock(&drv->lock);
-    struct sw_buffer *buffer = table_get(&drv->buffers, buffer_id);
-    if (buffer)
-        table_remove(&drv->buffers, buffer_id);
-    pthread_mutex_unlock(&drv->lock);
+    struct sw_buffer *buffer = table_take(drv, &drv->buffers, buffer_id);
     if (!buffer)
         return VA_STATUS_ERROR_INVALID_BUFFER;
     buffer_free(buffer);
@@ -894,11 +898,7 @@ static VAStatus sw_CreateContext(VADriverContextP ctx, VAConfigID config_id, int
 static VAStatus sw_DestroyContext(VADriverContextP ctx, VAContextID context_id)
 {
     struct sw_driver *drv = DRIVER(ctx);
-    pthread_mutex_lock(&drv->lock);
-    struct sw_context *context = table_get(&drv->contexts, context_id);
-    if (context)
-        table_remove(&drv->contexts, context_id);
-    pthread_mutex_unlock(&drv->lock);
+    struct sw_context *context = table_take(drv, &drv->contexts, context_id);
     if (!context)
         return VA_STATUS_ERROR_INVALID_CONTEXT;
     if (context->dec && drv->selfcheck) {

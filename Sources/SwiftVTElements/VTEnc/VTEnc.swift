@@ -40,7 +40,7 @@ final class VTEnc: @unchecked Sendable {
 
     private let settings: Mutex<Settings>
 
-    enum StreamFormat: String, Sendable { case avc, byteStream = "byte-stream" }
+    typealias StreamFormat = H264Output.StreamFormat
 
     struct State: SessionElementState {
         var session: CompressionSession?
@@ -390,22 +390,11 @@ final class VTEnc: @unchecked Sendable {
             return (needed, state.streamFormat, state.inputState, (state.width, state.height), state.frameRate)
         }
         guard needed else { return nil }
-        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return GST_FLOW_ERROR }
-        swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
-        swiftvt_caps_set_string(caps, "alignment", "au")
-        swiftvt_caps_set_int(caps, "width", Int32(clamping: size.0))
-        swiftvt_caps_set_int(caps, "height", Int32(clamping: size.1))
-        swiftvt_caps_set_fraction(caps, "framerate", rate.numerator, max(1, rate.denominator))
-        if let info = reference.flatMap({ swiftvt_codec_state_info($0.pointer) }) {
-            swiftvt_caps_set_fraction(caps, "pixel-aspect-ratio", max(1, info.pointee.par_n), max(1, info.pointee.par_d))
-        }
-        if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
-            if let profile = sps.gstreamerProfileName { swiftvt_caps_set_string(caps, "profile", profile) }
-            if let level = sps.levelName { swiftvt_caps_set_string(caps, "level", level) }
-        }
-        if streamFormat == .avc, let record = description.avcDecoderConfigurationRecord {
-            record.withUnsafeBufferPointer { swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count)) }
-        }
+        let info = reference.flatMap { swiftvt_codec_state_info($0.pointer) }
+        guard let caps = H264Output.caps(
+            description, streamFormat: streamFormat, width: size.0, height: size.1, frameRate: rate,
+            pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) })
+        else { return GST_FLOW_ERROR }
         guard let output = gst_video_encoder_set_output_state(encoder, caps, reference?.pointer) else { return GST_FLOW_NOT_NEGOTIATED }
         gst_video_codec_state_unref(output)
         guard gst_video_encoder_negotiate(encoder) != 0 else {
@@ -426,16 +415,13 @@ final class VTEnc: @unchecked Sendable {
         _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
     ) -> UnsafeMutablePointer<GstBuffer>? {
         guard let data = sample.dataBuffer else { return nil }
-        let lengthSize = description.nalUnitHeaderLength
         return data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
-            var nalUnits: [Range<Int>] = []
-            var size = avcc.count
+            var layout: H264Output.AnnexBLayout?
             if streamFormat == .byteStream {
-                guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: lengthSize) else { return nil }
-                nalUnits = ranges
-                let headers = isKeyFrame ? description.parameterSets.reduce(0) { $0 + 4 + $1.count } : 0
-                size = headers + ranges.reduce(0) { $0 + 4 + $1.count }
+                guard let annexB = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: isKeyFrame) else { return nil }
+                layout = annexB
             }
+            let size = layout?.size ?? avcc.count
             guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else { return nil }
             var map = GstMapInfo()
             guard gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0, let destination = map.data else {
@@ -443,19 +429,10 @@ final class VTEnc: @unchecked Sendable {
                 return nil
             }
             let output = UnsafeMutableRawBufferPointer(start: destination, count: size)
-            if streamFormat == .avc {
-                output.copyMemory(from: avcc)
+            if let layout {
+                layout.write(avcc, into: output)
             } else {
-                var offset = 0
-                func append(_ nal: UnsafeRawBufferPointer) {
-                    output.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
-                    UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(from: nal)
-                    offset += 4 + nal.count
-                }
-                if isKeyFrame {
-                    for set in description.parameterSets { set.withUnsafeBytes { append($0) } }
-                }
-                for range in nalUnits { append(UnsafeRawBufferPointer(rebasing: avcc[range])) }
+                output.copyMemory(from: avcc)
             }
             gst_buffer_unmap(buffer, &map)
             return buffer

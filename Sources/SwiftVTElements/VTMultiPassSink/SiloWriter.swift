@@ -64,34 +64,25 @@ struct SiloWriter {
 
     // MARK: Annex B
 
-    /// Start codes instead of lengths, SPS and PPS before every IDR picture (7.4.1.2.3: the
-    /// parameter sets must precede the pictures that use them; repeating them at each IDR lets a
-    /// player start there).
+    /// Annex B access units (``H264Output/AnnexBLayout``: start codes, SPS/PPS before every IDR).
     func writeAnnexB(to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
         var tally = Tally()
-        let lengthSize = description.nalUnitHeaderLength
-        // One reused buffer: each access unit is rebuilt here (start codes replace the lengths,
-        // so the bytes must be copied once into the new layout) and written.
+        // One reused buffer: each access unit is laid out here (the copy the new layout needs)
+        // and written.
         var unit: [UInt8] = []
         do {
             try silo.forEachSample { sample in
                 guard let data = sample.dataBuffer else { return }
                 tally.add(sample, pts: nanoseconds(sample.presentationTimeStamp), duration: nanoseconds(sample.duration))
-                unit.removeAll(keepingCapacity: true)
-                if sample.isSync {
-                    for set in description.parameterSets {
-                        unit.append(contentsOf: [0, 0, 0, 1])
-                        unit.append(contentsOf: set)
-                    }
-                }
                 try data.withContiguousBytes { avcc in
-                    for range in try AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: lengthSize) {
-                        unit.append(contentsOf: [0, 0, 0, 1])
-                        unit.append(contentsOf: avcc[range])
+                    guard let layout = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: sample.isSync) else {
+                        throw MultiPassError(.corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
                     }
+                    if unit.count < layout.size { unit = [UInt8](repeating: 0, count: layout.size) }
+                    unit.withUnsafeMutableBytes { layout.write(avcc, into: $0) }
+                    // (An untyped closure: a typed-throws one here crashes Swift 6.3's IR generation.)
+                    try unit.withUnsafeBytes { bytes in try output.append(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.size])) }
                 }
-                // (An untyped closure: a typed-throws one here crashes Swift 6.3's IR generation.)
-                try unit.withUnsafeBytes { bytes in try output.append(bytes) }
             }
         } catch let error as MultiPassError {
             let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
@@ -112,7 +103,10 @@ struct SiloWriter {
     // MARK: MP4 / QuickTime
 
     func writeContainer(muxer: String, to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
-        guard let caps = makeCaps() else {
+        guard let caps = H264Output.caps(
+            description, streamFormat: .avc, width: Int(description.dimensions.width),
+            height: Int(description.dimensions.height), frameRate: frameRate)
+        else {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: could not describe the H.264 stream as caps"))
         }
         var error: UnsafeMutablePointer<GError>?
@@ -183,27 +177,5 @@ struct SiloWriter {
                 text: "vtmultipasssink: could not write \(output.finalPath) through \(muxer): \(problem)"))
         }
         return .success(tally.summary)
-    }
-
-    /// video/x-h264, avc, au, with codec_data, size, frame rate, profile and level.
-    private func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return nil }
-        swiftvt_caps_set_string(caps, "stream-format", "avc")
-        swiftvt_caps_set_string(caps, "alignment", "au")
-        swiftvt_caps_set_int(caps, "width", Int32(clamping: description.dimensions.width))
-        swiftvt_caps_set_int(caps, "height", Int32(clamping: description.dimensions.height))
-        if frameRate.numerator > 0 {
-            swiftvt_caps_set_fraction(caps, "framerate", frameRate.numerator, max(1, frameRate.denominator))
-        }
-        if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
-            if let profile = sps.gstreamerProfileName { swiftvt_caps_set_string(caps, "profile", profile) }
-            if let level = sps.levelName { swiftvt_caps_set_string(caps, "level", level) }
-        }
-        guard let record = description.avcDecoderConfigurationRecord else {
-            gst_caps_unref(caps)
-            return nil
-        }
-        record.withUnsafeBufferPointer { swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count)) }
-        return caps
     }
 }

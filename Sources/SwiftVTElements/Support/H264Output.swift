@@ -1,0 +1,71 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+
+/// What vtenc and vtmultipasssink both make from an encoder's sample buffers: H.264 caps and
+/// Annex B access units.
+enum H264Output {
+    enum StreamFormat: String, Sendable { case avc, byteStream = "byte-stream" }
+
+    /// `video/x-h264` with alignment au, size, frame rate and pixel aspect ratio when known,
+    /// profile and level from the SPS, and for avc the avcC record as codec_data. nil when the
+    /// description has no avcC for avc.
+    static func caps(
+        _ description: FormatDescription, streamFormat: StreamFormat, width: Int, height: Int,
+        frameRate: (numerator: Int32, denominator: Int32), pixelAspectRatio: (Int32, Int32)? = nil
+    ) -> UnsafeMutablePointer<GstCaps>? {
+        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return nil }
+        swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
+        swiftvt_caps_set_string(caps, "alignment", "au")
+        swiftvt_caps_set_int(caps, "width", Int32(clamping: width))
+        swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
+        swiftvt_caps_set_fraction(caps, "framerate", max(0, frameRate.numerator), max(1, frameRate.denominator))
+        if let (n, d) = pixelAspectRatio { swiftvt_caps_set_fraction(caps, "pixel-aspect-ratio", max(1, n), max(1, d)) }
+        if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
+            if let profile = sps.gstreamerProfileName { swiftvt_caps_set_string(caps, "profile", profile) }
+            if let level = sps.levelName { swiftvt_caps_set_string(caps, "level", level) }
+        }
+        if streamFormat == .avc {
+            guard let record = description.avcDecoderConfigurationRecord else {
+                gst_caps_unref(caps)
+                return nil
+            }
+            record.withUnsafeBufferPointer { swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count)) }
+        }
+        return caps
+    }
+
+    /// An AVCC access unit as Annex B (H.264 Annex B, what rtph264pay, MPEG-TS and .h264 files
+    /// take): 4-byte start codes instead of the lengths, and the SPS/PPS in front of an IDR
+    /// picture (7.4.1.2.3: parameter sets precede the pictures that use them; repeating them at
+    /// each IDR lets a player start there). The bytes must be copied once into this layout.
+    struct AnnexBLayout {
+        let nalUnits: [Range<Int>]
+        let parameterSets: [[UInt8]]
+        /// The bytes ``write(_:into:)`` writes.
+        let size: Int
+
+        /// nil when `avcc` is not a sequence of `nalUnitHeaderLength`-byte length-prefixed units.
+        init?(_ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool) {
+            guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength) else {
+                return nil
+            }
+            nalUnits = ranges
+            parameterSets = isKeyFrame ? description.parameterSets : []
+            size = parameterSets.reduce(0) { $0 + 4 + $1.count } + ranges.reduce(0) { $0 + 4 + $1.count }
+        }
+
+        /// Writes the access unit into `output` (at least ``size`` bytes).
+        func write(_ avcc: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+            var offset = 0
+            func append(_ nal: UnsafeRawBufferPointer) {
+                output.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
+                UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(from: nal)
+                offset += 4 + nal.count
+            }
+            for set in parameterSets { set.withUnsafeBytes { append($0) } }
+            for range in nalUnits { append(UnsafeRawBufferPointer(rebasing: avcc[range])) }
+        }
+    }
+}
