@@ -120,8 +120,11 @@ extension MediaTime {
         let frameDuration = MediaTime(value: 1, timescale: 30)
         let failures = Mutex<[String]>([])
         let bitRate = 200_000
+        // One encoder thread: x264's frame threads make its rate control depend on timing, and
+        // the figures below must not vary from run to run.
         let session = try CompressionSession(
-            width: Clips.ciscoWidth, height: Clips.ciscoHeight, sourcePixelFormat: .i420,
+            width: Clips.ciscoWidth, height: Clips.ciscoHeight, encoderSpecification: EncoderSpecification(threadCount: 1),
+            sourcePixelFormat: .i420,
             properties: CompressionProperties(averageBitRate: bitRate, maxKeyFrameInterval: 20, expectedFrameRate: 30),
             backends: [X264EncoderFactory()]
         ) { frame in
@@ -187,14 +190,14 @@ extension MediaTime {
             psnrY(frame.picture, pictures[Int((frame.pts.seconds * 30).rounded())])
         }.reduce(0, +) / Double(decoded.count)
         #expect(psnr > 30, "mean PSNR-Y \(psnr) dB: the spliced ranges do not decode to the source")
-        // The size: what the silo holds is what the session's analysis says was coded. (Within
-        // 1 % of the target is shown on the 300-frame 720p clip by tests/multipass-sink.sh;
-        // 120 small frames are too few for the in-pass feedback, which lags by the encoder's
-        // look-ahead: this clip ends within ~10 %.)
+        // The size: what the silo holds is what the session's analysis says was coded, and
+        // within 2 % of the target (measured -0.4 % and -0.6 % with one encoder thread; with
+        // x264's frame threads the same clip ended 3 % to 10 % off, timing-dependent).
         let bits = samples.reduce(0) { $0 + $1.totalSampleSize * 8 }
         #expect(bits == statistics.lastPlan?.codedBits)
         let error = Double(bits) / (Double(bitRate) * 4) - 1
-        #expect(abs(error) < 0.10, "total \(bits) bits is \(error * 100) % off the target")
+        print("multi-pass session test: \(passes) passes, \(reencoded) frames re-encoded, \(bits) bits, \(error * 100) % off the target")
+        #expect(abs(error) < 0.02, "total \(bits) bits is \(error * 100) % off the target")
     }
 
     @Test func passCallsOutOfOrderAreRefused() throws {
