@@ -191,7 +191,7 @@ extension MediaTime {
         }.reduce(0, +) / Double(decoded.count)
         #expect(psnr > 30, "mean PSNR-Y \(psnr) dB: the spliced ranges do not decode to the source")
         // The size: what the silo holds is what the session's analysis says was coded, and
-        // within 2 % of the target (measured -0.4 % and -0.6 % with one encoder thread; with
+        // within 2 % of the target (measured -0.4 % to -0.8 % with one encoder thread; with
         // x264's frame threads the same clip ended 3 % to 10 % off, timing-dependent).
         let bits = samples.reduce(0) { $0 + $1.totalSampleSize * 8 }
         #expect(bits == statistics.lastPlan?.codedBits)
