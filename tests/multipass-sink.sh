@@ -3,9 +3,8 @@
 #  1. the 300-frame 720p clip (decoded from the corpus 720p stream) at 1000 kbit/s from a seekable
 #     source: the MP4 passes ffprobe, avdec_h264 decodes 300 frames at i/30 s, the bit rate is within
 #     1 % of the target, more than one pass ran;
-#  2. quality: PSNR-Y against the source above x264enc single-pass ABR's at the same achieved size
-#     (its bitrate property tuned until its size is within 1 % of ours): asserted +0.1 dB, the margin
-#     printed against the goal of +0.2 dB;
+#  2. quality: PSNR-Y against the source at least x264enc single-pass ABR's at the same achieved
+#     size (its bitrate property tuned until its size is within 1 % of ours) plus 0.2 dB;
 #  3. a non-seekable source (a pipe): single-pass output with a warning;
 #  4. an unwritable location: a clear error, nothing written;
 #  5. a full temporary directory (a 512 KiB tmpfs, or a file-size limit where mounting is not allowed):
@@ -86,12 +85,9 @@ done
 x264_psnr=$(psnr_y "$x264_out")
 echo "multipass-sink: 2. PSNR-Y ours $ours_psnr dB at $rate kbit/s; x264enc single-pass ABR $x264_psnr dB at $x264_rate kbit/s (bitrate=$setting)"
 awk -v a="$x264_rate" -v b="$rate" 'BEGIN {exit !((a - b) ^ 2 <= (b * 0.01) ^ 2)}' || fail "x264enc's size could not be matched"
-# The issue's goal is +0.2 dB; this clip measures +0.19 to +0.21 dB depending on where x264enc's
-# size lands, so the test asserts +0.1 dB (single-pass output is about 0.2 dB *below* x264enc's,
-# so a broken multi-pass still fails) and prints the margin for the goal.
 margin=$(awk -v o="$ours_psnr" -v x="$x264_psnr" 'BEGIN {printf "%+.3f", o - x}')
-echo "multipass-sink: 2. margin $margin dB (goal +0.2 dB: $(awk -v m="$margin" 'BEGIN {print (m >= 0.2 ? "MET" : "MISSED")}'))"
-awk -v o="$ours_psnr" -v x="$x264_psnr" 'BEGIN {exit !(o >= x + 0.1)}' || fail "PSNR-Y $ours_psnr is not 0.1 dB above x264enc's $x264_psnr"
+echo "multipass-sink: 2. margin $margin dB (required: +0.2 dB)"
+awk -v o="$ours_psnr" -v x="$x264_psnr" 'BEGIN {exit !(o >= x + 0.2)}' || fail "PSNR-Y $ours_psnr is not 0.2 dB above x264enc's $x264_psnr"
 
 # 3. A non-seekable source: one pass and a warning.
 out="$work/pipe.mp4"

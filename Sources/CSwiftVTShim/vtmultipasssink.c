@@ -74,7 +74,7 @@ static GParamSpec *make_spec(guint id, SwiftVTHardwarePolicy default_hardware) {
                                     "Allow B-frames (frames out of presentation order)", TRUE, rw);
     case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL:
         return g_param_spec_int("max-keyframe-interval", "Maximum key frame interval",
-            "Frames between IDR pictures at most (0 = the encoder's default, 250 for x264, plus scene cuts). GOPs are "
+            "Frames between IDR pictures at most (0 = ten seconds of frames, as x264enc's automatic setting, plus scene cuts). GOPs are "
             "the unit of re-encoding: shorter GOPs let later passes re-encode less, longer ones compress better",
             0, G_MAXINT, 0, rw);
     case SWIFTVT_MPS_PROP_MAX_THREADS:

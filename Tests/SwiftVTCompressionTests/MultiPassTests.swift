@@ -97,7 +97,28 @@ import Testing
         #expect(control.feedbackCorrection(actualBits: 2_000_000, plannedBits: 1_000_000) > 0)
         #expect(control.feedbackCorrection(actualBits: 500_000, plannedBits: 1_000_000) < 0)
         #expect(control.feedbackCorrection(actualBits: 1_000_000, plannedBits: 1_000_000) == 0)
-        #expect(control.feedbackCorrection(actualBits: 1e12, plannedBits: 0) == 4, "at most 4 QP")
+        // A whole buffer (two seconds of the target) over the plan doubles the scale: +6 QP.
+        #expect(abs(control.feedbackCorrection(actualBits: 3_000_000, plannedBits: 1_000_000) - 6) < 1e-9)
+        #expect(control.feedbackCorrection(actualBits: 1e12, plannedBits: 0) == 6, "at most 6 QP")
+        #expect(control.feedbackCorrection(actualBits: 0, plannedBits: 1e12) == -6, "at least -6 QP")
+    }
+
+    @Test func afterPassTwoOnlyASizeOffTargetAsksForAnotherPass() {
+        // Coded at one QP although GOP 2 is 8 times as complex: after pass 1 that GOP deviates
+        // from its allocation and is re-encoded; after pass 2 (its frames were coded at their
+        // allocation, the plan would move them only by the model's error) it is not, while the
+        // size is on target.
+        let records = Self.records(gops: 4, length: 10) { $0 == 2 ? 8_000_000 : 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records), maximumPasses: 5)
+        #expect(control.plan(records: records, completedPasses: 1).wantsAnotherPass)
+        let afterPassTwo = control.plan(records: records, completedPasses: 2)
+        #expect(!afterPassTwo.wantsAnotherPass)
+        #expect(afterPassTwo.stopReason == "the size is within 1.0 % of the target")
+        // 3 % over the target after pass 2: GOPs are re-encoded to correct it.
+        let over = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records, by: 1 / 1.03), maximumPasses: 5)
+        let correction = over.plan(records: records, completedPasses: 2)
+        #expect(correction.wantsAnotherPass)
+        #expect(abs(correction.predictedBits / correction.targetBits - 1) < 0.001)
     }
 }
 

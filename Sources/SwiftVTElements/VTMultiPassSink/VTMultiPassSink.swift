@@ -233,8 +233,10 @@ final class VTMultiPassSink: @unchecked Sendable {
         let frameRate = rate.0 > 0 && rate.1 > 0 ? Double(rate.0) / Double(rate.1) : nil
         properties.expectedFrameRate = frameRate
         properties.allowFrameReordering = current.allowFrameReordering
-        // GOPs are the unit of re-encoding; 0 keeps the encoder's default (x264: 250 frames,
-        // plus IDR pictures at scene cuts), which compresses best.
+        // GOPs are the unit of re-encoding. 0 means ten seconds, as x264enc's automatic
+        // key-int-max (its SEI says keyint=300 at 30 frames/s), plus IDR pictures at scene cuts:
+        // with x264's own 250 frames the 300-frame clip carried a second IDR picture, 4 % of its
+        // bits, that x264enc does not pay.
         guard current.maxKeyframeInterval == 0 || current.maxKeyframeInterval >= Self.minimumGOPLength else {
             ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                            text: "vtmultipasssink: max-keyframe-interval=\(current.maxKeyframeInterval) is too short for multi-pass encoding; use 0 or at least \(Self.minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(Self.minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
@@ -242,6 +244,12 @@ final class VTMultiPassSink: @unchecked Sendable {
             return false
         }
         properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
+        if current.maxKeyframeInterval == 0 {
+            properties.maxKeyFrameIntervalDuration = Self.automaticGOPDuration
+            if let frameRate {
+                properties.maxKeyFrameInterval = max(Int((frameRate * Self.automaticGOPDuration).rounded()), Int(Self.minimumGOPLength))
+            }
+        }
         let profile: H264ProfileLevel.Profile
         switch current.profile {
         case SWIFTVT_PROFILE_MAIN: profile = .main
@@ -537,6 +545,8 @@ final class VTMultiPassSink: @unchecked Sendable {
 
     /// The shortest GOP multi-pass accepts (see setCaps: keeps IDR pictures apart).
     static let minimumGOPLength: Int32 = 4
+    /// Seconds between IDR pictures at most when `max-keyframe-interval` is 0.
+    static let automaticGOPDuration = 10.0
 
     static func format(_ value: Double, digits: Int) -> String {
         var scale = 1.0
