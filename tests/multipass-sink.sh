@@ -13,7 +13,8 @@
 #     are removed by the new run;
 #  7. .h264 (Annex B) and .mov outputs decode;
 #  8. GOPs shorter than 4 frames (where two IDR pictures could be consecutive, and a spliced range's
-#     fresh encoder could repeat its neighbour's idr_pic_id, 7.4.3) are refused with a clear error.
+#     fresh encoder could repeat its neighbour's idr_pic_id, 7.4.3) are refused with a clear error;
+#  9. a source that does not replay its frames after the seek back: a clear error, no file.
 # Needs the corpus (SWIFTVT_CORPUS, default ../shared/corpus): exits 77 (skipped) without it.
 set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -177,4 +178,15 @@ fi
 grep -q "ERROR.*max-keyframe-interval=1 is too short" "$log" || fail "no clear error for max-keyframe-interval=1"
 [ ! -e "$work/gop.mp4" ] || fail "a file was written"
 echo "multipass-sink: 8. max-keyframe-interval=1: $(grep -o 'ERROR.*' "$log" | head -1 | cut -c1-120)"
+
+# 9. A source that does not replay its frames after the seek back (videotestsrc num-buffers counts
+# across seeks): a clear error instead of a file missing the re-encoded ranges, nothing written.
+log="$work/no-replay.log"
+if timeout 120 gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,width=320,height=240,framerate=30/1 \
+    ! vtmultipasssink location="$work/no-replay.mp4" bitrate=300 >"$log" 2>&1; then
+    fail "a source that delivered no frames in pass 2 was accepted"
+fi
+grep -q "ERROR.*upstream delivered 0 of the 60 frames" "$log" || { tail -5 "$log" >&2; fail "no clear error for a source that does not replay"; }
+[ ! -e "$work/no-replay.mp4" ] || fail "a file was written"
+echo "multipass-sink: 9. source not replaying after the seek: $(grep -o 'ERROR.*' "$log" | head -1 | cut -c1-160)"
 echo "multipass-sink: all checks passed"

@@ -417,7 +417,17 @@ final class VTMultiPassSink: @unchecked Sendable {
             seekUpstream(to: nextRange)
             return SWIFTVT_EOS_SWALLOW
         }
-        let pass = run.withLock { $0.pass }
+        let (pass, received, expected) = run.withLock { ($0.pass, $0.framesThisPass, $0.expectedFramesThisPass) }
+        // The silo gave up the frames of this pass's ranges when it began; a source that does
+        // not deliver them again after the seek (videotestsrc num-buffers=N counts across seeks)
+        // would leave the file without them.
+        if pass >= 2, let expected, received < expected {
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED,
+                "vtmultipasssink: after seeking back for pass \(pass), upstream delivered \(received) of the \(expected) frames of the ranges to re-encode, so the file would miss frames; the source does not replay what it gave before (videotestsrc num-buffers counts across seeks, for example). Use max-passes=1 with such a source, or encode from a file")
+                .post(from: object, isError: true)
+            return SWIFTVT_EOS_FAILED
+        }
         let wantsAnother: Bool
         do throws(CompressionError) {
             wantsAnother = try session.endPass()
