@@ -57,15 +57,7 @@ seconds=$(( frames / fps ))
 loadavg_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 bench_install_deps
-gnu_time=/usr/bin/time
-if ! "$gnu_time" -f %e true >/dev/null 2>&1; then
-    echo "$bench_name: installing GNU time"
-    bench_apt_install time
-fi
-if ! "$gnu_time" -f %e true >/dev/null 2>&1; then
-    echo "$bench_name: GNU time ($gnu_time -f %e) unavailable; install the Debian package time" >&2
-    exit 1
-fi
+bench_require_gnu_time %e
 for tool in ffmpeg ffprobe; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "$bench_name: $tool not found (scripts/install-deps.sh installs ffmpeg)" >&2

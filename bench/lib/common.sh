@@ -54,6 +54,20 @@ bench_apt_install() { # bench_apt_install PACKAGE
         || true
 }
 
+# bench_require_gnu_time FORMAT: GNU time as $gnu_time, installed when missing (FORMAT is the
+# %-field the bench needs, checked to work).
+bench_require_gnu_time() {
+    gnu_time=/usr/bin/time
+    if ! "$gnu_time" -f "$1" true >/dev/null 2>&1; then
+        echo "$bench_name: installing GNU time"
+        bench_apt_install time
+    fi
+    if ! "$gnu_time" -f "$1" true >/dev/null 2>&1; then
+        echo "$bench_name: GNU time ($gnu_time -f $1) unavailable; install the Debian package time" >&2
+        exit 1
+    fi
+}
+
 bench_setup_timer() {
     timer="${SWIFTVT_BENCH_TIMER:-hyperfine}"
     if [ "$timer" = hyperfine ] && ! command -v hyperfine >/dev/null 2>&1; then
