@@ -97,6 +97,12 @@ public struct PictureOrderCountCalculator: Sendable {
     /// Incremented at every IDR picture and after every MMCO 5 picture.
     public private(set) var epoch = 0
 
+    /// The POC of the last computed picture as it is while that picture is decoded. It differs
+    /// from what ``compute(_:)`` returned only for a picture with MMCO 5: 8.2.1 takes its POC
+    /// relative to itself ("tempPicOrderCnt") only after it is decoded, so its own inter
+    /// prediction (temporal direct, implicit weights) still uses this value.
+    public private(set) var lastPictureOrderCountWhileDecoding = PictureOrderCount()
+
     public init() {}
 
     /// Computes the POC of the next picture in decoding order and updates the state.
@@ -113,6 +119,7 @@ public struct PictureOrderCountCalculator: Sendable {
         default:
             throw H264Error.invalidValue(field: "pic_order_cnt_type", value: Int64(picture.picOrderCntType))
         }
+        lastPictureOrderCountWhileDecoding = result
         finish(picture, result: &result)
         return result
     }

@@ -4,7 +4,9 @@
 /// available and starts wins; every refusal is recorded for the error message. Each session turns
 /// the outcome into its own error type.
 enum BackendSelection<Factory, Backend, Failure: Error> {
-    case chosen(Factory, Backend)
+    /// `passedOver` lists the candidates tried before it and why each was not taken (empty
+    /// when the first candidate won), for the log: "auto" says why it did not use hardware.
+    case chosen(Factory, Backend, passedOver: String)
     /// ``HardwarePolicy/require`` and no hardware backend could take the stream.
     case hardwareUnavailable(tried: String)
     /// A candidate was available but failed to start (the first such failure).
@@ -50,7 +52,7 @@ enum BackendSelection<Factory, Backend, Failure: Error> {
                 continue
             }
             do {
-                return .chosen(factory, try make(factory))
+                return .chosen(factory, try make(factory), passedOver: tried.joined(separator: "; "))
             } catch {
                 tried.append("\(name(factory)): \(message(error))")
                 if firstStartError == nil { firstStartError = error }

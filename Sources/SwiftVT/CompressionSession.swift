@@ -105,7 +105,7 @@ public final class CompressionSession: Sendable {
         ) { (factory) throws(CompressionError) in try factory.makeBackend(configuration: configuration) }
         let chosen: (any EncoderBackendFactory, any EncoderBackend)
         switch selection {
-        case .chosen(let factory, let backend):
+        case .chosen(let factory, let backend, _):
             chosen = (factory, backend)
         case .hardwareUnavailable(let list):
             throw CompressionError(

@@ -15,9 +15,15 @@ import MediaCore
 /// deinitialized), so a handler that captures the session does not keep it alive past that.
 public final class DecompressionSession: Sendable {
     public let formatDescription: FormatDescription
-    /// The backend chosen at creation, e.g. `libavcodec (software)`.
-    public let activeBackendName: String
+    /// The backend decoding now, e.g. `libavcodec (software)`. Under ``HardwarePolicy/auto`` it
+    /// changes when the hardware decoder fails mid-stream and the session goes on in software.
+    public var activeBackendName: String { activeName.name }
+    /// Whether the backend chosen at creation is a hardware decoder.
     public let isHardwareAccelerated: Bool
+    private let activeName: ActiveBackendName
+    /// The backends tried before the chosen one and why each was not taken ("" when the first
+    /// candidate won): under ``HardwarePolicy/auto``, why the session decodes in software.
+    public let backendsPassedOver: String
     /// How many asynchronous samples may be accepted and not yet decoded before
     /// ``decode(_:flags:frameReference:)`` blocks (back-pressure): 4 plus the decoder threads.
     public let maximumFramesInFlight: Int
@@ -48,13 +54,24 @@ public final class DecompressionSession: Sendable {
             throw DecompressionError(
                 .invalidArgument, "threadCount \(decoderSpecification.threadCount) is negative (0 means automatic)")
         }
-        let (factory, backend) = try Self.chooseBackend(
+        let (factory, chosenBackend, passedOver) = try Self.chooseBackend(
             format: formatDescription, specification: decoderSpecification,
             attributes: destinationImageBufferAttributes, factories: backends)
+        let activeName = ActiveBackendName(factory.name)
+        var backend = chosenBackend
+        if decoderSpecification.hardwarePolicy == .auto, factory.isHardware,
+            let software = backends.first(where: { !$0.isHardware && $0.unavailableReason(for: formatDescription) == nil })
+        {
+            // auto: a hardware decoder that fails mid-stream hands over to software.
+            backend = FallbackDecoderBackend(
+                primary: chosenBackend, primaryName: factory.name, fallbackFactory: software, format: formatDescription,
+                specification: decoderSpecification, attributes: destinationImageBufferAttributes, activeName: activeName)
+        }
         let threads = decoderSpecification.threadCount > 0
             ? decoderSpecification.threadCount : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.formatDescription = formatDescription
-        self.activeBackendName = factory.name
+        self.activeName = activeName
+        self.backendsPassedOver = passedOver
         self.isHardwareAccelerated = factory.isHardware
         self.maximumFramesInFlight = 4 + threads
         self.core = SessionCore(backend: backend, handler: outputHandler, maximumFramesInFlight: 4 + threads)
@@ -66,7 +83,7 @@ public final class DecompressionSession: Sendable {
     private static func chooseBackend(
         format: FormatDescription, specification: DecoderSpecification,
         attributes: DestinationImageBufferAttributes, factories: [any DecoderBackendFactory]
-    ) throws(DecompressionError) -> (any DecoderBackendFactory, any DecoderBackend) {
+    ) throws(DecompressionError) -> (any DecoderBackendFactory, any DecoderBackend, String) {
         let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend, DecompressionError>.select(
             policy: specification.hardwarePolicy, factories: factories, what: "H.264 decoder",
             name: \.name, isHardware: \.isHardware, unavailableReason: { $0.unavailableReason(for: format) },
@@ -75,8 +92,8 @@ public final class DecompressionSession: Sendable {
             try factory.makeBackend(format: format, specification: specification, attributes: attributes)
         }
         switch selection {
-        case .chosen(let factory, let backend):
-            return (factory, backend)
+        case .chosen(let factory, let backend, let passedOver):
+            return (factory, backend, passedOver)
         case .hardwareUnavailable(let list):
             throw DecompressionError(
                 .hardwareUnavailable,
