@@ -118,11 +118,21 @@ public final class H264PictureDecoder {
         if header.mbaffFrameFlag {
             throw .unsupported("MBAFF frames (mb_adaptive_frame_field_flag 1, interlaced coding) are not supported by this decoder")
         }
+        // A failure of the previous picture is reported after this slice is decoded: the
+        // slice belongs to the next picture, which must not be lost with it.
+        var previousPictureError: H264DecodingError?
         if let current, !Self.belongsToSamePicture(header, current.firstSlice) {
-            try finishPicture()
+            do {
+                try finishPicture()
+            } catch {
+                previousPictureError = error
+            }
         }
         if current == nil {
-            guard try startPicture(header: header, frameReference: frameReference) else { return }
+            guard try startPicture(header: header, frameReference: frameReference) else {
+                if let previousPictureError { throw previousPictureError }
+                return
+            }
         }
         guard let current else { return }
         if !header.sliceKind.isIntra { current.picture.hasOnlyIntraSlices = false }
@@ -135,6 +145,7 @@ public final class H264PictureDecoder {
             current.picture.decodingFailed = true
             throw error
         }
+        if let previousPictureError { throw previousPictureError }
     }
 
     /// 7.4.1.2.4: the fields that differ between the first VCL NAL unit of a new primary coded

@@ -1,0 +1,255 @@
+@testable import H264
+import SwiftVTTestSupport
+import Testing
+
+/// An accelerator that decodes nothing and records every call, so the state machine's decisions
+/// (what to decode with which references, what to output when) can be checked.
+final class RecordingAccelerator: H264Accelerator {
+    struct SliceRecord {
+        var picture: H264Picture
+        var list0: [H264Picture?]
+        var list1: [H264Picture?]
+        var expectedCount0: Int
+        var expectedCount1: Int
+    }
+    var sequences: [H264SequenceInfo] = []
+    var started: [H264Picture] = []
+    var referenceFrameCounts: [Int] = []
+    var slices: [SliceRecord] = []
+    var ended: [H264Picture] = []
+    var output: [H264Picture] = []
+    var failEndPictureNumber: Int?
+    /// The run between IDR / MMCO 5 pictures each picture belongs to, by decoding order.
+    var epochs: [ObjectIdentifier: Int] = [:]
+    private var epoch = 0
+
+    func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) { sequences.append(sequence) }
+    func startPicture(
+        _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
+    ) throws(H264DecodingError) {
+        started.append(picture)
+        if picture.isIDR || picture.hasMemoryManagementControlOperation5 { epoch += 1 }
+        epochs[ObjectIdentifier(picture)] = epoch
+        referenceFrameCounts.append(referenceFrames.count)
+    }
+    func decodeSlice(
+        _ picture: H264Picture, slice: H264SliceData, parameterSets: H264ActiveParameterSets,
+        referencePictureList0: [H264Picture?], referencePictureList1: [H264Picture?]
+    ) throws(H264DecodingError) {
+        slices.append(SliceRecord(
+            picture: picture, list0: referencePictureList0, list1: referencePictureList1,
+            expectedCount0: slice.header.numRefIdxL0Active, expectedCount1: slice.header.numRefIdxL1Active))
+    }
+    func endPicture(_ picture: H264Picture) throws(H264DecodingError) {
+        ended.append(picture)
+        if let failEndPictureNumber, ended.count == failEndPictureNumber {
+            throw .acceleratorFailed("simulated failure of picture \(failEndPictureNumber)")
+        }
+    }
+    func outputPicture(_ picture: H264Picture) throws(H264DecodingError) { output.append(picture) }
+}
+
+@Suite("H.264 decoding state machine")
+struct H264PictureDecoderTests {
+    static func run(_ bytes: [UInt8], accelerator: RecordingAccelerator) throws(H264DecodingError) {
+        let decoder = H264PictureDecoder(accelerator: accelerator)
+        var failure: H264DecodingError?
+        bytes.withUnsafeBytes { data in
+            AnnexB.forEachNALUnit(in: data) { unit in
+                guard failure == nil else { return }
+                do throws(H264DecodingError) {
+                    try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
+        try decoder.drain()
+    }
+
+    @Test("every progressive corpus stream: each picture output once, in POC order, with complete reference lists", .requiresCorpus)
+    func corpusStreams() throws {
+        guard let manifest = Corpus.manifest() else { return }
+        var checked = 0
+        var refusedAsInterlaced: [String] = []
+        for entry in manifest where !entry.isDamaged && entry.frames > 0 {
+            let bytes = try #require(Corpus.bytes(of: entry))
+            let accelerator = RecordingAccelerator()
+            do {
+                try Self.run(bytes, accelerator: accelerator)
+            } catch {
+                if case .unsupported(let what) = error, what.contains("field") || what.contains("MBAFF") {
+                    refusedAsInterlaced.append(entry.file)
+                    continue
+                }
+                Issue.record("\(entry.file): \(error)")
+                continue
+            }
+            checked += 1
+            #expect(accelerator.output.count == entry.frames, "\(entry.file): \(accelerator.output.count) pictures output, MANIFEST says \(entry.frames)")
+            #expect(accelerator.started.count == entry.frames, "\(entry.file): \(accelerator.started.count) pictures decoded")
+            // Each decoded picture is output exactly once.
+            let distinct = Set(accelerator.output.map { ObjectIdentifier($0) })
+            #expect(distinct.count == accelerator.output.count, "\(entry.file): a picture was output twice")
+            #expect(accelerator.output.allSatisfy { !$0.isNonExisting })
+            // Output order: the runs between IDR / MMCO 5 pictures one after the other (C.4.4),
+            // POC order within each (C.4.5.3).
+            var previous: (epoch: Int, poc: Int)?
+            for picture in accelerator.output {
+                let epoch = accelerator.epochs[ObjectIdentifier(picture)] ?? -1
+                if let previous {
+                    #expect(epoch > previous.epoch || (epoch == previous.epoch && picture.picOrderCnt > previous.poc),
+                            "\(entry.file): POC \(picture.picOrderCnt) of run \(epoch) output after POC \(previous.poc) of run \(previous.epoch)")
+                }
+                previous = (epoch, picture.picOrderCnt)
+            }
+            // Undamaged streams never miss a reference, and the lists have exactly
+            // num_ref_idx_lX_active entries.
+            for slice in accelerator.slices {
+                #expect(slice.list0.count == slice.expectedCount0 && slice.list1.count == slice.expectedCount1)
+                #expect(!slice.list0.contains { $0 == nil } && !slice.list1.contains { $0 == nil },
+                        "\(entry.file): a reference list entry is missing")
+            }
+            let maxReferences = max(accelerator.sequences.map { $0.sequenceParameterSet.maxNumRefFrames }.max() ?? 1, 1)
+            #expect(accelerator.referenceFrameCounts.allSatisfy { $0 <= maxReferences }, "\(entry.file): more reference frames than max_num_ref_frames")
+        }
+        #expect(checked >= 18, "only \(checked) streams decoded; refused as interlaced: \(refusedAsInterlaced)")
+    }
+
+    @Test("B frames: the output is reordered, and list 1 starts after the current picture", .requiresCorpus)
+    func bFrameStream() throws {
+        let entry = try #require(Corpus.entry("VID_1280x720_cabac_temporal_direct.264"))
+        let bytes = try #require(Corpus.bytes(of: entry))
+        let accelerator = RecordingAccelerator()
+        try Self.run(bytes, accelerator: accelerator)
+        let decodingOrder = accelerator.started.map(\.picOrderCnt)
+        let outputOrder = accelerator.output.map(\.picOrderCnt)
+        #expect(decodingOrder != outputOrder, "no reordering in a stream with B frames")
+        let bSlices = accelerator.slices.filter { !$0.list1.isEmpty }
+        #expect(!bSlices.isEmpty)
+        for slice in bSlices {
+            let current = slice.picture.picOrderCnt
+            // 8.2.4.2.3: list 0 starts with the pictures before the current one in output
+            // order, list 1 with those after it (this stream modifies no list).
+            let all = slice.list0.compactMap { $0 } + slice.list1.compactMap { $0 }
+            if all.contains(where: { $0.picOrderCnt < current }), let first0 = slice.list0.first ?? nil {
+                #expect(first0.picOrderCnt < current)
+            }
+            if all.contains(where: { $0.picOrderCnt > current }), let first1 = slice.list1.first ?? nil {
+                #expect(first1.picOrderCnt > current)
+            }
+        }
+    }
+
+    @Test("a failing accelerator: the error reaches the caller, the DPB stays consistent and later pictures decode")
+    func acceleratorFailure() throws {
+        guard let entry = Corpus.entry("BA_MW_D.264"), let bytes = Corpus.bytes(of: entry) else { return }
+        let accelerator = RecordingAccelerator()
+        accelerator.failEndPictureNumber = 5
+        let decoder = H264PictureDecoder(accelerator: accelerator)
+        var failures = 0
+        bytes.withUnsafeBytes { data in
+            AnnexB.forEachNALUnit(in: data) { unit in
+                do {
+                    try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
+                } catch {
+                    failures += 1
+                }
+            }
+        }
+        try decoder.drain()
+        #expect(failures == 1)
+        #expect(accelerator.output.count == entry.frames)
+        #expect(accelerator.output.filter(\.decodingFailed).count == 1)
+    }
+
+    // MARK: - Reference lists and marking on made-up DPBs
+
+    static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {
+        let picture = H264Picture(
+            frameNum: frameNum, topFieldOrderCnt: poc, bottomFieldOrderCnt: poc, isIDR: false, nalRefIdc: 1,
+            isNonExisting: false, frameReference: UInt64(frameNum))
+        picture.marking = marking
+        return picture
+    }
+
+    @Test("8.2.4.2.1: P list by descending PicNum with wrapped frame_num, long-term after")
+    func pListInitialisation() {
+        // MaxFrameNum 16, current frame_num 1: frame 15 wraps to PicNum -1.
+        let a = Self.picture(frameNum: 15, poc: 0), b = Self.picture(frameNum: 0, poc: 2)
+        let long = Self.picture(frameNum: 9, poc: -4, marking: .longTerm(frameIndex: 0))
+        var dpb = H264DecodedPictureBuffer()
+        for p in [a, b, long] { _ = dpb.store(p) }
+        dpb.updateFrameNumWrap(currentFrameNum: 1, maxFrameNum: 16)
+        let list = H264ReferencePictureLists.initialPList(shortTerm: dpb.shortTermReferences, longTerm: dpb.longTermReferences)
+        #expect(list.map(\.frameNum) == [0, 15, 9])
+        #expect(a.picNum == -1)
+    }
+
+    @Test("8.2.4.2.3: identical B lists get their first two entries of list 1 swapped")
+    func bListSwap() {
+        // Every reference precedes the current picture: both lists equal before the swap.
+        let a = Self.picture(frameNum: 1, poc: 4), b = Self.picture(frameNum: 2, poc: 8)
+        let (list0, list1) = H264ReferencePictureLists.initialBLists(shortTerm: [a, b], longTerm: [], currentPicOrderCnt: 10)
+        #expect(list0.map(\.picOrderCnt) == [8, 4])
+        #expect(list1.map(\.picOrderCnt) == [4, 8])
+    }
+
+    @Test("8.2.4.3: modification moves a picture to the front and removes its later duplicate")
+    func listModification() {
+        let pictures = (0..<4).map { Self.picture(frameNum: $0, poc: $0 * 2) }
+        for p in pictures { p.frameNumWrap = p.frameNum }
+        let initial = pictures.reversed().map { $0 }  // PicNum 3, 2, 1, 0
+        // Current frame_num 4: abs_diff_pic_num_minus1 = 3 with idc 0 names PicNum 0.
+        let list = H264ReferencePictureLists.modifiedList(
+            initial: Array(initial), modifications: [RefPicListModification(modificationOfPicNumsIdc: 0, value: 3)],
+            activeCount: 3, currPicNum: 4, maxPicNum: 16, shortTerm: pictures, longTerm: [])
+        #expect(list.map { $0?.frameNum } == [0, 3, 2])
+        // A picture that is not there leaves a hole instead of a wrong picture.
+        let missing = H264ReferencePictureLists.modifiedList(
+            initial: Array(initial), modifications: [RefPicListModification(modificationOfPicNumsIdc: 0, value: 9)],
+            activeCount: 2, currPicNum: 4, maxPicNum: 16, shortTerm: pictures, longTerm: [])
+        #expect(missing[0] == nil && missing[1]?.frameNum == 3)
+    }
+
+    @Test("8.2.5.3 and 8.2.5.4: sliding window drops the smallest FrameNumWrap; MMCO 1, 3 and 6")
+    func marking() {
+        var dpb = H264DecodedPictureBuffer()
+        let pictures = (0..<3).map { Self.picture(frameNum: $0, poc: $0 * 2) }
+        for p in pictures { _ = dpb.store(p) }
+        dpb.updateFrameNumWrap(currentFrameNum: 3, maxFrameNum: 16)
+        dpb.slidingWindow(maxNumRefFrames: 3)
+        #expect(pictures[0].marking == .unused && pictures[1].isShortTermReference)
+        let current = Self.picture(frameNum: 3, poc: 6, marking: .unused)
+        // MMCO 3: PicNum 3 - (0 + 1) = 2 becomes long-term 0; MMCO 1: PicNum 1 unused;
+        // MMCO 6: the current picture takes long-term index 0 from frame 2.
+        let isLong = dpb.applyMemoryManagementControlOperations(
+            [.assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0),
+             .markShortTermUnused(differenceOfPicNumsMinus1: 1),
+             .setMaxLongTermFrameIdx(maxLongTermFrameIdxPlus1: 2),
+             .markCurrentLongTerm(longTermFrameIdx: 0)],
+            current: current, currPicNum: 3)
+        #expect(isLong)
+        #expect(pictures[1].marking == .unused)
+        #expect(pictures[2].marking == .unused, "frame 2 lost index 0 to the current picture")
+        #expect(current.longTermFrameIndex == 0)
+    }
+
+    @Test("C.4.5: bumping outputs the smallest POC when the DPB is full; a non-reference picture before all goes out at once")
+    func bumping() {
+        var dpb = H264DecodedPictureBuffer()
+        dpb.capacity = 2
+        let first = Self.picture(frameNum: 0, poc: 0), second = Self.picture(frameNum: 1, poc: 8)
+        #expect(dpb.store(first).isEmpty && dpb.store(second).isEmpty)
+        let nonReference = Self.picture(frameNum: 2, poc: -2, marking: .unused)
+        // Lower than everything waiting: output directly, not stored (C.4.5.2).
+        #expect(dpb.store(nonReference).map(\.picOrderCnt) == [-2])
+        let third = Self.picture(frameNum: 2, poc: 4)
+        // The sliding window made frame 0 unused; the DPB is full, so POC 0 is bumped out and
+        // its frame buffer emptied to make room.
+        first.marking = .unused
+        #expect(dpb.store(third).map(\.picOrderCnt) == [0])
+        #expect(dpb.bumpAll().map(\.picOrderCnt) == [4, 8])
+    }
+}
