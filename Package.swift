@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "H264", targets: ["H264"]),
         .library(name: "SwiftVT", targets: ["SwiftVT"]),
         .library(name: "SoftwareCodecs", targets: ["SoftwareCodecs"]),
+        .library(name: "VAPlumbing", targets: ["VAPlumbing"]),
+        .library(name: "VAAPICodecs", targets: ["VAAPICodecs"]),
         // The GStreamer plugin: libgstswiftvt.so, plugin name "swiftvt".
         .library(name: "gstswiftvt", type: .dynamic, targets: ["SwiftVTElements"]),
         .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
@@ -50,6 +52,21 @@ let package = Package(
         .target(
             name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg", "CX264"],
             swiftSettings: optimized),
+        // libva (with its DRM and X11 display libraries) headers, and forwarders that load the
+        // libraries on first use (Sources/CVA/loader.c), hidden like CFFmpeg's: the plugin loads
+        // and decodes in software where libva is not installed.
+        .target(
+            name: "CVA",
+            cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
+            linkerSettings: [.linkedLibrary("dl")]),
+        // VA-API plumbing, no codec logic: display discovery, capability probe, owners of configs,
+        // surfaces, contexts, buffers and images, one error type for every VA call.
+        .target(name: "VAPlumbing", dependencies: ["CVA"], swiftSettings: optimized),
+        // Hardware backends: the VA-API H.264 decoder (the H264 layer's decoding state machine
+        // over a VA accelerator).
+        .target(
+            name: "VAAPICodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "VAPlumbing", "CVA"],
+            swiftSettings: optimized),
         .plugin(
             name: "InstallGStreamerPlugin",
             capability: .command(
@@ -63,7 +80,7 @@ let package = Package(
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
             name: "SwiftVTElements",
-            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs"],
+            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
             swiftSettings: optimized,
             // A release plugin carries its Swift runtime, so it loads on machines without the
             // toolchain (debug builds and `swift test` use the shared runtime).
@@ -91,6 +108,12 @@ let package = Package(
         .testTarget(
             name: "SwiftVTSessionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
+        // The VA plumbing and the VA decoder on the project's software VA driver (run through
+        // scripts/with-software-va.sh, which the CI test command does).
+        .testTarget(
+            name: "VAAPITests",
+            dependencies: ["VAPlumbing", "VAAPICodecs", "CVA", "SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTCompressionTests",

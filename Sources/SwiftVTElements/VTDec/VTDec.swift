@@ -3,6 +3,7 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
+import VAAPICodecs
 import Synchronization
 import SwiftVT
 
@@ -243,7 +244,23 @@ final class VTDec: @unchecked Sendable {
                     timings: .uniform(timing), sizes: .uniform(data.count), sampleAttachments: [attachments])
                 do throws(DecompressionError) {
                     try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
+                    noteBackendChange(of: session)
                 } catch {
+                    if session.isHardwareAccelerated && error.code == .decoderFailed {
+                        // hardware=require (auto would have switched to software): the device
+                        // cannot go on, and there is nothing to fall back to.
+                        ElementMessage.stream(
+                            GST_STREAM_ERROR_DECODE,
+                            "vtdec: the VA-API decoder failed: \(error.message). hardware=require allows no software "
+                                + "fallback; use hardware=auto to continue in software.",
+                            debug: error.description
+                        ).post(from: object, isError: true)
+                        if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
+                            gst_video_decoder_drop_frame(decoder, pending)
+                        }
+                        gst_video_codec_frame_unref(frame)
+                        return GST_FLOW_ERROR
+                    }
                     log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
                     let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: \(error.message)", debug: error.description))
                     if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
@@ -344,6 +361,8 @@ final class VTDec: @unchecked Sendable {
         }
         let configuration = settings.withLock { $0 }
         let formats = preferredPixelFormats(for: description)
+        // The element's address, for VA-API log lines (an integer, as the closure is Sendable).
+        let objectAddress = UInt(bitPattern: object)
         let handler: DecompressionOutputHandler = { [delivered] frame in
             delivered.append(frame)
         }
@@ -353,12 +372,16 @@ final class VTDec: @unchecked Sendable {
                 decoderSpecification: DecoderSpecification(
                     hardwarePolicy: configuration.hardware, threadCount: configuration.maxThreads),
                 destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: formats),
-                backends: [LibavcodecDecoderFactory()], outputHandler: handler)
+                backends: [VAH264DecoderFactory(log: { [log, objectAddress] in
+                    log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
+                }), LibavcodecDecoderFactory()],
+                outputHandler: handler)
             state.withLock { state in
                 state.session = session
                 state.activeBackend = session.activeBackendName
             }
-            log.info(object, "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)")
+            log.info(object, "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)"
+                + (session.backendsPassedOver.isEmpty ? "" : " (passed over: \(session.backendsPassedOver))"))
             reportLatency(for: description, threads: configuration.maxThreads)
             return .success(session)
         } catch {
@@ -433,6 +456,23 @@ final class VTDec: @unchecked Sendable {
         state.withLock { $0.session }?.flush()
         delivered.discardAll()
         return true
+    }
+
+    /// Under hardware=auto a VA-API decoder that fails mid-stream hands over to software: tell
+    /// the application (a warning) and update active-backend.
+    private func noteBackendChange(of session: DecompressionSession) {
+        let name = session.activeBackendName
+        let changed = state.withLock { state -> Bool in
+            guard state.activeBackend != name else { return false }
+            state.activeBackend = name
+            return true
+        }
+        guard changed else { return }
+        ElementMessage.stream(
+            GST_STREAM_ERROR_DECODE,
+            "vtdec: the VA-API decoder failed mid-stream; decoding goes on in software from the next IDR picture (now: \(name))"
+        ).post(from: object, isError: false)
+        log.warning(object, "now decoding with \(name)")
     }
 
     /// Finishes the frames the session delivered, in order.

@@ -1,0 +1,172 @@
+import CVA
+import H264
+import MediaCore
+import SwiftVT
+import VAPlumbing
+
+/// A VA surface lent to one picture: back in its pool when the picture (the state machine's
+/// ``H264Picture``, which holds it as its accelerator data) goes away.
+final class VASurfaceLease {
+    let surface: VASurfaceID
+    private let pool: VASurfacePool
+    init(surface: VASurfaceID, pool: VASurfacePool) {
+        self.surface = surface
+        self.pool = pool
+    }
+    deinit { pool.giveBack(surface) }
+}
+
+/// The decoding surfaces of one sequence: the DPB plus the picture being decoded plus
+/// headroom for the picture being read back.
+final class VASurfacePool {
+    let surfaces: VASurfaceSet
+    private var free: [VASurfaceID]
+
+    init(surfaces: consuming VASurfaceSet) {
+        free = surfaces.ids
+        self.surfaces = surfaces
+    }
+
+    var ids: [VASurfaceID] { surfaces.ids }
+
+    func lease() -> VASurfaceLease? {
+        guard let surface = free.popLast() else { return nil }
+        return VASurfaceLease(surface: surface, pool: self)
+    }
+
+    fileprivate func giveBack(_ surface: VASurfaceID) { free.append(surface) }
+}
+
+/// The H.264 accelerator on a VA-API device (VAEntrypointVLD): turns the state machine's calls
+/// into VA picture, IQ matrix, slice parameter and slice data buffers, and reads output
+/// pictures back into ``PixelBuffer``s.
+///
+/// One decoding context per sequence; surfaces from a pool sized DPB + 2.
+final class VAH264Accelerator: H264Accelerator {
+    private let connection: VADisplayConnection
+    private let config: VAConfig
+    private let output: VAOutputReader
+    private var context: VAContext?
+    private var pool: VASurfacePool?
+    private var codedSize = (width: 0, height: 0)
+    /// The buffers of the picture being decoded, destroyed once it is submitted (va.h: the
+    /// client owns buffers it created; they may be destroyed after vaEndPicture).
+    private var pictureBuffers: [VABufferObject] = []
+    /// Decoded pictures that became ready for output, in output order.
+    var outputPictures: [H264Picture] = []
+    /// Pictures started so far: tells the backend whether a sample produced a picture.
+    private(set) var startedPictureCount = 0
+
+    init(connection: VADisplayConnection, config: consuming VAConfig, output: VAOutputReader) {
+        self.connection = connection
+        self.config = config
+        self.output = output
+    }
+
+    private func surface(of picture: H264Picture) -> VASurfaceID? {
+        (picture.acceleratorData as? VASurfaceLease)?.surface
+    }
+
+    private static func failed(_ error: VAError) -> H264DecodingError {
+        .acceleratorFailed(error.description)
+    }
+
+    func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
+        let sps = sequence.sequenceParameterSet
+        let width = sps.codedWidth, height = sps.codedHeight
+        // Surfaces: every DPB frame, the current picture, and one more so that a picture can
+        // be read back while the next is being decoded.
+        let count = sequence.maxDpbFrames + 2
+        context = nil
+        pool = nil
+        do throws(VAError) {
+            let surfaces = try VASurfaceSet(
+                connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: width, height: height,
+                count: count, fourcc: UInt32(VA_FOURCC_NV12))
+            let newPool = VASurfacePool(surfaces: surfaces)
+            context = try VAContext(
+                connection: connection, config: config, width: width, height: height, flags: Int32(VA_PROGRESSIVE),
+                renderTargets: newPool.ids)
+            pool = newPool
+        } catch {
+            throw Self.failed(error)
+        }
+        codedSize = (width, height)
+        try output.startSequence(sps)
+    }
+
+    func startPicture(
+        _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
+    ) throws(H264DecodingError) {
+        guard let context, let pool else { throw .acceleratorFailed("VA-API: a picture started before its sequence") }
+        guard let lease = pool.lease() else {
+            throw .acceleratorFailed("VA-API: all \(pool.ids.count) decoding surfaces are in use (the stream keeps more pictures than its DPB size)")
+        }
+        picture.acceleratorData = lease
+        startedPictureCount += 1
+        let references = referenceFrames.compactMap { reference in surface(of: reference).map { (reference, $0) } }
+        var pictureParameters = VAH264DecodeParameters.pictureParameters(
+            current: picture, currentSurface: lease.surface, firstSlice: firstSlice, parameterSets: parameterSets,
+            referenceFrames: references)
+        var matrix = VAH264DecodeParameters.inverseQuantizationMatrix(parameterSets)
+        pictureBuffers = []
+        do throws(VAError) {
+            try connection.beginPicture(context: context, renderTarget: lease.surface)
+            let parameterBuffer = try VABufferObject.holding(
+                &pictureParameters, connection: connection, context: context, type: VAPictureParameterBufferType)
+            let matrixBuffer = try VABufferObject.holding(
+                &matrix, connection: connection, context: context, type: VAIQMatrixBufferType)
+            try connection.renderPicture(context: context, buffers: [parameterBuffer.id, matrixBuffer.id])
+            pictureBuffers.append(parameterBuffer)
+            pictureBuffers.append(matrixBuffer)
+        } catch {
+            throw Self.failed(error)
+        }
+    }
+
+    func decodeSlice(
+        _ picture: H264Picture, slice: H264SliceData, parameterSets: H264ActiveParameterSets,
+        referencePictureList0: [H264Picture?], referencePictureList1: [H264Picture?]
+    ) throws(H264DecodingError) {
+        guard let context else { throw .acceleratorFailed("VA-API: a slice arrived before its sequence") }
+        let list0 = referencePictureList0.map { entry in entry.flatMap { p in surface(of: p).map { (p, $0) } } }
+        let list1 = referencePictureList1.map { entry in entry.flatMap { p in surface(of: p).map { (p, $0) } } }
+        var sliceParameters = VAH264DecodeParameters.sliceParameters(
+            slice, parameterSets: parameterSets, list0: list0, list1: list1)
+        do throws(VAError) {
+            let parameterBuffer = try VABufferObject.holding(
+                &sliceParameters, connection: connection, context: context, type: VASliceParameterBufferType)
+            // Copy: the slice data goes into a buffer the VA driver allocates (vaCreateBuffer
+            // copies it); a hardware decoder reads it from its own memory.
+            let dataBuffer = try VABufferObject(
+                connection: connection, context: context, type: VASliceDataBufferType, bytes: slice.nalUnit)
+            try connection.renderPicture(context: context, buffers: [parameterBuffer.id, dataBuffer.id])
+            pictureBuffers.append(parameterBuffer)
+            pictureBuffers.append(dataBuffer)
+        } catch {
+            throw Self.failed(error)
+        }
+    }
+
+    func endPicture(_ picture: H264Picture) throws(H264DecodingError) {
+        guard let context else { throw .acceleratorFailed("VA-API: a picture ended before its sequence") }
+        defer { pictureBuffers = [] }
+        do throws(VAError) {
+            try connection.endPicture(context: context)
+        } catch {
+            throw Self.failed(error)
+        }
+    }
+
+    func outputPicture(_ picture: H264Picture) throws(H264DecodingError) {
+        outputPictures.append(picture)
+    }
+
+    /// Reads the surface of an output picture back into a pixel buffer.
+    func readBack(_ picture: H264Picture) throws(DecompressionError) -> PixelBuffer {
+        guard let surface = surface(of: picture) else {
+            throw DecompressionError(.decoderFailed, "VA-API: an output picture has no surface")
+        }
+        return try output.read(surface: surface, codedSize: codedSize)
+    }
+}

@@ -1,0 +1,275 @@
+import CVA
+import H264
+import MediaCore
+import Synchronization
+import SwiftVT
+import VAPlumbing
+
+/// The hardware H.264 decoder: SwiftVT's own decoding state machine (``H264PictureDecoder``)
+/// driving a VA-API device's VLD entrypoint (``VAH264Accelerator``).
+public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
+    /// The device found by the first probe (opening a VA display is slow; one factory is used
+    /// for one session's choice).
+    private let device = Mutex<Result<VADevice, VADeviceUnavailable>?>(nil)
+    private let log: @Sendable (String) -> Void
+
+    /// - Parameter log: libva's and the probe's messages (vtdec sends them to GStreamer's debug log).
+    public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.log = log
+    }
+
+    public var name: String {
+        switch device.withLock({ $0 }) {
+        case .success(let device)?: return "VA-API (hardware: \(device.summary))"
+        default: return "VA-API (hardware)"
+        }
+    }
+
+    public var isHardware: Bool { true }
+
+    private func openDevice() -> Result<VADevice, VADeviceUnavailable> {
+        device.withLock { cached in
+            if let cached { return cached }
+            let result = VADevice.open(log: log)
+            cached = result
+            return result
+        }
+    }
+
+    public func unavailableReason(for format: FormatDescription) -> String? {
+        switch chooseProfile(for: format) {
+        case .success: return nil
+        case .failure(let reason): return reason.reason
+        }
+    }
+
+    /// The VA profile this device decodes the stream with.
+    private func chooseProfile(for format: FormatDescription) -> Result<(VADevice, VAProfile), UnsupportedStream> {
+        guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
+            return .failure(UnsupportedStream("decodes H.264 only, and this stream's codec is '\(format.codecType)'"))
+        }
+        guard let spsBytes = format.h264SequenceParameterSets.first,
+            let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes)
+        else {
+            return .failure(UnsupportedStream("the format description has no SPS the VA path could read"))
+        }
+        let ppss = format.h264PictureParameterSets.compactMap { bytes in
+            try? PictureParameterSet.parse(nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
+        }
+        let candidates: [VAProfile]
+        switch VAH264Profiles.candidates(for: sps, pictureParameterSets: ppss) {
+        case .success(let list): candidates = list
+        case .failure(let reason): return .failure(reason)
+        }
+        let device: VADevice
+        switch openDevice() {
+        case .success(let opened): device = opened
+        case .failure(let unavailable): return .failure(UnsupportedStream(unavailable.reason))
+        }
+        guard let profile = candidates.first(where: { device.capabilities.supports(profile: $0, entrypoint: VAEntrypointVLD) }) else {
+            let wanted = candidates.map(VAH264Profiles.name).joined(separator: " or ")
+            return .failure(UnsupportedStream(
+                "\(device.summary) has no H.264 decoder for this stream (\(sps.profile) needs \(wanted) with VAEntrypointVLD; "
+                    + "the device offers \(device.capabilities.summary))"))
+        }
+        if let maximum = device.capabilities.maxPictureSize(profile: profile, entrypoint: VAEntrypointVLD),
+            sps.codedWidth > maximum.width || sps.codedHeight > maximum.height
+        {
+            return .failure(UnsupportedStream(
+                "\(sps.codedWidth)x\(sps.codedHeight) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) decodes"))
+        }
+        return .success((device, profile))
+    }
+
+    public func makeBackend(
+        format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
+    ) throws(DecompressionError) -> any DecoderBackend {
+        let chosen: (VADevice, VAProfile)
+        switch chooseProfile(for: format) {
+        case .success(let value): chosen = value
+        case .failure(let reason): throw DecompressionError(.unsupportedFormat, reason.reason)
+        }
+        // The surfaces are NV12; I420 is written while reading back (no extra copy). Other
+        // formats would need a conversion this backend does not do.
+        let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
+        guard let pixelFormat = wanted.first(where: { $0 == .i420 || $0 == .nv12VideoRange || $0 == .nv12FullRange }) else {
+            throw DecompressionError(
+                .unsupportedFormat, "the VA path outputs NV12 or I420, and none of \(wanted) was asked for")
+        }
+        return try VAH264Decoder(
+            device: chosen.0, profile: chosen.1, format: format, pixelFormat: pixelFormat,
+            rowAlignment: attributes.rowAlignment)
+    }
+}
+
+/// A VA display with its capabilities.
+final class VADevice: @unchecked Sendable {
+    // @unchecked: the connection is used by one decoder at a time after the probe (libva
+    // display handles may be shared between threads for distinct contexts).
+    let connection: VADisplayConnection
+    let capabilities: VACapabilities
+
+    init(connection: VADisplayConnection, capabilities: VACapabilities) {
+        self.connection = connection
+        self.capabilities = capabilities
+    }
+
+    /// "swiftvt software VA driver on X11 display :99", for names and messages.
+    var summary: String { "\(connection.vendor) on \(connection.description)" }
+
+    static func open(log: @escaping @Sendable (String) -> Void) -> Result<VADevice, VADeviceUnavailable> {
+        do {
+            let connection = try VADisplayConnection.open(log: log)
+            do throws(VAError) {
+                let capabilities = try connection.probeCapabilities()
+                log("VA-API device \(connection.vendor) on \(connection.description): \(capabilities.summary)")
+                return .success(VADevice(connection: connection, capabilities: capabilities))
+            } catch {
+                return .failure(VADeviceUnavailable(reason: "the VA-API device on \(connection.description) cannot be probed: \(error)"))
+            }
+        } catch {
+            return .failure(VADeviceUnavailable(reason: "no VA-API device: \(error)"))
+        }
+    }
+}
+
+struct VADeviceUnavailable: Error {
+    var reason: String
+}
+
+/// One decoder instance on the VA path (``DecoderBackend``).
+final class VAH264Decoder: DecoderBackend {
+    private let accelerator: VAH264Accelerator
+    private let decoder: H264PictureDecoder
+    private let nalUnitHeaderLength: Int
+    private let attachments: PixelBufferAttachments
+    /// Timing of the samples whose pictures have not been output yet, by frame reference.
+    private var timings: [UInt64: (presentationTimeStamp: MediaTime, duration: MediaTime)] = [:]
+    private var startedPictures = 0
+
+    init(
+        device: VADevice, profile: VAProfile, format: FormatDescription, pixelFormat: PixelFormat, rowAlignment: Int
+    ) throws(DecompressionError) {
+        let config: VAConfig
+        do {
+            config = try VAConfig(
+                connection: device.connection, profile: profile, entrypoint: VAEntrypointVLD,
+                attributes: [VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))])
+        } catch {
+            throw DecompressionError(
+                .decoderFailed, "the VA-API decoder could not be set up: \(error)", backendStatus: error.status,
+                operation: error.call)
+        }
+        var attachments = PixelBufferAttachments()
+        attachments.colorPrimaries = format.extensions.colorPrimaries
+        attachments.transferFunction = format.extensions.transferFunction
+        attachments.yCbCrMatrix = format.extensions.yCbCrMatrix
+        attachments.fullRange = format.extensions.fullRange ?? (pixelFormat == .nv12FullRange ? true : nil)
+        attachments.chromaLocation = format.extensions.chromaLocationTopField
+        attachments.pixelAspectRatio = format.extensions.pixelAspectRatio
+        self.attachments = attachments
+        let output = VAOutputReader(
+            connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment, attachments: attachments)
+        accelerator = VAH264Accelerator(connection: device.connection, config: config, output: output)
+        decoder = H264PictureDecoder(accelerator: accelerator)
+        nalUnitHeaderLength = format.nalUnitHeaderLength
+        for parameterSet in format.parameterSets {
+            parameterSet.withUnsafeBytes { bytes in
+                // A parameter set that does not parse is reported when a slice needs it.
+                try? decoder.storeParameterSet(nalUnit: bytes)
+            }
+        }
+    }
+
+    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame] {
+        var frames: [DecodedFrame] = []
+        guard let data = sample.dataBuffer else { return frames }
+        let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
+        timings[frameReference] = (timing.presentationTimeStamp, timing.duration)
+        let startedBefore = accelerator.startedPictureCount
+        var damage: H264DecodingError?
+        var fatal: H264DecodingError?
+        let headerLength = nalUnitHeaderLength
+        data.withContiguousBytes { bytes in
+            do {
+                try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: headerLength) { range in
+                    do throws(H264DecodingError) {
+                        try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]), frameReference: frameReference)
+                    } catch {
+                        if case .bitstream = error { damage = damage ?? error } else { fatal = fatal ?? error }
+                    }
+                }
+            } catch {
+                damage = damage ?? .bitstream(.malformedFraming("\(error)"))
+            }
+        }
+        if fatal == nil {
+            do throws(H264DecodingError) {
+                try decoder.finishAccessUnit()
+            } catch {
+                if case .bitstream = error { damage = damage ?? error } else { fatal = error }
+            }
+        }
+        frames += try collectOutput()
+        if let fatal { throw Self.sessionError(fatal) }
+        if let damage {
+            frames.append(DecodedFrame(
+                status: DecompressionError(.badData, "damaged H.264 data: \(damage)"), frameReference: frameReference))
+        } else if accelerator.startedPictureCount == startedBefore {
+            // No picture came of this sample (decoding waits for an IDR or I picture): say so,
+            // so the caller does not wait for it.
+            timings[frameReference] = nil
+            frames.append(DecodedFrame(infoFlags: [.frameDropped], frameReference: frameReference))
+        }
+        return frames
+    }
+
+    static func sessionError(_ error: H264DecodingError) -> DecompressionError {
+        switch error {
+        case .unsupported(let what):
+            return DecompressionError(.unsupportedFormat, "\(what) (not supported by the VA path)")
+        case .acceleratorFailed(let message):
+            return DecompressionError(.decoderFailed, message)
+        case .bitstream(let problem):
+            return DecompressionError(.badData, "damaged H.264 data: \(problem)")
+        }
+    }
+
+    /// The pictures the state machine output, read back, in output order.
+    private func collectOutput() throws(DecompressionError) -> [DecodedFrame] {
+        var frames: [DecodedFrame] = []
+        let pictures = accelerator.outputPictures
+        accelerator.outputPictures.removeAll()
+        for picture in pictures {
+            let timing = timings.removeValue(forKey: picture.frameReference)
+            var frame = DecodedFrame(
+                presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid, duration: timing?.duration ?? .invalid,
+                frameReference: picture.frameReference)
+            if picture.decodingFailed {
+                frame.status = DecompressionError(.decoderFailed, "the VA-API device failed to decode this picture")
+            } else {
+                frame.imageBuffer = try accelerator.readBack(picture)
+                frame.infoFlags.insert(.imageBufferModifiable)
+            }
+            frames.append(frame)
+        }
+        return frames
+    }
+
+    func drain() throws(DecompressionError) -> [DecodedFrame] {
+        do throws(H264DecodingError) {
+            try decoder.drain()
+        } catch {
+            let frames = (try? collectOutput()) ?? []
+            if case .bitstream = error { return frames + [DecodedFrame(status: Self.sessionError(error))] }
+            throw Self.sessionError(error)
+        }
+        return try collectOutput()
+    }
+
+    func flush() {
+        decoder.flush()
+        accelerator.outputPictures.removeAll()
+        timings.removeAll()
+    }
+}
