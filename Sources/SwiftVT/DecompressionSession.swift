@@ -18,6 +18,9 @@ public final class DecompressionSession: Sendable {
     /// The backend decoding now, e.g. `libavcodec (software)`. Under ``HardwarePolicy/auto`` it
     /// changes when the hardware decoder fails mid-stream and the session goes on in software.
     public var activeBackendName: String { activeName.name }
+    /// Why the session left the backend it started with (a hardware decoder that failed
+    /// mid-stream under ``HardwarePolicy/auto``); nil while it has not.
+    public var backendFailure: String? { activeName.failure }
     /// Whether the backend chosen at creation is a hardware decoder.
     public let isHardwareAccelerated: Bool
     private let activeName: ActiveBackendName
@@ -97,8 +100,8 @@ public final class DecompressionSession: Sendable {
         case .hardwareUnavailable(let list):
             throw DecompressionError(
                 .hardwareUnavailable,
-                "hardware decoding is required (hardwarePolicy .require) but no hardware decoder can take this "
-                    + "stream. Tried: \(list). Use hardwarePolicy .auto to fall back to software decoding.")
+                "hardware decoding is required, but no hardware decoder can take this stream. Tried: \(list). "
+                    + "Allow software decoding (hardwarePolicy .auto) to decode it anyway.")
         case .startFailed(var error, let list, let count):
             error.message += count > 1 ? " (tried: \(list))" : ""
             throw error

@@ -5,10 +5,12 @@ import Synchronization
 /// The name of the backend a session decodes with, which changes when a hardware decoder fails
 /// mid-stream and the session goes on in software (``FallbackDecoderBackend``).
 final class ActiveBackendName: Sendable {
-    private let value: Mutex<String>
-    init(_ name: String) { value = Mutex(name) }
-    var name: String { value.withLock { $0 } }
-    func set(_ name: String) { value.withLock { $0 = name } }
+    private let value: Mutex<(name: String, failure: String?)>
+    init(_ name: String) { value = Mutex((name, nil)) }
+    var name: String { value.withLock { $0.name } }
+    /// Why the session left its first backend, nil while it has not.
+    var failure: String? { value.withLock { $0.failure } }
+    func set(_ name: String, failure: String) { value.withLock { $0 = (name, failure) } }
 }
 
 /// Under ``HardwarePolicy/auto``: decodes with a hardware backend and, when it fails mid-stream
@@ -16,10 +18,11 @@ final class ActiveBackendName: Sendable {
 /// goes on with a software backend from the next IDR picture (an IDR picture is the first
 /// point from which a fresh decoder can decode everything, 8.2.1 / 8.2.5.1).
 ///
-/// The pictures the hardware decoder finished before the failure are still output; the sample
-/// that failed is reported with a status saying what happened and what the session does about
-/// it; the samples between it and the next IDR picture are dropped (there is no reference
-/// picture to decode them from).
+/// The pictures the hardware decoder finished before the failure are still output. When the
+/// failing sample holds an IDR picture, software decodes it at once; otherwise it is reported
+/// with a status saying what happened and what the session does about it, and the samples
+/// between it and the next IDR picture are dropped (there is no reference picture to decode
+/// them from).
 final class FallbackDecoderBackend: DecoderBackend {
     private var primary: (any DecoderBackend)?
     private let primaryName: String
@@ -53,7 +56,17 @@ final class FallbackDecoderBackend: DecoderBackend {
                 // What the hardware decoder finished before the failure is still good.
                 var frames = (try? primary.drain()) ?? []
                 self.primary = nil
-                activeName.set("\(fallbackFactory.name), after \(primaryName) failed")
+                activeName.set("\(fallbackFactory.name), after \(primaryName) failed", failure: error.message)
+                if Self.containsIDRPicture(sample, format: format) {
+                    // The failing sample starts a new sequence (often the very first one, when
+                    // the device refuses the stream's parameters): software takes it over at once.
+                    // The hardware decoder's report of this sample's picture is dropped: the
+                    // sample's picture comes from software instead.
+                    frames.removeAll { $0.frameReference == frameReference && $0.imageBuffer == nil }
+                    let backend = try fallbackFactory.makeBackend(format: format, specification: specification, attributes: attributes)
+                    fallback = backend
+                    return frames + (try backend.decode(sample, frameReference: frameReference))
+                }
                 frames.append(DecodedFrame(
                     status: DecompressionError(
                         error.code,

@@ -388,7 +388,7 @@ final class VTDec: @unchecked Sendable {
             state.withLock { $0.session = nil }
             let text: String
             if error.code == .hardwareUnavailable {
-                text = "vtdec: hardware decoding is required (hardware=require) but not available: \(error.message). Use hardware=auto to fall back to software."
+                text = "vtdec: hardware=require: \(error.message.replacing(" (hardwarePolicy .auto)", with: " (hardware=auto)"))"
             } else {
                 text = "vtdec: cannot decode this stream: \(error.message)"
             }
@@ -470,7 +470,8 @@ final class VTDec: @unchecked Sendable {
         guard changed else { return }
         ElementMessage.stream(
             GST_STREAM_ERROR_DECODE,
-            "vtdec: the VA-API decoder failed mid-stream; decoding goes on in software from the next IDR picture (now: \(name))"
+            "vtdec: the VA-API decoder failed (\(session.backendFailure ?? "no reason given")); hardware=auto, so decoding "
+                + "goes on in software from the next IDR picture (now: \(name))"
         ).post(from: object, isError: false)
         log.warning(object, "now decoding with \(name)")
     }

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# vtdec on the VA-API path, against SwiftVT's software VA driver (tests/va-driver/) on Xvfb:
+#
+# 1. every undamaged, progressive corpus stream through `vtdec hardware=require`: the MD5 of the
+#    decoded frames (I420, cropped) equals MANIFEST.tsv's ref_md5, with zero VALIDATION complaints
+#    and zero SELFCHECK failures from the driver and no VA object left at vaTerminate. Streams the
+#    driver itself refuses (pic_order_cnt_type 1: its SPS cannot be rebuilt from VA parameters)
+#    must fail cleanly under require and decode exactly under auto (software fallback);
+# 2. FFmpeg's own VA-API client through the same driver on streams with P, B and weighted
+#    prediction: the driver's normalised parameter logs of both clients must be identical;
+# 3. fault injection: each injected failure ends in software fallback (auto) or a clear error
+#    (require), never a hang (every run is under timeout), and nothing is leaked;
+# 4. no VA device at all (no render node, no DISPLAY): auto decodes in software, require fails
+#    with an error listing what was tried.
+#
+# Exit 0 when everything holds, 1 otherwise, 77 (skipped) without the corpus. Environment:
+# SWIFTVT_PLUGIN (the plugin to test), SWIFTVT_CORPUS, SWIFTVT_VA_DRIVER_DIR.
+set -euo pipefail
+root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
+manifest="$corpus/h264/MANIFEST.tsv"
+if [ ! -f "$manifest" ]; then
+    echo "corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)"
+    exit 77
+fi
+if [ -z "${SWIFTVT_VTDEC_VA_WRAPPED:-}" ]; then
+    exec env SWIFTVT_VTDEC_VA_WRAPPED=1 bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
+fi
+source "$root/pipelines/lib/plugin-env.sh"
+work="$swiftvt_work_dir"
+damaged=" BA_MW_D_IDR_LOST.264 Error_I_P.264 sps_subsetsps_bothVUI.264 "
+failures=0
+fail() {
+    echo "vtdec-va: FAIL: $*"
+    failures=$((failures + 1))
+}
+count() { # count PATTERN FILE
+    local n
+    n="$(grep -c -- "$1" "$2" 2>/dev/null || true)"
+    echo "${n:-0}"
+}
+leaks() { # live-objects lines that are not all zero
+    grep "^live-objects" "$1" 2>/dev/null | grep -v "configs=0 contexts=0 surfaces=0 buffers=0 images=0" || true
+}
+
+# decode STREAM HARDWARE OUTPUT: vtdec to I420 frames in OUTPUT; the log (with vtdec's INFO lines)
+# on stderr.
+decode() {
+    timeout 600 env GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 gst-launch-1.0 filesrc location="$1" ! h264parse-to-avcc \
+        ! vtdec hardware="$2" ! video/x-raw,format=I420 ! filesink location="$3"
+}
+
+echo "== corpus through vtdec hardware=require (driver: $LIBVA_DRIVERS_PATH, display $DISPLAY)"
+printf '%-44s %7s %-5s %10s %9s %-6s %s\n' stream frames md5 validation selfcheck leaks result
+decoded_ok=0
+refused_ok=0
+while IFS=$'\t' read -r file _bytes _sha width height _profile frames ref_md5 _avdec_md5; do
+    [ "$file" = file ] && continue
+    stream="$corpus/h264/$file"
+    if [[ "$damaged" == *" $file "* ]]; then
+        printf '%-44s %7s %-5s %10s %9s %-6s %s\n' "$file" - - - - - "skipped: damaged on purpose"
+        continue
+    fi
+    probe="$(ffprobe -v error -select_streams v:0 -show_entries stream=field_order -of csv=p=0 "$stream")"
+    if [ "$probe" != progressive ] && [ "$probe" != unknown ]; then
+        printf '%-44s %7s %-5s %10s %9s %-6s %s\n' "$file" - - - - - "skipped: $probe (frames only)"
+        continue
+    fi
+    report="$work/$file.report"
+    rc=0
+    SWIFTVT_VA_REPORT="$report" SWIFTVT_VA_SELFCHECK=1 decode "$stream" require "$work/out.yuv" \
+        >"$work/$file.log" 2>&1 || rc=$?
+    md5="$(md5sum <"$work/out.yuv" | cut -d' ' -f1)"
+    frame_size=$((width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)))
+    got_frames=$(($(stat -c %s "$work/out.yuv" 2>/dev/null || echo 0) / frame_size))
+    rm -f "$work/out.yuv"
+    validation="$(count "VALIDATION" "$report")"
+    selfcheck="$(count "SELFCHECK" "$report")"
+    refused="$(count "REFUSED" "$report")"
+    leaked="$(leaks "$report")"
+    terminated="$(count "^live-objects" "$report")"
+    md5_ok=no
+    [ "$md5" = "$ref_md5" ] && md5_ok=yes
+    if [ "$refused" -gt 0 ]; then
+        # The driver cannot take the stream: require must fail with a clear error, auto must
+        # fall back to software and decode it exactly.
+        reason="$(grep -m1 REFUSED "$report" | sed 's/.*REFUSED: //; s/:.*//')"
+        auto_rc=0
+        SWIFTVT_VA_REPORT="$work/$file.auto.report" decode "$stream" auto "$work/auto.yuv" >"$work/$file.auto.log" 2>&1 || auto_rc=$?
+        auto_md5="$(md5sum <"$work/auto.yuv" | cut -d' ' -f1)"
+        rm -f "$work/auto.yuv"
+        if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "hardware=require allows no software fallback" "$work/$file.log" &&
+           [ "$auto_rc" = 0 ] && [ "$auto_md5" = "$ref_md5" ] && [ -z "$leaked" ] &&
+           grep -q "decoding goes on in software" "$work/$file.auto.log"; then
+            result="refused by the driver ($reason): require errors, auto falls back and matches"
+            refused_ok=$((refused_ok + 1))
+        else
+            result="FAIL (refused: require exit $rc, auto exit $auto_rc md5 $auto_md5)"
+            fail "$file: refused stream not handled: require exit $rc, auto exit $auto_rc, md5 $auto_md5 (want $ref_md5)"
+            grep -m3 "ERROR\|WARN" "$work/$file.log" "$work/$file.auto.log" | cut -c1-300 | sed 's/^/    /' || true
+        fi
+    elif [ "$rc" = 124 ]; then
+        result="FAIL: timed out"
+        fail "$file: timed out"
+    elif [ "$rc" != 0 ] || [ "$md5_ok" != yes ] || [ "$validation" != 0 ] || [ "$selfcheck" != 0 ] ||
+         [ -n "$leaked" ] || [ "$terminated" = 0 ] || [ "$got_frames" != "$frames" ] ||
+         ! grep -q "with VA-API" "$work/$file.log"; then
+        result="FAIL (exit $rc, $got_frames/$frames frames)"
+        fail "$file: exit $rc, md5 $md5 (want $ref_md5), $validation validation complaint(s), $selfcheck self-check failure(s), ${leaked:-no leak}, $terminated vaTerminate"
+        grep -m5 "VALIDATION\|SELFCHECK\|DECODE" "$report" 2>/dev/null | sed 's/^/    /' || true
+        grep -m3 "ERROR" "$work/$file.log" | cut -c1-300 | sed 's/^/    /' || true
+    else
+        result=ok
+        decoded_ok=$((decoded_ok + 1))
+    fi
+    printf '%-44s %7s %-5s %10s %9s %-6s %s\n' "$file" "$got_frames" "$md5_ok" "$validation" "$selfcheck" \
+        "$([ -n "$leaked" ] && echo yes || echo no)" "$result"
+done <"$manifest"
+echo "decoded exactly on the VA path: $decoded_ok; refused by the driver and handled: $refused_ok"
+if [ "$decoded_ok" -lt 15 ]; then
+    fail "only $decoded_ok stream(s) decoded exactly on the VA path"
+fi
+
+echo
+echo "== the same driver, two clients: SwiftVT's and FFmpeg's normalised VA parameters (SWIFTVT_VA_PARAMLOG)"
+printf '%-44s %9s %9s %s\n' stream pictures slices result
+for file in BA_MW_D.264 CVPCMNL1_SVA_C.264 Cisco_Men_whisper_640x320_CABAC_Bframe_9.264 \
+            VID_1280x720_cabac_temporal_direct.264 test_scalinglist_jm.264 MPS_MW_A.264; do
+    stream="$corpus/h264/$file"
+    [ -f "$stream" ] || { fail "$file: missing from the corpus"; continue; }
+    rm -f "$work/ours.paramlog" "$work/ffmpeg.paramlog"
+    rc=0
+    SWIFTVT_VA_PARAMLOG="$work/ours.paramlog" decode "$stream" require /dev/null >"$work/params.log" 2>&1 || rc=$?
+    frc=0
+    SWIFTVT_VA_PARAMLOG="$work/ffmpeg.paramlog" timeout 600 ffmpeg -nostdin -hide_banner -v error \
+        -init_hw_device "vaapi=va:$DISPLAY,connection_type=x11" -hwaccel vaapi -hwaccel_device va \
+        -hwaccel_output_format vaapi -hwaccel_flags allow_profile_mismatch -i "$stream" -f null - 2>"$work/ffmpeg.stderr" || frc=$?
+    pictures="$(count "^pic " "$work/ours.paramlog")"
+    slices="$(count "^slice " "$work/ours.paramlog")"
+    if [ "$rc" = 0 ] && [ "$frc" = 0 ] && [ "$pictures" -gt 0 ] && cmp -s "$work/ours.paramlog" "$work/ffmpeg.paramlog"; then
+        result="identical"
+    else
+        result="FAIL (exit $rc / ffmpeg $frc)"
+        fail "$file: parameter logs differ (SwiftVT exit $rc, FFmpeg exit $frc)"
+        diff "$work/ours.paramlog" "$work/ffmpeg.paramlog" | head -6 | sed 's/^/    /' || true
+    fi
+    printf '%-44s %9s %9s %s\n' "$file" "$pictures" "$slices" "$result"
+done
+
+echo
+echo "== fault injection (every run under timeout 600; frames of 100; leaks after vaTerminate)"
+small="$corpus/h264/BA_MW_D.264"
+small_md5="$(grep -P "^BA_MW_D.264\t" "$manifest" | cut -f8)"
+multi="$corpus/h264/MIDR_MW_D.264"
+printf '%-32s %-8s %5s %6s %-6s %s\n' injection hardware exit frames leaks outcome
+run_fault() { # run_fault LABEL HARDWARE STREAM EXPECT ENV...
+    local label="$1" hardware="$2" stream="$3" expect="$4"
+    shift 4
+    local report="$work/fault.report" log="$work/fault.log" rc=0
+    rm -f "$report" "$work/fault.yuv"
+    env "$@" SWIFTVT_VA_REPORT="$report" bash -c 'decode() {
+        timeout 600 env GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 gst-launch-1.0 filesrc location="$1" ! h264parse-to-avcc \
+            ! vtdec hardware="$2" ! video/x-raw,format=I420 ! filesink location="$3"; }; decode "$@"' _ \
+        "$stream" "$hardware" "$work/fault.yuv" >"$log" 2>&1 || rc=$?
+    local frames=$(($(stat -c %s "$work/fault.yuv" 2>/dev/null || echo 0) / 38016))
+    local md5
+    md5="$(md5sum <"$work/fault.yuv" 2>/dev/null | cut -d' ' -f1 || true)"
+    local leaked leak_column=no
+    leaked="$(leaks "$report")"
+    [ -n "$leaked" ] && leak_column=yes
+    [ "$(count "^live-objects" "$report")" = 0 ] && leak_column="-"
+    local message outcome ok=no
+    message="$(grep -m1 -o "vtdec: [^\"]*" "$log" | cut -c1-220 || true)"
+    case "$expect" in
+    software-exact)
+        # auto: software decodes everything exactly, and the log says VA was passed over or failed.
+        if [ "$rc" = 0 ] && [ "$md5" = "$small_md5" ] && [ -z "$leaked" ] &&
+           grep -q "libavcodec (software)" "$log"; then
+            ok=yes
+            outcome="software fallback, exact: $(grep -m1 -o "passed over: [^)]*)\|decoding goes on in software[^\"]*" "$log" | cut -c1-160)"
+        fi ;;
+    software-from-next-idr)
+        # auto, failure mid-stream: a warning, software from the next IDR, the end reached.
+        if [ "$rc" = 0 ] && [ "$frames" -gt 0 ] && [ -z "$leaked" ] && grep -q "WARNING.*decoding goes on in software" "$log"; then
+            ok=yes
+            outcome="warning, software from the next IDR: $message"
+        fi ;;
+    error)
+        if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "ERROR" "$log" && [ -n "$message" ] && [ -z "$leaked" ]; then
+            ok=yes
+            outcome="clean error: $message"
+        fi ;;
+    esac
+    if [ "$rc" = 124 ]; then
+        outcome="FAIL: hang (timed out)"
+        fail "$label $hardware: hung"
+    elif [ "$ok" != yes ]; then
+        outcome="FAIL (expected $expect): ${message:-no message}"
+        fail "$label $hardware: expected $expect, got exit $rc, $frames frames, md5 $md5, leaks ${leaked:-none}"
+        grep -m4 "ERROR\|WARN" "$log" | cut -c1-300 | sed 's/^/    /' || true
+    fi
+    printf '%-32s %-8s %5s %6s %-6s %s\n' "$label" "$hardware" "$rc" "$frames" "$leak_column" "$outcome"
+}
+for injection in "SWIFTVT_VA_FAIL=create-config" "SWIFTVT_VA_FAIL=create-context" "SWIFTVT_VA_FAIL=create-surfaces" \
+                 "SWIFTVT_VA_BUSY=1"; do
+    run_fault "$injection" auto "$small" software-exact "$injection"
+    run_fault "$injection" require "$small" error "$injection"
+done
+# MIDR_MW_D.264 has an IDR picture every few frames: a failure at picture 5 is picked up by
+# software at the next one.
+run_fault "SWIFTVT_VA_FAIL_END_PICTURE=5" auto "$multi" software-from-next-idr "SWIFTVT_VA_FAIL_END_PICTURE=5"
+run_fault "SWIFTVT_VA_FAIL_END_PICTURE=5" require "$multi" error "SWIFTVT_VA_FAIL_END_PICTURE=5"
+# No VA device at all: no render nodes and no X display.
+run_fault "no VA device (no DISPLAY)" auto "$small" software-exact DISPLAY= 
+run_fault "no VA device (no DISPLAY)" require "$small" error DISPLAY=
+if [ -d /dev/dri ] && ls /dev/dri/renderD* >/dev/null 2>&1; then
+    echo "(this machine has DRM render nodes: the no-device case above also tried them)"
+fi
+grep -q "no VA-API display could be opened" "$work/fault.log" ||
+    fail "no VA device, require: the error does not say what was tried"
+grep -m1 -o "tried: [^\"]*" "$work/fault.log" | cut -c1-300 | sed 's/^/    require without a device says: /' || true
+
+echo
+echo "== hardware=disable never opens a VA display"
+rc=0
+SWIFTVT_VA_LOG=1 decode "$small" disable "$work/disable.yuv" >"$work/disable.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ] && [ "$(md5sum <"$work/disable.yuv" | cut -d' ' -f1)" = "$small_md5" ] &&
+   ! grep -q "swiftvt_sw\|libva" "$work/disable.log"; then
+    echo "disable: software, exact, libva never loaded the driver"
+else
+    fail "hardware=disable touched VA-API or decoded wrongly (exit $rc)"
+fi
+
+echo
+if [ "$failures" -gt 0 ]; then
+    echo "vtdec-va: $failures failure(s)"
+    exit 1
+fi
+echo "vtdec-va: all checks passed ($decoded_ok streams exact on the VA path, $refused_ok refused streams handled)"
