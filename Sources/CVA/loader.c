@@ -15,15 +15,21 @@
 
 struct library {
     const char *soname;
+    void (*open)(void); // run once through `once`: pthread_once takes no argument
     void *handle;
     pthread_once_t once;
     char error[512];
 };
 
-static struct library libva = {"libva.so.2", NULL, PTHREAD_ONCE_INIT, ""};
-static struct library libva_drm = {"libva-drm.so.2", NULL, PTHREAD_ONCE_INIT, ""};
-static struct library libva_x11 = {"libva-x11.so.2", NULL, PTHREAD_ONCE_INIT, ""};
-static struct library libx11 = {"libX11.so.6", NULL, PTHREAD_ONCE_INIT, ""};
+static void open_libva(void);
+static void open_libva_drm(void);
+static void open_libva_x11(void);
+static void open_libx11(void);
+
+static struct library libva = {"libva.so.2", open_libva, NULL, PTHREAD_ONCE_INIT, ""};
+static struct library libva_drm = {"libva-drm.so.2", open_libva_drm, NULL, PTHREAD_ONCE_INIT, ""};
+static struct library libva_x11 = {"libva-x11.so.2", open_libva_x11, NULL, PTHREAD_ONCE_INIT, ""};
+static struct library libx11 = {"libX11.so.6", open_libx11, NULL, PTHREAD_ONCE_INIT, ""};
 
 static void open_library(struct library *library) {
     library->handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
@@ -37,33 +43,35 @@ static void open_libva_drm(void) { open_library(&libva_drm); }
 static void open_libva_x11(void) { open_library(&libva_x11); }
 static void open_libx11(void) { open_library(&libx11); }
 
-const char *cva_load(void) {
-    pthread_once(&libva.once, open_libva);
-    return libva.handle != NULL ? NULL : libva.error;
+/// Loads `library` once; NULL on success, else why not. pthread_once also orders every later
+/// read of `handle` after the dlopen, in whichever thread loaded it.
+static const char *load(struct library *library) {
+    pthread_once(&library->once, library->open);
+    return library->handle != NULL ? NULL : library->error;
 }
+
+const char *cva_load(void) { return load(&libva); }
 
 const char *cva_load_drm(void) {
     const char *error = cva_load();
-    if (error != NULL) return error;
-    pthread_once(&libva_drm.once, open_libva_drm);
-    return libva_drm.handle != NULL ? NULL : libva_drm.error;
+    return error != NULL ? error : load(&libva_drm);
 }
 
+// libva-x11 needs libX11 (it links it); loading libX11 first gives the clearer message when
+// only libX11 is missing. Neither is needed for the DRM path.
 const char *cva_load_x11(void) {
     const char *error = cva_load();
     if (error != NULL) return error;
-    pthread_once(&libx11.once, open_libx11);
-    if (libx11.handle == NULL) return libx11.error;
-    pthread_once(&libva_x11.once, open_libva_x11);
-    return libva_x11.handle != NULL ? NULL : libva_x11.error;
+    error = load(&libx11);
+    return error != NULL ? error : load(&libva_x11);
 }
 
 /// The real function `name`. Callers reach this only after the matching cva_load*() succeeded
 /// (the display discovery checks it first), so a failure here is a broken installation (a
-/// library without a symbol its headers declare), not bad input.
+/// library without a symbol its headers declare) or a SwiftVT bug, not bad input.
 static void *resolve(struct library *library, const char *name) {
-    if (library->handle == NULL) {
-        fprintf(stderr, "SwiftVT: %s was called before %s was loaded\n", name, library->soname);
+    if (load(library) != NULL) {
+        fprintf(stderr, "SwiftVT: %s was called but %s\n", name, library->error);
         abort();
     }
     void *symbol = dlsym(library->handle, name);
@@ -98,6 +106,7 @@ FORWARD(libva, VAMessageCallback, vaSetInfoCallback, (VADisplay dpy, VAMessageCa
 FORWARD(libva, const char *, vaQueryVendorString, (VADisplay dpy), (dpy))
 FORWARD(libva, int, vaMaxNumProfiles, (VADisplay dpy), (dpy))
 FORWARD(libva, int, vaMaxNumEntrypoints, (VADisplay dpy), (dpy))
+FORWARD(libva, int, vaMaxNumConfigAttributes, (VADisplay dpy), (dpy))
 FORWARD(libva, int, vaMaxNumImageFormats, (VADisplay dpy), (dpy))
 FORWARD(libva, VAStatus, vaQueryConfigProfiles, (VADisplay dpy, VAProfile *profiles, int *count), (dpy, profiles, count))
 FORWARD(libva, VAStatus, vaQueryConfigEntrypoints,
@@ -105,6 +114,10 @@ FORWARD(libva, VAStatus, vaQueryConfigEntrypoints,
 FORWARD(libva, VAStatus, vaGetConfigAttributes,
         (VADisplay dpy, VAProfile profile, VAEntrypoint entrypoint, VAConfigAttrib *attributes, int count),
         (dpy, profile, entrypoint, attributes, count))
+FORWARD(libva, VAStatus, vaQueryConfigAttributes,
+        (VADisplay dpy, VAConfigID config, VAProfile *profile, VAEntrypoint *entrypoint, VAConfigAttrib *attributes,
+         int *count),
+        (dpy, config, profile, entrypoint, attributes, count))
 FORWARD(libva, VAStatus, vaCreateConfig,
         (VADisplay dpy, VAProfile profile, VAEntrypoint entrypoint, VAConfigAttrib *attributes, int count,
          VAConfigID *config),
