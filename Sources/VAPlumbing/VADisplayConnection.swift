@@ -3,8 +3,12 @@ import Glibc
 
 /// Why no VA display could be opened: every place that was tried and what happened there.
 public struct VADisplayDiscoveryError: Error, Sendable, CustomStringConvertible {
-    /// One line per attempt, e.g. "/dev/dri/renderD128: vaInitialize failed: unknown libva error".
+    /// One line per attempt, in the order tried, e.g. "/dev/dri: no render nodes" or "X11 display
+    /// :99: vaInitialize failed: hardware is busy (VAStatus 0x22) (driver swiftvt_sw from
+    /// LIBVA_DRIVERS_PATH=/x)".
     public var attempts: [String]
+
+    public init(attempts: [String]) { self.attempts = attempts }
 
     public var description: String {
         "no VA-API display could be opened (tried: \(attempts.joined(separator: "; "))). A VA device is looked for on the "
@@ -14,12 +18,16 @@ public struct VADisplayDiscoveryError: Error, Sendable, CustomStringConvertible 
 }
 
 /// Receives libva's info and error messages (vaSetInfoCallback / vaSetErrorCallback), which
-/// libva otherwise prints to stderr.
-private final class MessageSink {
+/// libva otherwise prints to stderr, and the plumbing's own (failed destroy calls in deinits).
+final class MessageSink {
     let log: (String) -> Void
     init(log: @escaping (String) -> Void) { self.log = log }
 }
 
+/// The C callback (va.h: `void (*)(void *user_context, const char *message)`). The context is an
+/// unretained MessageSink: the connection holds the sink for as long as the display exists (it
+/// is released after vaTerminate, the display's last call), and a display whose vaInitialize
+/// failed is terminated while `open` still holds it.
 private let messageTrampoline: VAMessageCallback = { context, message in
     guard let context, let message else { return }
     let sink = Unmanaged<MessageSink>.fromOpaque(context).takeUnretainedValue()
@@ -31,17 +39,22 @@ private let messageTrampoline: VAMessageCallback = { context, message in
 /// An initialised VA display (vaInitialize done), on a DRM render node or an X11 display; the
 /// display is terminated and its connection closed when this goes away.
 ///
-/// `@unchecked Sendable`: libva allows one display to be used from several threads for
-/// different contexts (va.h); SwiftVT's decoders use a display from one thread at a time.
+/// `@unchecked Sendable`: the stored properties never change after `open`, and libva allows one
+/// display to be used from several threads for different contexts (libva serialises per display
+/// inside the driver); calls on one context (begin/render/end picture on one VAContext) must be
+/// serialised by the caller, which SwiftVT's decoders do by using a context from one thread at a
+/// time. The `log` closure may be called from whichever thread is using the display.
 public final class VADisplayConnection: @unchecked Sendable {
+    /// The libva display, for calls the plumbing does not wrap (through ``vaCall(_:context:_:)``).
     public let display: VADisplay
     /// Where the display is, e.g. "DRM render node /dev/dri/renderD128" or "X11 display :99".
     public let description: String
-    /// vaQueryVendorString: the driver, e.g. "Intel iHD driver ...".
+    /// vaQueryVendorString: the driver, e.g. "Intel iHD driver for Intel(R) Gen Graphics - 23.1.1".
     public let vendor: String
+    /// The VA-API version vaInitialize reported (libva 2.17 says 1.17).
     public let apiVersion: (major: Int, minor: Int)
     private let close: () -> Void
-    private let sink: MessageSink
+    let sink: MessageSink
 
     private init(
         display: VADisplay, description: String, vendor: String, apiVersion: (Int, Int), sink: MessageSink,
@@ -56,16 +69,41 @@ public final class VADisplayConnection: @unchecked Sendable {
     }
 
     deinit {
-        vaTerminate(display)
+        // Every owner (VAConfig, VASurfaceSet...) holds the connection strongly, so they are all
+        // gone here and vaTerminate finds nothing of SwiftVT's live.
+        release("vaTerminate", context: "closing \(description)") { vaTerminate(display) }
         close()
         withExtendedLifetime(sink) {}
     }
 
-    /// Opens the first VA display that initialises: each DRM render node of
+    /// For deinits, which cannot throw: a failing destroy or unmap goes to the log (through the
+    /// same ``vaCall(_:context:_:)`` as every other call) instead of being dropped.
+    func release(_ name: String, context: @autoclosure () -> String? = nil, _ body: () -> VAStatus) {
+        do throws(VAError) {
+            try vaCall(name, context: context(), body)
+        } catch {
+            sink.log("\(error)")
+        }
+    }
+
+    /// Which driver libva will load, for messages: libva itself reads LIBVA_DRIVER_NAME and
+    /// LIBVA_DRIVERS_PATH (va.c, va_getDriverNames / va_openDriver), SwiftVT only reports them.
+    static var driverOrigin: String {
+        let name = getenv("LIBVA_DRIVER_NAME").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        let path = getenv("LIBVA_DRIVERS_PATH").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        let driver = name.map { "driver \($0)" } ?? "the driver libva picks for the device (LIBVA_DRIVER_NAME is not set)"
+        let directory = path.map { "LIBVA_DRIVERS_PATH=\($0)" } ?? "libva's default driver directory"
+        return "\(driver) from \(directory)"
+    }
+
+    /// Opens the first VA display that initialises: each DRM render node (`renderD*`) of
     /// `renderNodeDirectory` in name order, then the X11 display `x11DisplayName` (DISPLAY by
     /// default). libva picks the driver (LIBVA_DRIVER_NAME, LIBVA_DRIVERS_PATH).
     ///
-    /// - Parameter log: libva's own messages and the discovery's, for a debug log.
+    /// - Parameter log: libva's own info and error messages (instead of stderr) and the
+    ///   discovery's, for a debug log; kept for the connection's lifetime and called from
+    ///   whichever thread uses the display.
+    /// - Throws: every attempt and why it failed, also when libva itself cannot be loaded.
     public static func open(
         renderNodeDirectory: String = "/dev/dri", x11DisplayName: String? = getenv("DISPLAY").map { String(cString: $0) },
         log: @escaping (String) -> Void = { _ in }
@@ -99,7 +137,8 @@ public final class VADisplayConnection: @unchecked Sendable {
                         display: display, description: "DRM render node \(node)", vendor: result.vendor,
                         apiVersion: result.version, sink: sink, close: { Glibc.close(fd) })
                 case .failure(let error):
-                    attempts.append("\(node): \(error)")
+                    attempts.append("\(node): \(error) (\(driverOrigin))")
+                    log("VA display: \(attempts[attempts.count - 1])")
                     Glibc.close(fd)
                 }
             }
@@ -116,14 +155,15 @@ public final class VADisplayConnection: @unchecked Sendable {
                             display: display, description: "X11 display \(name)", vendor: result.vendor,
                             apiVersion: result.version, sink: sink, close: { cva_x_close_display(x11) })
                     case .failure(let error):
-                        attempts.append("X11 display \(name): \(error)")
+                        attempts.append("X11 display \(name): \(error) (\(driverOrigin))")
+                        log("VA display: \(attempts[attempts.count - 1])")
                     }
                 } else {
                     attempts.append("X11 display \(name): vaGetDisplay gave no display")
                 }
                 cva_x_close_display(x11)
             } else {
-                attempts.append("X11 display \(name): cannot connect to the X server")
+                attempts.append("X11 display \(name): cannot connect to the X server (XOpenDisplay failed)")
             }
         } else {
             attempts.append("X11: DISPLAY is not set")
@@ -141,15 +181,18 @@ public final class VADisplayConnection: @unchecked Sendable {
         do throws(VAError) {
             try vaCall("vaInitialize") { vaInitialize(display, &major, &minor) }
         } catch {
-            // va.h: vaTerminate also releases a display whose initialisation failed.
-            vaTerminate(display)
+            // vaGetDisplay* allocated the display; vaTerminate is what frees it, also after a
+            // failed vaInitialize (va.c: it calls the driver's terminate only when a driver was
+            // loaded, then destroys the display context).
+            _ = vaTerminate(display)
             return .failure(error)
         }
         let vendor = vaQueryVendorString(display).map { String(cString: $0) } ?? "unknown VA driver"
         return .success((vendor, (Int(major), Int(minor))))
     }
 
-    /// `renderD*` entries of `directory`, sorted.
+    /// `renderD*` entries of `directory`, sorted (renderD128 first: the first GPU). A missing
+    /// or unreadable directory has none.
     private static func renderNodes(in directory: String) -> [String] {
         guard let handle = opendir(directory) else { return [] }
         defer { closedir(handle) }
@@ -165,26 +208,71 @@ public final class VADisplayConnection: @unchecked Sendable {
 
     // MARK: - Pictures
 
+    /// vaBeginPicture: starts decoding (or encoding) a picture into `renderTarget`, one of the
+    /// context's render targets.
     public func beginPicture(context: VAContext, renderTarget: VASurfaceID) throws(VAError) {
         try vaCall("vaBeginPicture") { vaBeginPicture(display, context.id, renderTarget) }
     }
 
+    /// vaRenderPicture: hands the picture's parameter and data buffers to the driver. va.h: the
+    /// buffers are consumed by vaEndPicture, so keep their ``VABufferObject``s until then.
     public func renderPicture(context: VAContext, buffers: [VABufferID]) throws(VAError) {
         var ids = buffers
-        try vaCall("vaRenderPicture") { vaRenderPicture(display, context.id, &ids, Int32(ids.count)) }
+        let count: Int32 = try vaArgument(ids.count, "vaRenderPicture", "a buffer count")
+        try vaCall("vaRenderPicture") { vaRenderPicture(display, context.id, &ids, count) }
     }
 
+    /// vaEndPicture: the picture is complete; the driver decodes it (perhaps asynchronously:
+    /// ``syncSurface(_:)`` waits for it).
     public func endPicture(context: VAContext) throws(VAError) {
         try vaCall("vaEndPicture") { vaEndPicture(display, context.id) }
     }
 
+    /// vaSyncSurface: waits until every operation on `surface` is done. A decoding error of the
+    /// picture may be reported here (VA_STATUS_ERROR_DECODING_ERROR, see
+    /// ``querySurfaceError(_:status:)``).
     public func syncSurface(_ surface: VASurfaceID) throws(VAError) {
         try vaCall("vaSyncSurface") { vaSyncSurface(display, surface) }
     }
 
+    /// vaQuerySurfaceStatus: VASurfaceReady, VASurfaceRendering... without waiting.
     public func querySurfaceStatus(_ surface: VASurfaceID) throws(VAError) -> VASurfaceStatus {
         var status = VASurfaceStatus(0)
         try vaCall("vaQuerySurfaceStatus") { vaQuerySurfaceStatus(display, surface, &status) }
         return status
+    }
+
+    /// vaQuerySurfaceError: the macroblock ranges the driver could not decode, after `status`
+    /// (VA_STATUS_ERROR_DECODING_ERROR, what va.h defines the query for) came from
+    /// vaSyncSurface or vaEndPicture. Empty when the driver has no details.
+    public func querySurfaceError(
+        _ surface: VASurfaceID, status: VAStatus = VAStatus(VA_STATUS_ERROR_DECODING_ERROR)
+    ) throws(VAError) -> [VASurfaceDecodeMBErrors] {
+        var info: UnsafeMutableRawPointer?
+        try vaCall("vaQuerySurfaceError") { vaQuerySurfaceError(display, surface, status, &info) }
+        guard let info else { return [] }
+        // va.h: an array owned by the driver, terminated by a record whose status is -1. The
+        // bound only stops a driver that forgets the terminator (a picture of 8192x4320 has
+        // 139264 macroblocks).
+        let records = info.assumingMemoryBound(to: VASurfaceDecodeMBErrors.self)
+        var result: [VASurfaceDecodeMBErrors] = []
+        var index = 0
+        while index < 139_264, records[index].status != -1 {
+            result.append(records[index])
+            index += 1
+        }
+        return result
+    }
+
+    // MARK: - Images
+
+    /// vaQueryImageFormats: the image formats the driver can create (``VAMappedImage`` copies
+    /// use the driver's own description of a fourcc).
+    public func imageFormats() throws(VAError) -> [VAImageFormat] {
+        let maximum = Int(max(vaMaxNumImageFormats(display), 0))
+        var formats = [VAImageFormat](repeating: VAImageFormat(), count: maximum)
+        var count: Int32 = 0
+        try vaCall("vaQueryImageFormats") { vaQueryImageFormats(display, &formats, &count) }
+        return Array(formats.prefix(max(0, min(Int(count), maximum))))
     }
 }
