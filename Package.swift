@@ -109,6 +109,11 @@ let package = Package(
             name: "SwiftVTSessionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
+        // The VA plumbing alone (no codec) on the project's software VA driver, through
+        // scripts/with-software-va.sh; without a VA device only the discovery-failure tests run.
+        .testTarget(
+            name: "VAPlumbingTests", dependencies: ["VAPlumbing", "CVA", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
         // The VA plumbing and the VA decoder on the project's software VA driver (run through
         // scripts/with-software-va.sh, which the CI test command does).
         .testTarget(

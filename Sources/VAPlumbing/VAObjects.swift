@@ -99,6 +99,10 @@ public final class VAContext {
     ///   - flags: VA_PROGRESSIVE when the stream has only progressive frames (va.h).
     ///   - renderTargets: every surface pictures will be decoded into (drivers may refuse others
     ///     in vaBeginPicture); the surfaces must outlive the context.
+    ///
+    /// Keep `config` (and the ``VASurfaceSet``) alive as long as the context: va.h does not say
+    /// whether a driver may still use them, and clients (FFmpeg, GStreamer) destroy the context
+    /// first.
     public init(
         connection: VADisplayConnection, config: borrowing VAConfig, width: Int, height: Int,
         flags: Int32 = Int32(VA_PROGRESSIVE), renderTargets: [VASurfaceID]
