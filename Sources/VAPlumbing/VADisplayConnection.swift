@@ -4,7 +4,7 @@ import Glibc
 /// Why no VA display could be opened: every place that was tried and what happened there.
 public struct VADisplayDiscoveryError: Error, Sendable, CustomStringConvertible {
     /// One line per attempt, in the order tried, e.g. "/dev/dri: no render nodes" or "X11 display
-    /// :99: vaInitialize failed: hardware is busy (VAStatus 0x22) (driver swiftvt_sw from
+    /// :99: vaInitialize failed: HW busy now (VAStatus 0x22) (driver swiftvt_sw from
     /// LIBVA_DRIVERS_PATH=/x)".
     public var attempts: [String]
 
@@ -39,11 +39,12 @@ private let messageTrampoline: VAMessageCallback = { context, message in
 /// An initialised VA display (vaInitialize done), on a DRM render node or an X11 display; the
 /// display is terminated and its connection closed when this goes away.
 ///
-/// `@unchecked Sendable`: the stored properties never change after `open`, and libva allows one
-/// display to be used from several threads for different contexts (libva serialises per display
-/// inside the driver); calls on one context (begin/render/end picture on one VAContext) must be
-/// serialised by the caller, which SwiftVT's decoders do by using a context from one thread at a
-/// time. The `log` closure may be called from whichever thread is using the display.
+/// `@unchecked Sendable`: the stored properties never change after `open`, and one VA display may
+/// be used from several threads for distinct contexts (VA drivers guard their display-wide
+/// object tables; GStreamer's and FFmpeg's VA clients share a display the same way). Calls on
+/// one context (begin/render/end picture on one VAContext, its buffers) must be serialised by
+/// the caller, which SwiftVT's decoders do by using a context from one thread at a time. The
+/// `log` closure may be called from whichever thread is using the display.
 public final class VADisplayConnection: @unchecked Sendable {
     /// The libva display, for calls the plumbing does not wrap (through ``vaCall(_:context:_:)``).
     public let display: VADisplay
