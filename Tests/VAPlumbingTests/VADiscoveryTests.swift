@@ -8,16 +8,22 @@ import VAPlumbing
 /// read as sentences.
 @Suite("VA discovery without a device")
 struct VADiscoveryTests {
+    /// Discovery starts with loading libva; where it is not installed that is the one attempt.
+    static var hasLibva: Bool { cva_load() == nil }
+
     @Test("no render node and no X11 display: the error lists both attempts and the driver variables")
     func nothingToOpen() throws {
         let empty = try TemporaryDirectory("va-plumbing")
-        var messages: [String] = []
         do throws(VADisplayDiscoveryError) {
-            _ = try VADisplayConnection.open(
-                renderNodeDirectory: empty.path, x11DisplayName: nil, log: { messages.append($0) })
+            _ = try VADisplayConnection.open(renderNodeDirectory: empty.path, x11DisplayName: nil)
             Issue.record("a display was opened without any device")
         } catch {
-            #expect(error.attempts == ["\(empty.path): no render nodes", "X11: DISPLAY is not set"])
+            if Self.hasLibva {
+                #expect(error.attempts == ["\(empty.path): no render nodes", "X11: DISPLAY is not set"])
+            } else {
+                #expect(error.attempts.count == 1 && error.attempts[0].hasPrefix("libva: cannot load libva.so.2"))
+                return
+            }
             let text = error.description
             #expect(text.hasPrefix("no VA-API display could be opened"), "\(text)")
             #expect(text.contains("\(empty.path): no render nodes"), "\(text)")
@@ -26,7 +32,7 @@ struct VADiscoveryTests {
         }
     }
 
-    @Test("a render node directory that does not exist has no render nodes")
+    @Test("a render node directory that does not exist has no render nodes", .enabled(if: hasLibva, "needs libva"))
     func missingDirectory() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         let missing = empty.path + "/no-such-directory"
@@ -38,7 +44,7 @@ struct VADiscoveryTests {
         }
     }
 
-    @Test("an X11 display without a server is an attempt that could not connect")
+    @Test("an X11 display without a server is an attempt that could not connect", .enabled(if: hasLibva, "needs libva"))
     func x11WithoutServer() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         // A display number nothing listens on (with-software-va.sh uses :90 to :189).
