@@ -114,12 +114,6 @@ let package = Package(
         .testTarget(
             name: "VAPlumbingTests", dependencies: ["VAPlumbing", "CVA", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
-        // The VA plumbing and the VA decoder on the project's software VA driver (run through
-        // scripts/with-software-va.sh, which the CI test command does).
-        .testTarget(
-            name: "VAAPITests",
-            dependencies: ["VAPlumbing", "VAAPICodecs", "CVA", "SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
-            swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTCompressionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],

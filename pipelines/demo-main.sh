@@ -32,11 +32,11 @@ echo "== x264enc byte stream -> h264parse-to-avcc -> MP4"
 gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern=smpte ! "$source_caps" \
     ! x264enc bitrate="$bitrate" speed-preset=veryfast ! video/x-h264,stream-format=byte-stream \
     ! h264parse-to-avcc ! mp4mux ! filesink location="$swiftvt_work_dir/parsed.mp4"
-gst-discoverer-1.0 "$swiftvt_work_dir/parsed.mp4" | grep -qE "video #[0-9]+: H.264" \
+gst-discoverer-1.0 -t 60 "$swiftvt_work_dir/parsed.mp4" | grep -qE "video #[0-9]+: H.264" \
     || { echo "demo: h264parse-to-avcc's MP4 has no H.264 video" >&2; exit 1; }
 
 echo "== checking $output with gst-discoverer-1.0"
-report="$(gst-discoverer-1.0 "$output")"
+report="$(gst-discoverer-1.0 -t 60 "$output")"
 echo "$report"
 echo "$report" | grep -qE "video #[0-9]+: H.264" || { echo "demo: no H.264 video in $output" >&2; exit 1; }
 duration="$(echo "$report" | sed -n 's/^ *Duration: *//p')"

@@ -221,6 +221,42 @@ grep -q "no VA-API display could be opened" "$work/fault.log" ||
 grep -m1 -o "tried: [^\"]*" "$work/fault.log" | cut -c1-300 | sed 's/^/    require without a device says: /' || true
 
 echo
+echo "== image read-back: vaDeriveImage, and vaCreateImage + vaGetImage when the driver refuses to derive"
+for no_derive in 0 1; do
+    rc=0
+    SWIFTVT_VA_NO_DERIVE="$no_derive" decode "$small" require "$work/path.yuv" >"$work/path.log" 2>&1 || rc=$?
+    md5="$(md5sum <"$work/path.yuv" | cut -d' ' -f1)"
+    path="vaDeriveImage"
+    [ "$no_derive" = 1 ] && path="vaGetImage (SWIFTVT_VA_NO_DERIVE=1)"
+    if [ "$rc" = 0 ] && [ "$md5" = "$small_md5" ]; then
+        echo "$path: exact"
+    else
+        fail "$path: exit $rc, md5 $md5 (want $small_md5)"
+    fi
+done
+
+echo
+echo "== interlaced coding: refused by the VA path with a clear reason, decoded in software under auto"
+interlaced="$work/interlaced.264"
+if ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=352x288:rate=25" -frames:v 10 -c:v libx264 \
+        -flags +ildct+ilme -x264-params interlaced=1 -f h264 "$interlaced" 2>"$work/interlaced.encode"; then
+    want="$(ffmpeg -nostdin -v error -i "$interlaced" -f rawvideo -pix_fmt yuv420p - | md5sum | cut -d' ' -f1)"
+    rc=0
+    decode "$interlaced" require "$work/i.yuv" >"$work/interlaced-require.log" 2>&1 || rc=$?
+    auto_rc=0
+    decode "$interlaced" auto "$work/i.yuv" >"$work/interlaced-auto.log" 2>&1 || auto_rc=$?
+    got="$(md5sum <"$work/i.yuv" | cut -d' ' -f1)"
+    if [ "$rc" != 0 ] && grep -q "interlaced coding.*not supported by the VA path" "$work/interlaced-require.log" &&
+       [ "$auto_rc" = 0 ] && [ "$got" = "$want" ] && grep -q "with libavcodec (software)" "$work/interlaced-auto.log"; then
+        echo "interlaced (x264 interlaced=1): require: $(grep -m1 -o "interlaced coding[^;)]*" "$work/interlaced-require.log"); auto: software, exact"
+    else
+        fail "interlaced stream: require exit $rc, auto exit $auto_rc, md5 $got (libavcodec: $want)"
+    fi
+else
+    fail "could not encode an interlaced stream with libx264"; head -3 "$work/interlaced.encode"
+fi
+
+echo
 echo "== hardware=disable never opens a VA display"
 rc=0
 SWIFTVT_VA_LOG=1 decode "$small" disable "$work/disable.yuv" >"$work/disable.log" 2>&1 || rc=$?

@@ -35,8 +35,9 @@ enum BackendSelection<Factory, Backend, Failure: Error> {
             for factory in factories {
                 if isHardware(factory) {
                     candidates.append(factory)
+                } else {
+                    tried.append("\(name(factory)): software, excluded by hardwarePolicy .require")
                 }
-                // Software backends are left out of the list: .require excludes them by definition.
             }
             if candidates.isEmpty {
                 tried.append("no VA-API \(what): SwiftVT's VA-API backend is not available in this build")
