@@ -42,7 +42,8 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/va-driver-ffmpeg.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-damaged=" BA_MW_D_IDR_LOST.264 Error_I_P.264 sps_subsetsps_bothVUI.264 "
+source "$root/tests/lib/va-report.sh"
+damaged="$va_damaged_streams"
 failures=0
 fail() {
     echo "va-driver-ffmpeg: FAIL: $*"
@@ -61,16 +62,7 @@ decode() {
         -i "$stream" "$@" -vf hwdownload,format=nv12 -pix_fmt "$pix_fmt" -f rawvideo "$output"
 }
 
-count() { # count PATTERN FILE
-    local n
-    n="$(grep -c -- "$1" "$2" 2>/dev/null || true)"
-    echo "${n:-0}"
-}
 
-# live-objects lines that are not all zero (one line per vaTerminate).
-leaks() {
-    grep "^live-objects" "$1" 2>/dev/null | grep -v "configs=0 contexts=0 surfaces=0 buffers=0 images=0" || true
-}
 
 echo "== corpus through FFmpeg's VA-API client (driver: $LIBVA_DRIVERS_PATH, display $DISPLAY)"
 printf '%-44s %7s %-5s %10s %9s %-7s %s\n' stream frames md5 validation selfcheck leaks result

@@ -28,19 +28,12 @@ if [ -z "${SWIFTVT_VTDEC_VA_WRAPPED:-}" ]; then
 fi
 source "$root/pipelines/lib/plugin-env.sh"
 work="$swiftvt_work_dir"
-damaged=" BA_MW_D_IDR_LOST.264 Error_I_P.264 sps_subsetsps_bothVUI.264 "
+source "$root/tests/lib/va-report.sh"
+damaged="$va_damaged_streams"
 failures=0
 fail() {
     echo "vtdec-va: FAIL: $*"
     failures=$((failures + 1))
-}
-count() { # count PATTERN FILE
-    local n
-    n="$(grep -c -- "$1" "$2" 2>/dev/null || true)"
-    echo "${n:-0}"
-}
-leaks() { # live-objects lines that are not all zero
-    grep "^live-objects" "$1" 2>/dev/null | grep -v "configs=0 contexts=0 surfaces=0 buffers=0 images=0" || true
 }
 
 # decode STREAM HARDWARE OUTPUT: vtdec to I420 frames in OUTPUT; the log (with vtdec's INFO lines)

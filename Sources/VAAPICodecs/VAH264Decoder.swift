@@ -142,7 +142,6 @@ final class VAH264Decoder: DecoderBackend {
     private let accelerator: VAH264Accelerator
     private let decoder: H264PictureDecoder
     private let nalUnitHeaderLength: Int
-    private let attachments: PixelBufferAttachments
     /// Timing of the samples whose pictures have not been output yet, by frame reference.
     private var timings: [UInt64: (presentationTimeStamp: MediaTime, duration: MediaTime)] = [:]
     private var startedPictures = 0
@@ -167,7 +166,6 @@ final class VAH264Decoder: DecoderBackend {
         attachments.fullRange = format.extensions.fullRange ?? (pixelFormat == .nv12FullRange ? true : nil)
         attachments.chromaLocation = format.extensions.chromaLocationTopField
         attachments.pixelAspectRatio = format.extensions.pixelAspectRatio
-        self.attachments = attachments
         let output = VAOutputReader(
             connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment, attachments: attachments)
         accelerator = VAH264Accelerator(connection: device.connection, config: config, output: output)
