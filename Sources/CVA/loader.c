@@ -159,6 +159,10 @@ FORWARD(libva, VAStatus, vaCreateImage, (VADisplay dpy, VAImageFormat *format, i
 FORWARD(libva, VAStatus, vaGetImage,
         (VADisplay dpy, VASurfaceID surface, int x, int y, unsigned int width, unsigned int height, VAImageID image),
         (dpy, surface, x, y, width, height, image))
+FORWARD(libva, VAStatus, vaPutImage,
+        (VADisplay dpy, VASurfaceID surface, VAImageID image, int src_x, int src_y, unsigned int src_width,
+         unsigned int src_height, int dest_x, int dest_y, unsigned int dest_width, unsigned int dest_height),
+        (dpy, surface, image, src_x, src_y, src_width, src_height, dest_x, dest_y, dest_width, dest_height))
 FORWARD(libva, VAStatus, vaDestroyImage, (VADisplay dpy, VAImageID image), (dpy, image))
 FORWARD(libva, VAStatus, vaQueryImageFormats, (VADisplay dpy, VAImageFormat *formats, int *count), (dpy, formats, count))
 FORWARD(libva, const char *, vaProfileStr, (VAProfile profile), (profile))

@@ -25,9 +25,18 @@ public final class CompressionSession: Sendable {
     public let width: Int
     public let height: Int
     public let sourcePixelFormat: PixelFormat
-    /// The backend chosen at creation, e.g. `x264 (software)`.
-    public let activeBackendName: String
+    /// The backend encoding now, e.g. `x264 (software)`; under ``HardwarePolicy/auto`` it
+    /// changes when a hardware encoder fails and software takes over (``backendFailure``).
+    public var activeBackendName: String { activeName.name }
+    /// Why the session left the hardware encoder it started with; nil while it has not.
+    public var backendFailure: String? { activeName.failure }
+    /// The backend chosen at creation is hardware (it stays true after a fallback; see
+    /// ``backendFailure``).
     public let isHardwareAccelerated: Bool
+    /// What was tried before the chosen backend, and why each was passed over ("" when the
+    /// first candidate was taken).
+    public let backendsPassedOver: String
+    private let activeName: ActiveBackendName
     private let factory: any EncoderBackendFactory
     private let monitor: Monitor<State>
 
@@ -46,6 +55,8 @@ public final class CompressionSession: Sendable {
         var invalidated = false
         var formatDescription: FormatDescription?
         var frameDelay = 0
+        /// Notices from the backend not yet taken by ``takeNotices()``.
+        var notices: [EncoderNotice] = []
         /// Set by ``setMultiPassStorage(_:maximumPasses:)``.
         var multiPass: MultiPassState?
 
@@ -94,7 +105,7 @@ public final class CompressionSession: Sendable {
         try properties.validate()
         let configuration = EncoderConfiguration(
             width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties,
-            threadCount: encoderSpecification.threadCount)
+            threadCount: encoderSpecification.threadCount, hardwarePolicy: encoderSpecification.hardwarePolicy)
         let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend, CompressionError>.select(
             policy: encoderSpecification.hardwarePolicy, factories: backends, what: "H.264 encoder",
             name: \.name, isHardware: \.isHardware,
@@ -104,9 +115,11 @@ public final class CompressionSession: Sendable {
             message: \.message
         ) { (factory) throws(CompressionError) in try factory.makeBackend(configuration: configuration) }
         let chosen: (any EncoderBackendFactory, any EncoderBackend)
+        let passedOver: String
         switch selection {
-        case .chosen(let factory, let backend, _):
+        case .chosen(let factory, let backend, let tried):
             chosen = (factory, backend)
+            passedOver = tried
         case .hardwareUnavailable(let list):
             throw CompressionError(
                 .hardwareUnavailable,
@@ -121,10 +134,24 @@ public final class CompressionSession: Sendable {
         self.width = width
         self.height = height
         self.sourcePixelFormat = sourcePixelFormat
+        let activeName = ActiveBackendName(chosen.0.name)
+        var backend = chosen.1
+        if encoderSpecification.hardwarePolicy == .auto, chosen.0.isHardware,
+            let software = backends.first(where: {
+                !$0.isHardware
+                    && $0.unavailableReason(width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties) == nil
+            })
+        {
+            // auto: a hardware encoder that fails hands its frames over to software.
+            backend = FallbackEncoderBackend(
+                primary: chosen.1, primaryName: chosen.0.name, fallbackFactory: software, configuration: configuration,
+                activeName: activeName)
+        }
         self.factory = chosen.0
-        self.activeBackendName = chosen.0.name
+        self.activeName = activeName
+        self.backendsPassedOver = passedOver
         self.isHardwareAccelerated = chosen.0.isHardware
-        self.monitor = Monitor(State(backend: chosen.1, handler: outputHandler, properties: properties))
+        self.monitor = Monitor(State(backend: backend, handler: outputHandler, properties: properties))
     }
 
     deinit { invalidate() }
@@ -182,6 +209,16 @@ public final class CompressionSession: Sendable {
     /// What `backend` honours: each key with its range and mapping.
     public static func supportedProperties(for backend: any EncoderBackendFactory) -> [CompressionPropertyKey: String] {
         backend.supportedProperties
+    }
+
+    /// What the session's user should hear about since the last call: properties the encoder
+    /// could not honour and what it does instead, a hardware encoder that failed. vtenc posts
+    /// them as GStreamer warnings.
+    public func takeNotices() -> [EncoderNotice] {
+        monitor.withLock { state in
+            defer { state.notices.removeAll() }
+            return state.notices
+        }
     }
 
     /// The SPS/PPS description, known after ``prepareToEncodeFrames()`` or the first frame.
@@ -535,6 +572,8 @@ public final class CompressionSession: Sendable {
     private func giveBack(prepared: (any EncoderBackend)?, outputs: [EncodedFrame], flushed: Bool = false) {
         let dropped: (any EncoderBackend)? = monitor.withLock { state in
             state.owner = nil
+            // The owner is giving the backend back, so nothing else uses it now.
+            state.notices += state.backend?.takeNotices() ?? []
             if let prepared {
                 state.backendPrepared = true
                 if let description = prepared.formatDescription { state.formatDescription = description }

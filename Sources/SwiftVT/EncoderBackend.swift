@@ -8,13 +8,20 @@ public struct EncoderConfiguration: Sendable {
     public var properties: CompressionProperties
     /// Encoder threads; 0 = the backend chooses.
     public var threadCount: Int
+    /// Under ``HardwarePolicy/require`` a hardware backend fails where it would otherwise adapt
+    /// a property it cannot honour (and say so with an ``EncoderNotice``).
+    public var hardwarePolicy: HardwarePolicy
 
-    public init(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties, threadCount: Int) {
+    public init(
+        width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties, threadCount: Int,
+        hardwarePolicy: HardwarePolicy = .auto
+    ) {
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
         self.properties = properties
         self.threadCount = threadCount
+        self.hardwarePolicy = hardwarePolicy
     }
 }
 
@@ -51,6 +58,46 @@ public struct EncoderFrameRequest {
         self.frameType = frameType
         self.frameReference = frameReference
         self.quantizer = quantizer
+    }
+}
+
+/// Something a session's user should hear about: a property the backend could not honour and
+/// what it does instead, or a change of backend (a hardware encoder failed and software took over).
+public struct EncoderNotice: Sendable, Equatable, CustomStringConvertible {
+    /// The property concerned; nil for a change of backend.
+    public var property: CompressionPropertyKey?
+    public var message: String
+
+    public init(property: CompressionPropertyKey?, message: String) {
+        self.property = property
+        self.message = message
+    }
+
+    public var description: String { property.map { "\($0.rawValue): \(message)" } ?? message }
+}
+
+/// What an encoder that failed hands over so that another one can go on with the same frames.
+public struct EncoderTakeover {
+    /// Frames it finished before the failure that may still be output: whole groups of pictures
+    /// up to the last anchor, so the next encoder's IDR picture follows them in display order.
+    public var encodedBeforeFailure: [EncodedFrame]
+    /// Frames it had accepted but not output, in display order, with pictures it owns (read back
+    /// from the device): the next encoder encodes them first.
+    public var unencodedFrames: [EncoderFrameRequest]
+    /// Whether the request whose ``EncoderBackend/encode(_:)`` failed is among them (it is not
+    /// when the failure came before the encoder took it).
+    public var includesFailingRequest: Bool
+    /// Frame references of frames accepted but lost (their pictures could not be read back).
+    public var lostFrames: [UInt64]
+
+    public init(
+        encodedBeforeFailure: [EncodedFrame], unencodedFrames: [EncoderFrameRequest], includesFailingRequest: Bool,
+        lostFrames: [UInt64] = []
+    ) {
+        self.encodedBeforeFailure = encodedBeforeFailure
+        self.unencodedFrames = unencodedFrames
+        self.includesFailingRequest = includesFailingRequest
+        self.lostFrames = lostFrames
     }
 }
 
@@ -97,4 +144,15 @@ public protocol EncoderBackend: AnyObject {
     var formatDescription: FormatDescription? { get }
     /// Frames held before the first output at most (reordering + look-ahead + threads).
     var frameDelay: Int { get }
+    /// Notices since the last call (properties adapted, backend changes); the session hands
+    /// them to its user.
+    func takeNotices() -> [EncoderNotice]
+    /// After ``encode(_:)`` or ``flush()`` threw: what another encoder needs to go on (nil when
+    /// this backend cannot tell; the frames it held are then lost).
+    func takeOverAfterFailure() -> EncoderTakeover?
+}
+
+extension EncoderBackend {
+    public func takeNotices() -> [EncoderNotice] { [] }
+    public func takeOverAfterFailure() -> EncoderTakeover? { nil }
 }

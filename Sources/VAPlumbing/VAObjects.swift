@@ -252,7 +252,13 @@ public final class VABufferObject {
     /// - Throws: VA_STATUS_ERROR_INVALID_BUFFER (call "vaMapBuffer") for a list longer than
     ///   4096 segments, which only a broken driver makes (a loop).
     public func withCodedSegments<R>(_ body: ([UnsafeRawBufferPointer]) -> R) throws(VAError) -> R {
-        var segments: [UnsafeRawBufferPointer] = []
+        try withCodedBufferSegments { segments in body(segments.map(\.bytes)) }
+    }
+
+    /// ``withCodedSegments(_:)`` with each segment's status word (VA_CODED_BUF_STATUS_*: slice
+    /// overflow, bad bitstream, the frame's average QP...), which an encoder must check.
+    public func withCodedBufferSegments<R>(_ body: ([VACodedSegment]) -> R) throws(VAError) -> R {
+        var segments: [VACodedSegment] = []
         var next: UnsafeMutableRawPointer? = try map()
         while let current = next {
             guard segments.count < 4096 else {
@@ -262,7 +268,9 @@ public final class VABufferObject {
                     context: "reading a coded buffer: its segment list does not end")
             }
             let segment = current.load(as: VACodedBufferSegment.self)
-            segments.append(UnsafeRawBufferPointer(start: segment.buf, count: segment.buf == nil ? 0 : Int(segment.size)))
+            segments.append(VACodedSegment(
+                bytes: UnsafeRawBufferPointer(start: segment.buf, count: segment.buf == nil ? 0 : Int(segment.size)),
+                bitOffset: Int(segment.bit_offset), status: segment.status))
             next = segment.next
         }
         let result = body(segments)
@@ -277,6 +285,21 @@ public final class VABufferObject {
         }
         connection.release("vaDestroyBuffer") { vaDestroyBuffer(connection.display, id) }
     }
+}
+
+/// One VACodedBufferSegment while its buffer is mapped.
+public struct VACodedSegment {
+    /// The segment's bytes (valid only inside ``VABufferObject/withCodedBufferSegments(_:)``).
+    public var bytes: UnsafeRawBufferPointer
+    /// Bits to skip in the first byte (0 for H.264, whose NAL units are byte aligned).
+    public var bitOffset: Int
+    /// VA_CODED_BUF_STATUS_* bits.
+    public var status: UInt32
+
+    /// va.h: the picture did not fit and was cut (VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK).
+    public var overflowed: Bool { status & UInt32(VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK) != 0 }
+    /// va.h: the driver says the bitstream is corrupt (VA_CODED_BUF_STATUS_BAD_BITSTREAM).
+    public var badBitstream: Bool { status & UInt32(VA_CODED_BUF_STATUS_BAD_BITSTREAM) != 0 }
 }
 
 /// A VA image mapped for reading: from vaDeriveImage (the surface's own memory) or vaCreateImage +

@@ -3,6 +3,7 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
+import VAAPICodecs
 import Synchronization
 import SwiftVT
 
@@ -236,13 +237,18 @@ final class VTEnc: @unchecked Sendable {
         }
         let configuration = settings.withLock { $0 }
         let handler: CompressionOutputHandler = { [delivered] frame in delivered.append(frame) }
+        let objectAddress = UInt(bitPattern: object)
         do throws(CompressionError) {
             let session = try CompressionSession(
                 width: width, height: height,
                 encoderSpecification: EncoderSpecification(hardwarePolicy: configuration.hardware, threadCount: Int(configuration.maxThreads)),
                 sourcePixelFormat: format, properties: sessionProperties,
-                backends: [X264EncoderFactory()], outputHandler: handler)
+                backends: [VAH264EncoderFactory(log: { [log, objectAddress] in
+                    log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
+                }), X264EncoderFactory()],
+                outputHandler: handler)
             try session.prepareToEncodeFrames()
+            EncoderNotices.post(session, elementName: "vtenc", from: object)
             let reference = VTDec.CodecStateReference(input)
             state.withLock { state in
                 state.session = session
@@ -314,11 +320,30 @@ final class VTEnc: @unchecked Sendable {
                 duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
                 frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame), frameReference: UInt64(frameNumber))
         } catch {
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtenc: encoding failed: \(error.message)", debug: error.description)
+            noteBackend(of: session)
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description)
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
+        noteBackend(of: session)
         return outputDelivered()
+    }
+
+    /// Posts the session's notices and keeps active-backend current.
+    private func noteBackend(of session: CompressionSession) {
+        let name = EncoderNotices.post(session, elementName: "vtenc", from: object)
+        state.withLock { $0.activeBackend = name }
+    }
+
+    /// The text of an encoding error: under hardware=require a failing VA-API encoder says that
+    /// no fallback was allowed.
+    private func encodingFailure(_ error: CompressionError, session: CompressionSession) -> String {
+        let hardware = settings.withLock { $0.hardware }
+        if session.isHardwareAccelerated && hardware == .require {
+            return "vtenc: the VA-API encoder failed: \(error.message). hardware=require allows no software fallback; "
+                + "use hardware=auto to continue with x264."
+        }
+        return "vtenc: encoding failed: \(error.message)"
     }
 
     func finish() -> GstFlowReturn {
@@ -330,8 +355,12 @@ final class VTEnc: @unchecked Sendable {
         do throws(CompressionError) {
             try session.completeFrames()
         } catch {
-            log.warning(object, "completing the delayed frames failed: \(error)")
+            noteBackend(of: session)
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description)
+                .post(from: object, isError: true)
+            return GST_FLOW_ERROR
         }
+        noteBackend(of: session)
         return outputDelivered()
     }
 

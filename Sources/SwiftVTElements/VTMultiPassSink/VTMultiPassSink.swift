@@ -3,6 +3,7 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
+import VAAPICodecs
 import Synchronization
 import SwiftVT
 
@@ -285,11 +286,16 @@ final class VTMultiPassSink: @unchecked Sendable {
                 failure.note(error)
             }
         }
+        let objectAddress = UInt(bitPattern: object)
         do throws(CompressionError) {
             let session = try CompressionSession(
                 width: width, height: height,
                 encoderSpecification: EncoderSpecification(hardwarePolicy: current.hardware, threadCount: Int(current.maxThreads)),
-                sourcePixelFormat: format, properties: properties, backends: [X264EncoderFactory()], outputHandler: handler)
+                sourcePixelFormat: format, properties: properties,
+                backends: [VAH264EncoderFactory(log: { [log, objectAddress] in
+                    log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
+                }), X264EncoderFactory()],
+                outputHandler: handler)
             try session.setMultiPassStorage(storage, maximumPasses: Int(current.maxPasses))
             try session.beginPass()
             let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
@@ -319,6 +325,12 @@ final class VTMultiPassSink: @unchecked Sendable {
 
     // MARK: Frames
 
+    /// Posts the session's notices and keeps active-backend current.
+    private func noteBackend(of session: CompressionSession) {
+        let name = EncoderNotices.post(session, elementName: "vtmultipasssink", from: object)
+        run.withLock { $0.activeBackend = name }
+    }
+
     func render(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
         let (session, info, format, range, pass) = run.withLock { run in
             (run.session, run.videoInfo, run.pixelFormat, run.pass >= 2 ? run.ranges[safe: run.rangeIndex] : nil, run.pass)
@@ -347,10 +359,14 @@ final class VTMultiPassSink: @unchecked Sendable {
                 image, presentationTimeStamp: presentationTime,
                 duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)))
         } catch {
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message)", debug: error.description)
+            noteBackend(of: session)
+            let hint = session.isHardwareAccelerated && settings.withLock({ $0.hardware }) == .require
+                ? " hardware=require allows no software fallback; use hardware=auto to continue with x264." : ""
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message).\(hint)", debug: error.description)
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
+        noteBackend(of: session)
         if let problem = siloProblem() {
             problem.post(from: object, isError: true)
             return GST_FLOW_ERROR
@@ -431,7 +447,9 @@ final class VTMultiPassSink: @unchecked Sendable {
         let wantsAnother: Bool
         do throws(CompressionError) {
             wantsAnother = try session.endPass()
+            noteBackend(of: session)
         } catch {
+            noteBackend(of: session)
             let message = error.code == .multiPassStorageFailed
                 ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "vtmultipasssink: \(error.message)", debug: error.description)
                 : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: ending pass \(pass) failed: \(error.message)", debug: error.description)
