@@ -38,7 +38,7 @@ enum { PROP_0, PROP_HARDWARE, PROP_MAX_THREADS, PROP_ACTIVE_BACKEND };
 GType swiftvt_hardware_policy_get_type(void) {
     static gsize type = 0;
     static const GEnumValue values[] = {
-        {SWIFTVT_HARDWARE_AUTO, "Use VA-API when a device can decode the stream, else software", "auto"},
+        {SWIFTVT_HARDWARE_AUTO, "Use VA-API when a device can take the stream, else software (libavcodec, x264)", "auto"},
         {SWIFTVT_HARDWARE_REQUIRE, "Use VA-API or fail with an error", "require"},
         {SWIFTVT_HARDWARE_DISABLE, "Never use VA-API: software (libavcodec / x264) only", "disable"},
         {0, NULL, NULL},

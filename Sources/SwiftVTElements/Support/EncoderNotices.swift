@@ -26,6 +26,15 @@ enum EncoderNotices {
         }
     }
 
+    /// The error text when hardware=require finds no hardware encoder: the session's message
+    /// (which speaks of the API's hardwarePolicy) in the element's terms.
+    static func hardwareRequiredText(_ message: String, elementName: String) -> String {
+        let reasons = message
+            .replacing("hardware encoding is required (hardwarePolicy .require) but ", with: "")
+            .replacing(" Use hardwarePolicy .auto to fall back to software encoding.", with: "")
+        return "\(elementName): hardware=require, but \(reasons) Use hardware=auto to fall back to x264."
+    }
+
     /// Posts the session's pending notices from `element` (named `elementName` in the text);
     /// returns the session's active backend name, which may have changed.
     @discardableResult

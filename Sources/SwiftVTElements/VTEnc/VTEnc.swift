@@ -276,7 +276,7 @@ final class VTEnc: @unchecked Sendable {
         } catch {
             let text: String
             if error.code == .hardwareUnavailable {
-                text = "vtenc: hardware encoding is required (hardware=require) but not available: \(error.message). Use hardware=auto to fall back to x264."
+                text = EncoderNotices.hardwareRequiredText(error.message, elementName: "vtenc")
             } else {
                 text = "vtenc: cannot encode \(width)x\(height) \(format): \(error.message)"
             }

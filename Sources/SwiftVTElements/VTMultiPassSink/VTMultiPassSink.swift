@@ -315,7 +315,7 @@ final class VTMultiPassSink: @unchecked Sendable {
             return true
         } catch {
             let text = error.code == .hardwareUnavailable
-                ? "vtmultipasssink: hardware encoding is required (hardware=require) but not available: \(error.message). Use hardware=auto to fall back to x264."
+                ? EncoderNotices.hardwareRequiredText(error.message, elementName: "vtmultipasssink")
                 : "vtmultipasssink: cannot encode \(width)x\(height) \(format): \(error.message)"
             ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: text, debug: error.description)
                 .post(from: object, isError: true)
