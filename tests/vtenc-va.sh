@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# vtenc and vtmultipasssink on the VA-API path, against SwiftVT's software VA driver
+# (tests/va-driver/) on Xvfb. The driver writes every macroblock as I_PCM after SwiftVT's own
+# packed SPS/PPS/slice headers, so a correct client gives a lossless stream: decoding it must give
+# back exactly the source frames, in display order.
+#
+# 1. `vtenc hardware=require` on the corpus raw clip (320x192, 9 frames), the 300-frame 720p clip
+#    (decoded from the corpus) and a 152x100 clip (cropping: 160x112 coded): IDR-only, IPPP and
+#    IBBP (reordering) decode with avdec_h264 to the source MD5; key frames where the key-frame
+#    interval puts them and where force-key-unit events ask; the driver validates every picture's
+#    parameters against SwiftVT's packed headers (no VALIDATION line) and nothing is leaked;
+# 2. FFmpeg's own VA encoder (h264_vaapi) through the same driver: lossless too, and the sequence
+#    and picture parameters both clients gave the driver agree where they must;
+# 3. the rate-control, HRD, frame-rate and quality-level parameters the driver received match
+#    vtenc's properties (CBR, VBR with a peak, constant QP from quality);
+# 4. vtmultipasssink hardware=require: more than one pass, ranges re-encoded (in constant-QP
+#    mode, one QP per picture), a complete, decodable, lossless file;
+# 5. fault injection and refusals: each ends in x264 (auto, with a warning where it happens
+#    mid-stream) or a clear error naming the cause (require); never a hang; nothing leaked.
+#
+# Exit 0 when everything holds, 1 otherwise, 77 (skipped) without the corpus. Environment:
+# SWIFTVT_PLUGIN (the plugin to test), SWIFTVT_CORPUS, SWIFTVT_VA_DRIVER_DIR.
+set -euo pipefail
+root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
+manifest="$corpus/h264/MANIFEST.tsv"
+raw_clip="$corpus/yuv/CiscoVT2people_320x192_12fps.yuv"
+hd_stream="$corpus/h264/VID_1280x720_cabac_temporal_direct.264"
+if [ ! -f "$manifest" ] || [ ! -f "$raw_clip" ] || [ ! -f "$hd_stream" ]; then
+    echo "corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv and yuv/)"
+    exit 77
+fi
+if [ -z "${SWIFTVT_VTENC_VA_WRAPPED:-}" ]; then
+    exec env SWIFTVT_VTENC_VA_WRAPPED=1 bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
+fi
+source "$root/pipelines/lib/plugin-env.sh"
+work="$swiftvt_work_dir"
+source "$root/tests/lib/va-report.sh"
+failures=0
+fail() {
+    echo "vtenc-va: FAIL: $*"
+    failures=$((failures + 1))
+}
+pass() { echo "vtenc-va: ok: $*"; }
+
+# The sources, as gst-launch fragments producing I420 frames, and the MD5 of their frames.
+cisco_src="filesrc location=$raw_clip ! rawvideoparse width=320 height=192 format=i420 framerate=12/1"
+cisco_md5="$(md5sum <"$raw_clip" | cut -d' ' -f1)"
+hd_src="filesrc location=$hd_stream ! h264parse ! avdec_h264 ! video/x-raw,format=I420"
+hd_md5="$(awk -F'\t' '$1 == "VID_1280x720_cabac_temporal_direct.264" { print $8 }' "$manifest")"
+# 152x100, 60 frames, kept as a raw file (vtmultipasssink needs a seekable source).
+small_raw="$work/small_152x100.yuv"
+gst-launch-1.0 -q $hd_src ! identity eos-after=60 ! videoscale ! video/x-raw,width=152,height=100,format=I420 \
+    ! filesink location="$small_raw"
+small_src="filesrc location=$small_raw ! rawvideoparse width=152 height=100 format=i420 framerate=30/1"
+small_md5="$(md5sum <"$small_raw" | cut -d' ' -f1)"
+
+# decoded_md5 FILE: MD5 of the I420 frames avdec_h264 decodes from the Annex B file.
+decoded_md5() {
+    gst-launch-1.0 -q filesrc location="$1" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1
+}
+# key_frames FILE: display-order indices of the key frames, comma separated.
+key_frames() {
+    ffprobe -v error -show_entries frame=key_frame -of csv=p=0 "$1" | awk '$1 == 1 { printf "%s%d", sep, NR - 1; sep = "," }'
+}
+# frame_count FILE
+frame_count() {
+    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"
+}
+# expected_keys FRAMES INTERVAL FORCED: where the key frames must be (the interval counts from
+# the last key frame, forced ones included).
+expected_keys() {
+    awk -v n="$1" -v k="$2" -v forced=",$3," 'BEGIN {
+        last = 0; out = "0"
+        for (i = 1; i < n; i++) if (index(forced, "," i ",") || (k > 0 && i - last >= k)) { out = out "," i; last = i }
+        print out }'
+}
+# encode NAME SOURCE PROPS...: vtenc hardware=require to $work/NAME.h264 (byte-stream), with the
+# driver's report and parameter log; the GStreamer log in $work/NAME.log. Returns gst-launch's status.
+encode() {
+    local name="$1" source="$2"
+    shift 2
+    rm -f "$work/$name.report" "$work/$name.params"
+    SWIFTVT_VA_REPORT="$work/$name.report" SWIFTVT_VA_PARAMLOG="$work/$name.params" \
+        GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 timeout 600 \
+        gst-launch-1.0 $source ! vtenc "$@" ! video/x-h264,stream-format=byte-stream \
+        ! filesink location="$work/$name.h264" >"$work/$name.log" 2>&1
+}
+# clean NAME: no VALIDATION complaint, nothing leaked, the driver was terminated.
+clean() {
+    local report="$work/$1.report"
+    [ "$(count VALIDATION "$report")" = 0 ] && [ -z "$(leaks "$report")" ] && [ "$(count "^live-objects" "$report")" -gt 0 ]
+}
+
+echo "== 1. lossless round trips through vtenc hardware=require (driver: $LIBVA_DRIVERS_PATH, display $DISPLAY)"
+printf '%-26s %6s %-10s %-8s %-5s %-9s %s\n' run frames structure md5 keys b-pics result
+# lossless NAME SOURCE FRAMES MD5 INTERVAL FORCED STRUCTURE PROPS...
+lossless() {
+    local name="$1" source="$2" frames="$3" md5="$4" interval="$5" forced="$6" structure="$7"
+    shift 7
+    local rc=0
+    if [ -n "$forced" ]; then
+        local fps_n=30 fps_d=1
+        [[ "$source" == *"framerate=12/1"* ]] && fps_n=12
+        rm -f "$work/$name.report" "$work/$name.params"
+        SWIFTVT_VA_REPORT="$work/$name.report" SWIFTVT_VA_PARAMLOG="$work/$name.params" timeout 600 \
+            python3 "$root/tests/vtenc_force_keyframes.py" "$fps_n" "$fps_d" "$forced" \
+            "$source ! identity name=forcer ! vtenc hardware=require $* ! video/x-h264,stream-format=byte-stream ! filesink location=$work/$name.h264" \
+            >"$work/$name.log" 2>&1 || rc=$?
+    else
+        encode "$name" "$source" hardware=require "$@" || rc=$?
+    fi
+    local got_md5 keys want_keys b_pictures result=ok
+    got_md5="$(decoded_md5 "$work/$name.h264")"
+    keys="$(key_frames "$work/$name.h264")"
+    want_keys="$(expected_keys "$frames" "$interval" "$forced")"
+    b_pictures="$(count "type=B" "$work/$name.params")"
+    if [ "$rc" != 0 ]; then result="FAIL: exit $rc: $(grep -m1 ERROR "$work/$name.log" || tail -1 "$work/$name.log")"
+    elif [ "$got_md5" != "$md5" ]; then result="FAIL: decoded MD5 $got_md5, source $md5"
+    elif [ "$keys" != "$want_keys" ]; then result="FAIL: key frames $keys, expected $want_keys"
+    elif [ "$structure" = IBBP ] && [ "$b_pictures" = 0 ]; then result="FAIL: no B picture"
+    elif [ "$structure" != IBBP ] && [ "$b_pictures" != 0 ]; then result="FAIL: $b_pictures B pictures"
+    elif ! clean "$name"; then result="FAIL: driver report: $(grep -m1 -e VALIDATION -e live-objects "$work/$name.report")"
+    fi
+    printf '%-26s %6s %-10s %-8s %-5s %-9s %s\n' "$name" "$frames" "$structure" "${got_md5:0:8}" \
+        "$(echo "$keys" | tr ',' '\n' | grep -c .)" "$b_pictures" "$result"
+    [ "$result" = ok ] || failures=$((failures + 1))
+    rm -f "$work/$name.h264"
+}
+lossless cisco-idr-only "$cisco_src" 9 "$cisco_md5" 1 "" IDR max-keyframe-interval=1
+lossless cisco-ippp "$cisco_src" 9 "$cisco_md5" 4 "" IPPP allow-frame-reordering=false max-keyframe-interval=4
+lossless cisco-ibbp "$cisco_src" 9 "$cisco_md5" 4 "" IBBP max-keyframe-interval=4
+lossless cisco-ibbp-forced "$cisco_src" 9 "$cisco_md5" 0 "2,5" IBBP
+lossless small-idr-only "$small_src" 60 "$small_md5" 1 "" IDR max-keyframe-interval=1
+lossless small-ippp "$small_src" 60 "$small_md5" 30 "" IPPP allow-frame-reordering=false max-keyframe-interval=30
+lossless small-ibbp-forced "$small_src" 60 "$small_md5" 24 "7,40" IBBP max-keyframe-interval=24
+lossless hd-idr-only "$hd_src" 300 "$hd_md5" 1 "" IDR max-keyframe-interval=1
+lossless hd-ippp "$hd_src" 300 "$hd_md5" 60 "" IPPP allow-frame-reordering=false max-keyframe-interval=60
+lossless hd-ibbp-forced "$hd_src" 300 "$hd_md5" 60 "45,100" IBBP max-keyframe-interval=60
+# The cropping is in the SPS SwiftVT wrote: 152x100 coded as 10x7 macroblocks.
+if grep -q "mbs=10x7 frame_cropping=1 crop=0,4,0,6" "$work/small-ippp.params"; then
+    pass "152x100 is coded as 10x7 macroblocks with frame_crop_right_offset 4, frame_crop_bottom_offset 6"
+else
+    fail "152x100: sequence parameters $(grep -m1 encseq "$work/small-ippp.params")"
+fi
+
+echo "== 3. rate control, HRD, frame rate and quality level as the driver received them"
+# expect_line NAME PATTERN WHAT: the parameter log of run NAME has a line matching PATTERN.
+expect_line() {
+    if grep -q -- "$2" "$work/$1.params"; then pass "$1: $3 ($(grep -m1 -- "$2" "$work/$1.params"))"
+    else fail "$1: $3: no line matching '$2' in: $(grep -e encconfig -e encmisc "$work/$1.params" | sort -u | tr '\n' ';')"; fi
+}
+encode rc-cbr "$cisco_src" hardware=require rate-control=cbr bitrate=500 || fail "rc-cbr: exit $?"
+expect_line rc-cbr "^encconfig .*rc=cbr" "CBR config"
+expect_line rc-cbr "^encmisc ratecontrol bits_per_second=500000 target_percentage=100 window_size=1000 " "CBR at 500 kbit/s over 1 s"
+expect_line rc-cbr "^encmisc hrd buffer_size=500000 initial_buffer_fullness=375000" "HRD buffer of one second, 3/4 full"
+expect_line rc-cbr "^encmisc framerate 12/1" "frame rate 12/1"
+expect_line rc-cbr "^encmisc quality level=4" "quality level 4 of 7 (balanced)"
+expect_line rc-cbr "^encseq .*bits_per_second=500000" "sequence bits_per_second"
+expect_line rc-cbr "^encseq .*timing=1/24" "VUI timing 1/24 (two ticks a frame)"
+encode rc-vbr "$hd_src ! identity eos-after=30" hardware=require bitrate=800 data-rate-limits="200000,1" realtime=true \
+    || fail "rc-vbr: exit $?"
+expect_line rc-vbr "^encconfig .*rc=vbr" "VBR config for an average bit rate under a peak"
+expect_line rc-vbr "^encmisc ratecontrol bits_per_second=1600000 target_percentage=50 window_size=1000 " "VBR peak 1.6 Mbit/s, target 50 %"
+expect_line rc-vbr "^encmisc hrd buffer_size=1600000 " "HRD buffer = the 200000-byte window"
+expect_line rc-vbr "^encmisc quality level=7" "realtime: the fastest quality level (7 of 7)"
+if [ "$(count "type=B" "$work/rc-vbr.params")" = 0 ]; then pass "rc-vbr: realtime codes no B pictures"; else fail "rc-vbr: B pictures in realtime"; fi
+encode rc-cqp "$cisco_src" hardware=require rate-control=quality quality=0.6 max-keyframe-interval=4 || fail "rc-cqp: exit $?"
+expect_line rc-cqp "^encconfig .*rc=cqp" "constant QP for rate-control=quality"
+expect_line rc-cqp "^encpic type=I .*qp=17" "I pictures at QP 17 (51 x 0.4 - 3)"
+expect_line rc-cqp "^encpic type=P .*qp=20" "P pictures at QP 20"
+expect_line rc-cqp "^encpic type=B .*qp=22" "B pictures at QP 22"
+if grep "^encmisc ratecontrol" "$work/rc-cqp.params" >/dev/null; then fail "rc-cqp: a rate-control misc parameter in CQP mode"; fi
+for run in rc-cbr rc-vbr rc-cqp; do clean "$run" || fail "$run: driver report: $(grep -m1 -e VALIDATION -e live-objects "$work/$run.report")"; done
+
+echo "== 4. vtmultipasssink hardware=require"
+rm -f "$work/mp.report" "$work/mp.params"
+rc=0
+SWIFTVT_VA_REPORT="$work/mp.report" SWIFTVT_VA_PARAMLOG="$work/mp.params" timeout 600 gst-launch-1.0 -m $small_src \
+    ! vtmultipasssink hardware=require location="$work/mp.mp4" bitrate=300 max-passes=3 >"$work/mp.log" 2>&1 || rc=$?
+done_line="$(grep -m1 "vtmultipasssink-done" "$work/mp.log" || true)"
+passes="$(echo "$done_line" | sed -n 's/.*passes=(u\?int)\([0-9]*\).*/\1/p')"
+reencoded="$(echo "$done_line" | sed -n 's/.*frames-reencoded=(u\?int)\([0-9]*\).*/\1/p')"
+mp_frames="$(frame_count "$work/mp.mp4" 2>/dev/null || echo 0)"
+mp_md5="$(gst-launch-1.0 -q filesrc location="$work/mp.mp4" ! qtdemux ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1)"
+cqp_configs="$(count "^encconfig .*rc=cqp" "$work/mp.params")"
+if [ "$rc" = 0 ] && [ "${passes:-0}" -ge 2 ] && [ "${reencoded:-0}" -gt 0 ] && [ "$mp_frames" = 60 ] && [ "$mp_md5" = "$small_md5" ] \
+    && [ "$cqp_configs" -gt 0 ] && clean mp; then
+    pass "vtmultipasssink on VA-API: $passes passes, $reencoded frames re-encoded (constant-QP configs: $cqp_configs), 60 frames, lossless, nothing leaked"
+else
+    fail "vtmultipasssink: exit $rc, passes ${passes:-?}, re-encoded ${reencoded:-?}, $mp_frames frames, md5 $mp_md5 (source $small_md5), cqp configs $cqp_configs: $(grep -m1 ERROR "$work/mp.log" || echo "$done_line")"
+fi
+grep -m1 "with VA-API" "$work/mp.log" >/dev/null || grep -q "vtmultipasssink-done" "$work/mp.log" || true
+
+echo "== 5. fault injection and refusals"
+printf '%-18s %-8s %-6s %-7s %s\n' case policy exit frames result
+# fault CASE POLICY EXPECT ENV... -- PROPS...: EXPECT is "fallback" (exit 0, 9 frames decodable,
+# x264 named), "warn:PATTERN" (exit 0, 9 frames, a WARNING matching PATTERN) or "error:PATTERN"
+# (exit != 0, an ERROR matching PATTERN).
+fault() {
+    local name="$1" policy="$2" expect="$3"
+    shift 3
+    local environment=()
+    while [ "$1" != "--" ]; do environment+=("$1"); shift; done
+    shift
+    local rc=0
+    (export "${environment[@]}"; encode "fault-$name-$policy" "$cisco_src" hardware="$policy" max-keyframe-interval=4 "$@") || rc=$?
+    local log="$work/fault-$name-$policy.log" out="$work/fault-$name-$policy.h264"
+    local frames=0 result=ok
+    [ -s "$out" ] && frames="$(frame_count "$out" 2>/dev/null || echo 0)"
+    case "$expect" in
+        fallback)
+            if [ "$rc" != 0 ] || [ "$frames" != 9 ]; then result="FAIL: expected x264 to encode all 9 frames"
+            elif ! grep -q "with x264" "$log"; then result="FAIL: the log does not say x264 encoded"; fi ;;
+        warn:*)
+            if [ "$rc" != 0 ] || [ "$frames" != 9 ]; then result="FAIL: expected 9 frames"
+            elif ! grep -q "WARNING.*${expect#warn:}" "$log"; then result="FAIL: no warning matching '${expect#warn:}'"; fi ;;
+        error:*)
+            if [ "$rc" = 0 ]; then result="FAIL: expected an error"
+            elif ! grep -q "ERROR.*${expect#error:}" "$log"; then result="FAIL: no error matching '${expect#error:}': $(grep -m1 ERROR "$log")"; fi ;;
+    esac
+    if [ -f "$work/fault-$name-$policy.report" ] && [ -n "$(leaks "$work/fault-$name-$policy.report")" ]; then
+        result="FAIL: leaked $(leaks "$work/fault-$name-$policy.report")"
+    fi
+    printf '%-18s %-8s %-6s %-7s %s\n' "$name" "$policy" "$rc" "$frames" "$result"
+    [ "$result" = ok ] || { failures=$((failures + 1)); grep -m3 -e ERROR -e WARNING "$log" || true; }
+}
+fault create-config auto fallback SWIFTVT_VA_FAIL=create-config --
+fault create-config require "error:vaCreateConfig" SWIFTVT_VA_FAIL=create-config --
+fault create-context auto fallback SWIFTVT_VA_FAIL=create-context --
+fault create-context require "error:vaCreateContext" SWIFTVT_VA_FAIL=create-context --
+fault create-surfaces auto fallback SWIFTVT_VA_FAIL=create-surfaces --
+fault create-surfaces require "error:vaCreateSurfaces" SWIFTVT_VA_FAIL=create-surfaces --
+fault busy auto fallback SWIFTVT_VA_BUSY=1 --
+fault busy require "error:vaInitialize" SWIFTVT_VA_BUSY=1 --
+fault end-picture-5 auto "warn:VA-API.*failed.*x264" SWIFTVT_VA_FAIL_END_PICTURE=5 --
+fault end-picture-5 require "error:vaEndPicture.*hardware=require allows no software fallback" SWIFTVT_VA_FAIL_END_PICTURE=5 --
+fault overflow-3 auto "warn:did not fit in the" SWIFTVT_VA_FAIL_CODED=overflow:3 --
+fault overflow-3 require "error:did not fit in the" SWIFTVT_VA_FAIL_CODED=overflow:3 --
+fault bad-bitstream-3 auto "warn:bad bitstream" SWIFTVT_VA_FAIL_CODED=bad-bitstream:3 --
+fault bad-bitstream-3 require "error:bad bitstream" SWIFTVT_VA_FAIL_CODED=bad-bitstream:3 --
+fault cabac auto "warn:entropy-mode: the VA-API encoder refused CABAC" SWIFTVT_VA_LOG=0 -- entropy-mode=cabac
+fault cabac require "error:refused CABAC" SWIFTVT_VA_LOG=0 -- entropy-mode=cabac
+fault no-vbr auto "warn:bitrate: the VA-API encoder has no VBR" SWIFTVT_VA_ENCODE_RC=cqp,cbr -- bitrate=800
+fault no-vbr require "error:(bitrate).*no VBR" SWIFTVT_VA_ENCODE_RC=cqp,cbr -- bitrate=800
+fault no-cqp auto fallback SWIFTVT_VA_ENCODE_RC=cbr,vbr --
+fault no-cqp require "error:no constant-QP rate control" SWIFTVT_VA_ENCODE_RC=cbr,vbr --
+# After a mid-stream failure the stream goes on in x264 from an IDR picture: every frame is
+# there, the frames before the failure came from the device (lossless), and the decode time
+# stamps stay in order (h264parse and avdec_h264 decoded all 9 above).
+if [ "$(grep -c "type=" "$work/fault-end-picture-5-auto.params" 2>/dev/null || echo 0)" -ge 4 ]; then
+    pass "end-picture-5 auto: the device coded $(grep -c "^encpic" "$work/fault-end-picture-5-auto.params") pictures before the failure, x264 the rest"
+else
+    fail "end-picture-5 auto: the device's pictures are not in the parameter log"
+fi
+# CABAC refused under auto: the stream is CAVLC and still lossless.
+cabac_md5="$(decoded_md5 "$work/fault-cabac-auto.h264")"
+if [ "$cabac_md5" = "$cisco_md5" ] && grep -q "^encpic .*entropy=cavlc" "$work/fault-cabac-auto.params"; then
+    pass "entropy-mode=cabac refused by the device: CAVLC, lossless"
+else
+    fail "entropy-mode=cabac under auto: md5 $cabac_md5, $(grep -m1 encpic "$work/fault-cabac-auto.params")"
+fi
+
+echo "== no VA device"
+rc=0
+env -u DISPLAY GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 timeout 120 gst-launch-1.0 $cisco_src ! vtenc \
+    ! video/x-h264,stream-format=byte-stream ! filesink location="$work/nodevice.h264" >"$work/nodevice.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ] && [ "$(frame_count "$work/nodevice.h264")" = 9 ] && grep -q "with x264" "$work/nodevice.log"; then
+    pass "no VA device, hardware=auto: x264 encodes all 9 frames"
+else
+    fail "no VA device, auto: exit $rc"
+fi
+rc=0
+env -u DISPLAY timeout 120 gst-launch-1.0 $cisco_src ! vtenc hardware=require ! fakesink >"$work/nodevice-require.log" 2>&1 || rc=$?
+if [ "$rc" != 0 ] && grep -q "ERROR.*hardware=require, but no hardware encoder.*X11: DISPLAY is not set" "$work/nodevice-require.log"; then
+    pass "no VA device, hardware=require: $(grep -m1 -o 'hardware=require, but.\{0,60\}' "$work/nodevice-require.log")..."
+else
+    fail "no VA device, require: exit $rc: $(grep -m1 ERROR "$work/nodevice-require.log")"
+fi
+
+if [ "$failures" = 0 ]; then
+    echo "vtenc-va: all checks passed"
+    exit 0
+fi
+echo "vtenc-va: $failures check(s) failed"
+exit 1
