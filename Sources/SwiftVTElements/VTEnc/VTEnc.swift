@@ -278,7 +278,8 @@ final class VTEnc: @unchecked Sendable {
             if error.code == .hardwareUnavailable {
                 text = EncoderNotices.hardwareRequiredText(error.message, elementName: "vtenc")
             } else {
-                text = "vtenc: cannot encode \(width)x\(height) \(format): \(error.message)"
+                let property = error.property.map { " (\(EncoderNotices.propertyName($0)))" } ?? ""
+                text = "vtenc: cannot encode \(width)x\(height) \(format)\(property): \(error.message)"
             }
             ElementMessage(domain: .stream(GST_STREAM_ERROR_FORMAT), text: text, debug: error.description).post(from: object, isError: true)
             return false

@@ -316,7 +316,7 @@ final class VTMultiPassSink: @unchecked Sendable {
         } catch {
             let text = error.code == .hardwareUnavailable
                 ? EncoderNotices.hardwareRequiredText(error.message, elementName: "vtmultipasssink")
-                : "vtmultipasssink: cannot encode \(width)x\(height) \(format): \(error.message)"
+                : "vtmultipasssink: cannot encode \(width)x\(height) \(format)\(error.property.map { " (\(EncoderNotices.propertyName($0)))" } ?? ""): \(error.message)"
             ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: text, debug: error.description)
                 .post(from: object, isError: true)
             return false
