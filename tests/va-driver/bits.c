@@ -114,6 +114,22 @@ size_t bw_bytes(const struct bitwriter *bw)
     return (bw->pos + 7) / 8;
 }
 
+void bw_copy_bits(struct bitwriter *bw, const uint8_t *src, size_t bits)
+{
+    for (size_t i = 0; i < bits; i++)
+        bw_bit(bw, (src[i >> 3] >> (7 - (i & 7))) & 1);
+}
+
+void bw_put_aligned_bytes(struct bitwriter *bw, const uint8_t *bytes, size_t size)
+{
+    if ((bw->pos & 7) || bw->pos / 8 + size > bw->capacity) {
+        bw->overflow = 1;
+        return;
+    }
+    memcpy(bw->data + bw->pos / 8, bytes, size);
+    bw->pos += size * 8;
+}
+
 size_t nal_unescape(uint8_t *dst, const uint8_t *src, size_t size)
 {
     size_t out = 0;

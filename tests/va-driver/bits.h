@@ -35,6 +35,10 @@ void bw_se(struct bitwriter *bw, int32_t value);
 /* rbsp_trailing_bits() (7.3.2.11): a one bit, then zero bits up to the byte boundary. */
 void bw_trailing(struct bitwriter *bw);
 size_t bw_bytes(const struct bitwriter *bw);
+/* Appends the first `bits` bits of src (most significant bit first), at any bit position. */
+void bw_copy_bits(struct bitwriter *bw, const uint8_t *src, size_t bits);
+/* Appends whole bytes; the writer must be byte-aligned (bw->pos % 8 == 0). */
+void bw_put_aligned_bytes(struct bitwriter *bw, const uint8_t *bytes, size_t size);
 
 /* Removes emulation_prevention_three_byte (7.3.1, 7.4.1) from src into dst (dst holds at least
  * size bytes). Returns the RBSP size. */

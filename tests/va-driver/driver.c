@@ -55,13 +55,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <va/va_str.h>
+
 #include "avdecode.h"
+#include "encode.h"
 #include "h264.h"
 
 #define VENDOR "SwiftVT software VA driver for tests (swiftvt_sw, libavcodec)"
 #define MAX_SIZE 4096
 #define NUM_PROFILES 3
-#define NUM_CONFIG_ATTRIBUTES 4
+#define NUM_CONFIG_ATTRIBUTES 4        /* of a decoding config */
+#define NUM_ENCODE_CONFIG_ATTRIBUTES 8 /* of an encoding config: the most vaQueryConfigAttributes returns */
+#define ENCODE_RATE_CONTROLS (VA_RC_CQP | VA_RC_CBR | VA_RC_VBR)
+#define ENCODE_PACKED_HEADERS (VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
+/* VAConfigAttribEncMaxRefFrames: 4 references in list 0, 1 in list 1 (bits 16..31). */
+#define ENCODE_MAX_REF_FRAMES (4u | (1u << 16))
+#define ENCODE_QUALITY_LEVELS 7
 
 static const VAProfile supported_profiles[NUM_PROFILES] = {
     VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High,
@@ -120,6 +129,9 @@ static void table_remove(struct table *t, uint32_t id)
 struct sw_config {
     VAProfile profile;
     VAEntrypoint entrypoint;
+    /* Encoding: the rate control mode (one VA_RC_* bit) and the VA_ENC_PACKED_HEADER_* bits chosen. */
+    uint32_t rate_control;
+    uint32_t packed_headers;
 };
 
 /* NV12 in system memory: the luma plane, then the interleaved chroma plane. The allocation is
@@ -158,6 +170,7 @@ struct sw_context {
     VAConfigID config_id;
     VAProfile profile;
     int width, height;
+    struct h264_encoder *encoder; /* set for an encoding (VAEntrypointEncSlice) context */
     /* The picture being assembled between vaBeginPicture and vaEndPicture. */
     int in_picture;
     VASurfaceID target;
@@ -189,6 +202,9 @@ enum {
     TAMPER_QP_DELTA = 32,
 };
 
+/* SWIFTVT_VA_FAIL_CODED: what the Nth encoded picture's coded buffer segment reports. */
+enum { FAIL_CODED_NONE, FAIL_CODED_OVERFLOW, FAIL_CODED_BAD_BITSTREAM };
+
 enum {
     FAIL_CREATE_CONFIG = 1,
     FAIL_CREATE_CONTEXT = 2,
@@ -204,12 +220,18 @@ struct sw_driver {
     unsigned faults;
     unsigned tamper;
     long fail_end_picture;
+    int fail_coded;            /* FAIL_CODED_*, for the fail_coded_picture-th encoded picture */
+    long fail_coded_picture;
+    uint32_t encode_rate_controls;  /* VA_RC_* offered (SWIFTVT_VA_ENCODE_RC) */
+    uint32_t encode_packed_headers; /* VA_ENC_PACKED_HEADER_* offered (SWIFTVT_VA_ENCODE_PACKED) */
     char *report_path;
     FILE *paramlog;
 };
 
-/* vaEndPicture calls in this process, for SWIFTVT_VA_FAIL_END_PICTURE. */
+/* vaEndPicture calls in this process, for SWIFTVT_VA_FAIL_END_PICTURE; encoded pictures, for
+ * SWIFTVT_VA_FAIL_CODED. */
 static atomic_long end_picture_calls;
+static atomic_long encoded_pictures;
 
 #define DRIVER(ctx) ((struct sw_driver *)(ctx)->pDriverData)
 
@@ -273,6 +295,22 @@ static void complain(void *opaque, const char *field, const char *client, const 
     report(opaque, 1, "swiftvt_sw VALIDATION: %s: client %s, driver %s", field, client, driver);
 }
 
+/* How encode.c reports: the same report file, log and parameter log. */
+static void encode_report(void *opaque, int to_stderr, const char *line)
+{
+    report(opaque, to_stderr, "%s", line);
+}
+
+static void encode_log(void *opaque, const char *line)
+{
+    drv_log(opaque, "%s", line);
+}
+
+static struct enc_hooks encode_hooks(struct sw_driver *drv)
+{
+    return (struct enc_hooks){ .report = encode_report, .log = encode_log, .opaque = drv, .paramlog = drv->paramlog };
+}
+
 /* ---------- configs ---------- */
 
 static int profile_supported(VAProfile profile)
@@ -299,7 +337,8 @@ static VAStatus sw_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profil
     if (!profile_supported(profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     entrypoint_list[0] = VAEntrypointVLD;
-    *num_entrypoints = 1;
+    entrypoint_list[1] = VAEntrypointEncSlice;
+    *num_entrypoints = 2;
     return VA_STATUS_SUCCESS;
 }
 
@@ -322,16 +361,106 @@ static void fill_attribute(VAConfigAttrib *attrib)
     }
 }
 
+/* What an encoding config offers; a config's own choices replace RateControl and EncPackedHeaders
+ * (config NULL: what vaGetConfigAttributes offers). */
+static void fill_encode_attribute(const struct sw_driver *drv, const struct sw_config *config, VAConfigAttrib *attrib)
+{
+    switch (attrib->type) {
+    case VAConfigAttribRTFormat:
+        attrib->value = VA_RT_FORMAT_YUV420;
+        break;
+    case VAConfigAttribRateControl:
+        attrib->value = config ? config->rate_control : drv->encode_rate_controls;
+        break;
+    case VAConfigAttribEncPackedHeaders:
+        attrib->value = config ? config->packed_headers : drv->encode_packed_headers;
+        break;
+    case VAConfigAttribEncMaxRefFrames:
+        attrib->value = ENCODE_MAX_REF_FRAMES;
+        break;
+    case VAConfigAttribEncMaxSlices:
+        attrib->value = 1;
+        break;
+    case VAConfigAttribEncQualityRange:
+        attrib->value = ENCODE_QUALITY_LEVELS;
+        break;
+    case VAConfigAttribMaxPictureWidth:
+    case VAConfigAttribMaxPictureHeight:
+        attrib->value = MAX_SIZE;
+        break;
+    default:
+        attrib->value = VA_ATTRIB_NOT_SUPPORTED;
+        break;
+    }
+}
+
 static VAStatus sw_GetConfigAttributes(VADriverContextP ctx, VAProfile profile, VAEntrypoint entrypoint,
                                        VAConfigAttrib *attrib_list, int num_attribs)
 {
-    (void)ctx;
+    struct sw_driver *drv = DRIVER(ctx);
     if (!profile_supported(profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    if (entrypoint != VAEntrypointVLD)
+    if (entrypoint != VAEntrypointVLD && entrypoint != VAEntrypointEncSlice)
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
-    for (int i = 0; i < num_attribs; i++)
-        fill_attribute(&attrib_list[i]);
+    for (int i = 0; i < num_attribs; i++) {
+        if (entrypoint == VAEntrypointEncSlice)
+            fill_encode_attribute(drv, NULL, &attrib_list[i]);
+        else
+            fill_attribute(&attrib_list[i]);
+    }
+    return VA_STATUS_SUCCESS;
+}
+
+/* An encoding config's attributes: RTFormat must include YUV420, RateControl be exactly one of
+ * the offered modes, EncPackedHeaders a subset of the offered ones (default: CQP if offered,
+ * else the first mode offered; no packed headers). The read-only ones may be passed with the
+ * value offered; anything else is not settable. */
+static VAStatus encode_config_attributes(const struct sw_driver *drv, const VAConfigAttrib *attrib_list,
+                                         int num_attribs, struct sw_config *config)
+{
+    uint32_t offered = drv->encode_rate_controls;
+    config->rate_control = (offered & VA_RC_CQP) ? VA_RC_CQP : (offered & VA_RC_CBR) ? VA_RC_CBR : VA_RC_VBR;
+    config->packed_headers = VA_ENC_PACKED_HEADER_NONE;
+    for (int i = 0; i < num_attribs; i++) {
+        const VAConfigAttrib *a = &attrib_list[i];
+        VAConfigAttrib expected = { .type = a->type };
+        switch (a->type) {
+        case VAConfigAttribRTFormat:
+            if (!(a->value & VA_RT_FORMAT_YUV420))
+                return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
+            break;
+        case VAConfigAttribRateControl:
+            /* One mode: a single bit among the offered ones. */
+            if (a->value == 0 || (a->value & (a->value - 1)) || !(a->value & offered)) {
+                fprintf(stderr, "swiftvt_sw: vaCreateConfig: RateControl %#x is not one of the offered modes %#x\n",
+                        a->value, offered);
+                return VA_STATUS_ERROR_INVALID_VALUE;
+            }
+            config->rate_control = a->value;
+            break;
+        case VAConfigAttribEncPackedHeaders:
+            if (a->value & ~drv->encode_packed_headers) {
+                fprintf(stderr, "swiftvt_sw: vaCreateConfig: EncPackedHeaders %#x is not a subset of %#x\n", a->value,
+                        drv->encode_packed_headers);
+                return VA_STATUS_ERROR_INVALID_VALUE;
+            }
+            config->packed_headers = a->value;
+            break;
+        case VAConfigAttribEncMaxRefFrames:
+        case VAConfigAttribEncMaxSlices:
+        case VAConfigAttribEncQualityRange:
+        case VAConfigAttribMaxPictureWidth:
+        case VAConfigAttribMaxPictureHeight:
+            fill_encode_attribute(drv, NULL, &expected);
+            if (a->value != expected.value)
+                return VA_STATUS_ERROR_INVALID_VALUE;
+            break;
+        default:
+            fprintf(stderr, "swiftvt_sw: vaCreateConfig: attribute %s (%d) is not supported for encoding\n",
+                    vaConfigAttribTypeStr(a->type), a->type);
+            return VA_STATUS_ERROR_ATTR_NOT_SUPPORTED;
+        }
+    }
     return VA_STATUS_SUCCESS;
 }
 
@@ -345,27 +474,42 @@ static VAStatus sw_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntry
     }
     if (!profile_supported(profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    if (entrypoint != VAEntrypointVLD)
+    if (entrypoint != VAEntrypointVLD && entrypoint != VAEntrypointEncSlice)
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
-    for (int i = 0; i < num_attribs; i++) {
-        if (attrib_list[i].type == VAConfigAttribRTFormat && !(attrib_list[i].value & VA_RT_FORMAT_YUV420))
-            return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
-        if (attrib_list[i].type == VAConfigAttribDecSliceMode && attrib_list[i].value != VA_DEC_SLICE_MODE_NORMAL)
-            return VA_STATUS_ERROR_INVALID_VALUE;
+    struct sw_config chosen = { .profile = profile, .entrypoint = entrypoint };
+    if (entrypoint == VAEntrypointEncSlice) {
+        VAStatus status = encode_config_attributes(drv, attrib_list, num_attribs, &chosen);
+        if (status != VA_STATUS_SUCCESS)
+            return status;
+    } else {
+        for (int i = 0; i < num_attribs; i++) {
+            if (attrib_list[i].type == VAConfigAttribRTFormat && !(attrib_list[i].value & VA_RT_FORMAT_YUV420))
+                return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
+            if (attrib_list[i].type == VAConfigAttribDecSliceMode && attrib_list[i].value != VA_DEC_SLICE_MODE_NORMAL)
+                return VA_STATUS_ERROR_INVALID_VALUE;
+        }
     }
     struct sw_config *config = calloc(1, sizeof(*config));
     if (!config)
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
-    config->profile = profile;
-    config->entrypoint = entrypoint;
+    *config = chosen;
     pthread_mutex_lock(&drv->lock);
     *config_id = table_add(&drv->configs, config);
+    if (*config_id != VA_INVALID_ID && entrypoint == VAEntrypointEncSlice && drv->paramlog) {
+        fprintf(drv->paramlog, "encconfig profile=%s rc=%s packed=%#x\n", h264_encoder_profile_name(profile),
+                h264_encoder_rc_name(config->rate_control), config->packed_headers);
+        fflush(drv->paramlog);
+    }
     pthread_mutex_unlock(&drv->lock);
     if (*config_id == VA_INVALID_ID) {
         free(config);
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
-    drv_log(drv, "vaCreateConfig: profile %d -> config %#x", profile, *config_id);
+    if (entrypoint == VAEntrypointEncSlice)
+        drv_log(drv, "vaCreateConfig: profile %d, EncSlice, rate control %s, packed headers %#x -> config %#x", profile,
+                h264_encoder_rc_name(config->rate_control), config->packed_headers, *config_id);
+    else
+        drv_log(drv, "vaCreateConfig: profile %d -> config %#x", profile, *config_id);
     return VA_STATUS_SUCCESS;
 }
 
@@ -389,15 +533,28 @@ static VAStatus sw_QueryConfigAttributes(VADriverContextP ctx, VAConfigID config
     if (config) {
         *profile = config->profile;
         *entrypoint = config->entrypoint;
-        static const VAConfigAttribType types[NUM_CONFIG_ATTRIBUTES] = {
-            VAConfigAttribRTFormat, VAConfigAttribDecSliceMode, VAConfigAttribMaxPictureWidth,
-            VAConfigAttribMaxPictureHeight,
-        };
-        for (int i = 0; i < NUM_CONFIG_ATTRIBUTES; i++) {
-            attrib_list[i].type = types[i];
-            fill_attribute(&attrib_list[i]);
+        if (config->entrypoint == VAEntrypointEncSlice) {
+            static const VAConfigAttribType types[NUM_ENCODE_CONFIG_ATTRIBUTES] = {
+                VAConfigAttribRTFormat, VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders,
+                VAConfigAttribEncMaxRefFrames, VAConfigAttribEncMaxSlices, VAConfigAttribEncQualityRange,
+                VAConfigAttribMaxPictureWidth, VAConfigAttribMaxPictureHeight,
+            };
+            for (int i = 0; i < NUM_ENCODE_CONFIG_ATTRIBUTES; i++) {
+                attrib_list[i].type = types[i];
+                fill_encode_attribute(drv, config, &attrib_list[i]);
+            }
+            *num_attribs = NUM_ENCODE_CONFIG_ATTRIBUTES;
+        } else {
+            static const VAConfigAttribType types[NUM_CONFIG_ATTRIBUTES] = {
+                VAConfigAttribRTFormat, VAConfigAttribDecSliceMode, VAConfigAttribMaxPictureWidth,
+                VAConfigAttribMaxPictureHeight,
+            };
+            for (int i = 0; i < NUM_CONFIG_ATTRIBUTES; i++) {
+                attrib_list[i].type = types[i];
+                fill_attribute(&attrib_list[i]);
+            }
+            *num_attribs = NUM_CONFIG_ATTRIBUTES;
         }
-        *num_attribs = NUM_CONFIG_ATTRIBUTES;
         status = VA_STATUS_SUCCESS;
     }
     pthread_mutex_unlock(&drv->lock);
@@ -708,13 +865,26 @@ static VAStatus sw_CreateBuffer(VADriverContextP ctx, VAContextID context, VABuf
     buffer->size = size;
     buffer->num_elements = num_elements;
     size_t bytes = (size_t)size * num_elements;
-    buffer->data = calloc(1, bytes ? bytes : 1);
-    if (!buffer->data) {
-        free(buffer);
-        return VA_STATUS_ERROR_ALLOCATION_FAILED;
+    if (type == VAEncCodedBufferType) {
+        /* A coded buffer maps to its segment list (va.h, VACodedBufferSegment): one segment at the
+         * start of the memory, the bitstream (size x num_elements bytes) after it. Empty until a
+         * picture is encoded into it. */
+        buffer->data = calloc(1, sizeof(VACodedBufferSegment) + bytes);
+        if (!buffer->data) {
+            free(buffer);
+            return VA_STATUS_ERROR_ALLOCATION_FAILED;
+        }
+        VACodedBufferSegment *segment = (VACodedBufferSegment *)buffer->data;
+        segment->buf = buffer->data + sizeof(VACodedBufferSegment);
+    } else {
+        buffer->data = calloc(1, bytes ? bytes : 1);
+        if (!buffer->data) {
+            free(buffer);
+            return VA_STATUS_ERROR_ALLOCATION_FAILED;
+        }
+        if (data)
+            memcpy(buffer->data, data, bytes);
     }
-    if (data)
-        memcpy(buffer->data, data, bytes);
     pthread_mutex_lock(&drv->lock);
     *buf_id = table_add(&drv->buffers, buffer);
     pthread_mutex_unlock(&drv->lock);
@@ -730,7 +900,7 @@ static VAStatus sw_CreateBuffer2(VADriverContextP ctx, VAContextID context, VABu
                                  VABufferID *buf_id)
 {
     (void)ctx, (void)context, (void)type, (void)width, (void)height, (void)unit_size, (void)pitch, (void)buf_id;
-    return VA_STATUS_ERROR_UNIMPLEMENTED; /* for encoders' 2D buffers; no encoder here */
+    return VA_STATUS_ERROR_UNIMPLEMENTED; /* 2D buffers (encoders' statistics, FEI): none here */
 }
 
 static VAStatus sw_BufferSetNumElements(VADriverContextP ctx, VABufferID buf_id, unsigned int num_elements)
@@ -847,6 +1017,7 @@ static void context_free(struct sw_context *context)
     for (int i = 0; i < 256; i++)
         free(context->pps[i]);
     avdec_free(context->dec);
+    h264_encoder_free(context->encoder);
     free(context);
 }
 
@@ -866,6 +1037,7 @@ static VAStatus sw_CreateContext(VADriverContextP ctx, VAConfigID config_id, int
     struct sw_config *config = table_get(&drv->configs, config_id);
     if (!config)
         status = VA_STATUS_ERROR_INVALID_CONFIG;
+    int encoding = config && config->entrypoint == VAEntrypointEncSlice;
     for (int i = 0; status == VA_STATUS_SUCCESS && i < num_render_targets; i++)
         if (!table_get(&drv->surfaces, render_targets[i]))
             status = VA_STATUS_ERROR_INVALID_SURFACE;
@@ -883,6 +1055,16 @@ static VAStatus sw_CreateContext(VADriverContextP ctx, VAConfigID config_id, int
         for (int i = 0; i < 256; i++)
             context->pps_default[i][0] = context->pps_default[i][1] = 1;
         context->refs.max_long_term_frame_idx = -1;
+        if (encoding) {
+            context->encoder = h264_encoder_new(config->profile, config->rate_control, config->packed_headers);
+            if (!context->encoder) {
+                free(context);
+                context = NULL;
+                status = VA_STATUS_ERROR_ALLOCATION_FAILED;
+            }
+        }
+    }
+    if (status == VA_STATUS_SUCCESS) {
         *context_id = table_add(&drv->contexts, context);
         if (*context_id == VA_INVALID_ID) {
             context_free(context);
@@ -890,8 +1072,9 @@ static VAStatus sw_CreateContext(VADriverContextP ctx, VAConfigID config_id, int
         }
     }
     pthread_mutex_unlock(&drv->lock);
-    drv_log(drv, "vaCreateContext: %dx%d, %d render targets -> %s", picture_width, picture_height,
-            num_render_targets, vaErrorStr(status));
+    drv_log(drv, "vaCreateContext: %s %dx%d, %d render targets -> %s",
+            encoding ? "encoding" : "decoding", picture_width, picture_height, num_render_targets,
+            vaErrorStr(status));
     return status;
 }
 
@@ -928,6 +1111,8 @@ static VAStatus sw_BeginPicture(VADriverContextP ctx, VAContextID context_id, VA
         if (context->in_picture)
             drv_log(drv, "vaBeginPicture: the previous picture had no vaEndPicture; dropped");
         context_clear_picture(context);
+        if (context->encoder)
+            h264_encoder_begin(context->encoder);
         context->in_picture = 1;
         context->target = render_target;
     }
@@ -981,6 +1166,14 @@ static VAStatus sw_RenderPicture(VADriverContextP ctx, VAContextID context_id, V
             status = VA_STATUS_ERROR_INVALID_BUFFER;
             break;
         }
+        if (context->encoder) {
+            /* Encoding parameters are copied here, like decoding ones: the client may destroy the
+             * buffers after vaRenderPicture. */
+            struct enc_hooks hooks = encode_hooks(drv);
+            status = h264_encoder_render(context->encoder, &hooks, buffer->type, buffer->data, buffer->size,
+                                         buffer->num_elements);
+            continue;
+        }
         switch (buffer->type) {
         case VAPictureParameterBufferType:
             if (buffer->size < sizeof(VAPictureParameterBufferH264)) {
@@ -1029,6 +1222,53 @@ static VAStatus sw_RenderPicture(VADriverContextP ctx, VAContextID context_id, V
         }
     }
     pthread_mutex_unlock(&drv->lock);
+    return status;
+}
+
+/* ---------- encoding (encode.c) ---------- */
+
+static struct enc_surface encode_surface(const struct sw_surface *surface)
+{
+    return (struct enc_surface){ .data = surface->data, .pitch = surface->pitch, .alloc_height = surface->alloc_height };
+}
+
+/* vaEndPicture of an encoding context (driver lock held): the source is the render target, the
+ * reconstruction and the coded buffer are named by the picture parameters. */
+static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context, struct sw_surface *source, long call)
+{
+    struct enc_hooks hooks = encode_hooks(drv);
+    struct enc_surface source_view = encode_surface(source), reconstructed_view;
+    struct enc_coded coded;
+    struct enc_picture_input in = { .source = &source_view };
+    VASurfaceID reconstructed_id;
+    VABufferID coded_id;
+    if (h264_encoder_targets(context->encoder, &reconstructed_id, &coded_id)) {
+        struct sw_surface *reconstructed = table_get(&drv->surfaces, reconstructed_id);
+        if (reconstructed) {
+            reconstructed_view = encode_surface(reconstructed);
+            in.reconstructed = &reconstructed_view;
+        }
+        struct sw_buffer *buffer = table_get(&drv->buffers, coded_id);
+        if (buffer && buffer->type == VAEncCodedBufferType && !buffer->surface) {
+            coded = (struct enc_coded){ .segment = (VACodedBufferSegment *)buffer->data,
+                                        .data = buffer->data + sizeof(VACodedBufferSegment),
+                                        .capacity = (size_t)buffer->size * buffer->num_elements };
+            in.coded = &coded;
+        }
+    }
+    long picture = atomic_fetch_add(&encoded_pictures, 1) + 1;
+    if (drv->fail_coded != FAIL_CODED_NONE && drv->fail_coded_picture == picture) {
+        in.injected_status = drv->fail_coded == FAIL_CODED_OVERFLOW ? VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK
+                                                                    : VA_CODED_BUF_STATUS_BAD_BITSTREAM;
+        drv_log(drv, "encoded picture #%ld: injected coded buffer status %#x (SWIFTVT_VA_FAIL_CODED)", picture,
+                in.injected_status);
+    }
+    in.discard_output = drv->fail_end_picture == call;
+    VAStatus status = h264_encoder_end(context->encoder, &hooks, &in);
+    if (in.discard_output) {
+        drv_log(drv, "vaEndPicture #%ld: injected failure (SWIFTVT_VA_FAIL_END_PICTURE): empty coded buffer", call);
+        status = VA_STATUS_ERROR_ENCODING_ERROR;
+    }
     return status;
 }
 
@@ -1327,6 +1567,8 @@ static VAStatus sw_EndPicture(VADriverContextP ctx, VAContextID context_id)
     struct sw_surface *surface = table_get(&drv->surfaces, context->target);
     if (!surface) {
         status = VA_STATUS_ERROR_INVALID_SURFACE;
+    } else if (context->encoder) {
+        status = encode_picture(drv, context, surface, call);
     } else {
         status = decode_picture(drv, context, surface);
         if (drv->fail_end_picture == call) {
@@ -1780,6 +2022,69 @@ static unsigned parse_tamper(const char *value)
     return bits;
 }
 
+struct named_bit {
+    const char *name;
+    uint32_t bit;
+};
+
+static const struct named_bit rate_control_names[] = {
+    { "cqp", VA_RC_CQP }, { "cbr", VA_RC_CBR }, { "vbr", VA_RC_VBR }, { NULL, 0 },
+};
+static const struct named_bit packed_header_names[] = {
+    { "sequence", VA_ENC_PACKED_HEADER_SEQUENCE }, { "picture", VA_ENC_PACKED_HEADER_PICTURE },
+    { "slice", VA_ENC_PACKED_HEADER_SLICE }, { "none", 0 }, { NULL, 0 },
+};
+
+/* A comma-separated list of names restricting what the encoder offers; unset: everything. An
+ * empty result falls back to everything, with a message (a config needs a rate control mode). */
+static uint32_t parse_encode_list(const char *variable, const char *value, const struct named_bit *names,
+                                  uint32_t all)
+{
+    if (!value || !*value)
+        return all;
+    uint32_t bits = 0;
+    int recognised = 0;
+    char *copy = strdup(value), *save = NULL;
+    for (char *item = copy ? strtok_r(copy, ", ", &save) : NULL; item; item = strtok_r(NULL, ", ", &save)) {
+        int found = 0;
+        for (const struct named_bit *n = names; n->name; n++) {
+            if (!strcmp(item, n->name)) {
+                bits |= n->bit;
+                found = 1;
+            }
+        }
+        if (found)
+            recognised++;
+        else
+            fprintf(stderr, "swiftvt_sw: %s: unknown value '%s'\n", variable, item);
+    }
+    free(copy);
+    if (!recognised || (names == rate_control_names && bits == 0)) {
+        fprintf(stderr, "swiftvt_sw: %s='%s' names nothing usable; offering everything\n", variable, value);
+        return all;
+    }
+    return bits & all;
+}
+
+/* SWIFTVT_VA_FAIL_CODED=overflow:N or bad-bitstream:N. */
+static void parse_fail_coded(const char *value, struct sw_driver *drv)
+{
+    drv->fail_coded = FAIL_CODED_NONE;
+    if (!value || !*value)
+        return;
+    const char *colon = strchr(value, ':');
+    long n = colon ? strtol(colon + 1, NULL, 10) : 0;
+    size_t length = colon ? (size_t)(colon - value) : strlen(value);
+    if (n > 0 && length == 8 && !strncmp(value, "overflow", 8))
+        drv->fail_coded = FAIL_CODED_OVERFLOW;
+    else if (n > 0 && length == 13 && !strncmp(value, "bad-bitstream", 13))
+        drv->fail_coded = FAIL_CODED_BAD_BITSTREAM;
+    else
+        fprintf(stderr, "swiftvt_sw: SWIFTVT_VA_FAIL_CODED: '%s' is not overflow:N or bad-bitstream:N (N >= 1)\n",
+                value);
+    drv->fail_coded_picture = n;
+}
+
 static int env_flag(const char *name)
 {
     const char *value = getenv(name);
@@ -1813,6 +2118,11 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     drv->tamper = parse_tamper(getenv("SWIFTVT_VA_TAMPER"));
     const char *nth = getenv("SWIFTVT_VA_FAIL_END_PICTURE");
     drv->fail_end_picture = nth ? strtol(nth, NULL, 10) : 0;
+    parse_fail_coded(getenv("SWIFTVT_VA_FAIL_CODED"), drv);
+    drv->encode_rate_controls = parse_encode_list("SWIFTVT_VA_ENCODE_RC", getenv("SWIFTVT_VA_ENCODE_RC"),
+                                                  rate_control_names, ENCODE_RATE_CONTROLS);
+    drv->encode_packed_headers = parse_encode_list("SWIFTVT_VA_ENCODE_PACKED", getenv("SWIFTVT_VA_ENCODE_PACKED"),
+                                                   packed_header_names, ENCODE_PACKED_HEADERS);
     const char *report_path = getenv("SWIFTVT_VA_REPORT");
     if (report_path && *report_path)
         drv->report_path = strdup(report_path);
@@ -1828,8 +2138,8 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     ctx->version_minor = VA_MINOR_VERSION;
     /* vaInitialize refuses a driver that leaves any of these at 0. */
     ctx->max_profiles = NUM_PROFILES;
-    ctx->max_entrypoints = 1;
-    ctx->max_attributes = NUM_CONFIG_ATTRIBUTES;
+    ctx->max_entrypoints = 2;
+    ctx->max_attributes = NUM_ENCODE_CONFIG_ATTRIBUTES;
     ctx->max_image_formats = 1;
     ctx->max_subpic_formats = 1;
     ctx->max_display_attributes = 1;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <va/va.h>
+#include <va/va_enc_h264.h>
 
 enum { SLICE_P = 0, SLICE_B = 1, SLICE_I = 2, SLICE_SP = 3, SLICE_SI = 4 };
 
@@ -185,5 +186,71 @@ int h264_check_picture(struct h264_refs *refs, const struct h264_check_input *in
  * state its successors need. */
 void h264_mark_picture(struct h264_refs *refs, const struct h264_params *params,
                        const struct h264_slice_header *sh, const struct h264_pic_info *info, VASurfaceID target);
+
+/* ----- Parameter sets as a client sent them (h264_ps.c), for the encoder's validation ----- */
+
+/* The fields of a seq_parameter_set_data() (7.3.2.1.1) up to vui_parameters_present_flag. */
+struct h264_sps_info {
+    uint32_t profile_idc;
+    uint32_t constraint_flags;  /* constraint_set0_flag .. reserved_zero_2bits, as one byte */
+    uint32_t level_idc;
+    uint32_t sps_id;
+    uint32_t chroma_format_idc;
+    uint32_t bit_depth_luma_minus8;
+    uint32_t bit_depth_chroma_minus8;
+    uint32_t log2_max_frame_num;
+    uint32_t poc_type;
+    uint32_t log2_max_poc_lsb;
+    int delta_pic_order_always_zero;
+    uint32_t max_num_ref_frames;
+    int gaps_allowed;
+    uint32_t width_mbs;
+    uint32_t height_map_units;
+    int frame_mbs_only;
+    int direct_8x8_inference;
+    int frame_cropping;
+    uint32_t crop[4];           /* left, right, top, bottom */
+    int vui_present;
+};
+
+/* The fields of a pic_parameter_set_rbsp() (7.3.2.2) up to pic_scaling_matrix_present_flag. */
+struct h264_pps_info {
+    uint32_t pps_id;
+    uint32_t sps_id;
+    int entropy_coding_mode;
+    int bottom_field_pic_order_in_frame_present;
+    uint32_t num_ref_idx_default[2]; /* num_ref_idx_lX_default_active_minus1 + 1 */
+    int weighted_pred;
+    uint32_t weighted_bipred_idc;
+    int32_t pic_init_qp;
+    int32_t chroma_qp_index_offset;
+    int deblocking_filter_control_present;
+    int constrained_intra_pred;
+    int redundant_pic_cnt_present;
+    int transform_8x8_mode;
+    int pic_scaling_matrix_present;
+};
+
+/* Parse the RBSP (emulation prevention removed, NAL unit header excluded) of an SPS / PPS. Return
+ * 0, or -1 with a reason in error (size bytes). */
+int h264_parse_sps(const uint8_t *rbsp, size_t size, struct h264_sps_info *sps, char *error, size_t error_size);
+int h264_parse_pps(const uint8_t *rbsp, size_t size, struct h264_pps_info *pps, char *error, size_t error_size);
+/* The slice-header parsing parameters of an SPS and a PPS (7.3.3 depends on both). */
+void h264_params_from_sets(const struct h264_sps_info *sps, const struct h264_pps_info *pps,
+                           struct h264_params *params);
+
+/* ----- Headers the encoder writes itself when the client sends no packed header (h264_enc_headers.c) ----- */
+
+struct bitwriter;
+/* Each writes the NAL unit header byte, then the syntax structure, into bw (an RBSP, not escaped).
+ * SPS (7.3.2.1.1) with VUI (E.1.1) when vui_parameters_present_flag; PPS (7.3.2.2) ending in
+ * rbsp_trailing_bits(); the slice header (7.3.3) without any alignment: slice_data() follows. */
+void h264_write_enc_sps(struct bitwriter *bw, VAProfile profile, const VAEncSequenceParameterBufferH264 *seq);
+void h264_write_enc_pps(struct bitwriter *bw, VAProfile profile, const VAEncPictureParameterBufferH264 *pic);
+void h264_write_enc_slice_header(struct bitwriter *bw, const VAEncSequenceParameterBufferH264 *seq,
+                                 const VAEncPictureParameterBufferH264 *pic,
+                                 const VAEncSliceParameterBufferH264 *slice);
+/* profile_idc of a VA H.264 profile (A.2): 66 for Constrained Baseline, 77 Main, 100 High. */
+int h264_profile_idc(VAProfile profile);
 
 #endif
