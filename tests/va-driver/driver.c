@@ -200,6 +200,8 @@ enum {
     TAMPER_REF_FRAMES = 8,
     TAMPER_WEIGHTS = 16,
     TAMPER_QP_DELTA = 32,
+    TAMPER_ENCODE_FRAME_NUM = 64,
+    TAMPER_ENCODE_REF_LIST = 128,
 };
 
 /* SWIFTVT_VA_FAIL_CODED: what the Nth encoded picture's coded buffer segment reports. */
@@ -1264,6 +1266,8 @@ static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context
                 in.injected_status);
     }
     in.discard_output = drv->fail_end_picture == call;
+    in.tamper = ((drv->tamper & TAMPER_ENCODE_FRAME_NUM) ? ENCODE_TAMPER_FRAME_NUM : 0) |
+                ((drv->tamper & TAMPER_ENCODE_REF_LIST) ? ENCODE_TAMPER_REF_LIST : 0);
     VAStatus status = h264_encoder_end(context->encoder, &hooks, &in);
     if (in.discard_output) {
         drv_log(drv, "vaEndPicture #%ld: injected failure (SWIFTVT_VA_FAIL_END_PICTURE): empty coded buffer", call);
@@ -2004,6 +2008,7 @@ static unsigned parse_tamper(const char *value)
     static const struct { const char *name; unsigned bit; } names[] = {
         { "bit-offset", TAMPER_BIT_OFFSET }, { "ref-list", TAMPER_REF_LIST }, { "poc", TAMPER_POC },
         { "ref-frames", TAMPER_REF_FRAMES }, { "weights", TAMPER_WEIGHTS }, { "qp-delta", TAMPER_QP_DELTA },
+        { "encode-frame-num", TAMPER_ENCODE_FRAME_NUM }, { "encode-ref-list", TAMPER_ENCODE_REF_LIST },
     };
     unsigned bits = 0;
     if (!value)

@@ -1086,6 +1086,20 @@ static int write_packed_headers(struct h264_encoder *enc, struct checker *c, con
     return packed_slices;
 }
 
+/* SWIFTVT_VA_TAMPER: a simulated client bug, to show that the checks catch it. */
+static void tamper(struct h264_encoder *enc, unsigned what)
+{
+    if ((what & ENCODE_TAMPER_FRAME_NUM) && !enc->pic.pic_fields.bits.idr_pic_flag)
+        enc->pic.frame_num++;
+    if (what & ENCODE_TAMPER_REF_LIST) {
+        for (int s = 0; s < enc->num_slices; s++) {
+            uint32_t type = enc->slices[s].slice_type % 5;
+            if (type == SLICE_P || type == SLICE_B)
+                enc->slices[s].RefPicList0[0] = enc->pic.CurrPic;
+        }
+    }
+}
+
 /* Checks what the picture needs before anything is written; 0 when it can be encoded. */
 static int picture_complete(const struct h264_encoder *enc, const struct enc_hooks *hooks,
                             const struct enc_picture_input *in)
@@ -1132,6 +1146,7 @@ VAStatus h264_encoder_end(struct h264_encoder *enc, const struct enc_hooks *hook
         clear_picture(enc);
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     }
+    tamper(enc, in->tamper);
     const VAEncPictureParameterBufferH264 *pic = &enc->pic;
     if (pic->pic_fields.bits.idr_pic_flag) {
         enc->num_refs = 0;
@@ -1165,10 +1180,11 @@ VAStatus h264_encoder_end(struct h264_encoder *enc, const struct enc_hooks *hook
     remember_reconstruction(enc);
     log_picture(enc, hooks);
     static const char *types[] = { "P", "B", "I", "SP", "SI" };
-    hook_log(hooks, "encode picture %ld: poc %d frame_num %u %s%s, %d slice(s), %zu bytes, %d complaint(s)%s",
-             enc->pictures, pic->CurrPic.TopFieldOrderCnt - enc->idr_poc, pic->frame_num,
+    hook_log(hooks, "encode picture %ld: poc %d frame_num %u %s%s, %d slice(s), %zu bytes (coded buffer %zu), "
+                    "%d complaint(s)%s", enc->pictures, pic->CurrPic.TopFieldOrderCnt - enc->idr_poc, pic->frame_num,
              pic->pic_fields.bits.idr_pic_flag ? "IDR " : "", types[enc->slices[0].slice_type % 5], enc->num_slices,
-             stream.size, c.count, in->discard_output ? " (output discarded: SWIFTVT_VA_FAIL_END_PICTURE)" : "");
+             stream.size, in->coded->capacity, c.count,
+             in->discard_output ? " (output discarded: SWIFTVT_VA_FAIL_END_PICTURE)" : "");
     enc->pictures++;
     free(body.data);
     free(slices.data);

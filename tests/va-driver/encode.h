@@ -39,6 +39,14 @@ struct enc_picture_input {
     struct enc_coded *coded;                 /* the picture parameters' coded_buf */
     uint32_t injected_status;                /* VA_CODED_BUF_STATUS_* bits (SWIFTVT_VA_FAIL_CODED) */
     int discard_output;                      /* SWIFTVT_VA_FAIL_END_PICTURE: an empty coded buffer */
+    unsigned tamper;                         /* ENCODE_TAMPER_* (SWIFTVT_VA_TAMPER) */
+};
+
+/* Self-test of the validation (SWIFTVT_VA_TAMPER=encode-frame-num,encode-ref-list): what a buggy
+ * client would send, applied to the rendered parameters before they are checked. */
+enum {
+    ENCODE_TAMPER_FRAME_NUM = 1, /* frame_num + 1 in the picture parameters of non-IDR pictures */
+    ENCODE_TAMPER_REF_LIST = 2,  /* RefPicList0[0] of P and B slices names the picture's own reconstruction */
 };
 
 struct h264_encoder;
