@@ -480,8 +480,12 @@ final class VAH264Encoder: EncoderBackend {
                 try checkEntropyMode(picture, reconstructedSlot: reconstructedSlot, objects: objects)
             }
             let buffers = try makeBuffers(picture, qp: qp, reconstructedSlot: reconstructedSlot, objects: objects)
-            try connection.renderPicture(context: objects.context, buffers: buffers.map(\.id))
-            try connection.endPicture(context: objects.context)
+            // The buffers must outlive vaEndPicture (va.h: it consumes them), not just the
+            // expression reading their ids: Swift may release an object after its last use.
+            try withExtendedLifetime(buffers) { () throws(VAError) in
+                try connection.renderPicture(context: objects.context, buffers: buffers.map(\.id))
+                try connection.endPicture(context: objects.context)
+            }
             try connection.syncSurface(source)
         } catch {
             freeReconstructedSlots.append(reconstructedSlot)
@@ -518,7 +522,9 @@ final class VAH264Encoder: EncoderBackend {
         let probe = try VABufferObject.holding(
             &parameters, connection: connection, context: objects.context, type: VAEncPictureParameterBufferType)
         do throws(VAError) {
-            try connection.renderPicture(context: objects.context, buffers: [probe.id])
+            try withExtendedLifetime(probe) { () throws(VAError) in
+                try connection.renderPicture(context: objects.context, buffers: [probe.id])
+            }
         } catch {
             guard error.status == VAStatus(VA_STATUS_ERROR_INVALID_PARAMETER)
                 || error.status == VAStatus(VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT)
@@ -531,6 +537,10 @@ final class VAH264Encoder: EncoderBackend {
                     context: "entropyMode (vtenc: entropy-mode) is cabac, and the VA-API encoder refused CABAC; "
                         + "hardware=require, so nothing else is tried. Use entropy-mode=cavlc or auto")
             }
+            // The refused picture is ended (a driver may keep refusing everything else of it)
+            // and begun again in CAVLC; nothing of it was coded.
+            _ = try? connection.endPicture(context: objects.context)
+            try connection.beginPicture(context: objects.context, renderTarget: objects.sourceSurfaces.ids[picture.frame.sourceSlot])
             entropyRefused = true
             pps.entropyCodingModeFlag = false
             do throws(CompressionError) {
