@@ -2,7 +2,8 @@
  *
  * It implements the libva 2.17 driver ABI (va_backend.h) so that a VA client, SwiftVT's or
  * FFmpeg's, runs end to end without a GPU: H.264 VLD decoding (Constrained Baseline, Main, High;
- * progressive frames; 8-bit 4:2:0) into NV12 surfaces in system memory. Each picture is decoded by
+ * progressive frames; 8-bit 4:2:0) into NV12 surfaces in system memory, and H.264 EncSlice
+ * encoding of NV12 surfaces (lossless: every macroblock I_PCM, CAVLC; encode.c). Each picture is decoded by
  * rebuilding an SPS and a PPS from the client's VA parameters and handing them, with the slice NAL
  * units the client sent, to libavcodec (avdecode.c). Before decoding, every parameter the client
  * sent is compared with the driver's own parse of the slice headers and its own reference model
@@ -31,15 +32,25 @@
  *                                  VA_STATUS_ERROR_ALLOCATION_FAILED
  *   SWIFTVT_VA_FAIL_END_PICTURE=N  the Nth vaEndPicture of the process (counting from 1) fails with
  *                                  VA_STATUS_ERROR_DECODING_ERROR; its surface is filled with a
- *                                  conspicuous pattern (the decoder state stays consistent)
+ *                                  conspicuous pattern (the decoder state stays consistent); when
+ *                                  encoding, VA_STATUS_ERROR_ENCODING_ERROR and an empty coded buffer
  *   SWIFTVT_VA_BUSY=1              driver initialisation (inside vaInitialize) fails with
  *                                  VA_STATUS_ERROR_HW_BUSY
+ *   SWIFTVT_VA_FAIL_CODED=overflow:N|bad-bitstream:N
+ *                                  the Nth encoded picture's coded buffer segment gets
+ *                                  VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK / _BAD_BITSTREAM
+ * Encoding capabilities:
+ *   SWIFTVT_VA_ENCODE_RC=cqp,cbr,vbr                 the rate control modes offered (default all)
+ *   SWIFTVT_VA_ENCODE_PACKED=sequence,picture,slice|none  the packed headers offered (default all)
  * Self-test of the validation layer (a simulated client bug; decoding itself is unaffected):
  *   SWIFTVT_VA_TAMPER=bit-offset|ref-list|poc|ref-frames|weights|qp-delta (comma-separated list)
  *                                  alters the client's parameters before they are checked:
  *                                  slice_data_bit_offset + 1; RefPicList0[0] and [1] swapped (or [0]
  *                                  dropped); CurrPic POC + 2 (not on IDR); one ReferenceFrames entry
  *                                  dropped; luma_weight_l0[0] + 1 (explicit weighting); slice_qp_delta + 1
+ *   SWIFTVT_VA_TAMPER=encode-frame-num|encode-ref-list  the same for encoding: frame_num + 1 in the
+ *                                  picture parameters; RefPicList0[0] names the picture's own
+ *                                  reconstruction
  */
 #define _GNU_SOURCE
 #include <va/va.h>
@@ -1885,7 +1896,7 @@ static VAStatus sw_SetDisplayAttributes(VADriverContextP ctx, VADisplayAttribute
     return num_attributes == 0 ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_ATTR_NOT_SUPPORTED;
 }
 
-/* ---------- multi-frame, processing rate, copy: not for a decoder ---------- */
+/* ---------- multi-frame encoding, processing rate, copy: not implemented ---------- */
 
 static VAStatus sw_CreateMFContext(VADriverContextP ctx, VAMFContextID *mfe_context)
 {
