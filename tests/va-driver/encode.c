@@ -822,8 +822,9 @@ static void write_slice(struct h264_encoder *enc, struct checker *c, int index, 
 
 /* ---------- checks of the picture as a whole ---------- */
 
-/* The slices, in order, cover every macroblock once. */
-static void check_slice_coverage(struct h264_encoder *enc, struct checker *c)
+/* The slices, in order, cover every macroblock once. Returns 0 when they do not: nothing can be
+ * written then (a macroblock address past the picture would be read outside the surface). */
+static int check_slice_coverage(struct h264_encoder *enc, struct checker *c)
 {
     uint32_t total = (uint32_t)enc->seq.picture_width_in_mbs * enc->seq.picture_height_in_mbs;
     uint32_t next = 0;
@@ -832,12 +833,15 @@ static void check_slice_coverage(struct h264_encoder *enc, struct checker *c)
         if (s->macroblock_address != next || s->num_macroblocks == 0 || s->num_macroblocks > total - next) {
             complain(c, "slice[%d] macroblocks %u..+%u: the slices must cover macroblocks 0..%u in order, the next "
                         "one being %u", i, s->macroblock_address, s->num_macroblocks, total - 1, next);
-            return;
+            return 0;
         }
         next += s->num_macroblocks;
     }
-    if (next != total)
+    if (next != total) {
         complain(c, "slices cover macroblocks 0..%u of 0..%u", next ? next - 1 : 0, total - 1);
+        return 0;
+    }
+    return 1;
 }
 
 static const struct reconstructed *find_reconstructed(const struct h264_encoder *enc, VASurfaceID surface)
@@ -1152,9 +1156,9 @@ VAStatus h264_encoder_end(struct h264_encoder *enc, const struct enc_hooks *hook
         enc->num_refs = 0;
         enc->idr_poc = pic->CurrPic.TopFieldOrderCnt;
     }
-    check_slice_coverage(enc, &c);
+    int coverage_ok = check_slice_coverage(enc, &c);
     check_references(enc, &c);
-    if (c.count == 0) {
+    if (coverage_ok) {
         int has_sps = 0, has_pps = 0;
         size_t insert_at = 0;
         int packed_slices = write_packed_headers(enc, &c, in->source, &body, &has_sps, &has_pps, &insert_at);
