@@ -100,11 +100,9 @@ lossless() {
     shift 7
     local rc=0
     if [ -n "$forced" ]; then
-        local fps_n=30 fps_d=1
-        [[ "$source" == *"framerate=12/1"* ]] && fps_n=12
         rm -f "$work/$name.report" "$work/$name.params"
         SWIFTVT_VA_REPORT="$work/$name.report" SWIFTVT_VA_PARAMLOG="$work/$name.params" timeout 600 \
-            python3 "$root/tests/vtenc_force_keyframes.py" "$fps_n" "$fps_d" "$forced" \
+            /usr/bin/python3 "$root/tests/vtenc_force_keyframes.py" "$forced" \
             "$source ! identity name=forcer ! vtenc hardware=require $* ! video/x-h264,stream-format=byte-stream ! filesink location=$work/$name.h264" \
             >"$work/$name.log" 2>&1 || rc=$?
     else

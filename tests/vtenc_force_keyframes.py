@@ -1,40 +1,58 @@
 #!/usr/bin/env python3
 """Runs a gst-launch style pipeline in which an element named `forcer` (an identity in front of
-the encoder) sends downstream force-key-unit events (GstForceKeyUnit, what applications and
-splitmuxsink send) for the given frame numbers before the first buffer; the encoder must make
-those frames IDR pictures. Exits 0 at EOS, 1 on an error message (printed).
+the encoder) sends a downstream force-key-unit event (GstForceKeyUnit, what applications and
+splitmuxsink send) right before each of the given frames; the encoder must make those frames
+IDR pictures. Exits 0 at EOS, 1 on an error message (printed).
 
-    vtenc_force_keyframes.py FPS_N FPS_D FRAMES PIPELINE
-    vtenc_force_keyframes.py 30 1 7,45 "filesrc ... ! identity name=forcer ! vtenc ! ..."
+    vtenc_force_keyframes.py FRAMES PIPELINE
+    vtenc_force_keyframes.py 7,45 "filesrc ... ! identity name=forcer ! vtenc ! ..."
+
+The events ask for a key unit "as soon as possible" (running-time GST_CLOCK_TIME_NONE), so the
+frame that follows each event is the one forced, whatever timestamp offset the encoder applies
+(vtenc and x264enc shift PTS by 1000 hours with B-frames, gst_video_encoder_set_min_pts).
 """
 import sys
 
 import gi
 
 gi.require_version("Gst", "1.0")
-gi.require_version("GstVideo", "1.0")
-from gi.repository import Gst, GstVideo  # noqa: E402
+from gi.repository import GObject, Gst  # noqa: E402
 
 
-def main(fps_n: int, fps_d: int, frames: list[int], description: str) -> int:
+def typed(gtype, value):
+    """A GValue of an exact type (GstClockTime fields are guint64, which a Python int is not)."""
+    result = GObject.Value()
+    result.init(gtype)
+    result.set_value(value)
+    return result
+
+
+def force_key_unit_event(count: int) -> Gst.Event:
+    # What gst_video_event_new_downstream_force_key_unit makes (gstvideoevent.c's field names),
+    # built here so the test needs only the Gst typelib.
+    structure = Gst.Structure.new_empty("GstForceKeyUnit")
+    structure.set_value("timestamp", typed(GObject.TYPE_UINT64, Gst.CLOCK_TIME_NONE))
+    structure.set_value("stream-time", typed(GObject.TYPE_UINT64, Gst.CLOCK_TIME_NONE))
+    structure.set_value("running-time", typed(GObject.TYPE_UINT64, Gst.CLOCK_TIME_NONE))
+    structure.set_value("all-headers", True)
+    structure.set_value("count", typed(GObject.TYPE_UINT, count))
+    return Gst.Event.new_custom(Gst.EventType.CUSTOM_DOWNSTREAM, structure)
+
+
+def main(frames: set[int], description: str) -> int:
     Gst.init(None)
     pipeline = Gst.parse_launch(description)
     forcer = pipeline.get_by_name("forcer")
     if forcer is None:
         print("vtenc_force_keyframes: the pipeline has no element named forcer", file=sys.stderr)
         return 1
-    sent = False
+    seen = 0
 
     def probe(pad, info):
-        nonlocal sent
-        if not sent:
-            sent = True
-            for frame in frames:
-                # Running time of frame N from a source starting at 0 (rawvideoparse, decoders).
-                running_time = frame * Gst.SECOND * fps_d // fps_n
-                event = GstVideo.video_event_new_downstream_force_key_unit(
-                    Gst.CLOCK_TIME_NONE, Gst.CLOCK_TIME_NONE, running_time, True, frame)
-                pad.push_event(event)
+        nonlocal seen
+        if seen in frames:
+            pad.push_event(force_key_unit_event(seen))
+        seen += 1
         return Gst.PadProbeReturn.OK
 
     forcer.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, probe)
@@ -53,7 +71,7 @@ def main(fps_n: int, fps_d: int, frames: list[int], description: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2]), [int(f) for f in sys.argv[3].split(",") if f], sys.argv[4]))
+    sys.exit(main({int(f) for f in sys.argv[1].split(",") if f}, sys.argv[2]))

@@ -360,8 +360,12 @@ final class VAH264Encoder: EncoderBackend {
         var groupStart = 0
         for (index, picture) in pictures.enumerated() {
             if picture.type != .bidirectional { groupStart = frames.count }
+            // The reconstructions to keep after this picture: what the rest of this batch and
+            // the planner's DPB refer to (the planner has already planned the whole batch).
+            var live = Set(planner.referenceFrames.map(\.codingIndex))
+            for later in pictures[(index + 1)...] { live.formUnion(later.referenceFrames.map(\.codingIndex)) }
             do {
-                frames.append(try encodePicture(picture))
+                frames.append(try encodePicture(picture, keeping: live))
             } catch {
                 let groupPictures = pictures[(index - (frames.count - groupStart))...]
                 takeover = makeTakeover(
@@ -467,7 +471,9 @@ final class VAH264Encoder: EncoderBackend {
     }
 
     /// Encodes one picture and reads its access unit back.
-    private func encodePicture(_ picture: H264CodingPicture<HeldFrame>) throws(CompressionError) -> EncodedFrame {
+    private func encodePicture(
+        _ picture: H264CodingPicture<HeldFrame>, keeping live: Set<UInt64>
+    ) throws(CompressionError) -> EncodedFrame {
         guard let objects, let reconstructedSlot = freeReconstructedSlots.popLast() else {
             throw CompressionError(.encoderFailed, "the VA-API encoder has no free reconstructed surface")
         }
@@ -500,7 +506,6 @@ final class VAH264Encoder: EncoderBackend {
         freeSourceSlots.append(held.sourceSlot)
         if picture.isReference { reconstructed[picture.codingIndex] = reconstructedSlot }
         else { freeReconstructedSlots.append(reconstructedSlot) }
-        let live = Set(planner.referenceFrames.map(\.codingIndex))
         for (index, slot) in reconstructed where !live.contains(index) {
             reconstructed[index] = nil
             freeReconstructedSlots.append(slot)
