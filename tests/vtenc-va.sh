@@ -145,6 +145,59 @@ else
     fail "152x100: sequence parameters $(grep -m1 encseq "$work/small-ippp.params")"
 fi
 
+echo "== 2. FFmpeg's VA encoder (h264_vaapi) through the same driver, compared with SwiftVT's"
+# Both clients are asked for the same stream: High profile, CAVLC, an IDR every 4 frames, I P P P
+# or I P B B (two B pictures, coded after their anchor). What must agree is what the driver saw:
+# the sequence parameters and, per picture in coding order, its type, IDR and reference flags,
+# frame_num, POC, the reference frames and both lists. Not compared: the QPs (each client's rate
+# control), which packed headers were used (FFmpeg sends its PPS with the SPS), and POC units:
+# SwiftVT counts two per frame (one per field, as x264 and the JM do), FFmpeg one, so SwiftVT's
+# POCs are halved before the comparison.
+ffmpeg_encode() {
+    rm -f "$work/ffmpeg-$1.params"
+    SWIFTVT_VA_PARAMLOG="$work/ffmpeg-$1.params" SWIFTVT_VA_REPORT="$work/ffmpeg-$1.report" timeout 300 ffmpeg -v error -y \
+        -init_hw_device vaapi=va:"$DISPLAY",connection_type=x11 -filter_hw_device va \
+        -f rawvideo -pix_fmt yuv420p -s 320x192 -r 12 -i "$raw_clip" -vf format=nv12,hwupload \
+        -c:v h264_vaapi -coder cavlc -profile:v high -g 4 -bf "$2" "$work/ffmpeg-$1.h264" >"$work/ffmpeg-$1.log" 2>&1
+}
+# pictures PARAMS HALVE: the compared fields of the sequence and picture lines.
+pictures() {
+    grep -e '^encseq' -e '^encpic' "$1" | sed -E 's/ qp=[0-9]+//; s/ bits_per_second=[0-9]+//' | awk -v halve="$2" '
+        halve == 1 && /^encpic/ {
+            for (i = 1; i <= NF; i++) if ($i ~ /^(poc|refs|l0|l1)=/) {
+                split($i, kv, "="); n = split(kv[2], values, ","); out = ""
+                for (j = 1; j <= n; j++) out = out (j > 1 ? "," : "") (values[j] == "-" ? "-" : values[j] / 2)
+                $i = kv[1] "=" out
+            }
+        }
+        { print }'
+}
+for structure in ippp ibbp; do
+    bframes=0
+    props=(allow-frame-reordering=false)
+    if [ "$structure" = ibbp ]; then bframes=2; props=(); fi
+    rc=0
+    ffmpeg_encode "$structure" "$bframes" || rc=$?
+    encode "swiftvt-$structure" "$cisco_src" hardware=require max-keyframe-interval=4 "${props[@]}" || rc=$?
+    ffmpeg_md5="$(decoded_md5 "$work/ffmpeg-$structure.h264")"
+    swiftvt_md5="$(decoded_md5 "$work/swiftvt-$structure.h264")"
+    pictures "$work/ffmpeg-$structure.params" 0 >"$work/ffmpeg-$structure.compared"
+    pictures "$work/swiftvt-$structure.params" 1 >"$work/swiftvt-$structure.compared"
+    lines="$(grep -c . "$work/ffmpeg-$structure.compared" || true)"
+    if [ "$rc" != 0 ]; then
+        fail "$structure: an encoder failed (exit $rc): $(cat "$work/ffmpeg-$structure.log") $(grep -m1 ERROR "$work/swiftvt-$structure.log")"
+    elif [ "$ffmpeg_md5" != "$cisco_md5" ] || [ "$swiftvt_md5" != "$cisco_md5" ]; then
+        fail "$structure: not lossless (FFmpeg $ffmpeg_md5, SwiftVT $swiftvt_md5, source $cisco_md5)"
+    elif ! diff "$work/ffmpeg-$structure.compared" "$work/swiftvt-$structure.compared" >"$work/$structure.diff"; then
+        fail "$structure: the parameters differ (< FFmpeg, > SwiftVT):"
+        head -20 "$work/$structure.diff"
+    elif [ "$(count VALIDATION "$work/ffmpeg-$structure.report")" != 0 ] || [ -n "$(leaks "$work/ffmpeg-$structure.report")" ]; then
+        fail "$structure: FFmpeg's run has validation complaints or leaks"
+    else
+        pass "$structure: FFmpeg and SwiftVT both lossless ($cisco_md5); $lines sequence/picture lines identical, e.g. $(grep -m1 'type=B' "$work/swiftvt-$structure.compared" || grep -m1 'type=P' "$work/swiftvt-$structure.compared")"
+    fi
+done
+
 echo "== 3. rate control, HRD, frame rate and quality level as the driver received them"
 # expect_line NAME PATTERN WHAT: the parameter log of run NAME has a line matching PATTERN.
 expect_line() {
