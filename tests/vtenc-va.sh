@@ -132,12 +132,20 @@ lossless cisco-idr-only "$cisco_src" 9 "$cisco_md5" 1 "" IDR max-keyframe-interv
 lossless cisco-ippp "$cisco_src" 9 "$cisco_md5" 4 "" IPPP allow-frame-reordering=false max-keyframe-interval=4
 lossless cisco-ibbp "$cisco_src" 9 "$cisco_md5" 4 "" IBBP max-keyframe-interval=4
 lossless cisco-ibbp-forced "$cisco_src" 9 "$cisco_md5" 0 "2,5" IBBP
+# A device that takes no packed headers writes its own SPS, PPS and slice headers from the VA
+# parameters: the stream is described by the device's parameter sets, still lossless.
+SWIFTVT_VA_ENCODE_PACKED=none lossless cisco-device-headers "$cisco_src" 9 "$cisco_md5" 4 "" IBBP max-keyframe-interval=4
 lossless small-idr-only "$small_src" "$small_frames" "$small_md5" 1 "" IDR max-keyframe-interval=1
 lossless small-ippp "$small_src" "$small_frames" "$small_md5" 30 "" IPPP allow-frame-reordering=false max-keyframe-interval=30
 lossless small-ibbp-forced "$small_src" "$small_frames" "$small_md5" 24 "7,40" IBBP max-keyframe-interval=24
 lossless hd-idr-only "$hd_src" 300 "$hd_md5" 1 "" IDR max-keyframe-interval=1
 lossless hd-ippp "$hd_src" 300 "$hd_md5" 60 "" IPPP allow-frame-reordering=false max-keyframe-interval=60
 lossless hd-ibbp-forced "$hd_src" 300 "$hd_md5" 60 "45,100" IBBP max-keyframe-interval=60
+if grep -q "^encconfig .*packed=0x0" "$work/cisco-device-headers.params"; then
+    pass "cisco-device-headers: the config asked for no packed header, so the device's own SPS/PPS describe the stream"
+else
+    fail "cisco-device-headers: $(grep -m1 encconfig "$work/cisco-device-headers.params")"
+fi
 # The cropping is in the SPS SwiftVT wrote: 152x100 coded as 10x7 macroblocks.
 if grep -q "mbs=10x7 frame_cropping=1 crop=0,4,0,6" "$work/small-ippp.params"; then
     pass "152x100 is coded as 10x7 macroblocks with frame_crop_right_offset 4, frame_crop_bottom_offset 6"

@@ -654,6 +654,32 @@ final class VAH264Encoder: EncoderBackend {
         return [parameterBuffer, dataBuffer]
     }
 
+    /// A device that writes its own SPS/PPS (no packed sequence or picture headers) describes
+    /// the stream with them: they become the format description, and the slice headers it
+    /// writes are read with them. With packed headers the device's copies are SwiftVT's own.
+    private func adoptDeviceParameterSets(_ sets: [[UInt8]]) throws(CompressionError) {
+        let packed = choice.options.packedHeaders
+        let ownSequence = packed & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) != 0
+        let ownPicture = packed & UInt32(VA_ENC_PACKED_HEADER_PICTURE) != 0
+        guard !(ownSequence && ownPicture), sets != formatDescription?.parameterSets else { return }
+        do {
+            var deviceSPS = sps
+            for set in sets where NALUnitType(rawValue: set[0]) == .sequenceParameterSet {
+                deviceSPS = try SequenceParameterSet.parse(nalUnit: set)
+            }
+            var devicePPS = pps
+            for set in sets where NALUnitType(rawValue: set[0]) == .pictureParameterSet {
+                let spsForPPS = deviceSPS
+                devicePPS = try PictureParameterSet.parse(nalUnit: set, sequenceParameterSets: { _ in spsForPPS })
+            }
+            formatDescription = try FormatDescription(h264ParameterSets: sets)
+            sps = deviceSPS
+            pps = devicePPS
+        } catch {
+            throw CompressionError(.encoderFailed, "VA-API: the device's own SPS/PPS cannot be read: \(error)")
+        }
+    }
+
     /// The coded buffer's Annex B access unit as an AVCC sample (parameter sets go to the
     /// format description, which SwiftVT wrote itself).
     private func readCodedPicture(
@@ -686,13 +712,31 @@ final class VAH264Encoder: EncoderBackend {
         var sample: [UInt8] = []
         sample.reserveCapacity(annexB.count + 16)
         var sliceQP: Int?
+        var deviceParameterSets: [[UInt8]] = []
+        annexB.withUnsafeBytes { bytes in
+            AnnexB.forEachNALUnit(in: bytes) { unit in
+                let range = unit.payloadRange
+                switch NALUnitType(rawValue: bytes[range.lowerBound]) {
+                case .sequenceParameterSet, .pictureParameterSet:
+                    deviceParameterSets.append(Array(bytes[range]))
+                    return  // the format description holds them
+                case .accessUnitDelimiter:
+                    return
+                default:
+                    break
+                }
+            }
+        }
+        if !deviceParameterSets.isEmpty {
+            try adoptDeviceParameterSets(deviceParameterSets)
+        }
         let (sps, pps) = (self.sps, self.pps)
         annexB.withUnsafeBytes { bytes in
             AnnexB.forEachNALUnit(in: bytes) { unit in
                 let range = unit.payloadRange
                 switch NALUnitType(rawValue: bytes[range.lowerBound]) {
                 case .sequenceParameterSet, .pictureParameterSet, .accessUnitDelimiter:
-                    return  // the format description holds them
+                    return
                 case .codedSliceIDR, .codedSliceNonIDR:
                     if sliceQP == nil {
                         // The QP as the device wrote it (a device in CBR/VBR changes it).

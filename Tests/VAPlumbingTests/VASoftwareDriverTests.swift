@@ -65,7 +65,7 @@ struct VASoftwareDriverTests {
         #expect(log.lines.contains { $0.hasPrefix("VA display: X11 display \(display)") }, "\(log.lines)")
     }
 
-    @Test("the probe lists H.264 decoding and no encoding, with formats and sizes",
+    @Test("the probe lists H.264 decoding and encoding, with formats, sizes and the encoder's options",
           .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func probe() throws {
         let empty = try TemporaryDirectory("va-plumbing")
@@ -74,10 +74,22 @@ struct VASoftwareDriverTests {
         #expect(capabilities.problems.isEmpty, "\(capabilities.problems)")
         for profile in [VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High] {
             #expect(capabilities.supports(profile: profile, entrypoint: VAEntrypointVLD))
-            #expect(!capabilities.supports(profile: profile, entrypoint: VAEntrypointEncSlice))
+            #expect(capabilities.supports(profile: profile, entrypoint: VAEntrypointEncSlice))
+            #expect(!capabilities.supports(profile: profile, entrypoint: VAEntrypointEncSliceLP))
         }
         #expect(!capabilities.supports(profile: VAProfileHEVCMain, entrypoint: VAEntrypointVLD))
-        #expect(capabilities.summary == "H264ConstrainedBaseline: VLD; H264Main: VLD; H264High: VLD")
+        #expect(capabilities.summary
+            == "H264ConstrainedBaseline: VLD, EncSlice; H264Main: VLD, EncSlice; H264High: VLD, EncSlice")
+        // The encoder's options as an encoder reads them (tests/va-driver/README.md).
+        let options = try connection.configAttributes(
+            profile: VAProfileH264High, entrypoint: VAEntrypointEncSlice,
+            types: [VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders, VAConfigAttribEncMaxRefFrames,
+                    VAConfigAttribEncQualityRange, VAConfigAttribEncROI])
+        #expect(options[VAConfigAttribRateControl.rawValue] == UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR))
+        #expect(options[VAConfigAttribEncPackedHeaders.rawValue] == 0x7)
+        #expect(options[VAConfigAttribEncMaxRefFrames.rawValue] == UInt32(4 | (1 << 16)))
+        #expect(options[VAConfigAttribEncQualityRange.rawValue] == 7)
+        #expect(options[VAConfigAttribEncROI.rawValue] == nil, "an attribute the driver does not know is absent")
         let high = try #require(capabilities.endpoints.first { $0.profile == VAProfileH264High })
         #expect(high.rtFormats.map { $0 & Self.yuv420 != 0 } == true)
         #expect(high.maxPictureWidth == 4096 && high.maxPictureHeight == 4096)
