@@ -141,7 +141,7 @@ lossless small-ibbp-forced "$small_src" "$small_frames" "$small_md5" 24 "7,40" I
 lossless hd-idr-only "$hd_src" 300 "$hd_md5" 1 "" IDR max-keyframe-interval=1
 lossless hd-ippp "$hd_src" 300 "$hd_md5" 60 "" IPPP allow-frame-reordering=false max-keyframe-interval=60
 lossless hd-ibbp-forced "$hd_src" 300 "$hd_md5" 60 "45,100" IBBP max-keyframe-interval=60
-if grep -q "^encconfig .*packed=0x0" "$work/cisco-device-headers.params"; then
+if grep -Eq "^encconfig .*packed=(0|0x0)( |$)" "$work/cisco-device-headers.params"; then
     pass "cisco-device-headers: the config asked for no packed header, so the device's own SPS/PPS describe the stream"
 else
     fail "cisco-device-headers: $(grep -m1 encconfig "$work/cisco-device-headers.params")"
