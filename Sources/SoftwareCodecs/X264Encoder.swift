@@ -513,22 +513,15 @@ final class X264Encoder: EncoderBackend {
         let attachments = SampleAttachments(
             notSync: !isIDR, dependsOnOthers: !isIntra, isDependedOnByOthers: referenced,
             earlierDisplayTimesAllowed: parameters.i_bframe > 0)
-        do {
-            let sample = try SampleBuffer(
-                dataBuffer: BlockBuffer(data), formatDescription: formatDescription, sampleCount: 1,
-                timings: .uniform(timing), sizes: .uniform(data.count), sampleAttachments: [attachments])
-            return EncodedFrame(
-                sampleBuffer: sample, frameReference: info.frameReference,
-                analysis: EncodedFrameAnalysis(
-                    frameType: Self.analysisFrameType(output.i_type, isIDR: isIDR),
-                    // x264's ABR may report a frame QP above 51 ("emergency" mode), but the
-                    // macroblocks are coded at 51 at most (7.4.5: QPY is 0...51 for 8 bits):
-                    // the analysis gets the QP the frame was coded at.
-                    quantizer: info.quantizer ?? Double(min(51, max(0, output.i_qpplus1 - 1)))))
-        } catch {
-            return EncodedFrame(
-                status: CompressionError(.encoderFailed, "could not wrap x264's output: \(error)"),
-                frameReference: info.frameReference)
-        }
+        return .accessUnit(
+            data, formatDescription: formatDescription, timing: timing, attachments: attachments,
+            frameReference: info.frameReference,
+            analysis: EncodedFrameAnalysis(
+                frameType: Self.analysisFrameType(output.i_type, isIDR: isIDR),
+                // x264's ABR may report a frame QP above 51 ("emergency" mode), but the
+                // macroblocks are coded at 51 at most (7.4.5: QPY is 0...51 for 8 bits):
+                // the analysis gets the QP the frame was coded at.
+                quantizer: info.quantizer ?? Double(min(51, max(0, output.i_qpplus1 - 1)))),
+            encoderName: "x264")
     }
 }

@@ -244,6 +244,27 @@ public struct EncodedFrame: Sendable {
     }
 }
 
+extension EncodedFrame {
+    /// One coded access unit (AVCC NAL units) as an output frame, in one block buffer; a frame
+    /// carrying an error status instead when the sample cannot be made (`encoderName` says whose
+    /// output it was).
+    public static func accessUnit(
+        _ bytes: [UInt8], formatDescription: FormatDescription?, timing: SampleTimingInfo, attachments: SampleAttachments,
+        frameReference: UInt64, analysis: EncodedFrameAnalysis, encoderName: String
+    ) -> EncodedFrame {
+        do {
+            let sample = try SampleBuffer(
+                dataBuffer: BlockBuffer(bytes), formatDescription: formatDescription, sampleCount: 1,
+                timings: .uniform(timing), sizes: .uniform(bytes.count), sampleAttachments: [attachments])
+            return EncodedFrame(sampleBuffer: sample, frameReference: frameReference, analysis: analysis)
+        } catch {
+            return EncodedFrame(
+                status: CompressionError(.encoderFailed, "could not wrap \(encoderName)'s output: \(error)"),
+                frameReference: frameReference)
+        }
+    }
+}
+
 /// The encoder's own account of one coded frame.
 public struct EncodedFrameAnalysis: Sendable, Equatable {
     public var frameType: AnalysisFrameType

@@ -63,17 +63,11 @@ final class FallbackEncoderBackend: EncoderBackend {
         do {
             return keepDecodeOrder(try primary.encode(request))
         } catch {
-            let takeover = primary.takeOverAfterFailure()
-            let software = try switchToFallback(after: error)
-            try software.prepare(properties: properties, frameRate: frameRate)
-            var frames = keepDecodeOrder(takeover?.encodedBeforeFailure ?? [])
-            frames += try resume(takeover, on: software)
-            if takeover?.includesFailingRequest != true {
-                var first = request
-                if takeover?.unencodedFrames.isEmpty != false { first.frameType = .idr }
-                frames += keepDecodeOrder(try software.encode(first))
-            }
-            return frames
+            let (software, takeover, frames) = try takeOver(from: primary, after: error)
+            guard takeover?.includesFailingRequest != true else { return frames }
+            var first = request
+            if takeover?.unencodedFrames.isEmpty != false { first.frameType = .idr }
+            return frames + keepDecodeOrder(try software.encode(first))
         }
     }
 
@@ -83,11 +77,7 @@ final class FallbackEncoderBackend: EncoderBackend {
         do {
             return keepDecodeOrder(try primary.flush())
         } catch {
-            let takeover = primary.takeOverAfterFailure()
-            let software = try switchToFallback(after: error)
-            try software.prepare(properties: properties, frameRate: frameRate)
-            var frames = keepDecodeOrder(takeover?.encodedBeforeFailure ?? [])
-            frames += try resume(takeover, on: software)
+            let (software, _, frames) = try takeOver(from: primary, after: error)
             return frames + keepDecodeOrder(try software.flush())
         }
     }
@@ -99,10 +89,7 @@ final class FallbackEncoderBackend: EncoderBackend {
         do {
             return keepDecodeOrder(try primary.reconfigureRateControl(properties))
         } catch {
-            let takeover = primary.takeOverAfterFailure()
-            let software = try switchToFallback(after: error)
-            try software.prepare(properties: properties, frameRate: frameRate)
-            return keepDecodeOrder(takeover?.encodedBeforeFailure ?? []) + (try resume(takeover, on: software))
+            return try takeOver(from: primary, after: error).frames
         }
     }
 
@@ -118,6 +105,18 @@ final class FallbackEncoderBackend: EncoderBackend {
             message: "\(primaryName) failed (\(error.message)); hardware policy auto, so encoding goes on with "
                 + "\(fallbackFactory.name) from the next frame, starting with an IDR picture"))
         return backend
+    }
+
+    /// After the hardware encoder failed: the software encoder, prepared, and the frames that
+    /// are ready (what the hardware finished, then the frames it held, encoded in software).
+    private func takeOver(
+        from primary: any EncoderBackend, after error: CompressionError
+    ) throws(CompressionError) -> (software: any EncoderBackend, takeover: EncoderTakeover?, frames: [EncodedFrame]) {
+        let takeover = primary.takeOverAfterFailure()
+        let software = try switchToFallback(after: error)
+        try software.prepare(properties: properties, frameRate: frameRate)
+        let frames = keepDecodeOrder(takeover?.encodedBeforeFailure ?? []) + (try resume(takeover, on: software))
+        return (software, takeover, frames)
     }
 
     /// The taken-over frames through the software encoder, the first as an IDR picture.

@@ -8,33 +8,18 @@ import VAPlumbing
 /// The hardware H.264 decoder: SwiftVT's own decoding state machine (``H264PictureDecoder``)
 /// driving a VA-API device's VLD entrypoint (``VAH264Accelerator``).
 public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
-    /// The device found by the first probe (opening a VA display is slow; one factory is used
-    /// for one session's choice).
-    private let device = Mutex<Result<VADevice, VADeviceUnavailable>?>(nil)
-    private let log: @Sendable (String) -> Void
+    private let device: CachedVADevice
 
     /// - Parameter log: libva's and the probe's messages (vtdec sends them to GStreamer's debug log).
     public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.log = log
+        device = CachedVADevice(log: log)
     }
 
-    public var name: String {
-        switch device.withLock({ $0 }) {
-        case .success(let device)?: return "VA-API (hardware: \(device.summary))"
-        default: return "VA-API (hardware)"
-        }
-    }
+    public var name: String { device.name }
 
     public var isHardware: Bool { true }
 
-    private func openDevice() -> Result<VADevice, VADeviceUnavailable> {
-        device.withLock { cached in
-            if let cached { return cached }
-            let result = VADevice.open(log: log)
-            cached = result
-            return result
-        }
-    }
+    private func openDevice() -> Result<VADevice, VADeviceUnavailable> { device.open() }
 
     public func unavailableReason(for format: FormatDescription) -> String? {
         switch chooseProfile(for: format) {
@@ -99,6 +84,35 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         return try VAH264Decoder(
             device: chosen.0, profile: chosen.1, format: format, pixelFormat: pixelFormat,
             rowAlignment: attributes.rowAlignment)
+    }
+}
+
+/// The VA display a factory found at its first probe, kept for the factory's life (opening a
+/// display is slow; one factory serves one session's choice). Shared by the decoder and encoder
+/// factories.
+final class CachedVADevice: Sendable {
+    private let device = Mutex<Result<VADevice, VADeviceUnavailable>?>(nil)
+    private let log: @Sendable (String) -> Void
+
+    init(log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+    }
+
+    /// "VA-API (hardware: <vendor> on <display>)" once a device was found.
+    var name: String {
+        switch device.withLock({ $0 }) {
+        case .success(let device)?: return "VA-API (hardware: \(device.summary))"
+        default: return "VA-API (hardware)"
+        }
+    }
+
+    func open() -> Result<VADevice, VADeviceUnavailable> {
+        device.withLock { cached in
+            if let cached { return cached }
+            let result = VADevice.open(log: log)
+            cached = result
+            return result
+        }
     }
 }
 

@@ -104,8 +104,11 @@ final class VAH264Encoder: EncoderBackend {
         try describeStream(properties, rateControl: rateControl)
         try openObjects(rateControl: rateControl)
         planner = H264CodingPlanner(structure: structure)
-        timeStamps.restart()
-        timeStamps = DecodeTimeStampSequencer(reorderDelay: structure.maxReorderFrames)
+        if timeStamps.reorderDelay == structure.maxReorderFrames {
+            timeStamps.restart()  // keeps DTS increasing across a restart (a multi-pass range)
+        } else {
+            timeStamps = DecodeTimeStampSequencer(reorderDelay: structure.maxReorderFrames)
+        }
         frameDelay = structure.frameDelay
         picturesSincePrepare = 0
         sequenceParametersDue = true
@@ -711,46 +714,41 @@ final class VAH264Encoder: EncoderBackend {
         }
         var sample: [UInt8] = []
         sample.reserveCapacity(annexB.count + 16)
-        var sliceQP: Int?
         var deviceParameterSets: [[UInt8]] = []
+        var firstSlice: Range<Int>?
+        // One pass: slices (and SEI) become length-prefixed NAL units of the sample; parameter
+        // sets go to the format description; the first slice's header is read for its QP below.
         annexB.withUnsafeBytes { bytes in
             AnnexB.forEachNALUnit(in: bytes) { unit in
                 let range = unit.payloadRange
                 switch NALUnitType(rawValue: bytes[range.lowerBound]) {
                 case .sequenceParameterSet, .pictureParameterSet:
                     deviceParameterSets.append(Array(bytes[range]))
-                    return  // the format description holds them
+                    return
                 case .accessUnitDelimiter:
                     return
-                default:
-                    break
-                }
-            }
-        }
-        if !deviceParameterSets.isEmpty {
-            try adoptDeviceParameterSets(deviceParameterSets)
-        }
-        let (sps, pps) = (self.sps, self.pps)
-        annexB.withUnsafeBytes { bytes in
-            AnnexB.forEachNALUnit(in: bytes) { unit in
-                let range = unit.payloadRange
-                switch NALUnitType(rawValue: bytes[range.lowerBound]) {
-                case .sequenceParameterSet, .pictureParameterSet, .accessUnitDelimiter:
-                    return
                 case .codedSliceIDR, .codedSliceNonIDR:
-                    if sliceQP == nil {
-                        // The QP as the device wrote it (a device in CBR/VBR changes it).
-                        sliceQP = (try? SliceHeader.parse(
-                            nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]),
-                            pictureParameterSets: { $0 == pps.picParameterSetID ? pps : nil },
-                            sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil }))?.sliceQPY
-                    }
+                    if firstSlice == nil { firstSlice = range }
                 default:
                     break
                 }
                 let length = UInt32(range.count)
                 sample += [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)]
                 sample += bytes[range]
+            }
+        }
+        if !deviceParameterSets.isEmpty {
+            try adoptDeviceParameterSets(deviceParameterSets)
+        }
+        // The QP as the device wrote it (a device in CBR/VBR chooses it).
+        var sliceQP: Int?
+        if let firstSlice {
+            let (sps, pps) = (self.sps, self.pps)
+            sliceQP = annexB.withUnsafeBytes { bytes in
+                (try? SliceHeader.parse(
+                    nalUnit: UnsafeRawBufferPointer(rebasing: bytes[firstSlice]),
+                    pictureParameterSets: { $0 == pps.picParameterSetID ? pps : nil },
+                    sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil }))?.sliceQPY
             }
         }
         guard !sample.isEmpty else {
@@ -770,17 +768,12 @@ final class VAH264Encoder: EncoderBackend {
         case .predicted: analysisType = .predicted
         case .bidirectional: analysisType = .bidirectional
         }
-        do {
-            let buffer = try SampleBuffer(
-                dataBuffer: BlockBuffer(sample), formatDescription: formatDescription, sampleCount: 1,
-                timings: .uniform(timing), sizes: .uniform(sample.count), sampleAttachments: [attachments])
-            return EncodedFrame(
-                sampleBuffer: buffer, frameReference: held.frameReference,
-                analysis: EncodedFrameAnalysis(
-                    // A forced QP is coded as the whole QP asked for (one QP per picture).
-                    frameType: analysisType, quantizer: Double(held.quantizer != nil ? qp : (sliceQP ?? qp))))
-        } catch {
-            throw CompressionError(.encoderFailed, "VA-API: the coded picture could not be wrapped: \(error)")
-        }
+        return .accessUnit(
+            sample, formatDescription: formatDescription, timing: timing, attachments: attachments,
+            frameReference: held.frameReference,
+            // A forced QP is coded as the whole QP asked for (one QP per picture).
+            analysis: EncodedFrameAnalysis(
+                frameType: analysisType, quantizer: Double(held.quantizer != nil ? qp : (sliceQP ?? qp))),
+            encoderName: "the VA-API encoder")
     }
 }

@@ -1,7 +1,6 @@
 import CVA
 import H264
 import MediaCore
-import Synchronization
 import SwiftVT
 import VAPlumbing
 
@@ -9,31 +8,18 @@ import VAPlumbing
 /// SPS/PPS/slice-header writers) driving a VA-API device's `VAEntrypointEncSlice` (or the
 /// low-power `VAEntrypointEncSliceLP`).
 public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
-    private let device = Mutex<Result<VADevice, VADeviceUnavailable>?>(nil)
-    private let log: @Sendable (String) -> Void
+    private let device: CachedVADevice
 
     /// - Parameter log: libva's and the probe's messages (vtenc sends them to GStreamer's debug log).
     public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.log = log
+        device = CachedVADevice(log: log)
     }
 
-    public var name: String {
-        switch device.withLock({ $0 }) {
-        case .success(let device)?: return "VA-API (hardware: \(device.summary))"
-        default: return "VA-API (hardware)"
-        }
-    }
+    public var name: String { device.name }
 
     public var isHardware: Bool { true }
 
-    private func openDevice() -> Result<VADevice, VADeviceUnavailable> {
-        device.withLock { cached in
-            if let cached { return cached }
-            let result = VADevice.open(log: log)
-            cached = result
-            return result
-        }
-    }
+    private func openDevice() -> Result<VADevice, VADeviceUnavailable> { device.open() }
 
     public func unavailableReason(
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
