@@ -5,8 +5,10 @@
 
 G_DECLARE_FINAL_TYPE(SwiftVTH264ParseToAVCC, swiftvt_h264parse_to_avcc, SWIFTVT, H264PARSE_TO_AVCC, GstBaseParse)
 gboolean swiftvt_register_h264parse_to_avcc(GstPlugin *plugin);
-gboolean swiftvt_register_vtdec(GstPlugin *plugin);
-gboolean swiftvt_register_vtenc(GstPlugin *plugin);
+/// `va_sink_caps`: vtdec_hw's sink caps for the VA device found at plugin load, NULL without one.
+gboolean swiftvt_register_vtdec(GstPlugin *plugin, const gchar *va_sink_caps);
+/// `va_encodes`: a VA device found at plugin load encodes H.264.
+gboolean swiftvt_register_vtenc(GstPlugin *plugin, gboolean va_encodes);
 gboolean swiftvt_register_vtmultipasssink(GstPlugin *plugin);
 
 #endif

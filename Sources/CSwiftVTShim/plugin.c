@@ -9,9 +9,23 @@
 #define SWIFTVT_VERSION "0.1.0"
 #endif
 
+GST_DEBUG_CATEGORY_STATIC(plugin_debug);
+
+GstDebugCategory *swiftvt_plugin_debug_category(void) { return plugin_debug; }
+
 static gboolean plugin_init(GstPlugin *plugin) {
-    return swiftvt_register_h264parse_to_avcc(plugin) && swiftvt_register_vtdec(plugin) && swiftvt_register_vtenc(plugin)
-        && swiftvt_register_vtmultipasssink(plugin);
+    if (plugin_debug == NULL) GST_DEBUG_CATEGORY_INIT(plugin_debug, "swiftvt", 0, "SwiftVT plugin (loading, VA-API probe)");
+    // What the elements offer depends on the VA device: the registry cache must be refreshed
+    // (and this function run again) when render nodes come or go or the libva driver selection
+    // or X11 display changes, as GStreamer's va plugin declares for the same reason.
+    gst_plugin_add_dependency_simple(plugin, "LIBVA_DRIVER_NAME,LIBVA_DRIVERS_PATH,DISPLAY", "/dev/dri", "renderD",
+                                     GST_PLUGIN_DEPENDENCY_FLAG_FILE_NAME_IS_PREFIX);
+    gboolean va_encodes = FALSE;
+    gchar *va_sink_caps = swiftvt_probe_va_h264(&va_encodes);
+    gboolean registered = swiftvt_register_h264parse_to_avcc(plugin) && swiftvt_register_vtdec(plugin, va_sink_caps)
+        && swiftvt_register_vtenc(plugin, va_encodes) && swiftvt_register_vtmultipasssink(plugin);
+    g_free(va_sink_caps);
+    return registered;
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, swiftvt,

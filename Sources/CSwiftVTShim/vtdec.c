@@ -21,6 +21,11 @@ typedef struct {
 } SwiftVTDecClass;
 
 static GstElementClass *parent_class = NULL;
+
+/// vtdec_hw's sink caps on this machine (the H.264 profiles the VA device decodes), set by
+/// swiftvt_register_vtdec before vtdec_hw's class is made; NULL when no device decodes H.264.
+/// Kept for the process's life: class_init may read it whenever the class is first used.
+static gchar *hardware_sink_caps = NULL;
 #define PARENT_TYPE GST_TYPE_VIDEO_DECODER
 
 #define SELF(object) ((SwiftVTDec *) (object))
@@ -82,6 +87,48 @@ static gboolean decide_allocation(GstVideoDecoder *decoder, GstQuery *query) {
     return GST_VIDEO_DECODER_CLASS(parent_class)->decide_allocation(decoder, query);
 }
 
+/// The sink caps query: GstVideoDecoder's proxy of downstream's caps, without the fields that
+/// say nothing about the H.264 stream. A downstream that takes any size (fakesink, a src template
+/// of ranges) would otherwise add width/height/framerate *ranges*, and an upstream capsfilter
+/// such as `video/x-h264,stream-format=byte-stream,alignment=au` then fails with "Output caps are
+/// unfixed" where avdec_h264 decodes (its src template has no such ranges). Fixed values that
+/// downstream really demands are kept.
+static GstCaps *sink_getcaps(GstVideoDecoder *decoder, GstCaps *filter) {
+    GstCaps *proxied = gst_video_decoder_proxy_getcaps(decoder, NULL, filter);
+    if (proxied == NULL || gst_caps_is_any(proxied) || gst_caps_is_empty(proxied)) return proxied;
+    GstCaps *caps = gst_caps_make_writable(proxied);
+    static const char *const unfixed_candidates[] = {"width", "height", "framerate", "pixel-aspect-ratio"};
+    for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+        GstStructure *structure = gst_caps_get_structure(caps, i);
+        for (guint f = 0; f < G_N_ELEMENTS(unfixed_candidates); f++) {
+            const GValue *value = gst_structure_get_value(structure, unfixed_candidates[f]);
+            if (value != NULL && !gst_value_is_fixed(value)) gst_structure_remove_field(structure, unfixed_candidates[f]);
+        }
+    }
+    caps = gst_caps_simplify(caps);
+    if (filter != NULL) {
+        // Removing fields widened the caps: the answer must still lie within the query's filter.
+        GstCaps *filtered = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref(caps);
+        caps = filtered;
+    }
+    return caps;
+}
+
+static gboolean close_decoder(GstVideoDecoder *decoder) { return swiftvt_vtdec_close(SELF(decoder)->swift, decoder); }
+
+/// hardware=require is checked here, before GstVideoDecoder opens or starts the decoder: an
+/// unmet policy fails the state change with the element's one ERROR (a failed open/start vfunc
+/// would add the base class's generic "Failed to open decoder"), so decodebin, which brings a
+/// candidate decoder to READY and PAUSED before using it, moves on to the next factory.
+static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
+    if ((transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+        && !swiftvt_vtdec_check_hardware_policy(SELF(element)->swift)) {
+        return GST_STATE_CHANGE_FAILURE;
+    }
+    return parent_class->change_state(element, transition);
+}
+
 static void finalize(GObject *object) {
     swiftvt_vtdec_destroy(SELF(object)->swift);
     SELF(object)->swift = NULL;
@@ -99,6 +146,9 @@ static void class_init(gpointer klass, gpointer class_data) {
     object_class->set_property = set_property;
     object_class->get_property = get_property;
     object_class->finalize = finalize;
+    element_class->change_state = change_state;
+    decoder_class->close = close_decoder;
+    decoder_class->getcaps = sink_getcaps;
     decoder_class->start = start;
     decoder_class->stop = stop;
     decoder_class->set_format = set_format;
@@ -123,7 +173,15 @@ static void class_init(gpointer klass, gpointer class_data) {
             "The decoder in use: e.g. \"libavcodec (software)\"; empty before the first session starts",
             "", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
-    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    if (default_hardware == SWIFTVT_HARDWARE_REQUIRE && hardware_sink_caps != NULL) {
+        // vtdec_hw with a VA device: only the profiles it decodes, so that decodebin does not
+        // choose vtdec_hw for a stream the device cannot take (GStreamer's va plugin does the same).
+        GstCaps *caps = gst_caps_from_string(hardware_sink_caps);
+        gst_element_class_add_pad_template(element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+        gst_caps_unref(caps);
+    } else {
+        gst_element_class_add_static_pad_template(element_class, &sink_template);
+    }
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(
         element_class,
@@ -144,11 +202,15 @@ static GType register_type(const char *type_name, SwiftVTHardwarePolicy default_
                                         class_init, instance_init, default_hardware, FALSE);
 }
 
-gboolean swiftvt_register_vtdec(GstPlugin *plugin) {
+gboolean swiftvt_register_vtdec(GstPlugin *plugin, const gchar *va_sink_caps) {
     if (vtdec_debug == NULL) GST_DEBUG_CATEGORY_INIT(vtdec_debug, "vtdec", 0, "SwiftVT H.264 decoder");
+    if (va_sink_caps != NULL && hardware_sink_caps == NULL) hardware_sink_caps = g_strdup(va_sink_caps);
     // Secondary rank: available to decodebin/playbin, without taking over systems that have a
-    // primary decoder (avdec_h264 is primary) by surprise.
+    // primary decoder (avdec_h264 is primary) by surprise. vtdec_hw outranks vtdec only where a
+    // VA device decodes H.264; elsewhere it stays usable by name (and fails at its state change
+    // with a clear error) but is never autoplugged, since it could not decode anything.
+    guint hardware_rank = va_sink_caps != NULL ? GST_RANK_SECONDARY + 1 : GST_RANK_NONE;
     return gst_element_register(plugin, "vtdec", GST_RANK_SECONDARY, register_type("SwiftVTDec", SWIFTVT_HARDWARE_AUTO))
-        && gst_element_register(plugin, "vtdec_hw", GST_RANK_SECONDARY + 1,
+        && gst_element_register(plugin, "vtdec_hw", hardware_rank,
                                 register_type("SwiftVTDecHardware", SWIFTVT_HARDWARE_REQUIRE));
 }

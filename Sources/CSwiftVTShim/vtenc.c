@@ -171,6 +171,19 @@ static GstFlowReturn handle_frame(GstVideoEncoder *encoder, GstVideoCodecFrame *
 static GstFlowReturn finish(GstVideoEncoder *encoder) { return swiftvt_vtenc_finish(SELF(encoder)->swift, encoder); }
 static gboolean flush(GstVideoEncoder *encoder) { return swiftvt_vtenc_flush(SELF(encoder)->swift, encoder); }
 
+static gboolean close_encoder(GstVideoEncoder *encoder) { return swiftvt_vtenc_close(SELF(encoder)->swift, encoder); }
+
+/// hardware=require is checked before GstVideoEncoder opens or starts the encoder, so that an
+/// unmet policy fails the state change with the element's one ERROR (a failed open/start vfunc
+/// would add the base class's generic "Failed to open encoder").
+static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
+    if ((transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+        && !swiftvt_vtenc_check_hardware_policy(SELF(element)->swift)) {
+        return GST_STATE_CHANGE_FAILURE;
+    }
+    return GST_ELEMENT_CLASS(parent_class)->change_state(element, transition);
+}
+
 static void finalize(GObject *object) {
     swiftvt_vtenc_destroy(SELF(object)->swift);
     SELF(object)->swift = NULL;
@@ -188,6 +201,8 @@ static void class_init(gpointer klass, gpointer class_data) {
     object_class->set_property = set_property;
     object_class->get_property = get_property;
     object_class->finalize = finalize;
+    element_class->change_state = change_state;
+    encoder_class->close = close_encoder;
     encoder_class->start = start;
     encoder_class->stop = stop;
     encoder_class->set_format = set_format;
@@ -219,12 +234,14 @@ static GType register_type(const char *type_name, SwiftVTHardwarePolicy default_
                                         class_init, instance_init, default_hardware, TRUE);
 }
 
-gboolean swiftvt_register_vtenc(GstPlugin *plugin) {
+gboolean swiftvt_register_vtenc(GstPlugin *plugin, gboolean va_encodes) {
     if (vtenc_debug == NULL) GST_DEBUG_CATEGORY_INIT(vtenc_debug, "vtenc", 0, "SwiftVT H.264 encoder");
     GType software_first = register_type("SwiftVTEnc", SWIFTVT_HARDWARE_AUTO);
     // Secondary rank: encodebin and friends pick x264enc (primary) unless asked otherwise.
+    // vtenc_h264_hw is offered to them only where a VA device encodes H.264 (as vtdec_hw).
+    guint hardware_rank = va_encodes ? GST_RANK_SECONDARY + 1 : GST_RANK_NONE;
     return gst_element_register(plugin, "vtenc", GST_RANK_SECONDARY, software_first)
         && gst_element_register(plugin, "vtenc_h264", GST_RANK_SECONDARY, software_first)
-        && gst_element_register(plugin, "vtenc_h264_hw", GST_RANK_SECONDARY,
+        && gst_element_register(plugin, "vtenc_h264_hw", hardware_rank,
                                 register_type("SwiftVTEncHardware", SWIFTVT_HARDWARE_REQUIRE));
 }

@@ -8,18 +8,18 @@ import VAPlumbing
 /// The hardware H.264 decoder: SwiftVT's own decoding state machine (``H264PictureDecoder``)
 /// driving a VA-API device's VLD entrypoint (``VAH264Accelerator``).
 public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
-    private let device: CachedVADevice
+    let cachedDevice: CachedVADevice
 
     /// - Parameter log: libva's and the probe's messages (vtdec sends them to GStreamer's debug log).
     public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
-        device = CachedVADevice(log: log)
+        cachedDevice = CachedVADevice(log: log)
     }
 
-    public var name: String { device.name }
+    public var name: String { cachedDevice.name }
 
     public var isHardware: Bool { true }
 
-    private func openDevice() -> Result<VADevice, VADeviceUnavailable> { device.open() }
+    private func openDevice() -> Result<VADevice, VADeviceUnavailable> { cachedDevice.open() }
 
     public func unavailableReason(for format: FormatDescription) -> String? {
         switch chooseProfile(for: format) {

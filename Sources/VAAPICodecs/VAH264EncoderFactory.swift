@@ -8,18 +8,18 @@ import VAPlumbing
 /// SPS/PPS/slice-header writers) driving a VA-API device's `VAEntrypointEncSlice` (or the
 /// low-power `VAEntrypointEncSliceLP`).
 public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
-    private let device: CachedVADevice
+    let cachedDevice: CachedVADevice
 
     /// - Parameter log: libva's and the probe's messages (vtenc sends them to GStreamer's debug log).
     public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
-        device = CachedVADevice(log: log)
+        cachedDevice = CachedVADevice(log: log)
     }
 
-    public var name: String { device.name }
+    public var name: String { cachedDevice.name }
 
     public var isHardware: Bool { true }
 
-    private func openDevice() -> Result<VADevice, VADeviceUnavailable> { device.open() }
+    private func openDevice() -> Result<VADevice, VADeviceUnavailable> { cachedDevice.open() }
 
     public func unavailableReason(
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties

@@ -192,6 +192,15 @@ public final class VADisplayConnection: @unchecked Sendable {
         return .success((vendor, (Int(major), Int(minor))))
     }
 
+    /// Whether there is anything for ``open(renderNodeDirectory:x11DisplayName:log:)`` to try: a
+    /// render node or a named X11 display. Answered without loading libva, so that a machine
+    /// with neither (the common case without a GPU) pays nothing at plugin load.
+    public static func hasCandidateDisplays(
+        renderNodeDirectory: String = "/dev/dri", x11DisplayName: String? = getenv("DISPLAY").map { String(cString: $0) }
+    ) -> Bool {
+        !renderNodes(in: renderNodeDirectory).isEmpty || !(x11DisplayName ?? "").isEmpty
+    }
+
     /// `renderD*` entries of `directory`, sorted (renderD128 first: the first GPU). A missing
     /// or unreadable directory has none.
     private static func renderNodes(in directory: String) -> [String] {

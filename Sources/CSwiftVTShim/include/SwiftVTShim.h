@@ -52,6 +52,7 @@ gboolean swiftvt_caps_get_fraction(const GstCaps *caps, const char *field, gint 
 /// The GstBuffer in a field of the first structure, borrowed; NULL when absent.
 GstBuffer *swiftvt_caps_get_buffer(const GstCaps *caps, const char *field);
 static inline void swiftvt_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
+static inline GstCaps *swiftvt_caps_ref(GstCaps *caps) { return gst_caps_ref(caps); }
 /// The value of a string field that the peer of `pad` prefers (the first of a list), or `fallback`
 /// when the peer accepts anything or does not say. Interned: valid for the process lifetime.
 const char *swiftvt_pad_peer_preferred_string(GstPad *pad, const char *field, const char *fallback);
@@ -162,6 +163,9 @@ void swiftvt_vtdec_set_max_threads(void *state, gint threads);
 gint swiftvt_vtdec_get_max_threads(void *state);
 /// A newly allocated string (g_free).
 gchar *swiftvt_vtdec_copy_active_backend(void *state);
+/// FALSE (after posting the element's ERROR) when hardware=require cannot be met on this machine.
+gboolean swiftvt_vtdec_check_hardware_policy(void *state);
+gboolean swiftvt_vtdec_close(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_start(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_stop(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_set_format(void *state, GstVideoDecoder *decoder, GstVideoCodecState *input);
@@ -221,6 +225,9 @@ void *swiftvt_vtenc_create(GstVideoEncoder *encoder, SwiftVTHardwarePolicy defau
 void swiftvt_vtenc_destroy(void *state);
 void swiftvt_vtenc_set_property(void *state, guint id, const GValue *value);
 void swiftvt_vtenc_get_property(void *state, guint id, GValue *value);
+/// FALSE (after posting the element's ERROR) when hardware=require cannot be met on this machine.
+gboolean swiftvt_vtenc_check_hardware_policy(void *state);
+gboolean swiftvt_vtenc_close(void *state, GstVideoEncoder *encoder);
 gboolean swiftvt_vtenc_start(void *state, GstVideoEncoder *encoder);
 gboolean swiftvt_vtenc_stop(void *state, GstVideoEncoder *encoder);
 gboolean swiftvt_vtenc_set_format(void *state, GstVideoEncoder *encoder, GstVideoCodecState *input);
@@ -233,6 +240,11 @@ gboolean swiftvt_vtenc_flush(void *state, GstVideoEncoder *encoder);
 /// Registers the plugin with GStreamer from inside the process (tests, embedding apps), as the
 /// registry would from libgstswiftvt.so. Safe to call more than once.
 gboolean swiftvt_register_static(void);
+/// At plugin load: the VA device's H.264 offer (Swift, VAH264DeviceOffer). Returns vtdec_hw's
+/// sink caps (g_free) when the device decodes H.264, else NULL; sets *encodes.
+gchar *swiftvt_probe_va_h264(gboolean *encodes);
+/// The plugin's own debug category ("swiftvt"), created first thing in plugin_init.
+GstDebugCategory *swiftvt_plugin_debug_category(void);
 
 G_END_DECLS
 

@@ -21,6 +21,11 @@ enum VideoFormatMapping {
         table.first { $0.0 == format }?.1
     }
 
+    /// GStreamer's name of a format ("Y444_10LE" for 'I410'), for messages.
+    static func gstreamerName(for format: PixelFormat) -> String? {
+        table.first { $0.0 == format }?.2
+    }
+
     /// The first PixelFormat for a GStreamer format name (video range where both exist).
     static func pixelFormat(gstreamerName name: String) -> PixelFormat? {
         table.first { $0.2 == name }?.0

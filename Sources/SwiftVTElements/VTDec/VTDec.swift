@@ -68,12 +68,25 @@ final class VTDec: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    /// The VA-API factory (and its opened device) from the hardware=require check at the state
+    /// change to the element's close; every session of this element uses it.
+    private let hardwareFactory: HardwareFactoryHolder<VAH264DecoderFactory>
+    /// The caps set_format refused last, with the reason already posted: GStreamer re-sends a
+    /// refused sticky caps event with every buffer, and the application should see one ERROR for
+    /// caps that can never work, not one per retry.
+    private let refusedCaps = Mutex<RefusedCaps?>(nil)
     /// Frames the session's output handler delivered, taken after each call into the session.
     private let delivered = DeliveredOutput<DecodedFrame>()
 
     init(decoder: UnsafeMutablePointer<GstVideoDecoder>, defaultHardware: HardwarePolicy) {
         self.decoder = decoder
         settings = Mutex(Settings(hardware: defaultHardware))
+        let log = self.log
+        // The element's address, for VA-API log lines (an integer, as the closure is Sendable).
+        let objectAddress = UInt(bitPattern: UnsafeMutableRawPointer(decoder))
+        hardwareFactory = HardwareFactoryHolder {
+            VAH264DecoderFactory(log: { log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0) })
+        }
         // Output is in presentation order from the session; the base class must not reorder.
         gst_video_decoder_set_packetized(decoder, 1)
         gst_video_decoder_set_needs_format(decoder, 1)
@@ -95,8 +108,23 @@ final class VTDec: @unchecked Sendable {
 
     // MARK: Lifecycle
 
+    /// hardware=require at NULL -> READY and READY -> PAUSED (vtdec.c's change_state): whether a
+    /// VA-API device here decodes H.264 at all. Whether it takes this stream's profile is known
+    /// from the caps or the first SPS (vtdec_hw's sink caps already list what the device decodes).
+    func checkHardwarePolicy() -> Bool {
+        let factory = hardwareFactory.current
+        return HardwareRequirement.check(hardware, work: .decoding, element: object) { factory.deviceUnavailableReason() }
+    }
+
     func start() -> Bool {
         state.resetSession(keepingBackendName: false)
+        refusedCaps.withLock { $0 = nil }
+        return true
+    }
+
+    /// READY -> NULL: the device is let go; the next open looks for one again.
+    func close() -> Bool {
+        hardwareFactory.close()
         return true
     }
 
@@ -115,6 +143,33 @@ final class VTDec: @unchecked Sendable {
 
     func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
         guard let caps = swiftvt_codec_state_caps(input) else { return false }
+        if let refused = refusedCaps.withLock({ $0 }), gst_caps_is_equal(refused.caps.pointer, caps) != 0 {
+            // Posted once already (see `refusedCaps`): refuse again quietly.
+            log.debug(object, "refusing the same caps again: \(refused.reason)")
+            return false
+        }
+        switch inputFormat(from: caps) {
+        case .failure(let message):
+            refusedCaps.withLock { $0 = RefusedCaps(caps: CapsReference(caps), reason: message.text) }
+            message.post(from: object, isError: true)
+            return false
+        case .success(let (inputFormat, record, streamFormat, rate)):
+            accept(input, inputFormat: inputFormat, record: record, streamFormat: streamFormat, frameRate: rate)
+            return true
+        }
+    }
+
+    /// A caps refusal already posted, and the caps it was for.
+    struct RefusedCaps: Sendable {
+        var caps: CapsReference
+        var reason: String
+    }
+
+    /// How the caps' stream-format, codec_data and framerate describe the input, or the ERROR for
+    /// caps that can never be decoded.
+    private func inputFormat(
+        from caps: UnsafeMutablePointer<GstCaps>
+    ) -> Result<(InputFormat, AVCDecoderConfigurationRecord?, String, (Int32, Int32)?), ElementMessage> {
         let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
         var codecData: [UInt8]?
         if let buffer = swiftvt_caps_get_buffer(caps, "codec_data") {
@@ -134,20 +189,19 @@ final class VTDec: @unchecked Sendable {
             do throws(H264Error) {
                 record = try AVCDecoderConfigurationRecord(parsing: codecData)
             } catch {
-                ElementMessage.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: the codec_data in the caps is not a valid avcC record (\(error)).",
-                    debug: "stream-format \(streamFormat), \(codecData.count) bytes").post(from: object, isError: true)
-                return false
+                let hint = codecData.contains(where: { $0 & 0x1F == 15 })
+                    ? " It may describe an SVC/MVC stream (a subset SPS), which vtdec does not decode." : ""
+                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: the codec_data in the caps is not a valid avcC record (\(error)).\(hint) Check the demuxer or parser upstream, or let h264parse-to-avcc build codec_data from the stream's SPS/PPS.",
+                    debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
         let inputFormat: InputFormat
         switch streamFormat {
         case "avc":
             guard let record else {
-                ElementMessage.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: stream-format=avc needs codec_data (the avcC record) in the caps, and there is none. Put h264parse or h264parse-to-avcc in front of vtdec.")
-                    .post(from: object, isError: true)
-                return false
+                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: stream-format=avc needs codec_data (the avcC record) in the caps, and there is none. Put h264parse or h264parse-to-avcc in front of vtdec."))
             }
             inputFormat = .avc(nalUnitHeaderLength: record.nalUnitHeaderLength)
         case "avc3":
@@ -155,11 +209,18 @@ final class VTDec: @unchecked Sendable {
         default:
             inputFormat = .byteStream
         }
+        return .success((inputFormat, record, streamFormat, hasRate ? (numerator, denominator) : nil))
+    }
+
+    private func accept(
+        _ input: UnsafeMutablePointer<GstVideoCodecState>, inputFormat: InputFormat, record: AVCDecoderConfigurationRecord?,
+        streamFormat: String, frameRate: (Int32, Int32)?
+    ) {
         let reference = CodecStateReference(input)
         state.withLock { state in
             state.inputState = reference
             state.inputFormat = inputFormat
-            state.frameRate = hasRate ? (numerator, denominator) : nil
+            state.frameRate = frameRate
             if let record {
                 for set in record.sequenceParameterSets + record.pictureParameterSets {
                     _ = set.withUnsafeBytes { raw in
@@ -173,7 +234,6 @@ final class VTDec: @unchecked Sendable {
         }
         log.info(object, "input: stream-format \(streamFormat)\(record.map { ", codec_data with \($0.sequenceParameterSets.count) SPS and \($0.pictureParameterSets.count) PPS" } ?? "")")
         // The session follows on the first frame, once the parameter sets are known.
-        return true
     }
 
     @discardableResult
@@ -361,8 +421,6 @@ final class VTDec: @unchecked Sendable {
         }
         let configuration = settings.withLock { $0 }
         let formats = preferredPixelFormats(for: description)
-        // The element's address, for VA-API log lines (an integer, as the closure is Sendable).
-        let objectAddress = UInt(bitPattern: object)
         let handler: DecompressionOutputHandler = { [delivered] frame in
             delivered.append(frame)
         }
@@ -372,9 +430,7 @@ final class VTDec: @unchecked Sendable {
                 decoderSpecification: DecoderSpecification(
                     hardwarePolicy: configuration.hardware, threadCount: configuration.maxThreads),
                 destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: formats),
-                backends: [VAH264DecoderFactory(log: { [log, objectAddress] in
-                    log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
-                }), LibavcodecDecoderFactory()],
+                backends: [hardwareFactory.current, LibavcodecDecoderFactory()],
                 outputHandler: handler)
             state.withLock { state in
                 state.session = session
@@ -388,9 +444,9 @@ final class VTDec: @unchecked Sendable {
             state.withLock { $0.session = nil }
             let text: String
             if error.code == .hardwareUnavailable {
-                text = "vtdec: hardware=require: \(error.message.replacing(" (hardwarePolicy .auto)", with: " (hardware=auto)"))"
+                text = "vtdec: hardware=require: \(SessionWording.gstreamer(error.message))"
             } else {
-                text = "vtdec: cannot decode this stream: \(error.message)"
+                text = "vtdec: cannot decode this stream: \(SessionWording.gstreamer(error.message))"
             }
             return .failure(.stream(error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,
                                     text, debug: error.description))
@@ -673,6 +729,16 @@ func vtdecGetMaxThreads(_ state: UnsafeMutableRawPointer?) -> Int32 { Int32(clam
 @_cdecl("swiftvt_vtdec_copy_active_backend")
 func vtdecCopyActiveBackend(_ state: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<gchar>? {
     g_strdup(vtdec(state)?.activeBackend ?? "")
+}
+
+@_cdecl("swiftvt_vtdec_check_hardware_policy")
+func vtdecCheckHardwarePolicy(_ state: UnsafeMutableRawPointer?) -> gboolean {
+    (vtdec(state)?.checkHardwarePolicy() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtdec_close")
+func vtdecClose(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
+    (vtdec(state)?.close() ?? false) ? 1 : 0
 }
 
 @_cdecl("swiftvt_vtdec_start")

@@ -59,10 +59,19 @@ final class VTEnc: @unchecked Sendable {
 
     private let state = Mutex(State())
     private let delivered = DeliveredOutput<EncodedFrame>()
+    /// The VA-API factory (and its opened device) from the hardware=require check at the state
+    /// change to the element's close; every session of this element uses it.
+    private let hardwareFactory: HardwareFactoryHolder<VAH264EncoderFactory>
 
     init(encoder: UnsafeMutablePointer<GstVideoEncoder>, defaultHardware: HardwarePolicy) {
         self.encoder = encoder
         settings = Mutex(Settings(hardware: defaultHardware))
+        let log = self.log
+        // The element's address, for VA-API log lines (an integer, as the closure is Sendable).
+        let objectAddress = UInt(bitPattern: UnsafeMutableRawPointer(encoder))
+        hardwareFactory = HardwareFactoryHolder {
+            VAH264EncoderFactory(log: { log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0) })
+        }
     }
 
     // MARK: Properties (ids from SwiftVTEncProperty; the C table installs them)
@@ -186,8 +195,22 @@ final class VTEnc: @unchecked Sendable {
 
     // MARK: Lifecycle
 
+    /// hardware=require at NULL -> READY and READY -> PAUSED (vtenc.c's change_state): whether a
+    /// VA-API device here encodes H.264 at all (sizes and profiles are checked at set_format).
+    func checkHardwarePolicy() -> Bool {
+        let factory = hardwareFactory.current
+        let policy = settings.withLock { $0.hardware }
+        return HardwareRequirement.check(policy, work: .encoding, element: object) { factory.deviceUnavailableReason() }
+    }
+
     func start() -> Bool {
         state.resetSession(keepingBackendName: false)
+        return true
+    }
+
+    /// READY -> NULL: the device is let go; the next open looks for one again.
+    func close() -> Bool {
+        hardwareFactory.close()
         return true
     }
 
@@ -237,15 +260,12 @@ final class VTEnc: @unchecked Sendable {
         }
         let configuration = settings.withLock { $0 }
         let handler: CompressionOutputHandler = { [delivered] frame in delivered.append(frame) }
-        let objectAddress = UInt(bitPattern: object)
         do throws(CompressionError) {
             let session = try CompressionSession(
                 width: width, height: height,
                 encoderSpecification: EncoderSpecification(hardwarePolicy: configuration.hardware, threadCount: Int(configuration.maxThreads)),
                 sourcePixelFormat: format, properties: sessionProperties,
-                backends: [VAH264EncoderFactory(log: { [log, objectAddress] in
-                    log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
-                }), X264EncoderFactory()],
+                backends: [hardwareFactory.current, X264EncoderFactory()],
                 outputHandler: handler)
             try session.prepareToEncodeFrames()
             EncoderNotices.post(session, elementName: "vtenc", from: object)
@@ -529,6 +549,16 @@ func vtencSetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: U
 @_cdecl("swiftvt_vtenc_get_property")
 func vtencGetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafeMutablePointer<GValue>?) {
     if let value { vtenc(state)?.getProperty(id, value) }
+}
+
+@_cdecl("swiftvt_vtenc_check_hardware_policy")
+func vtencCheckHardwarePolicy(_ state: UnsafeMutableRawPointer?) -> gboolean {
+    (vtenc(state)?.checkHardwarePolicy() ?? false) ? 1 : 0
+}
+
+@_cdecl("swiftvt_vtenc_close")
+func vtencClose(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
+    (vtenc(state)?.close() ?? false) ? 1 : 0
 }
 
 @_cdecl("swiftvt_vtenc_start")

@@ -45,6 +45,8 @@ final class VTMultiPassSink: @unchecked Sendable {
 
     /// What one run (READY -> PAUSED ... -> READY) holds.
     struct Run {
+        /// The VA-API factory (and its opened device) from the hardware=require check in start.
+        var hardwareFactory: VAH264EncoderFactory?
         var output: PartialOutputFile?
         var container = OutputContainer.mp4
         var location = ""
@@ -131,6 +133,14 @@ final class VTMultiPassSink: @unchecked Sendable {
     /// left, and creates the silo and the storage.
     func start() -> Bool {
         let current = settings.withLock { $0 }
+        // hardware=require: whether a VA-API device here encodes H.264 at all, before any file
+        // is touched (the factory keeps the opened device for this run's sessions).
+        let factory = VAH264EncoderFactory(log: { [log, objectAddress = UInt(bitPattern: object)] in
+            log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
+        })
+        guard HardwareRequirement.check(current.hardware, work: .encoding, element: object, unavailableReason: {
+            factory.deviceUnavailableReason()
+        }) else { return false }
         guard let location = current.location, !location.isEmpty else {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
                            text: "vtmultipasssink: no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
@@ -165,6 +175,7 @@ final class VTMultiPassSink: @unchecked Sendable {
             }
             run.withLock { run in
                 run = Run()
+                run.hardwareFactory = factory
                 run.output = output
                 run.container = container
                 run.location = location
@@ -286,15 +297,13 @@ final class VTMultiPassSink: @unchecked Sendable {
                 failure.note(error)
             }
         }
-        let objectAddress = UInt(bitPattern: object)
+        let hardwareFactory = run.withLock { $0.hardwareFactory } ?? VAH264EncoderFactory()
         do throws(CompressionError) {
             let session = try CompressionSession(
                 width: width, height: height,
                 encoderSpecification: EncoderSpecification(hardwarePolicy: current.hardware, threadCount: Int(current.maxThreads)),
                 sourcePixelFormat: format, properties: properties,
-                backends: [VAH264EncoderFactory(log: { [log, objectAddress] in
-                    log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
-                }), X264EncoderFactory()],
+                backends: [hardwareFactory, X264EncoderFactory()],
                 outputHandler: handler)
             try session.setMultiPassStorage(storage, maximumPasses: Int(current.maxPasses))
             try session.beginPass()
