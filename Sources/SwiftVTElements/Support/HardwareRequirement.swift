@@ -65,7 +65,10 @@ enum HardwareRequirement {
               let name = gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
         else { return "SwiftVT" }
         defer { g_free(name) }
-        return String(cString: name)
+        // vtenc and vtenc_h264 are one type registered under two names, and an element knows only
+        // the last; both are "vtenc" to the user.
+        let factoryName = String(cString: name)
+        return factoryName == "vtenc_h264" ? "vtenc" : factoryName
     }
 }
 
