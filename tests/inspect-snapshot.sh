@@ -5,6 +5,11 @@
 set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
 source "$root/pipelines/lib/plugin-env.sh"
+# The interface as on a machine without a VA device (vtdec_hw and vtenc_h264_hw rank none, vtdec_hw
+# with every profile), also where one exists: with a device their rank and sink caps follow it,
+# which tests/autoplug.sh checks on the software VA driver.
+unset DISPLAY
+export LIBVA_DRIVER_NAME=swiftvt-no-such-driver
 snapshots="$root/docs/gst-inspect"
 status=0
 for element in $(gst-inspect-1.0 swiftvt | sed -n 's/^ *\([a-z0-9_-]*\): .*/\1/p'); do
