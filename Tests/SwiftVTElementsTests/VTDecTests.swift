@@ -63,16 +63,22 @@ struct VTDecTests {
         #expect(Self.digests(result) == [first.referenceMD5, second.referenceMD5])
     }
 
-    @Test("hardware=require without a VA device: a clear error naming what was tried", .requiresCorpus)
+    @Test("hardware=require without a VA device: the state change fails with one clear error naming what was tried", .requiresCorpus)
     func hardwareRequired() throws {
         let entry = try #require(Corpus.entry("BA_MW_D.264"))
         let path = try #require(Corpus.path(of: entry))
-        for element in ["vtdec hardware=require", "vtdec_hw"] {
+        for (element, name) in [("vtdec hardware=require", "vtdec"), ("vtdec_hw", "vtdec_hw")] {
             let result = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! \(element) ! fakesink name=sink", timeout: 30)
             #expect(result.ended)
             let error = try #require(result.errors.first, "\(element) did not fail")
-            #expect(error.contains("hardware decoding is required"), "\(error)")
-            #expect(error.contains("VA"), "\(error)")
+            // At the state change, before any data: one ERROR, nothing decoded, the element's
+            // name and property, the displays tried, what to do.
+            #expect(result.errors.count == 1, "\(result.errors)")
+            #expect(result.buffers.isEmpty)
+            #expect(error.hasPrefix("\(name): hardware=require, but no VA-API device here decodes H.264"), "\(error)")
+            #expect(error.contains("tried:"), "\(error)")
+            #expect(error.contains("Use hardware=auto"), "\(error)")
+            #expect(!error.contains("hardwarePolicy"), "\(error)")
         }
         let software = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! vtdec hardware=disable ! \(Self.toI420)")
         #expect(Self.digests(software) == [entry.referenceMD5])
