@@ -9,20 +9,19 @@
 #
 # Environment: SWIFTVT_VA_DRIVER_DIR (where the driver is built; default .build-va-driver/ in the
 # repository); the driver's own variables (SWIFTVT_VA_LOG, SWIFTVT_VA_REPORT, SWIFTVT_VA_FAIL...)
-# pass through, see tests/va-driver/README.md. Needs Xvfb (Debian package xvfb).
+# pass through, see tests/va-driver/README.md. Needs Xvfb (Debian package xvfb): without it, exits
+# 77 (a skipped test for meson), or 1 under SWIFTVT_REQUIRE_TEST_INPUTS (CI), see tests/lib/require.sh.
 set -euo pipefail
 if [ "$#" -eq 0 ]; then
     echo "usage: $0 COMMAND [ARGS...]" >&2
     exit 2
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/tests/lib/require.sh"
 driver_dir="${SWIFTVT_VA_DRIVER_DIR:-$root/.build-va-driver}"
 bash "$root/scripts/build-software-va-driver.sh" "$driver_dir"
 
-if ! command -v Xvfb >/dev/null 2>&1; then
-    echo "with-software-va: Xvfb not found (Debian package xvfb; scripts/install-deps.sh installs it)" >&2
-    exit 1
-fi
+require_command Xvfb "with-software-va: Xvfb not found (Debian package xvfb; scripts/install-deps.sh installs it)"
 
 xvfb_pid=""
 command_pid=""

@@ -3,8 +3,10 @@ import SwiftVTFileSupport
 import Testing
 
 /// Access to the shared test corpus (`../shared/corpus` next to the repository, or the folder named
-/// by `SWIFTVT_CORPUS`). Tests that need it record a clear issue when it is absent instead of
-/// passing silently.
+/// by `SWIFTVT_CORPUS`). When it is absent, tests that need it are skipped with a message saying
+/// where it was looked for; with `SWIFTVT_REQUIRE_TEST_INPUTS` set (CI, `.ci/run`) they fail
+/// instead, so a machine without the corpus can never pass (tests/lib/require.sh does the same for
+/// the shell tests).
 public enum Corpus {
     public struct Entry: Sendable {
         public var file: String
@@ -23,7 +25,15 @@ public enum Corpus {
         "BA_MW_D_IDR_LOST.264", "Error_I_P.264", "sps_subsetsps_bothVUI.264",
     ]
 
-    /// The corpus folder, or nil (with an issue recorded) when it is absent.
+    /// True when a missing test input must fail rather than skip: `SWIFTVT_REQUIRE_TEST_INPUTS` set
+    /// to anything but "" or "0".
+    public static var inputsRequired: Bool {
+        guard let value = getenv("SWIFTVT_REQUIRE_TEST_INPUTS") else { return false }
+        let text = String(cString: value)
+        return !text.isEmpty && text != "0"
+    }
+
+    /// Where the corpus is expected (whether or not it is there).
     public static var directory: String? {
         if let override = getenv("SWIFTVT_CORPUS") { return String(cString: override) }
         // This file is Tests/SwiftVTTestSupport/Corpus.swift; the corpus is ../shared/corpus
@@ -47,12 +57,19 @@ public enum Corpus {
     /// The path of a corpus file.
     public static func path(of entry: Entry) -> String? { h264Directory.map { $0 + "/" + entry.file } }
 
-    /// The manifest entries, or nil after recording an issue saying where the corpus was expected.
+    /// The manifest entries, or nil when the corpus is absent: then the caller skips its body (a line
+    /// on stderr says where the corpus was expected), or, under `SWIFTVT_REQUIRE_TEST_INPUTS`, an
+    /// issue is recorded, failing the test.
     public static func manifest(sourceLocation: SourceLocation = #_sourceLocation) -> [Entry]? {
         guard let directory = h264Directory, let text = readText(directory + "/MANIFEST.tsv") else {
-            Issue.record(
-                "test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder); corpus tests did not run",
-                sourceLocation: sourceLocation)
+            if inputsRequired {
+                Issue.record(
+                    "test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder); SWIFTVT_REQUIRE_TEST_INPUTS is set, so a missing corpus is a failure",
+                    sourceLocation: sourceLocation)
+            } else {
+                FileContents.printError(
+                    "skipped: test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS); \(sourceLocation.fileName):\(sourceLocation.line) did not run")
+            }
             return nil
         }
         var entries: [Entry] = []
@@ -93,11 +110,13 @@ public struct SeededGenerator: RandomNumberGenerator {
 }
 
 extension Trait where Self == ConditionTrait {
-    /// Skips a test, saying where the corpus was looked for, when the corpus is absent. CI always
-    /// has it; a developer without it sees the skip and the reason rather than a silent pass.
+    /// Skips a test, saying where the corpus was looked for, when the corpus is absent. A developer
+    /// without it sees the skip and the reason rather than a silent pass. Under
+    /// `SWIFTVT_REQUIRE_TEST_INPUTS` (CI) the test runs anyway, so that the missing corpus fails it
+    /// (`Corpus.manifest()` records the issue) instead of skipping to green.
     public static var requiresCorpus: Self {
         .enabled(
-            if: Corpus.h264Directory != nil,
+            if: Corpus.h264Directory != nil || Corpus.inputsRequired,
             "test corpus not found at \(Corpus.directory ?? "?")/h264 (set SWIFTVT_CORPUS to the corpus folder)")
     }
 }
