@@ -9,26 +9,32 @@
 # 2. FFmpeg's own VA-API client through the same driver on streams with P, B and weighted
 #    prediction: the driver's normalised parameter logs of both clients must be identical;
 # 3. fault injection: each injected failure ends in software fallback (auto) or a clear error
-#    (require), never a hang (every run is under timeout), and nothing is leaked;
+#    (require), never a hang (every run is under a time limit), and nothing is leaked;
 # 4. no VA device at all (no render node, no DISPLAY): auto decodes in software, require fails
 #    with an error listing what was tried.
 #
-# Exit 0 when everything holds, 1 otherwise, 77 (skipped) without the corpus. Environment:
-# SWIFTVT_PLUGIN (the plugin to test), SWIFTVT_CORPUS, SWIFTVT_VA_DRIVER_DIR.
+# Pipelines run through tests/lib/run-pipeline.py (gst-launch-1.0's output format, but no hang
+# when an ERROR comes before its main loop runs, which the require cases provoke).
+#
+# Exit 0 when everything holds, 1 otherwise, 77 (skipped) without the corpus, FFmpeg or Xvfb
+# (1 instead under SWIFTVT_REQUIRE_TEST_INPUTS, as in CI). Environment: SWIFTVT_PLUGIN (the
+# plugin to test), SWIFTVT_CORPUS, SWIFTVT_VA_DRIVER_DIR.
 set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+source "$root/tests/lib/require.sh"
 corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
 manifest="$corpus/h264/MANIFEST.tsv"
-if [ ! -f "$manifest" ]; then
-    echo "corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)"
-    exit 77
-fi
+require_file "$manifest" "vtdec-va: test corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)"
+for tool in ffmpeg ffprobe; do
+    require_command "$tool" "vtdec-va: $tool not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
+done
 if [ -z "${SWIFTVT_VTDEC_VA_WRAPPED:-}" ]; then
     exec env SWIFTVT_VTDEC_VA_WRAPPED=1 bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
 fi
 source "$root/pipelines/lib/plugin-env.sh"
 work="$swiftvt_work_dir"
 source "$root/tests/lib/va-report.sh"
+run_pipeline="$root/tests/lib/run-pipeline.py"
 damaged="$va_damaged_streams"
 failures=0
 fail() {
@@ -37,9 +43,9 @@ fail() {
 }
 
 # decode STREAM HARDWARE OUTPUT: vtdec to I420 frames in OUTPUT; the log (with vtdec's INFO lines)
-# on stderr.
+# on stderr. Exit 0 at EOS, 1 after an ERROR (require on a stream the driver refuses), 124 on a hang.
 decode() {
-    timeout 600 env GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 gst-launch-1.0 filesrc location="$1" ! h264parse-to-avcc \
+    env GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 300 -- filesrc location="$1" ! h264parse-to-avcc \
         ! vtdec hardware="$2" ! video/x-raw,format=I420 ! filesink location="$3"
 }
 
@@ -125,7 +131,7 @@ for file in BA_MW_D.264 CVPCMNL1_SVA_C.264 Cisco_Men_whisper_640x320_CABAC_Bfram
     rc=0
     SWIFTVT_VA_PARAMLOG="$work/ours.paramlog" decode "$stream" require /dev/null >"$work/params.log" 2>&1 || rc=$?
     frc=0
-    SWIFTVT_VA_PARAMLOG="$work/ffmpeg.paramlog" timeout 600 ffmpeg -nostdin -hide_banner -v error \
+    SWIFTVT_VA_PARAMLOG="$work/ffmpeg.paramlog" timeout 300 ffmpeg -nostdin -hide_banner -v error \
         -init_hw_device "vaapi=va:$DISPLAY,connection_type=x11" -hwaccel vaapi -hwaccel_device va \
         -hwaccel_output_format vaapi -hwaccel_flags allow_profile_mismatch -i "$stream" -f null - 2>"$work/ffmpeg.stderr" || frc=$?
     pictures="$(count "^pic " "$work/ours.paramlog")"
@@ -141,7 +147,7 @@ for file in BA_MW_D.264 CVPCMNL1_SVA_C.264 Cisco_Men_whisper_640x320_CABAC_Bfram
 done
 
 echo
-echo "== fault injection (every run under timeout 600; frames of 100; leaks after vaTerminate)"
+echo "== fault injection (every run under a 120 s limit; frames of 100; leaks after vaTerminate)"
 small="$corpus/h264/BA_MW_D.264"
 small_md5="$(grep -P "^BA_MW_D.264\t" "$manifest" | cut -f8)"
 multi="$corpus/h264/MIDR_MW_D.264"
@@ -151,10 +157,9 @@ run_fault() { # run_fault LABEL HARDWARE STREAM EXPECT ENV...
     shift 4
     local report="$work/fault.report" log="$work/fault.log" rc=0
     rm -f "$report" "$work/fault.yuv"
-    env "$@" SWIFTVT_VA_REPORT="$report" bash -c 'decode() {
-        timeout 600 env GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 gst-launch-1.0 filesrc location="$1" ! h264parse-to-avcc \
-            ! vtdec hardware="$2" ! video/x-raw,format=I420 ! filesink location="$3"; }; decode "$@"' _ \
-        "$stream" "$hardware" "$work/fault.yuv" >"$log" 2>&1 || rc=$?
+    env "$@" SWIFTVT_VA_REPORT="$report" GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 120 -- \
+        filesrc location="$stream" ! h264parse-to-avcc ! vtdec hardware="$hardware" ! video/x-raw,format=I420 \
+        ! filesink location="$work/fault.yuv" >"$log" 2>&1 || rc=$?
     local frames=$(($(stat -c %s "$work/fault.yuv" 2>/dev/null || echo 0) / 38016))
     local md5
     md5="$(md5sum <"$work/fault.yuv" 2>/dev/null | cut -d' ' -f1 || true)"
@@ -231,7 +236,10 @@ done
 echo
 echo "== interlaced coding: refused by the VA path with a clear reason, decoded in software under auto"
 interlaced="$work/interlaced.264"
-if ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=352x288:rate=25" -frames:v 10 -c:v libx264 \
+if [[ "$(ffmpeg -hide_banner -encoders 2>/dev/null || true)" != *libx264* ]]; then
+    missing_input_part "vtdec-va: interlaced case: this ffmpeg has no libx264 encoder (Debian's ffmpeg has it)" ||
+        fail "interlaced case: no libx264 encoder in ffmpeg"
+elif ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=352x288:rate=25" -frames:v 10 -c:v libx264 \
         -flags +ildct+ilme -x264-params interlaced=1 -f h264 "$interlaced" 2>"$work/interlaced.encode"; then
     want="$(ffmpeg -nostdin -v error -i "$interlaced" -f rawvideo -pix_fmt yuv420p - | md5sum | cut -d' ' -f1)"
     rc=0
