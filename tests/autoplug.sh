@@ -99,6 +99,20 @@ else
     fail "gst-discoverer-1.0: $(grep -iE 'error|video' "$work/discover.log" | head -3)"
 fi
 
+if [ "$expected_decoder" = vtdec_hw ] && [ -f "${SWIFTVT_FIXTURES:-}/yuv422p.264" ]; then
+    # A stream the device cannot decode: vtdec_hw's profile caps keep decodebin on vtdec, and
+    # vtdec hardware=require refuses it at the caps (codec_data), not at the first frame.
+    line="$(timeout 120 /usr/bin/python3 "$root/tests/autoplug_decode.py" decodebin "$SWIFTVT_FIXTURES/yuv422p.264" 60 2>/dev/null || true)"
+    grep -q "decoder=vtdec frames=12 .*errors=0 ended=eos" <<<"$line" \
+        && pass "decodebin passes over vtdec_hw for a 4:2:2 stream (its caps list the device's profiles) and decodes with vtdec" \
+        || fail "4:2:2 through decodebin: $line"
+    "${runner[@]}" --timeout 30 filesrc location="$SWIFTVT_FIXTURES/yuv422p.264" ! h264parse ! vtdec hardware=require ! fakesink \
+        >"$work/refuse.log" 2>&1 || true
+    grep -m1 '^ERROR' "$work/refuse.log" | grep -q "vtdec: hardware=require, but the VA-API device cannot decode this stream: chroma_format_idc 2" \
+        && pass "vtdec hardware=require refuses a 4:2:2 stream at the caps with one clear ERROR" \
+        || { fail "vtdec hardware=require with a 4:2:2 stream"; cat "$work/refuse.log" >&2; }
+fi
+
 if [ "$expected_decoder" = vtdec ]; then
     # 3. hardware=require without a device: the state change fails, with one ERROR.
     expect_one_error() {

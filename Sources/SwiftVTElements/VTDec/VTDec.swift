@@ -154,9 +154,29 @@ final class VTDec: @unchecked Sendable {
             message.post(from: object, isError: true)
             return false
         case .success(let (inputFormat, record, streamFormat, rate)):
+            if let refusal = hardwareRefusal(of: record) {
+                refusedCaps.withLock { $0 = RefusedCaps(caps: CapsReference(caps), reason: refusal.text) }
+                refusal.post(from: object, isError: true)
+                return false
+            }
             accept(input, inputFormat: inputFormat, record: record, streamFormat: streamFormat, frameRate: rate)
             return true
         }
+    }
+
+    /// Under hardware=require, when codec_data already holds the SPS/PPS: the ERROR for a stream
+    /// the device cannot decode (profile, chroma format, bit depth, interlacing, size), at the caps
+    /// rather than at the first frame. Without codec_data the first SPS decides.
+    private func hardwareRefusal(of record: AVCDecoderConfigurationRecord?) -> ElementMessage? {
+        guard let record, hardware == .require,
+              let description = try? FormatDescription(h264ParameterSets: record.sequenceParameterSets + record.pictureParameterSets),
+              let reason = hardwareFactory.current.unavailableReason(for: description)
+        else { return nil }
+        let name = HardwareRequirement.factoryName(of: object)
+        return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                       "\(name): hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
+                           + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
+                       debug: reason)
     }
 
     /// A caps refusal already posted, and the caps it was for.
