@@ -34,8 +34,10 @@ struct ElementMessage: Sendable, Error {
         }
         file.withCString { fileName in
             function.withCString { functionName in
+                // Session-layer wording (Swift API names, four-character pixel format codes)
+                // becomes GStreamer's (properties, caps format names) for every message posted.
                 swiftvt_post_message(
-                    element.assumingMemoryBound(to: GstElement.self), isError ? 1 : 0, quark, code, text, debug,
+                    element.assumingMemoryBound(to: GstElement.self), isError ? 1 : 0, quark, code, SessionWording.gstreamer(text), debug,
                     fileName, functionName, Int32(clamping: line))
             }
         }
