@@ -18,24 +18,32 @@
 # 5. fault injection and refusals: each ends in x264 (auto, with a warning where it happens
 #    mid-stream) or a clear error naming the cause (require); never a hang; nothing leaked.
 #
-# Exit 0 when everything holds, 1 otherwise, 77 (skipped) without the corpus. Environment:
-# SWIFTVT_PLUGIN (the plugin to test), SWIFTVT_CORPUS, SWIFTVT_VA_DRIVER_DIR.
+# Encoder runs go through tests/lib/run-pipeline.py (gst-launch-1.0's output format, but no hang
+# when an ERROR comes before its main loop runs, which the require and fault cases provoke).
+#
+# Exit 0 when everything holds, 1 otherwise, 77 (skipped) without the corpus, FFmpeg or Xvfb
+# (1 instead under SWIFTVT_REQUIRE_TEST_INPUTS, as in CI). Environment: SWIFTVT_PLUGIN (the
+# plugin to test), SWIFTVT_CORPUS, SWIFTVT_VA_DRIVER_DIR.
 set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+source "$root/tests/lib/require.sh"
 corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
 manifest="$corpus/h264/MANIFEST.tsv"
 raw_clip="$corpus/yuv/CiscoVT2people_320x192_12fps.yuv"
 hd_stream="$corpus/h264/VID_1280x720_cabac_temporal_direct.264"
-if [ ! -f "$manifest" ] || [ ! -f "$raw_clip" ] || [ ! -f "$hd_stream" ]; then
-    echo "corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv and yuv/)"
-    exit 77
-fi
+for input in "$manifest" "$raw_clip" "$hd_stream"; do
+    require_file "$input" "vtenc-va: test corpus file ${input#"$corpus"/} not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv and yuv/)"
+done
+for tool in ffmpeg ffprobe; do
+    require_command "$tool" "vtenc-va: $tool not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
+done
 if [ -z "${SWIFTVT_VTENC_VA_WRAPPED:-}" ]; then
     exec env SWIFTVT_VTENC_VA_WRAPPED=1 bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
 fi
 source "$root/pipelines/lib/plugin-env.sh"
 work="$swiftvt_work_dir"
 source "$root/tests/lib/va-report.sh"
+run_pipeline="$root/tests/lib/run-pipeline.py"
 failures=0
 fail() {
     echo "vtenc-va: FAIL: $*"
@@ -79,14 +87,15 @@ expected_keys() {
         print out }'
 }
 # encode NAME SOURCE PROPS...: vtenc hardware=require to $work/NAME.h264 (byte-stream), with the
-# driver's report and parameter log; the GStreamer log in $work/NAME.log. Returns gst-launch's status.
+# driver's report and parameter log; the GStreamer log in $work/NAME.log. Returns the runner's
+# status: 0 at EOS, 1 after an ERROR (the require and fault cases), 124 on a hang.
 encode() {
     local name="$1" source="$2"
     shift 2
     rm -f "$work/$name.report" "$work/$name.params"
     SWIFTVT_VA_REPORT="$work/$name.report" SWIFTVT_VA_PARAMLOG="$work/$name.params" \
-        GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 timeout 600 \
-        gst-launch-1.0 $source ! vtenc "$@" ! video/x-h264,stream-format=byte-stream \
+        GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 \
+        "$run_pipeline" --timeout 300 -- $source ! vtenc "$@" ! video/x-h264,stream-format=byte-stream \
         ! filesink location="$work/$name.h264" >"$work/$name.log" 2>&1
 }
 # clean NAME: no VALIDATION complaint, nothing leaked, the driver was terminated.
@@ -104,7 +113,7 @@ lossless() {
     local rc=0
     if [ -n "$forced" ]; then
         rm -f "$work/$name.report" "$work/$name.params"
-        SWIFTVT_VA_REPORT="$work/$name.report" SWIFTVT_VA_PARAMLOG="$work/$name.params" timeout 600 \
+        SWIFTVT_VA_REPORT="$work/$name.report" SWIFTVT_VA_PARAMLOG="$work/$name.params" timeout 330 \
             /usr/bin/python3 "$root/tests/vtenc_force_keyframes.py" "$forced" \
             "$source ! identity name=forcer ! vtenc hardware=require $* ! video/x-h264,stream-format=byte-stream ! filesink location=$work/$name.h264" \
             >"$work/$name.log" 2>&1 || rc=$?
@@ -238,7 +247,7 @@ for run in rc-cbr rc-vbr rc-cqp; do clean "$run" || fail "$run: driver report: $
 echo "== 4. vtmultipasssink hardware=require"
 rm -f "$work/mp.report" "$work/mp.params"
 rc=0
-SWIFTVT_VA_REPORT="$work/mp.report" SWIFTVT_VA_PARAMLOG="$work/mp.params" timeout 600 gst-launch-1.0 -m $small_src \
+SWIFTVT_VA_REPORT="$work/mp.report" SWIFTVT_VA_PARAMLOG="$work/mp.params" timeout 300 gst-launch-1.0 -m $small_src \
     ! vtmultipasssink hardware=require location="$work/mp.mp4" bitrate=300 max-passes=3 >"$work/mp.log" 2>&1 || rc=$?
 done_line="$(grep -m1 "vtmultipasssink-done" "$work/mp.log" || true)"
 passes="$(echo "$done_line" | sed -n 's/.*passes=(u\?int)\([0-9]*\).*/\1/p')"
@@ -333,8 +342,8 @@ else
     fail "no VA device, auto: exit $rc"
 fi
 rc=0
-env -u DISPLAY timeout 120 gst-launch-1.0 $cisco_src ! vtenc hardware=require ! fakesink >"$work/nodevice-require.log" 2>&1 || rc=$?
-if [ "$rc" != 0 ] && grep -q "ERROR.*hardware=require, but no hardware encoder.*X11: DISPLAY is not set" "$work/nodevice-require.log"; then
+env -u DISPLAY "$run_pipeline" --timeout 120 --expect error -- $cisco_src ! vtenc hardware=require ! fakesink >"$work/nodevice-require.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ] && grep -q "ERROR.*hardware=require, but no VA-API device here encodes H.264.*X11: DISPLAY is not set" "$work/nodevice-require.log"; then
     pass "no VA device, hardware=require: $(grep -m1 -o 'hardware=require, but.\{0,60\}' "$work/nodevice-require.log")..."
 else
     fail "no VA device, require: exit $rc: $(grep -m1 ERROR "$work/nodevice-require.log")"

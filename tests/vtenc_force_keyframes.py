@@ -58,10 +58,11 @@ def main(frames: set[int], description: str) -> int:
     forcer.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, probe)
     pipeline.set_state(Gst.State.PLAYING)
     bus = pipeline.get_bus()
-    message = bus.timed_pop_filtered(600 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    # Well under vtenc-va.sh's outer limit, so a stuck encode is reported here rather than killed.
+    message = bus.timed_pop_filtered(300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
     pipeline.set_state(Gst.State.NULL)
     if message is None:
-        print("vtenc_force_keyframes: no EOS within 600 s", file=sys.stderr)
+        print("vtenc_force_keyframes: no EOS within 300 s", file=sys.stderr)
         return 1
     if message.type == Gst.MessageType.ERROR:
         error, debug = message.parse_error()
