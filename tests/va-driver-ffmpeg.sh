@@ -12,28 +12,25 @@
 # 2. the validation layer is alive: each simulated client bug (SWIFTVT_VA_TAMPER) is reported,
 #    naming the field, and fails the picture;
 # 3. fault injection: each SWIFTVT_VA_FAIL value, a busy device and a failed vaEndPicture end in a
-#    clean FFmpeg error or a reported decoding error, never a hang (every run is under timeout);
+#    clean FFmpeg error or a reported decoding error, never a hang (every run is under timeout 300);
 # 4. both image read-back paths (vaDeriveImage, vaCreateImage + vaGetImage) give the same pictures;
 # 5. streams generated with libx264 for what the corpus lacks (asymmetric 4x4 and 8x8 scaling
 #    matrices, multiple slices, B-pyramid, an odd size) match libavcodec's own decoding.
 #
-# Prints a per-stream table. Exit 0 when everything holds, 1 otherwise, 77 (skipped) when the corpus
-# is absent. Environment: SWIFTVT_CORPUS (default ../shared/corpus), SWIFTVT_VA_DRIVER_DIR (where the
-# driver is built), SWIFTVT_FFMPEG_PARAMLOG_DIR (keep the driver's normalised parameter log of each
-# stream there, <stream>.paramlog, for comparison with another client).
+# Prints a per-stream table. Exit 0 when everything holds, 1 otherwise, 77 (skipped) when the corpus,
+# FFmpeg or Xvfb is absent (1 instead under SWIFTVT_REQUIRE_TEST_INPUTS, as in CI; so is a missing
+# libx264 encoder, which locally skips only the generated streams). Environment: SWIFTVT_CORPUS
+# (default ../shared/corpus), SWIFTVT_VA_DRIVER_DIR (where the driver is built),
+# SWIFTVT_FFMPEG_PARAMLOG_DIR (keep the driver's normalised parameter log of each stream there,
+# <stream>.paramlog, for comparison with another client).
 set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+source "$root/tests/lib/require.sh"
 corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
 manifest="$corpus/h264/MANIFEST.tsv"
-if [ ! -f "$manifest" ]; then
-    echo "corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)"
-    exit 77
-fi
+require_file "$manifest" "va-driver-ffmpeg: test corpus not found at $corpus (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)"
 for tool in ffmpeg ffprobe; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "va-driver-ffmpeg: $tool not found (Debian package ffmpeg; scripts/install-deps.sh installs it)" >&2
-        exit 1
-    fi
+    require_command "$tool" "va-driver-ffmpeg: $tool not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
 done
 # One Xvfb and one driver build for the whole test.
 if [ -z "${SWIFTVT_VA_FFMPEG_WRAPPED:-}" ]; then
@@ -56,7 +53,7 @@ fail() {
 decode() {
     local stream="$1" pix_fmt="$2" output="$3"
     shift 3
-    timeout 600 ffmpeg -nostdin -hide_banner -v error \
+    timeout 300 ffmpeg -nostdin -hide_banner -v error \
         -init_hw_device "vaapi=va:$DISPLAY,connection_type=x11" -hwaccel vaapi -hwaccel_device va \
         -hwaccel_output_format vaapi -hwaccel_flags allow_profile_mismatch \
         -i "$stream" "$@" -vf hwdownload,format=nv12 -pix_fmt "$pix_fmt" -f rawvideo "$output"
@@ -136,7 +133,8 @@ echo "== generated streams (libx264, made in a temporary folder): what the corpu
 printf '%-44s %7s %-5s %10s %9s %-7s %s\n' stream frames md5 validation selfcheck leaks result
 encoders="$(ffmpeg -hide_banner -encoders 2>/dev/null || true)"
 if [[ "$encoders" != *libx264* ]]; then
-    echo "(skipped: this ffmpeg has no libx264 encoder)"
+    missing_input_part "va-driver-ffmpeg: generated streams: this ffmpeg has no libx264 encoder (Debian's ffmpeg has it)" ||
+        fail "generated streams: no libx264 encoder in ffmpeg"
 else
     python3 - "$work/asymmetric.cqm" <<'PY'
 import sys
@@ -211,7 +209,7 @@ for case in "bit-offset slice_data_bit_offset" "ref-list RefPicList0" "poc CurrP
 done
 
 echo
-echo "== fault injection (BA_MW_D.264; every run under timeout 600; leaks '-': FFmpeg exited without vaTerminate)"
+echo "== fault injection (BA_MW_D.264; every run under timeout 300; leaks '-': FFmpeg exited without vaTerminate)"
 printf '%-34s %5s %-6s %s\n' injection exit leaks outcome
 for case in "SWIFTVT_VA_FAIL=create-config" "SWIFTVT_VA_FAIL=create-context" "SWIFTVT_VA_FAIL=create-surfaces" \
             "SWIFTVT_VA_BUSY=1" "SWIFTVT_VA_FAIL_END_PICTURE=5"; do

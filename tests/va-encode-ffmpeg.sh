@@ -19,27 +19,23 @@
 # 3. the validation layer is alive: a simulated client bug (SWIFTVT_VA_TAMPER=encode-frame-num,
 #    encode-ref-list) is reported, naming the field, and fails the picture.
 #
-# Prints PASS/FAIL per check. Exit 0 when everything holds, 1 otherwise, also when the corpus clip
-# is missing (this test needs it). Environment: SWIFTVT_CORPUS (default ../shared/corpus),
+# Prints PASS/FAIL per check. Exit 0 when everything holds, 1 otherwise, 77 (skipped) when the
+# corpus clip, FFmpeg (with h264_vaapi) or Xvfb is missing, like the other corpus tests (1 instead
+# under SWIFTVT_REQUIRE_TEST_INPUTS, as in CI; so is a missing avdec_h264, which locally skips
+# only that decoder's check). Environment: SWIFTVT_CORPUS (default ../shared/corpus),
 # SWIFTVT_VA_DRIVER_DIR (where the driver is built).
 set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+source "$root/tests/lib/require.sh"
 corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
 clip="$corpus/yuv/CiscoVT2people_320x192_12fps.yuv"
 clip_width=320
 clip_height=192
-if [ ! -f "$clip" ]; then
-    echo "va-encode-ffmpeg: FAIL: the corpus clip $clip is missing (set SWIFTVT_CORPUS to the folder holding yuv/); this test needs it"
-    exit 1
-fi
-if ! command -v ffmpeg >/dev/null 2>&1; then
-    echo "va-encode-ffmpeg: FAIL: ffmpeg not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
-    exit 1
-fi
+require_file "$clip" "va-encode-ffmpeg: the corpus clip $clip is missing (set SWIFTVT_CORPUS to the folder holding yuv/)"
+require_command ffmpeg "va-encode-ffmpeg: ffmpeg not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
 encoders="$(ffmpeg -hide_banner -encoders 2>/dev/null || true)"
 if [[ "$encoders" != *h264_vaapi* ]]; then
-    echo "va-encode-ffmpeg: FAIL: this ffmpeg has no h264_vaapi encoder"
-    exit 1
+    require_input "va-encode-ffmpeg: this ffmpeg has no h264_vaapi encoder (Debian's ffmpeg has it)"
 fi
 # One Xvfb and one driver build for the whole test.
 if [ -z "${SWIFTVT_VA_ENCODE_FFMPEG_WRAPPED:-}" ]; then
@@ -67,6 +63,9 @@ ffmpeg -nostdin -v error -y -f rawvideo -pix_fmt yuv420p -s "${clip_width}x${cli
 have_avdec=0
 if command -v gst-launch-1.0 >/dev/null 2>&1 && gst-inspect-1.0 avdec_h264 >/dev/null 2>&1; then
     have_avdec=1
+else
+    missing_input_part "va-encode-ffmpeg: GStreamer's avdec_h264 not found (Debian package gstreamer1.0-libav): the second decoder's check is not run" ||
+        fail "avdec_h264 missing"
 fi
 
 # encode NAME SIZE INPUT [FFMPEG OPTIONS...]: h264_vaapi through the driver into $work/NAME.h264,
