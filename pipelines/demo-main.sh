@@ -21,6 +21,19 @@ if [ "${1:-}" = "--smoke" ]; then
 elif [ -n "${1:-}" ]; then
     output="$1"
 fi
+# FFmpeg measures the PSNR and the bit rate. As a test (--smoke) a machine without it skips, or
+# fails under SWIFTVT_REQUIRE_TEST_INPUTS (CI); a user's run just stops with the message.
+for tool in ffmpeg ffprobe; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        message="demo: $tool not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
+        if [ "${1:-}" = "--smoke" ]; then
+            source "$here/../tests/lib/require.sh"
+            require_input "$message"
+        fi
+        echo "$message" >&2
+        exit 1
+    fi
+done
 
 bitrate=2000
 source_caps="video/x-raw,format=I420,width=1280,height=720,framerate=30/1"

@@ -20,6 +20,17 @@ source "$here/lib/plugin-env.sh"
 
 smoke=false
 [ "${1:-}" = "--smoke" ] && smoke=true
+# ffprobe counts the frames written (and reads INPUT's geometry). As a test (--smoke) a machine
+# without it skips, or fails under SWIFTVT_REQUIRE_TEST_INPUTS (CI); a user's run just stops.
+if ! command -v ffprobe >/dev/null 2>&1; then
+    message="multipass: ffprobe not found (Debian package ffmpeg; scripts/install-deps.sh installs it)"
+    if $smoke; then
+        source "$here/../tests/lib/require.sh"
+        require_input "$message"
+    fi
+    echo "$message" >&2
+    exit 1
+fi
 raw="$swiftvt_work_dir/input.yuv"
 extra=()
 if $smoke; then
