@@ -64,15 +64,16 @@ awk -v r="$rate" 'BEGIN {exit !(r >= 990 && r <= 1010)}' || fail "bit rate $rate
 echo "multipass-sink: 1. ffprobe ok, 300 frames, $rate kbit/s (target 1000)"
 # avdec_h264 (through qtdemux) gives 300 frames, i/30 s apart, at the time stamps it gives for
 # x264enc ! mp4mux's file of the same source (qtdemux starts both at the edit list's B-frame delay).
+# (Every gst-launch-1.0 run is bounded: one that meets an early ERROR can wait forever.)
 decoded_pts() {
-    gst-launch-1.0 -v filesrc location="$1" ! qtdemux ! h264parse ! avdec_h264 ! fakesink silent=false 2>/dev/null \
+    timeout 120 gst-launch-1.0 -v filesrc location="$1" ! qtdemux ! h264parse ! avdec_h264 ! fakesink silent=false 2>/dev/null \
         | grep -o "chain.*pts: [0-9:.]*" | grep -o "pts: [0-9:.]*" | awk '{split($2, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3]}'
 }
 decoded_pts "$out" >"$work/pts.txt"
 [ "$(wc -l <"$work/pts.txt")" -eq 300 ] || fail "avdec_h264 decoded $(wc -l <"$work/pts.txt") frames, not 300"
 awk 'NR == 1 {first = $1} { if (((($1 - first) * 30) - NR + 1) ^ 2 > 0.0001) {print "frame " NR " at " $1 " s"; bad = 1} } END {exit bad}' "$work/pts.txt" \
     || fail "decoded time stamps are not i/30 s apart"
-gst-launch-1.0 -q filesrc location="$clip" ! $source_caps ! x264enc bitrate=1000 ! mp4mux ! filesink location="$work/x264-reference.mp4"
+timeout 300 gst-launch-1.0 -q filesrc location="$clip" ! $source_caps ! x264enc bitrate=1000 ! mp4mux ! filesink location="$work/x264-reference.mp4"
 decoded_pts "$work/x264-reference.mp4" >"$work/pts-x264.txt"
 cmp -s "$work/pts.txt" "$work/pts-x264.txt" || fail "decoded time stamps differ from x264enc ! mp4mux's: $(diff "$work/pts.txt" "$work/pts-x264.txt" | head -4)"
 echo "multipass-sink: 1. avdec_h264 decodes 300 frames i/30 s apart, the same time stamps as x264enc ! mp4mux's file"
@@ -82,7 +83,7 @@ ours_psnr=$(psnr_y "$out")
 setting=$(awk -v r="$rate" 'BEGIN {printf "%d", r}')
 x264_out="$work/x264.mp4"
 for attempt in 1 2 3 4 5; do
-    gst-launch-1.0 -q filesrc location="$clip" ! $source_caps ! x264enc bitrate="$setting" ! mp4mux ! filesink location="$x264_out"
+    timeout 300 gst-launch-1.0 -q filesrc location="$clip" ! $source_caps ! x264enc bitrate="$setting" ! mp4mux ! filesink location="$x264_out"
     x264_rate=$(kbps "$x264_out")
     awk -v a="$x264_rate" -v b="$rate" 'BEGIN {exit !((a - b) ^ 2 <= (b * 0.01) ^ 2)}' && break
     setting=$(awk -v s="$setting" -v a="$x264_rate" -v b="$rate" 'BEGIN {printf "%d", s * b / a + 0.5}')

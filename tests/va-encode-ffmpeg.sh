@@ -114,7 +114,7 @@ for configuration in "${configurations[@]}"; do
     [ "$got" = "$want" ] && ffmpeg_ok=yes
     avdec_ok=-
     if [ "$have_avdec" = 1 ]; then
-        gst-launch-1.0 -q filesrc location="$work/$name.h264" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! \
+        timeout 120 gst-launch-1.0 -q filesrc location="$work/$name.h264" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! \
             filesink location="$work/$name.avdec.yuv" >/dev/null 2>&1 || true
         avdec_ok=no
         [ -f "$work/$name.avdec.yuv" ] && [ "$(file_md5 "$work/$name.avdec.yuv")" = "$want" ] && avdec_ok=yes

@@ -6,7 +6,7 @@ set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
 source "$root/pipelines/lib/plugin-env.sh"
 movie="$swiftvt_work_dir/clip.mp4"
-gst-launch-1.0 -q videotestsrc num-buffers=60 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 \
+timeout 60 gst-launch-1.0 -q videotestsrc num-buffers=60 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 \
     ! x264enc bframes=2 ! video/x-h264,stream-format=byte-stream ! h264parse-to-avcc ! mp4mux ! filesink location="$movie"
 export GST_PLUGIN_FEATURE_RANK=vtdec:MAX
 

@@ -58,7 +58,8 @@ hd_src="filesrc location=$hd_stream ! h264parse ! avdec_h264 ! video/x-raw,forma
 hd_md5="$(awk -F'\t' '$1 == "VID_1280x720_cabac_temporal_direct.264" { print $8 }' "$manifest")"
 # 152x100, about 60 frames, kept as a raw file (vtmultipasssink needs a seekable source).
 small_raw="$work/small_152x100.yuv"
-gst-launch-1.0 -q $hd_src ! identity eos-after=60 ! videoscale ! video/x-raw,width=152,height=100,format=I420 \
+# Every gst-launch-1.0 run is bounded: one that meets an early ERROR can wait forever.
+timeout 120 gst-launch-1.0 -q $hd_src ! identity eos-after=60 ! videoscale ! video/x-raw,width=152,height=100,format=I420 \
     ! filesink location="$small_raw"
 small_src="filesrc location=$small_raw ! rawvideoparse width=152 height=100 format=i420 framerate=30/1"
 small_md5="$(md5sum <"$small_raw" | cut -d' ' -f1)"
@@ -68,7 +69,7 @@ small_frames=$(($(stat -c %s "$small_raw") / (152 * 100 * 3 / 2)))
 
 # decoded_md5 FILE: MD5 of the I420 frames avdec_h264 decodes from the Annex B file.
 decoded_md5() {
-    gst-launch-1.0 -q filesrc location="$1" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1
+    timeout 120 gst-launch-1.0 -q filesrc location="$1" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1
 }
 # key_frames FILE: display-order indices of the key frames, comma separated.
 key_frames() {
@@ -253,7 +254,7 @@ done_line="$(grep -m1 "vtmultipasssink-done" "$work/mp.log" || true)"
 passes="$(echo "$done_line" | sed -n 's/.*passes=(u\?int)\([0-9]*\).*/\1/p')"
 reencoded="$(echo "$done_line" | sed -n 's/.*frames-reencoded=(u\?int)\([0-9]*\).*/\1/p')"
 mp_frames="$(frame_count "$work/mp.mp4" 2>/dev/null || echo 0)"
-mp_md5="$(gst-launch-1.0 -q filesrc location="$work/mp.mp4" ! qtdemux ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1)"
+mp_md5="$(timeout 120 gst-launch-1.0 -q filesrc location="$work/mp.mp4" ! qtdemux ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1)"
 cqp_configs="$(count "^encconfig .*rc=cqp" "$work/mp.params")"
 if [ "$rc" = 0 ] && [ "${passes:-0}" -ge 2 ] && [ "${reencoded:-0}" -gt 0 ] && [ "$mp_frames" = "$small_frames" ] && [ "$mp_md5" = "$small_md5" ] \
     && [ "$cqp_configs" -gt 0 ] && clean mp; then
