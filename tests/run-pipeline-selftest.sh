@@ -79,6 +79,19 @@ else
     echo "run-pipeline-selftest: ok: --timeout 2 ended after $elapsed_ms ms"
 fi
 
+# A teardown that cannot finish: identity sleeps 30 s in the streaming thread (g_usleep, which no
+# flush interrupts), so setting NULL blocks; after the timeout the runner gives up on it at 10 s.
+start=$(date +%s%N)
+check teardown-hung 3 '^run-pipeline: timed out after 2 s' '^run-pipeline: teardown hung' \
+    -- --timeout 2 videotestsrc ! identity sleep-time=30000000 ! fakesink
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$elapsed_ms" -gt 14000 ]; then
+    echo "run-pipeline-selftest: FAIL: a hung teardown kept the runner for $elapsed_ms ms" >&2
+    failures=$((failures + 1))
+else
+    echo "run-pipeline-selftest: ok: a hung teardown was abandoned after $elapsed_ms ms"
+fi
+
 # SIGTERM (what meson sends at its own timeout): the pipeline is stopped, exit 130.
 "$run_pipeline" videotestsrc is-live=true ! fakesink >"$work/signal.log" 2>&1 &
 pid=$!
