@@ -21,14 +21,10 @@ set -euo pipefail
 root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
 corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
 stream="$corpus/h264/BA_MW_D.264"
-if [ ! -f "$stream" ]; then
-    if [ -f "$root/tests/lib/require.sh" ]; then
-        source "$root/tests/lib/require.sh"
-        require_input "autoplug: the test corpus stream $stream (set SWIFTVT_CORPUS to the corpus folder)"
-    fi
-    echo "autoplug: test corpus not found at $corpus (needs h264/BA_MW_D.264); skipped"
-    exit 77
-fi
+source "$root/tests/lib/require.sh"
+require_file "$stream" "autoplug: the test corpus stream $stream (set SWIFTVT_CORPUS to the corpus folder)"
+fixture="${SWIFTVT_FIXTURES:-$root/build/fixtures}/yuv422p.264"
+require_file "$fixture" "autoplug: the generated 4:2:2 fixture $fixture (meson builds it: scripts/make-test-fixtures.sh)"
 reference_md5="$(awk -F'\t' '$1 == "BA_MW_D.264" { print $9 }' "$corpus/h264/MANIFEST.tsv")"
 runner=(/usr/bin/python3 "$root/tests/lib/run-pipeline.py")
 failures=0
@@ -99,14 +95,14 @@ else
     fail "gst-discoverer-1.0: $(grep -iE 'error|video' "$work/discover.log" | head -3)"
 fi
 
-if [ "$expected_decoder" = vtdec_hw ] && [ -f "${SWIFTVT_FIXTURES:-}/yuv422p.264" ]; then
+if [ "$expected_decoder" = vtdec_hw ]; then
     # A stream the device cannot decode: vtdec_hw's profile caps keep decodebin on vtdec, and
     # vtdec hardware=require refuses it at the caps (codec_data), not at the first frame.
-    line="$(timeout 120 /usr/bin/python3 "$root/tests/autoplug_decode.py" decodebin "$SWIFTVT_FIXTURES/yuv422p.264" 60 2>/dev/null || true)"
+    line="$(timeout 120 /usr/bin/python3 "$root/tests/autoplug_decode.py" decodebin "$fixture" 60 2>/dev/null || true)"
     grep -q "decoder=vtdec frames=12 .*errors=0 ended=eos" <<<"$line" \
         && pass "decodebin passes over vtdec_hw for a 4:2:2 stream (its caps list the device's profiles) and decodes with vtdec" \
         || fail "4:2:2 through decodebin: $line"
-    "${runner[@]}" --timeout 30 filesrc location="$SWIFTVT_FIXTURES/yuv422p.264" ! h264parse ! vtdec hardware=require ! fakesink \
+    "${runner[@]}" --timeout 30 filesrc location="$fixture" ! h264parse ! vtdec hardware=require ! fakesink \
         >"$work/refuse.log" 2>&1 || true
     grep -m1 '^ERROR' "$work/refuse.log" | grep -q "vtdec: hardware=require, but the VA-API device cannot decode this stream: chroma_format_idc 2" \
         && pass "vtdec hardware=require refuses a 4:2:2 stream at the caps with one clear ERROR" \
@@ -188,11 +184,7 @@ if [ "$expected_decoder" = vtdec ]; then
     [ "$hangs" = 0 ] && pass "gst-launch-1.0 with h264parse-to-avcc ! vtdec hardware=require: 0 hangs in 20 runs" \
         || fail "gst-launch-1.0 hung $hangs times in 20 runs"
 
-    # The same checks with a device, on the software VA driver.
-    if [ -f "$root/tests/lib/require.sh" ] && ! command -v Xvfb >/dev/null 2>&1; then
-        source "$root/tests/lib/require.sh"
-        require_input "autoplug: Xvfb (Debian package xvfb) for the software VA driver"
-    fi
+    # The same checks with a device, on the software VA driver (with-software-va.sh requires Xvfb).
     unset LIBVA_DRIVER_NAME
     bash "$root/scripts/with-software-va.sh" bash "$0" --with-device || failures=$((failures + 1))
 fi
