@@ -19,7 +19,7 @@ fi
 gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern=smpte ! video/x-raw,format=NV12,width=1280,height=720,framerate=30/1 \
     ! vtenc bitrate="$bitrate" max-keyframe-interval=60 ! mp4mux ! filesink location="$output"
 report="$(gst-discoverer-1.0 -t 60 "$output")"
-echo "$report" | grep -qE "video #[0-9]+: H.264" || { echo "case3: no H.264 video in $output" >&2; echo "$report" >&2; exit 1; }
+grep -qE "video #[0-9]+: H.264" <<<"$report" || { echo "case3: no H.264 video in $output" >&2; echo "$report" >&2; exit 1; }
 decoded=$(gst-launch-1.0 -v filesrc location="$output" ! qtdemux ! avdec_h264 ! fakesink silent=false 2>&1 | grep -c "last-message = chain" || true)
 [ "$decoded" = "$frames" ] || { echo "case3: avdec_h264 decoded $decoded of $frames frames" >&2; exit 1; }
 echo "case3: OK, $output: $frames frames, $(stat -c %s "$output") bytes, decodable by avdec_h264"

@@ -45,13 +45,16 @@ echo "== x264enc byte stream -> h264parse-to-avcc -> MP4"
 gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern=smpte ! "$source_caps" \
     ! x264enc bitrate="$bitrate" speed-preset=veryfast ! video/x-h264,stream-format=byte-stream \
     ! h264parse-to-avcc ! mp4mux ! filesink location="$swiftvt_work_dir/parsed.mp4"
-gst-discoverer-1.0 -t 60 "$swiftvt_work_dir/parsed.mp4" | grep -qE "video #[0-9]+: H.264" \
-    || { echo "demo: h264parse-to-avcc's MP4 has no H.264 video" >&2; exit 1; }
+# The report is read whole before it is searched: `discoverer | grep -q` under pipefail fails when
+# grep stops at the first match while gst-discoverer-1.0 is still writing (SIGPIPE).
+parsed_report="$(gst-discoverer-1.0 -t 60 "$swiftvt_work_dir/parsed.mp4")"
+grep -qE "video #[0-9]+: H.264" <<<"$parsed_report" \
+    || { echo "demo: h264parse-to-avcc's MP4 has no H.264 video" >&2; echo "$parsed_report" >&2; exit 1; }
 
 echo "== checking $output with gst-discoverer-1.0"
 report="$(gst-discoverer-1.0 -t 60 "$output")"
 echo "$report"
-echo "$report" | grep -qE "video #[0-9]+: H.264" || { echo "demo: no H.264 video in $output" >&2; exit 1; }
+grep -qE "video #[0-9]+: H.264" <<<"$report" || { echo "demo: no H.264 video in $output" >&2; exit 1; }
 duration="$(echo "$report" | sed -n 's/^ *Duration: *//p')"
 expected_seconds=$(( frames / 30 ))
 case "$duration" in

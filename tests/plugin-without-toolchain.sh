@@ -15,5 +15,5 @@ mkdir "$work/plugins"
 cp "$plugin" "$work/plugins/libgstswiftvt.so"
 output="$(env -i PATH=/usr/bin:/bin HOME="$work" GST_REGISTRY="$work/registry.bin" GST_PLUGIN_PATH="$work/plugins" \
     gst-inspect-1.0 "$work/plugins/libgstswiftvt.so" 2>&1)" || { echo "$output" >&2; exit 1; }
-echo "$output" | grep -q "h264parse-to-avcc" || { echo "plugin-without-toolchain: element missing" >&2; echo "$output" >&2; exit 1; }
+grep -q "h264parse-to-avcc" <<<"$output" || { echo "plugin-without-toolchain: element missing" >&2; echo "$output" >&2; exit 1; }
 echo "plugin-without-toolchain: OK ($(stat -c %s "$plugin") bytes, no Swift runtime dependency)"
