@@ -166,14 +166,19 @@ struct CompressionSessionTests {
         let sizes = encoded.samples.sorted { $0.decodeTimeStamp < $1.decodeTimeStamp }.map(\.totalSampleSize)
         let windows = (0...(sizes.count - 12)).map { sizes[$0..<($0 + 12)].reduce(0, +) }
         let worst = windows.max() ?? 0
-        print("data rate limit \(limitBytes) B/s: unlimited \(unlimited.totalBytes / 5) B/s, worst 1 s window \(worst) B")
+        print("data rate limit \(limitBytes) B/s: unlimited \(unlimited.totalBytes / 5) B/s, worst 1 s window \(worst) B, average \(encoded.totalBytes / 5) B/s")
         #expect(unlimited.totalBytes / 5 > limitBytes * 2, "the limit must bind")
         // The mapping is maxrate = limit / window, buffer = limit (the strictest window). VBV
         // then bounds any window of T seconds by maxrate * T + the buffer fullness at its start
-        // (at most the buffer): twice the limit for T = the window. That is the VBV tolerance;
-        // the average over the clip must stay at the limit.
+        // (at most the buffer): twice the limit for T = the window. That is the VBV tolerance.
+        // Over the whole clip the buffer starts x264's default 0.9 full (rc.f_vbv_buffer_init),
+        // so the average over its 5 s may exceed the limit by 0.9 * buffer / 5 s, and no more.
+        // (x264's VBV planning is not repeatable to the byte: the average seen over runs was
+        // 12,390 to 12,640 B/s; a bound of 1.05 x the limit, tighter than VBV promises, failed
+        // one CI run of four.)
         #expect(Double(worst) <= Double(limitBytes) * 2)
-        #expect(Double(encoded.totalBytes) / 5 <= Double(limitBytes) * 1.05)
+        let clipSeconds = 5.0
+        #expect(Double(encoded.totalBytes) / clipSeconds <= Double(limitBytes) * (1 + 0.9 / clipSeconds))
     }
 
     @Test("invalid properties and sizes are errors naming the property")
