@@ -30,7 +30,7 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
     "src", GST_PAD_SRC, GST_PAD_ALWAYS,
     GST_STATIC_CAPS("video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
-                    "profile = (string) { high, main, constrained-baseline, baseline }, "
+                    "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-4:4:4 }, "
                     "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], framerate = (fraction) [ 0/1, MAX ]"));
 
 GType swiftvt_rate_control_get_type(void) {

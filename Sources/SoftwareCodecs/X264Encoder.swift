@@ -23,8 +23,8 @@
 // | maxKeyFrameInterval N        | i_keyint_max = N (the session also forces an IDR after N frames)          |
 // | maxKeyFrameIntervalDuration  | i_keyint_max <= duration * frame rate; the session forces the IDR in time |
 // | (neither)                    | x264's default i_keyint_max 250                                          |
-// | expectedFrameRate            | i_fps_num/i_fps_den (else the first frame's duration); b_vfr_input = 1    |
-// |                              | with i_timebase 1/90000 and the PTS, so rate control follows real time    |
+// | expectedFrameRate            | i_fps_num/i_fps_den, b_vfr_input = 0 (VUI timing = the rate); without    |
+// |                              | it the first frame's duration, b_vfr_input = 1 with i_timebase 1/90000   |
 // | allowTemporalCompression=false | i_keyint_max = 1, i_bframe = 0 (every frame IDR)                       |
 // | maxFrameDelayCount n         | i_sync_lookahead = 0, b_sliced_threads = 1 (no frame-thread delay),       |
 // |                              | rc.i_lookahead = n, i_bframe <= n; checked: maximum delayed frames <= n  |
@@ -188,9 +188,15 @@ final class X264Encoder: EncoderBackend {
         p.b_annexb = 0
         p.b_repeat_headers = 0
         p.b_aud = 0
-        // Variable frame rate input: rate control follows the real PTS; but x264 then holds one
+        // A declared frame rate (the caps' framerate) is a constant-rate stream: x264 then
+        // writes the VUI timing from it (E.2.1: time_scale / (2 * num_units_in_tick) = the
+        // frame rate, fixed_frame_rate_flag 1), which players and h264parse read as the rate;
+        // x264's timebase becomes 1/fps and the 90 kHz i_pts only orders frames and gives DTS.
+        // Without one, variable frame rate input: rate control follows the real PTS and the
+        // VUI carries the 1/90000 timebase with fixed_frame_rate_flag 0. x264 then holds one
         // more frame (to know each frame's duration), so not when the delay must be minimal.
-        p.b_vfr_input = properties.realTime || properties.maxFrameDelayCount != nil ? 0 : 1
+        let variableRate = properties.expectedFrameRate == nil && !properties.realTime && properties.maxFrameDelayCount == nil
+        p.b_vfr_input = variableRate ? 1 : 0
         p.i_timebase_num = 1
         p.i_timebase_den = UInt32(x264Timescale)
         let fps = fraction(frameRate)
@@ -239,6 +245,7 @@ final class X264Encoder: EncoderBackend {
             case .baseline, .constrainedBaseline: name = "baseline"
             case .main: name = "main"
             case .high: name = "high"
+            case .high444Predictive: name = "high444"
             }
             let status = x264_param_apply_profile(&p, name)
             guard status == 0 else {

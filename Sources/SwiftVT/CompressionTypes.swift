@@ -25,6 +25,9 @@ public struct H264ProfileLevel: Sendable, Hashable {
         case constrainedBaseline = "constrained-baseline"
         case main
         case high
+        /// High 4:4:4 Predictive (A.2.11): the profile of lossless coding
+        /// (qpprime_y_zero_transform_bypass_flag, 7.4.2.1.1), which x264 uses at QP 0.
+        case high444Predictive = "high-4:4:4"
     }
 
     public var profile: Profile
@@ -47,7 +50,7 @@ public struct H264ProfileLevel: Sendable, Hashable {
     public var levelIdc: Int? { level.flatMap { Self.levels[$0] } }
 
     /// Baseline and constrained baseline have neither B slices nor CABAC.
-    public var allowsBFramesAndCABAC: Bool { profile == .main || profile == .high }
+    public var allowsBFramesAndCABAC: Bool { profile != .baseline && profile != .constrainedBaseline }
 }
 
 /// One hard cap (`kVTCompressionPropertyKey_DataRateLimits` holds pairs of bytes and seconds).
@@ -68,6 +71,15 @@ public struct DataRateLimit: Sendable, Hashable {
 /// Checked by ``validate(width:height:)`` when set; see ``CompressionSession/supportedProperties(for:)``
 /// for how a backend maps them.
 public struct CompressionProperties: Sendable, Equatable {
+    /// Qualities above this ask for lossless coding: quality maps to x264's CRF as
+    /// 51 * (1 - quality), and x264 codes every CRF below 1 at QP 0, losslessly (High 4:4:4
+    /// Predictive, A.2.11).
+    public static let losslessQualityThreshold = 1 - 1.0 / 51
+
+    /// Whether these properties ask for lossless coding (quality above
+    /// ``losslessQualityThreshold`` without a bit rate).
+    public var requestsLossless: Bool { averageBitRate == nil && (quality ?? 0) > Self.losslessQualityThreshold }
+
     /// Target average bit rate in bits per second; nil = not set.
     public var averageBitRate: Int?
     /// Hard caps (VBV); several windows allowed, the strictest is applied.

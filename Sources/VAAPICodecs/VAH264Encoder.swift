@@ -142,7 +142,7 @@ final class VAH264Encoder: EncoderBackend {
         case .main:
             sps.profileIdc = 77
             sps.constraintSet1Flag = true
-        case .high:
+        case .high, .high444Predictive:  // the factory never chooses 4:4:4 (no VAProfile for it)
             sps.profileIdc = 100
         }
         sps.seqParameterSetID = 0

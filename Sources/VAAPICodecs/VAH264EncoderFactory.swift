@@ -55,6 +55,10 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         case .success(let opened): device = opened
         case .failure(let unavailable): return .failure(UnsupportedStream(unavailable.reason))
         }
+        if properties.requestsLossless {
+            return .failure(UnsupportedStream(
+                "quality \(properties.quality ?? 1) asks for lossless coding (High 4:4:4 Predictive), which VA-API's H.264 encoders do not offer"))
+        }
         let wanted = properties.profileLevel?.profile
         // An automatic profile takes the best the device encodes; a named one only itself (its
         // profile_idc is what the stream promises).
@@ -64,6 +68,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         case .high?: candidates = [(VAProfileH264High, .high)]
         case .main?: candidates = [(VAProfileH264Main, .main)]
         case .baseline?, .constrainedBaseline?: candidates = [(VAProfileH264ConstrainedBaseline, .constrainedBaseline)]
+        case .high444Predictive?: candidates = []  // no VAProfile encodes it
         }
         let entrypoints = [VAEntrypointEncSlice, VAEntrypointEncSliceLP]
         var found: (VAProfile, H264ProfileLevel.Profile, VAEntrypoint)?

@@ -41,6 +41,8 @@ static inline GstPad *swiftvt_base_parse_sink_pad(GstBaseParse *parse) { return 
 static inline GstCaps *swiftvt_caps_new_empty_simple(const char *media_type) { return gst_caps_new_empty_simple(media_type); }
 void swiftvt_caps_set_string(GstCaps *caps, const char *field, const char *value);
 void swiftvt_caps_set_int(GstCaps *caps, const char *field, gint value);
+/// A guint field (h264parse's bit-depth-luma/bit-depth-chroma are G_TYPE_UINT).
+void swiftvt_caps_set_uint(GstCaps *caps, const char *field, guint value);
 void swiftvt_caps_set_boolean(GstCaps *caps, const char *field, gboolean value);
 void swiftvt_caps_set_fraction(GstCaps *caps, const char *field, gint numerator, gint denominator);
 /// Sets a GstBuffer field holding a copy of `size` bytes (codec_data: a few dozen bytes).
@@ -56,6 +58,15 @@ static inline GstCaps *swiftvt_caps_ref(GstCaps *caps) { return gst_caps_ref(cap
 /// The value of a string field that the peer of `pad` prefers (the first of a list), or `fallback`
 /// when the peer accepts anything or does not say. Interned: valid for the process lifetime.
 const char *swiftvt_pad_peer_preferred_string(GstPad *pad, const char *field, const char *fallback);
+/// The values the peer of `pad` allows for a string field of its `media_type` structures
+/// (NULL-terminated, free with g_strfreev), or NULL when the peer does not restrict the field
+/// (ANY caps, not linked, or a structure without the field). A value that is not a string is
+/// given as "(type)value".
+gchar **swiftvt_pad_peer_restricted_strings(GstPad *pad, const char *media_type, const char *field);
+/// Whether the peer of `pad` accepts `caps` (TRUE when not linked).
+gboolean swiftvt_pad_peer_accepts_caps(GstPad *pad, GstCaps *caps);
+/// The peer's caps as text, for messages (g_free it).
+gchar *swiftvt_pad_peer_caps_string(GstPad *pad);
 
 // MARK: Messages and logging (GST_ELEMENT_ERROR and GST_DEBUG_OBJECT are macros)
 

@@ -1,5 +1,6 @@
 import CGStreamer
 import CSwiftVTShim
+import Synchronization
 
 /// The Swift object behind an element's C instance: created retained in instance_init, borrowed
 /// by every vfunc, released in finalize (see the `swift` field of each instance struct in the shim).
@@ -26,4 +27,31 @@ final class CapsReference: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<GstCaps>
     init(_ pointer: UnsafeMutablePointer<GstCaps>) { self.pointer = swiftvt_caps_ref(pointer) }
     deinit { swiftvt_caps_unref(pointer) }
+}
+
+/// The input caps an element's set_format refused last, with the ERROR already posted.
+/// GStreamer re-sends a refused sticky caps event with every buffer, and an application should
+/// see one ERROR for caps that can never work, not one per retry.
+final class CapsRefusals: Sendable {
+    private struct Refusal: Sendable {
+        var caps: CapsReference
+        var reason: String
+    }
+
+    private let last = Mutex<Refusal?>(nil)
+
+    /// The reason posted for `caps`, when these very caps were refused before.
+    func reasonPosted(for caps: UnsafeMutablePointer<GstCaps>) -> String? {
+        guard let refusal = last.withLock({ $0 }), gst_caps_is_equal(refusal.caps.pointer, caps) != 0 else { return nil }
+        return refusal.reason
+    }
+
+    /// Posts `message` as the ERROR refusing `caps`, and remembers it.
+    func refuse(_ caps: UnsafeMutablePointer<GstCaps>, with message: ElementMessage, from object: UnsafeMutableRawPointer) {
+        last.withLock { $0 = Refusal(caps: CapsReference(caps), reason: message.text) }
+        message.post(from: object, isError: true)
+    }
+
+    /// A new run (start): every caps gets its own answer again.
+    func forget() { last.withLock { $0 = nil } }
 }

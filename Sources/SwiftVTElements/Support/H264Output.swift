@@ -9,11 +9,13 @@ enum H264Output {
     enum StreamFormat: String, Sendable { case avc, byteStream = "byte-stream" }
 
     /// `video/x-h264` with alignment au, size, frame rate and pixel aspect ratio when known,
-    /// profile and level from the SPS, and for avc the avcC record as codec_data. nil when the
-    /// description has no avcC for avc.
+    /// profile and level from the SPS (labelled as `downstream` takes them: a constrained-baseline
+    /// stream is a baseline stream for a capsfilter asking baseline), and for avc the avcC record
+    /// as codec_data. nil when the description has no avcC for avc.
     static func caps(
         _ description: FormatDescription, streamFormat: StreamFormat, width: Int, height: Int,
-        frameRate: (numerator: Int32, denominator: Int32), pixelAspectRatio: (Int32, Int32)? = nil
+        frameRate: (numerator: Int32, denominator: Int32), pixelAspectRatio: (Int32, Int32)? = nil,
+        downstream: H264DownstreamConstraints = H264DownstreamConstraints(profiles: nil, levels: nil)
     ) -> UnsafeMutablePointer<GstCaps>? {
         guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return nil }
         swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
@@ -23,8 +25,8 @@ enum H264Output {
         swiftvt_caps_set_fraction(caps, "framerate", max(0, frameRate.numerator), max(1, frameRate.denominator))
         if let (n, d) = pixelAspectRatio { swiftvt_caps_set_fraction(caps, "pixel-aspect-ratio", max(1, n), max(1, d)) }
         if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
-            if let profile = sps.gstreamerProfileName { swiftvt_caps_set_string(caps, "profile", profile) }
-            if let level = sps.levelName { swiftvt_caps_set_string(caps, "level", level) }
+            if let profile = downstream.profileLabel(for: sps) { swiftvt_caps_set_string(caps, "profile", profile) }
+            if let level = downstream.levelLabel(for: sps) { swiftvt_caps_set_string(caps, "level", level) }
         }
         if streamFormat == .avc {
             guard let record = description.avcDecoderConfigurationRecord else {

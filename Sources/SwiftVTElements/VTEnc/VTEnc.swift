@@ -51,7 +51,10 @@ final class VTEnc: @unchecked Sendable {
         var pixelFormat = PixelFormat.i420
         var frameRate: (numerator: Int32, denominator: Int32) = (0, 1)
         var streamFormat = StreamFormat.avc
-        var profile: H264ProfileLevel.Profile?
+        /// Downstream's profiles and levels, for the output caps' labels.
+        var downstream = H264DownstreamConstraints(profiles: nil, levels: nil)
+        /// Time stamps made up for input frames without any (see handleFrame).
+        var untimedFrames = UntimedFrameClock()
         /// The SPS/PPS the output caps were made for.
         var negotiatedParameterSets: [[UInt8]]?
         var activeBackend = ""
@@ -59,6 +62,8 @@ final class VTEnc: @unchecked Sendable {
 
     private let state = Mutex(State())
     private let delivered = DeliveredOutput<EncodedFrame>()
+    /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
+    private let refusedCaps = CapsRefusals()
     /// The VA-API factory (and its opened device) from the hardware=require check at the state
     /// change to the element's close; every session of this element uses it.
     private let hardwareFactory: HardwareFactoryHolder<VAH264EncoderFactory>
@@ -205,6 +210,7 @@ final class VTEnc: @unchecked Sendable {
 
     func start() -> Bool {
         state.resetSession(keepingBackendName: false)
+        refusedCaps.forget()
         return true
     }
 
@@ -220,7 +226,22 @@ final class VTEnc: @unchecked Sendable {
         return true
     }
 
+    /// New input caps: a session for them, with one ERROR (not one per sticky-event retry) for
+    /// caps, settings or a downstream that can never work.
     func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
+        guard let caps = swiftvt_codec_state_caps(input) else { return false }
+        if let reason = refusedCaps.reasonPosted(for: caps) {
+            log.debug(object, "refusing the same caps again: \(reason)")
+            return false
+        }
+        guard let refusal = configure(for: input) else { return true }
+        refusedCaps.refuse(caps, with: refusal, from: object)
+        return false
+    }
+
+    /// Makes the session for the input caps and negotiates the output when it can; the ERROR to
+    /// post otherwise.
+    private func configure(for input: UnsafeMutablePointer<GstVideoCodecState>) -> ElementMessage? {
         let info = swiftvt_codec_state_info(input)
         let width = Int(swiftvt_video_info_width(info))
         let height = Int(swiftvt_video_info_height(info))
@@ -238,23 +259,38 @@ final class VTEnc: @unchecked Sendable {
             _ = complete(running)
             running.invalidate()
         }
-        let (streamFormat, profile) = negotiateDownstream()
+        let pad = swiftvt_video_encoder_src_pad(encoder)
+        let streamFormat: StreamFormat =
+            swiftvt_pad_peer_preferred_string(pad, "stream-format", "avc").map { String(cString: $0) } == "byte-stream" ? .byteStream : .avc
+        let downstream = pad.map { H264DownstreamConstraints(sourcePad: $0) } ?? H264DownstreamConstraints(profiles: nil, levels: nil)
         let (properties, problem) = compressionProperties()
         if let problem {
-            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem).post(from: object, isError: true)
-            return false
+            return ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem)
         }
         var sessionProperties = properties
         if rate.0 > 0 && rate.1 > 0 { sessionProperties.expectedFrameRate = Double(rate.0) / Double(rate.1) }
-        if let profile { sessionProperties.profileLevel = H264ProfileLevel(profile: profile, level: nil) }
+        let profile: H264ProfileLevel.Profile?
+        let level: String?
+        do throws(DownstreamRefusal) {
+            profile = try downstream.encoderProfile(lossless: sessionProperties.requestsLossless)
+            level = try downstream.encoderLevel(
+                width: width, height: height, frameRate: sessionProperties.expectedFrameRate,
+                bitRate: sessionProperties.averageBitRate, high: profile != .main && profile != .constrainedBaseline)
+        } catch {
+            return .stream(GST_STREAM_ERROR_FORMAT, "vtenc: cannot encode \(width)x\(height) for downstream: \(error.reason)")
+        }
+        if profile != nil || level != nil {
+            // A level alone still needs a profile to name: the one x264 would choose (High, or
+            // High 4:4:4 Predictive when lossless).
+            let named = profile ?? (sessionProperties.requestsLossless ? .high444Predictive : .high)
+            sessionProperties.profileLevel = H264ProfileLevel(profile: named, level: level)
+        }
         if profile == .baseline || profile == .constrainedBaseline {
             // Baseline has neither B slices nor CABAC (A.2.1).
             sessionProperties.allowFrameReordering = false
             if sessionProperties.entropyMode == .cabac {
-                ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                               text: "vtenc: entropy-mode=cabac is impossible with the \(profile?.rawValue ?? "baseline") profile downstream asks for; use entropy-mode=cavlc or auto")
-                    .post(from: object, isError: true)
-                return false
+                return ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                                      text: "vtenc: entropy-mode=cabac is impossible with the baseline profile downstream asks for (profile=\(downstream.profiles?.joined(separator: ", ") ?? "")); use entropy-mode=cavlc or auto")
             }
             sessionProperties.entropyMode = .cavlc
         }
@@ -278,7 +314,8 @@ final class VTEnc: @unchecked Sendable {
                 state.pixelFormat = format
                 state.frameRate = rate
                 state.streamFormat = streamFormat
-                state.profile = profile
+                state.downstream = downstream
+                state.untimedFrames = UntimedFrameClock()
                 state.negotiatedParameterSets = nil
                 state.activeBackend = session.activeBackendName
             }
@@ -292,7 +329,13 @@ final class VTEnc: @unchecked Sendable {
             let latency = GstClockTime(frameDuration.multiplied(by: frames).gstreamerNanoseconds)
             gst_video_encoder_set_latency(encoder, latency, latency)
             log.info(object, "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.rawValue), \(frames) frames of delay")
-            return true
+            // The output caps now, when the encoder has written its SPS/PPS already (x264 at
+            // prepare): a downstream that refuses them fails the caps event with one error
+            // instead of the first frame (or, with a long look-ahead, the EOS drain).
+            if let description = session.formatDescription, case .failed(_, let message)? = negotiateIfNeeded(description) {
+                return message
+            }
+            return nil
         } catch {
             let text: String
             if error.code == .hardwareUnavailable {
@@ -301,17 +344,8 @@ final class VTEnc: @unchecked Sendable {
                 let property = error.property.map { " (\(EncoderNotices.propertyName($0)))" } ?? ""
                 text = "vtenc: cannot encode \(width)x\(height) \(format)\(property): \(error.message)"
             }
-            ElementMessage(domain: .stream(GST_STREAM_ERROR_FORMAT), text: text, debug: error.description).post(from: object, isError: true)
-            return false
+            return ElementMessage(domain: .stream(GST_STREAM_ERROR_FORMAT), text: text, debug: error.description)
         }
-    }
-
-    /// Downstream's stream-format (avc unless it asks for byte-stream) and profile, if it names one.
-    private func negotiateDownstream() -> (StreamFormat, H264ProfileLevel.Profile?) {
-        let pad = swiftvt_video_encoder_src_pad(encoder)
-        let format = swiftvt_pad_peer_preferred_string(pad, "stream-format", "avc").map { String(cString: $0) } ?? "avc"
-        let profileName = swiftvt_pad_peer_preferred_string(pad, "profile", nil).map { String(cString: $0) }
-        return (format == "byte-stream" ? .byteStream : .avc, profileName.flatMap { H264ProfileLevel.Profile(rawValue: $0) })
     }
 
     // MARK: Frames
@@ -323,8 +357,15 @@ final class VTEnc: @unchecked Sendable {
             return GST_FLOW_NOT_NEGOTIATED
         }
         let frameNumber = swiftvt_codec_frame_number(frame)
-        let pts = swiftvt_codec_frame_pts(frame)
+        let timedPTS = swiftvt_codec_frame_pts(frame)
         let duration = swiftvt_codec_frame_duration(frame)
+        // Frames without time stamps (an appsrc that sets none) are encoded like x264enc does:
+        // in arrival order, at the caps' frame rate; the session needs a presentation time per
+        // frame, so one is made up from the last one plus a frame (the output keeps none).
+        let pts = state.withLock { state in
+            state.untimedFrames.presentationTime(
+                of: timedPTS, duration: duration, frameRate: state.frameRate)
+        }
         let forceKeyFrame = swiftvt_codec_frame_is_force_keyframe(frame) != 0
         // The base class keeps its own reference in its pending list.
         gst_video_codec_frame_unref(frame)
@@ -337,7 +378,7 @@ final class VTEnc: @unchecked Sendable {
         do throws(CompressionError) {
             try session.encode(
                 image,
-                presentationTimeStamp: pts == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(pts)),
+                presentationTimeStamp: MediaTime(gstreamerNanoseconds: UInt64(pts)),
                 duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
                 frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame), frameReference: UInt64(frameNumber))
         } catch {
@@ -367,9 +408,18 @@ final class VTEnc: @unchecked Sendable {
         return "vtenc: encoding failed: \(error.message)"
     }
 
+    /// EOS: the held frames go out. GstVideoEncoder drops a flow error returned here without a
+    /// message, so an unreported one is posted: a stream must not end "successfully" without
+    /// its frames.
     func finish() -> GstFlowReturn {
         guard let session = state.withLock({ $0.session }) else { return GST_FLOW_OK }
-        return complete(session)
+        let flow = complete(session)
+        if flow == GST_FLOW_NOT_NEGOTIATED || flow == GST_FLOW_NOT_LINKED {
+            let name = gst_flow_get_name(flow).map { String(cString: $0) } ?? "\(flow.rawValue)"
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtenc: the last frames could not be sent downstream (\(name)) at the end of the stream")
+                .post(from: object, isError: true)
+        }
+        return flow
     }
 
     private func complete(_ session: CompressionSession) -> GstFlowReturn {
@@ -410,7 +460,8 @@ final class VTEnc: @unchecked Sendable {
                 gst_video_codec_frame_unref(frame)
                 return GST_FLOW_ERROR
             }
-            if let flow = negotiateIfNeeded(description), flow != GST_FLOW_OK {
+            if case .failed(let flow, let message)? = negotiateIfNeeded(description) {
+                message?.post(from: object, isError: true)
                 gst_video_codec_frame_unref(frame)
                 return flow
             }
@@ -422,7 +473,7 @@ final class VTEnc: @unchecked Sendable {
             }
             swiftvt_codec_frame_set_output_buffer(frame, buffer)
             swiftvt_codec_frame_set_sync_point(frame, isKey ? 1 : 0)
-            if sample.decodeTimeStamp.isNumeric {
+            if sample.decodeTimeStamp.isNumeric, swiftvt_codec_frame_pts(frame) != swiftvt_clock_time_none {
                 swiftvt_codec_frame_set_dts(frame, GstClockTime(sample.decodeTimeStamp.gstreamerNanoseconds))
             }
             let flow = gst_video_encoder_finish_frame(encoder, frame)
@@ -431,30 +482,58 @@ final class VTEnc: @unchecked Sendable {
         return GST_FLOW_OK
     }
 
-    /// Output caps from the SPS/PPS: profile and level for everyone, codec_data for avc.
-    private func negotiateIfNeeded(_ description: FormatDescription) -> GstFlowReturn? {
-        let (needed, streamFormat, reference, size, rate) = state.withLock {
-            state -> (Bool, StreamFormat, VTDec.CodecStateReference?, (Int, Int), (numerator: Int32, denominator: Int32)) in
+    enum Negotiation {
+        case done
+        /// The flow to return and the ERROR to post (nil when there is nothing to say).
+        case failed(GstFlowReturn, ElementMessage?)
+    }
+
+    /// Output caps from the SPS/PPS: profile and level for everyone, codec_data for avc. nil when
+    /// the caps sent last still hold.
+    private func negotiateIfNeeded(_ description: FormatDescription) -> Negotiation? {
+        let (needed, streamFormat, reference, size, rate, downstream) = state.withLock {
+            state -> (Bool, StreamFormat, VTDec.CodecStateReference?, (Int, Int), (numerator: Int32, denominator: Int32), H264DownstreamConstraints) in
             let needed = state.negotiatedParameterSets != description.parameterSets
             if needed { state.negotiatedParameterSets = description.parameterSets }
-            return (needed, state.streamFormat, state.inputState, (state.width, state.height), state.frameRate)
+            return (needed, state.streamFormat, state.inputState, (state.width, state.height), state.frameRate, state.downstream)
         }
         guard needed else { return nil }
         let info = reference.flatMap { swiftvt_codec_state_info($0.pointer) }
         guard let caps = H264Output.caps(
             description, streamFormat: streamFormat, width: size.0, height: size.1, frameRate: rate,
-            pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) })
-        else { return GST_FLOW_ERROR }
-        guard let output = gst_video_encoder_set_output_state(encoder, caps, reference?.pointer) else { return GST_FLOW_NOT_NEGOTIATED }
+            pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) }, downstream: downstream)
+        else { return .failed(GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: the encoder's parameter sets make no H.264 caps")) }
+        let summary = Self.capsSummary(caps)
+        // Checked before the caps event: GstVideoEncoder's negotiation reports success for a
+        // sticky caps event the peer refused, and the refusal would only show as a bare
+        // not-negotiated flow at the first buffer.
+        let accepted = swiftvt_pad_peer_accepts_caps(swiftvt_video_encoder_src_pad(encoder), caps) != 0
+        guard accepted, let output = gst_video_encoder_set_output_state(encoder, caps, reference?.pointer) else {
+            if !accepted { gst_caps_unref(caps) }  // set_output_state took it otherwise
+            state.withLock { $0.negotiatedParameterSets = nil }
+            let peer = swiftvt_pad_peer_caps_string(swiftvt_video_encoder_src_pad(encoder))
+            defer { g_free(peer) }
+            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(
+                GST_STREAM_ERROR_FORMAT,
+                "vtenc: downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"))
+        }
         gst_video_codec_state_unref(output)
         guard gst_video_encoder_negotiate(encoder) != 0 else {
             state.withLock { $0.negotiatedParameterSets = nil }
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtenc: downstream refused the H.264 caps (\(streamFormat.rawValue))")
-                .post(from: object, isError: true)
-            return GST_FLOW_NOT_NEGOTIATED
+            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: downstream refused the H.264 caps (\(summary))"))
         }
         log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
-        return GST_FLOW_OK
+        return .done
+    }
+
+    /// The caps as text without codec_data, for messages.
+    private static func capsSummary(_ caps: UnsafeMutablePointer<GstCaps>) -> String {
+        guard let copy = gst_caps_copy(caps) else { return "video/x-h264" }
+        defer { gst_caps_unref(copy) }
+        if gst_caps_get_size(copy) > 0 { gst_structure_remove_field(gst_caps_get_structure(copy, 0), "codec_data") }
+        guard let text = gst_caps_to_string(copy) else { return "video/x-h264" }
+        defer { g_free(text) }
+        return String(cString: text)
     }
 
     /// The access unit as GStreamer wants it, copied once straight into the output buffer: the
@@ -516,6 +595,36 @@ final class MappedVideoFrame: @unchecked Sendable {
         return try? PixelBuffer(
             width: Int(swiftvt_video_info_width(info)), height: Int(swiftvt_video_info_height(info)),
             pixelFormat: format, externalPlanes: planes, release: { _ = mapping })
+    }
+}
+
+/// Presentation times for input frames that carry none: the session (like
+/// VTCompressionSessionEncodeFrame) needs one per frame to order them and to give DTS, so a
+/// frame without one is placed one frame after the previous frame (its duration, else the caps'
+/// frame rate, else the last duration seen, else 1/25 s).
+struct UntimedFrameClock: Sendable {
+    private var lastPresentationTime: UInt64?
+    private var lastDuration: UInt64?
+
+    mutating func presentationTime(of pts: GstClockTime, duration: GstClockTime, frameRate: (numerator: Int32, denominator: Int32)) -> GstClockTime {
+        let none = GstClockTime(swiftvt_clock_time_none)
+        if duration != none { lastDuration = UInt64(duration) }
+        if pts != none {
+            lastPresentationTime = UInt64(pts)
+            return pts
+        }
+        let second = UInt64(swiftvt_second)
+        let step: UInt64
+        if duration != none {
+            step = UInt64(duration)
+        } else if frameRate.numerator > 0, frameRate.denominator > 0 {
+            step = second * UInt64(frameRate.denominator) / UInt64(frameRate.numerator)
+        } else {
+            step = lastDuration ?? second / 25
+        }
+        let next = lastPresentationTime.map { $0 + step } ?? 0
+        lastPresentationTime = next
+        return GstClockTime(next)
     }
 }
 
