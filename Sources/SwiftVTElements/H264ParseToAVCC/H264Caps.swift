@@ -19,6 +19,8 @@ struct H264OutputCaps: Equatable, Sendable {
     var frameRate: (numerator: Int, denominator: Int)?
     var pixelAspectRatio: (width: Int, height: Int)
     var colorimetry: String?
+    /// "frame" when the SPS allows frames only (frame_mbs_only_flag, 7.4.2.1.1), else "field".
+    var codedPictureStructure: String
     var chromaFormat: String
     var bitDepthLuma: Int
     var bitDepthChroma: Int
@@ -30,6 +32,7 @@ struct H264OutputCaps: Equatable, Sendable {
             && lhs.height == rhs.height && lhs.frameRate?.numerator == rhs.frameRate?.numerator
             && lhs.frameRate?.denominator == rhs.frameRate?.denominator
             && lhs.pixelAspectRatio == rhs.pixelAspectRatio && lhs.colorimetry == rhs.colorimetry
+            && lhs.codedPictureStructure == rhs.codedPictureStructure
             && lhs.chromaFormat == rhs.chromaFormat && lhs.bitDepthLuma == rhs.bitDepthLuma
             && lhs.bitDepthChroma == rhs.bitDepthChroma && lhs.profile == rhs.profile && lhs.level == rhs.level
     }
@@ -56,14 +59,17 @@ struct H264OutputCaps: Equatable, Sendable {
             pixelAspectRatio = (1, 1)
         }
         colorimetry = Self.colorimetry(of: sps)
+        codedPictureStructure = sps.frameMbsOnlyFlag ? "frame" : "field"
+        bitDepthLuma = sps.bitDepthLuma
+        bitDepthChroma = sps.bitDepthChroma
         switch sps.chromaFormatIdc {
-        case 0: chromaFormat = "4:0:0"
+        case 0:
+            chromaFormat = "4:0:0"
+            bitDepthChroma = 0  // monochrome has no chroma samples (as h264parse says)
         case 2: chromaFormat = "4:2:2"
         case 3: chromaFormat = "4:4:4"
         default: chromaFormat = "4:2:0"
         }
-        bitDepthLuma = sps.bitDepthLuma
-        bitDepthChroma = sps.bitDepthChroma
         profile = sps.gstreamerProfileName
         level = sps.levelName
     }
@@ -112,9 +118,12 @@ struct H264OutputCaps: Equatable, Sendable {
         swiftvt_caps_set_fraction(
             caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width), Int32(clamping: pixelAspectRatio.height))
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
+        // Field names and types as h264parse writes them (gsth264parse.c), so a caps filter
+        // written for h264parse's output matches ours: bit depths are unsigned.
+        swiftvt_caps_set_string(caps, "coded-picture-structure", codedPictureStructure)
         swiftvt_caps_set_string(caps, "chroma-format", chromaFormat)
-        swiftvt_caps_set_int(caps, "bit-depth-luma", Int32(clamping: bitDepthLuma))
-        swiftvt_caps_set_int(caps, "bit-depth-chroma", Int32(clamping: bitDepthChroma))
+        swiftvt_caps_set_uint(caps, "bit-depth-luma", UInt32(clamping: bitDepthLuma))
+        swiftvt_caps_set_uint(caps, "bit-depth-chroma", UInt32(clamping: bitDepthChroma))
         if let profile { swiftvt_caps_set_string(caps, "profile", profile) }
         if let level { swiftvt_caps_set_string(caps, "level", level) }
         codecData.withUnsafeBufferPointer { bytes in

@@ -58,6 +58,9 @@ final class H264ParseToAVCC: @unchecked Sendable {
         /// Bytes handed to `handleFrame` last time and not consumed by it.
         var bytesHeldByBaseClass = 0
         var bytesSeen = 0
+        /// The base class drains for EOS (not only for a DISCONT buffer, after which the stream
+        /// goes on): only then does "nothing output" mean the stream had no picture.
+        var atEndOfStream = false
     }
 
     // MARK: Base-class vfuncs
@@ -112,6 +115,7 @@ final class H264ParseToAVCC: @unchecked Sendable {
         releaseHeld(state.withLock { state in
             state.splitter.reset()
             state.bytesHeldByBaseClass = 0
+            state.atEndOfStream = false
             return state.reorderQueue?.reset() ?? []
         })
     }
@@ -120,6 +124,7 @@ final class H264ParseToAVCC: @unchecked Sendable {
     /// no data is left to drain, the stream never held a decodable picture.
     func willDrainAtEndOfStream() {
         let (failure, held): (ElementMessage?, [OwnedBuffer]) = state.withLock { state in
+            state.atEndOfStream = true
             guard state.bytesHeldByBaseClass == 0 else { return (nil, []) }
             // Nothing left for the base class to drain: the held access units are final.
             let held = state.reorderQueue.map { queue in
@@ -268,9 +273,11 @@ final class H264ParseToAVCC: @unchecked Sendable {
             outcome = accessUnit(unit, in: data, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
         }
         // At the end of the stream, once everything is consumed: a stream that never gave a
-        // picture is an error, not an empty success.
+        // picture is an error, not an empty success. (GstBaseParse also drains before a
+        // DISCONT buffer, e.g. the first NAL unit from a parser with alignment=nal: the stream
+        // goes on after that.)
         if draining && state.bytesHeldByBaseClass == 0 {
-            if state.accessUnitsOutput == 0 && outcome.error == nil {
+            if state.atEndOfStream && state.accessUnitsOutput == 0 && outcome.error == nil {
                 outcome.error = Self.noDecodablePictureError(state)
             }
             // The last access unit: everything held is final.
