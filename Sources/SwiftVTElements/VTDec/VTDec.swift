@@ -54,6 +54,12 @@ final class VTDec: @unchecked Sendable {
         var downstreamSupportsVideoMeta = false
         var activeBackend = ""
         var waitingForParameterSetsWarned = false
+        /// The NAL unit length size of codec_data's avcC record, when the caps carry one.
+        var codecDataNALUnitHeaderLength: Int?
+        /// Whether the warning for length-prefixed input labelled byte-stream was posted.
+        var mislabelledInputWarned = false
+        /// A warning prepare() found, posted by handleFrame out of the lock.
+        var pendingWarning: ElementMessage?
         /// The input state from set_format: output caps take framerate, pixel aspect ratio and
         /// colorimetry from it.
         var inputState: CodecStateReference?
@@ -71,10 +77,8 @@ final class VTDec: @unchecked Sendable {
     /// The VA-API factory (and its opened device) from the hardware=require check at the state
     /// change to the element's close; every session of this element uses it.
     private let hardwareFactory: HardwareFactoryHolder<VAH264DecoderFactory>
-    /// The caps set_format refused last, with the reason already posted: GStreamer re-sends a
-    /// refused sticky caps event with every buffer, and the application should see one ERROR for
-    /// caps that can never work, not one per retry.
-    private let refusedCaps = Mutex<RefusedCaps?>(nil)
+    /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
+    private let refusedCaps = CapsRefusals()
     /// Frames the session's output handler delivered, taken after each call into the session.
     private let delivered = DeliveredOutput<DecodedFrame>()
 
@@ -118,7 +122,7 @@ final class VTDec: @unchecked Sendable {
 
     func start() -> Bool {
         state.resetSession(keepingBackendName: false)
-        refusedCaps.withLock { $0 = nil }
+        refusedCaps.forget()
         return true
     }
 
@@ -143,20 +147,18 @@ final class VTDec: @unchecked Sendable {
 
     func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
         guard let caps = swiftvt_codec_state_caps(input) else { return false }
-        if let refused = refusedCaps.withLock({ $0 }), gst_caps_is_equal(refused.caps.pointer, caps) != 0 {
-            // Posted once already (see `refusedCaps`): refuse again quietly.
-            log.debug(object, "refusing the same caps again: \(refused.reason)")
+        if let reason = refusedCaps.reasonPosted(for: caps) {
+            // Posted once already: refuse again quietly.
+            log.debug(object, "refusing the same caps again: \(reason)")
             return false
         }
         switch inputFormat(from: caps) {
         case .failure(let message):
-            refusedCaps.withLock { $0 = RefusedCaps(caps: CapsReference(caps), reason: message.text) }
-            message.post(from: object, isError: true)
+            refusedCaps.refuse(caps, with: message, from: object)
             return false
         case .success(let (inputFormat, record, streamFormat, rate)):
             if let refusal = hardwareRefusal(of: record) {
-                refusedCaps.withLock { $0 = RefusedCaps(caps: CapsReference(caps), reason: refusal.text) }
-                refusal.post(from: object, isError: true)
+                refusedCaps.refuse(caps, with: refusal, from: object)
                 return false
             }
             accept(input, inputFormat: inputFormat, record: record, streamFormat: streamFormat, frameRate: rate)
@@ -177,12 +179,6 @@ final class VTDec: @unchecked Sendable {
                        "\(name): hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
                            + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
                        debug: reason)
-    }
-
-    /// A caps refusal already posted, and the caps it was for.
-    struct RefusedCaps: Sendable {
-        var caps: CapsReference
-        var reason: String
     }
 
     /// How the caps' stream-format, codec_data and framerate describe the input, or the ERROR for
@@ -241,6 +237,7 @@ final class VTDec: @unchecked Sendable {
             state.inputState = reference
             state.inputFormat = inputFormat
             state.frameRate = frameRate
+            state.codecDataNALUnitHeaderLength = record?.nalUnitHeaderLength
             if let record {
                 for set in record.sequenceParameterSets + record.pictureParameterSets {
                     _ = set.withUnsafeBytes { raw in
@@ -281,7 +278,12 @@ final class VTDec: @unchecked Sendable {
         }
 
         // Gather the frame's NAL units as AVCC and any parameter sets it carries.
-        let prepared = state.withLock { state in prepare(bytes, state: &state) }
+        let (prepared, warning) = state.withLock { state in
+            let prepared = prepare(bytes, state: &state)
+            defer { state.pendingWarning = nil }
+            return (prepared, state.pendingWarning)
+        }
+        warning?.post(from: object, isError: false)
         let sample: [UInt8]?
         switch prepared {
         case .failure(let message):
@@ -374,7 +376,21 @@ final class VTDec: @unchecked Sendable {
             let change = (try? Self.store(nal, in: &state.parameterSets)) ?? .unchanged
             if change != .unchanged { parameterSetsChanged = true }
         }
-        switch state.inputFormat {
+        var format = state.inputFormat
+        if format == .byteStream, let length = Self.mislabelledLengthPrefix(bytes, codecDataLength: state.codecDataNALUnitHeaderLength) {
+            // Length-prefixed NAL units under byte-stream caps (a demuxer's avc stream whose
+            // caps were rewritten, e.g. capssetter): decoded as what they are, as libavcodec
+            // (avdec_h264) does, with one warning so the caps get fixed upstream.
+            if !state.mislabelledInputWarned {
+                state.mislabelledInputWarned = true
+                state.pendingWarning = .stream(
+                    GST_STREAM_ERROR_FORMAT,
+                    "vtdec: the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc), "
+                        + "not start codes; decoding them as avc. Fix the caps upstream (stream-format=avc with codec_data).")
+            }
+            format = .avc3(nalUnitHeaderLength: length)
+        }
+        switch format {
         case .avc(let length), .avc3(let length):
             do {
                 try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
@@ -401,6 +417,30 @@ final class VTDec: @unchecked Sendable {
             _ = try? AVCC.appendLengthPrefixed(fromAnnexB: bytes, nalUnitHeaderLength: 4, to: &converted)
             return .success(converted)
         }
+    }
+
+    /// The NAL unit length size of a buffer that, under byte-stream caps, holds length-prefixed
+    /// NAL units instead: the lengths (codec_data's size, else 4 bytes) tile the buffer exactly
+    /// with NAL units whose header is plausible (forbidden_zero_bit 0, 7.4.1; a type 1-23).
+    /// Not a start-code test: a 4-byte length of 256-511 begins with 00 00 01 too. Annex B data
+    /// does not tile: after its first "length" (the start code, 1) the next four bytes (NAL
+    /// header and payload) make a length that runs past the end or misses it. nil for Annex B.
+    static func mislabelledLengthPrefix(_ bytes: UnsafeRawBufferPointer, codecDataLength: Int?) -> Int? {
+        guard bytes.count >= 5 else { return nil }
+        let length = codecDataLength ?? 4
+        var plausible = true
+        var units = 0
+        do {
+            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
+                let header = bytes[range.lowerBound]
+                let type = header & 0x1F
+                if header & 0x80 != 0 || type == 0 || type > 23 { plausible = false }
+                units += 1
+            }
+        } catch {
+            return nil
+        }
+        return plausible && units > 0 ? length : nil
     }
 
     /// After new or changed parameter sets: the description they make now.
