@@ -24,7 +24,11 @@ static GstElementClass *parent_class = NULL;
 
 // The formats vtenc takes.
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE("{ I420, NV12 }")));
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw, format = (string) { I420, NV12 }, "
+                    /* As vtenc: H.264 streams in MP4/QuickTime start at one macroblock row and
+                       column of 16 (mp4mux and qtmux refuse smaller), and x264 and VA-API
+                       devices stop at 16384. */
+                    "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], framerate = (fraction) [ 0/1, MAX ]"));
 
 GType swiftvt_profile_get_type(void) {
     static gsize type = 0;

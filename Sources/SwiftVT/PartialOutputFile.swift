@@ -18,6 +18,12 @@ public final class PartialOutputFile: Sendable {
     ///
     /// - Throws: ``MultiPassError`` naming the directory when it cannot be written.
     public init(finalPath: String) throws(MultiPassError) {
+        // The final rename cannot replace a directory (rename(2): EISDIR): say so now, not
+        // after the whole encode.
+        var status = stat()
+        if stat(finalPath, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            throw MultiPassError(.ioFailed, "\(finalPath) is a directory, not a file", path: finalPath, systemError: EISDIR)
+        }
         let name = finalPath.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? finalPath
         let suffix = name.lastIndex(of: ".").map { String(name[$0...]) } ?? ""
         let (file, base) = try MultiPassFile.createLocked(in: Self.directory(of: finalPath), prefix: Self.prefix, suffix: suffix)

@@ -1,4 +1,5 @@
 import CGStreamer
+import Glibc
 import CSwiftVTShim
 import H264
 import MediaCore
@@ -188,7 +189,8 @@ final class VTMultiPassSink: @unchecked Sendable {
             return true
         } catch {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
-                           text: "vtmultipasssink: cannot write \"\(location)\": \(error.message); choose a location in a writable directory",
+                           text: "vtmultipasssink: cannot write \"\(location)\": \(error.message); "
+                               + (error.systemError == EISDIR ? "set location to a file name (e.g. \(location)/out.mp4)" : "choose a location in a writable directory"),
                            debug: error.description)
                 .post(from: object, isError: true)
             return false
