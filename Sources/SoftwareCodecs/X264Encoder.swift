@@ -31,6 +31,7 @@
 // | threadCount                  | i_threads (0 = X264_THREADS_AUTO)                                         |
 // | colorPrimaries ...           | vui.i_colorprim, vui.i_transfer, vui.i_colmatrix (H.273 code points)      |
 // | fullRange                    | vui.b_fullrange (nil: from the pixel format, '420f' = full)               |
+// | fieldCoding                  | b_interlaced = 1, b_tff = top field first (interlaced only)              |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -95,6 +96,7 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .expectedFrameRate: "frames per second in (0, 1000]",
             .allowTemporalCompression: "Bool: false = every frame IDR",
             .maxFrameDelayCount: "frames >= 0: limits look-ahead, B-frames and frame threads",
+            .fieldCoding: "progressive, or interlaced (field/MBAFF coding, b_interlaced) top or bottom field first (b_tff)",
             .colorPrimaries: "H.273 code point, written to the VUI",
             .transferFunction: "H.273 code point, written to the VUI",
             .yCbCrMatrix: "H.273 code point, written to the VUI",
@@ -235,6 +237,13 @@ final class X264Encoder: EncoderBackend {
             p.rc.i_lookahead = Int32(clamping: count)
             p.i_bframe = min(p.i_bframe, Int32(clamping: count))
             if count == 0 { p.rc.b_mb_tree = 0 }
+        }
+
+        // Interlaced input: x264 codes field pairs adaptively (MBAFF or field pictures) and
+        // writes the field order in pic_struct SEI (D.2.3), as x264enc does.
+        if properties.fieldCoding != .progressive {
+            p.b_interlaced = 1
+            p.b_tff = properties.fieldCoding == .topFieldFirst ? 1 : 0
         }
 
         // Entropy coding and profile.

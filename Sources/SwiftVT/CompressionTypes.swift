@@ -53,6 +53,17 @@ public struct H264ProfileLevel: Sendable, Hashable {
     public var allowsBFramesAndCABAC: Bool { profile != .baseline && profile != .constrainedBaseline }
 }
 
+/// How pictures are coded: VideoToolbox's `kVTCompressionPropertyKey_FieldCount` (1 = frames,
+/// 2 = two fields per picture) with `kVTCompressionPropertyKey_FieldDetail` (which field comes
+/// first in time).
+public enum FieldCoding: String, Sendable {
+    case progressive
+    /// Interlaced, the top field first in time (SEI pic_struct 3, D.2.3; field order "tt").
+    case topFieldFirst = "interlaced, top field first"
+    /// Interlaced, the bottom field first in time (pic_struct 4; field order "bb").
+    case bottomFieldFirst = "interlaced, bottom field first"
+}
+
 /// One hard cap (`kVTCompressionPropertyKey_DataRateLimits` holds pairs of bytes and seconds).
 public struct DataRateLimit: Sendable, Hashable {
     public var bytes: Int
@@ -109,6 +120,9 @@ public struct CompressionProperties: Sendable, Equatable {
     public var transferFunction: TransferFunction?
     public var yCbCrMatrix: YCbCrMatrix?
     public var fullRange: Bool?
+    /// Frames or fields (``FieldCoding``); interlaced coding needs a profile that allows field
+    /// macroblocks (frame_mbs_only_flag 0: Main or High, not Baseline, A.2.1).
+    public var fieldCoding: FieldCoding = .progressive
 
     public init(
         averageBitRate: Int? = nil, dataRateLimits: [DataRateLimit] = [], quality: Double? = nil,
@@ -168,6 +182,10 @@ public struct CompressionProperties: Sendable, Equatable {
             throw .invalidProperty(
                 .profileLevel, "level \"\(level)\" is not an H.264 level (use \"3.1\", \"4\", ... or nil for automatic)")
         }
+        if let profile = profileLevel, !profile.allowsBFramesAndCABAC, fieldCoding != .progressive {
+            throw .invalidProperty(
+                .fieldCoding, "interlaced coding is not allowed in the \(profile.profile.rawValue) profile (frame_mbs_only_flag is 1 there, A.2.1); use main or high")
+        }
         if let profile = profileLevel, !profile.allowsBFramesAndCABAC, entropyMode == .cabac {
             throw .invalidProperty(
                 .entropyMode, "CABAC is not allowed in the \(profile.profile.rawValue) profile; use .cavlc or nil")
@@ -206,6 +224,7 @@ public struct CompressionProperties: Sendable, Equatable {
         case .transferFunction: transferFunction != other.transferFunction
         case .yCbCrMatrix: yCbCrMatrix != other.yCbCrMatrix
         case .fullRange: fullRange != other.fullRange
+        case .fieldCoding: fieldCoding != other.fieldCoding
         }
     }
 }
@@ -215,7 +234,7 @@ public struct CompressionProperties: Sendable, Equatable {
 public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case averageBitRate, dataRateLimits, quality, realTime, profileLevel, entropyMode, allowFrameReordering
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
-    case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange
+    case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [.averageBitRate, .dataRateLimits, .quality]

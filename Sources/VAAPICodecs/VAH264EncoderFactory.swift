@@ -55,6 +55,10 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         case .success(let opened): device = opened
         case .failure(let unavailable): return .failure(UnsupportedStream(unavailable.reason))
         }
+        if properties.fieldCoding != .progressive {
+            return .failure(UnsupportedStream(
+                "fieldCoding: the VA-API encoder codes frames only, not \(properties.fieldCoding.rawValue) pictures"))
+        }
         if properties.requestsLossless {
             return .failure(UnsupportedStream(
                 "quality \(properties.quality ?? 1) asks for lossless coding (High 4:4:4 Predictive), which VA-API's H.264 encoders do not offer"))

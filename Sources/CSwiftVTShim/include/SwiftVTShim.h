@@ -224,6 +224,8 @@ static inline gint swiftvt_video_info_height(const GstVideoInfo *info) { return 
 static inline gint swiftvt_video_info_fps_n(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_N(info); }
 static inline gint swiftvt_video_info_fps_d(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_D(info); }
 static inline GstVideoColorimetry swiftvt_video_info_colorimetry(const GstVideoInfo *info) { return info->colorimetry; }
+static inline GstVideoInterlaceMode swiftvt_video_info_interlace_mode(const GstVideoInfo *info) { return GST_VIDEO_INFO_INTERLACE_MODE(info); }
+static inline GstVideoFieldOrder swiftvt_video_info_field_order(const GstVideoInfo *info) { return GST_VIDEO_INFO_FIELD_ORDER(info); }
 static inline GstPad *swiftvt_video_encoder_src_pad(GstVideoEncoder *encoder) { return GST_VIDEO_ENCODER_SRC_PAD(encoder); }
 static inline GstCaps *swiftvt_codec_state_caps_get(GstVideoCodecState *state) { return state->caps; }
 static inline void swiftvt_codec_state_set_caps(GstVideoCodecState *state, GstCaps *caps) {

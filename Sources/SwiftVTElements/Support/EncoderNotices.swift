@@ -23,6 +23,7 @@ enum EncoderNotices {
         case .allowTemporalCompression: "allow-temporal-compression"
         case .maxFrameDelayCount: "max-frame-delay"
         case .colorPrimaries, .transferFunction, .yCbCrMatrix, .fullRange: "colorimetry (from the caps)"
+        case .fieldCoding: "interlace-mode (from the caps)"
         }
     }
 

@@ -269,6 +269,20 @@ final class VTEnc: @unchecked Sendable {
         }
         var sessionProperties = properties
         if rate.0 > 0 && rate.1 > 0 { sessionProperties.expectedFrameRate = Double(rate.0) / Double(rate.1) }
+        switch swiftvt_video_info_interlace_mode(info) {
+        case GST_VIDEO_INTERLACE_MODE_PROGRESSIVE:
+            break
+        case GST_VIDEO_INTERLACE_MODE_INTERLEAVED, GST_VIDEO_INTERLACE_MODE_MIXED:
+            // Both fields in each buffer: coded interlaced, in the caps' field order (bottom
+            // field first unless the caps say top, as x264enc reads them).
+            sessionProperties.fieldCoding =
+                swiftvt_video_info_field_order(info) == GST_VIDEO_FIELD_ORDER_TOP_FIELD_FIRST ? .topFieldFirst : .bottomFieldFirst
+        default:
+            return .stream(
+                GST_STREAM_ERROR_FORMAT,
+                "vtenc: interlace-mode=\(String(cString: gst_video_interlace_mode_to_string(swiftvt_video_info_interlace_mode(info)))) (one field per buffer) is not encoded; "
+                    + "weave the fields into frames upstream (interlace-mode=interleaved)")
+        }
         let profile: H264ProfileLevel.Profile?
         let level: String?
         do throws(DownstreamRefusal) {
