@@ -87,6 +87,10 @@ public struct MultiPassRateControl: Sendable {
         public var duration: Double
         /// Why the passes stop (nil while more are wanted).
         public var stopReason: String?
+        /// Why the target lies outside what ``quantizerRange`` can code, when the passes stop for
+        /// that: the file is as close as the encoder gets (a bit rate far below what every frame
+        /// at the coarsest quantizer takes, or far above what the finest gives).
+        public var targetOutOfReach: String?
 
         public var wantsAnotherPass: Bool { !timeRanges.isEmpty }
     }
@@ -231,6 +235,22 @@ public struct MultiPassRateControl: Sendable {
             }
         }
         plan.predictedBits = predicted
+        if !withinTolerance, abs(predicted - targetBits) >= abs(Double(codedBits) - targetBits) * (1 - tolerance) {
+            // The allocation meets the quantizer range's end before the target: another pass is
+            // predicted to come no closer than what is coded (x264's rate control likewise
+            // stops at qpmax/qpmin). Re-encoding would only cost time, or quality.
+            plan.quantizers = [:]
+            plan.predictedFrameBits = [:]
+            plan.keyFrames = []
+            plan.frameCount = 0
+            plan.predictedBits = Double(codedBits)
+            let bound = Double(codedBits) > targetBits
+                ? "it needs quantizers coarser than QP \(Int(quantizerRange.upperBound)), the coarsest H.264 has"
+                : "it needs quantizers finer than QP \(Int(quantizerRange.lowerBound)), the finest multi-pass uses"
+            plan.targetOutOfReach = "\(bound), and another pass is predicted to come no closer to it"
+            plan.stopReason = "the target is out of reach: \(bound), and another pass is predicted to come no closer to it"
+            return plan
+        }
         plan.timeRanges = Self.mergedRanges(chosen.sorted().map { groups[$0].timeRange })
         return plan
     }

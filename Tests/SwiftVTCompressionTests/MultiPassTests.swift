@@ -77,6 +77,34 @@ import Testing
         #expect(plan.stopReason?.contains("maximum of 2 passes") == true)
     }
 
+    @Test func aTargetBelowWhatTheCoarsestQuantizerGivesIsApproachedOnceThenReportedOutOfReach() throws {
+        // Coded at QP 30; the target is a thousandth of that: the next pass goes to QP 51 (as
+        // close as H.264 gets), and once there no further pass is planned.
+        let atThirty = Self.records(gops: 4, length: 10) { _ in 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: atThirty, by: 0.001), maximumPasses: 3)
+        let first = control.plan(records: atThirty, completedPasses: 1)
+        #expect(first.wantsAnotherPass)
+        #expect(first.targetOutOfReach == nil)
+        #expect(first.quantizers.values.allSatisfy { $0 == 51 })
+        let atFiftyOne = Self.records(gops: 4, length: 10, quantizer: 51) { _ in 1_000_000 }
+        let second = control.plan(records: atFiftyOne, completedPasses: 2)
+        #expect(!second.wantsAnotherPass)
+        let reason = try #require(second.targetOutOfReach)
+        #expect(reason.contains("coarser than QP 51"))
+        #expect(second.stopReason?.contains("out of reach") == true)
+    }
+
+    @Test func aTargetAboveWhatTheFinestQuantizerGivesEndsThePassesAtOnce() throws {
+        // Coded at QP 4 (below multi-pass's QP 10), still under a target ten times as large:
+        // re-encoding at QP 10 would only move away from it, so pass 1 stays.
+        let records = Self.records(gops: 4, length: 10, quantizer: 4) { _ in 1_000_000 }
+        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records, by: 10), maximumPasses: 3)
+        let plan = control.plan(records: records, completedPasses: 1)
+        #expect(!plan.wantsAnotherPass)
+        #expect(plan.frameCount == 0)
+        #expect(try #require(plan.targetOutOfReach).contains("finer than QP 10"))
+    }
+
     @Test func theModelExponentIsMeasuredFromFramesCodedTwice() {
         var control = MultiPassRateControl(targetBitRate: 1_000_000, maximumPasses: 3)
         // Bits fell by 2^(0.7) for every 6 QP: exponent 0.7.

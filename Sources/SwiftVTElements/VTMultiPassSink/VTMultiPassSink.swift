@@ -576,6 +576,13 @@ final class VTMultiPassSink: @unchecked Sendable {
         let bitrate = summary.seconds > 0 ? Double(summary.bytes) * 8 / summary.seconds / 1000 : 0
         let target = settings.withLock { Double($0.bitrateKilobits) }
         log.info(object, "wrote \(location): \(summary.frames) frames, \(Self.format(bitrate, digits: 1)) kbit/s (target \(Self.format(target, digits: 0))), \(statistics?.passesCompleted ?? 1) passes, \(statistics?.framesReencoded ?? 0) frames re-encoded")
+        if let reason = statistics?.lastPlan?.targetOutOfReach {
+            ElementMessage.stream(
+                GST_STREAM_ERROR_ENCODE,
+                "vtmultipasssink: bitrate=\(Self.format(target, digits: 0)) kbit/s is out of reach for this video: the file is \(Self.format(bitrate, digits: 1)) kbit/s, "
+                    + "the closest the encoder gets: \(reason). Set bitrate nearer that figure.")
+                .post(from: object, isError: false)
+        }
         swiftvt_post_multipass_summary(
             UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(statistics?.passesCompleted ?? 1),
             Int32(summary.frames), Int32(statistics?.framesReencoded ?? 0), bitrate, target, summary.seconds)
