@@ -8,6 +8,8 @@
 #     the picture cannot fit and level=4.1 typed as a number: one ERROR at the caps.
 #  2  frames without time stamps from appsrc: encoded (x264enc encodes them too).
 #  3  byte-stream output: the SPS VUI declares the caps' rate (h264parse and ffprobe read 30/1).
+#  4  interlace-mode=interleaved: coded interlaced in the caps' field order (ffprobe tt / bb), as
+#     x264enc; with downstream asking baseline (no field coding, A.2.1): one ERROR at the caps.
 #  5  rate-control=quality quality=1 (and 0.99): High 4:4:4 Predictive, lossless (decoded MD5 =
 #     source MD5); a downstream that refuses high-4:4:4: one ERROR at the caps.
 #  6  h264parse ! video/x-h264,alignment=nal ! h264parse-to-avcc (and after rtph264depay): the
@@ -15,8 +17,11 @@
 #  7  length-prefixed (avc) data labelled byte-stream into vtdec: 100 frames, the reference MD5,
 #     one WARNING (avdec_h264 decodes it too).
 #  9  h264parse-to-avcc's caps fields and their types are h264parse's, over the corpus.
+# 12  vtmultipasssink bitrate=1 / bitrate=2000000: written as close as the encoder gets, one
+#     WARNING with the reachable figure, no third pass that cannot come closer.
 # 13  vtmultipasssink location=DIR: one ERROR at the state change, before any frame.
 # 14  8x8 input into vtmultipasssink: refused at link time, like vtenc.
+# 15  the same vtmultipasssink run twice: the same bytes (.h264), the same H.264 samples (.mp4).
 #
 # Failing pipelines run through tests/lib/run-pipeline.py (never gst-launch-1.0's main loop).
 set -euo pipefail
@@ -96,6 +101,24 @@ for encoder in vtenc x264enc; do
         fail "row 3: $encoder byte-stream at 30/1: ffprobe r_frame_rate '$rate', h264parse '$parsed'"
     fi
 done
+
+# Row 4: interlaced input is coded interlaced in the caps' field order, as x264enc does.
+for order in "" ",field-order=top-field-first" ",field-order=bottom-field-first"; do
+    for encoder in vtenc x264enc; do
+        rm -f "$work/r4.h264"
+        gst-launch-1.0 -q videotestsrc num-buffers=10 ! "video/x-raw,format=I420,width=320,height=240,framerate=30/1,interlace-mode=interleaved$order" \
+            ! $encoder ! video/x-h264,stream-format=byte-stream ! filesink location="$work/r4.h264" >/dev/null 2>&1 || true
+        eval "field_$encoder=\"\$(probe \"\$work/r4.h264\" field_order)\""
+    done
+    want=bb; [ "$order" = ",field-order=top-field-first" ] && want=tt
+    if [ "$field_vtenc" = "$want" ] && [ "$field_x264enc" = "$want" ]; then
+        pass "row 4: interlace-mode=interleaved$order: vtenc and x264enc both code field order $want"
+    else
+        fail "row 4: interlace-mode=interleaved$order: vtenc '$field_vtenc', x264enc '$field_x264enc', wanted $want"
+    fi
+done
+expect_one_error "row 4: interlaced input with downstream asking baseline" "interlaced coding is not allowed in the constrained-baseline profile" \
+    "videotestsrc num-buffers=10 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1,interlace-mode=interleaved ! vtenc ! video/x-h264,profile=baseline ! fakesink"
 
 # Row 5: lossless.
 gst-launch-1.0 -q $SRC ! filesink location="$work/source.yuv" >/dev/null 2>&1
@@ -181,6 +204,45 @@ for element in "vtmultipasssink location=$work/small.mp4" "vtenc ! fakesink"; do
     if [ "$status" = 2 ] && grep -q "can't handle caps" <<<"$output"; then pass "row 14: 8x8 into ${element%% *}: refused at link time"; else fail "row 14: 8x8 into ${element%% *}: exit $status: $output"; fi
 done
 [ ! -e "$work/small.mp4" ] || fail "row 14: $work/small.mp4 was written"
+
+# Rows 12 and 15: vtmultipasssink on a replayable clip (a raw file: multi-pass seeks back).
+gst-launch-1.0 -q videotestsrc num-buffers=60 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 \
+    ! filesink location="$work/clip.yuv" >/dev/null 2>&1
+clip_source="filesrc location=$work/clip.yuv ! rawvideoparse width=320 height=240 format=i420 framerate=30/1"
+# Row 12: targets out of the encoder's reach: the file is written as close as it gets, with a
+# WARNING naming the reachable figure, and no pass that cannot come closer.
+for target in 1 2000000; do
+    rm -f "$work/r12.mp4"
+    report="$(GST_DEBUG=vtmultipasssink:4 "${runner[@]}" --timeout 300 --expect eos "$clip_source ! vtmultipasssink location=$work/r12.mp4 bitrate=$target" 2>&1 || true)"
+    passes="$(grep -o 'wrote .*, \([0-9]\) passes' <<<"$report" | grep -o '[0-9] passes' || true)"
+    if [ -s "$work/r12.mp4" ] && grep -q "WARNING.*bitrate=$target kbit/s is out of reach for this video: the file is [0-9.]* kbit/s" <<<"$report" \
+        && [ "$passes" != "3 passes" ]; then
+        pass "row 12: bitrate=$target: $(grep -o 'the file is [0-9.]* kbit/s' <<<"$report" | head -1), $passes, WARNING posted"
+    else
+        fail "row 12: bitrate=$target: file $(stat -c %s "$work/r12.mp4" 2>/dev/null || echo missing), $passes: $report"
+    fi
+done
+# Row 15: the same input and settings give the same stream, run after run: .h264 files byte for
+# byte; in .mp4 the H.264 samples (mp4mux writes the wall-clock time into mvhd/tkhd/mdhd, for
+# x264enc ! mp4mux as well).
+for threads in 0 1; do
+    for run in 1 2; do
+        "${runner[@]}" --timeout 300 --expect eos "$clip_source ! vtmultipasssink location=$work/r15-$run.h264 bitrate=300 max-threads=$threads" >/dev/null 2>&1 || true
+        "${runner[@]}" --timeout 300 --expect eos "$clip_source ! vtmultipasssink location=$work/r15-$run.mp4 bitrate=300 max-threads=$threads" >/dev/null 2>&1 || true
+    done
+    if [ -s "$work/r15-1.h264" ] && cmp -s "$work/r15-1.h264" "$work/r15-2.h264"; then
+        pass "row 15: max-threads=$threads: two .h264 runs byte-identical ($(md5sum <"$work/r15-1.h264" | cut -c1-12)...)"
+    else
+        fail "row 15: max-threads=$threads: the two .h264 runs differ"
+    fi
+    first="$(ffmpeg -v error -i "$work/r15-1.mp4" -c copy -f h264 - 2>/dev/null | md5sum | cut -d' ' -f1)"
+    second="$(ffmpeg -v error -i "$work/r15-2.mp4" -c copy -f h264 - 2>/dev/null | md5sum | cut -d' ' -f1)"
+    if [ -s "$work/r15-1.mp4" ] && [ "$first" = "$second" ]; then
+        pass "row 15: max-threads=$threads: two .mp4 runs hold identical H.264 samples (the two files differ in $(cmp -l "$work/r15-1.mp4" "$work/r15-2.mp4" | wc -l) bytes)"
+    else
+        fail "row 15: max-threads=$threads: the two .mp4 runs' H.264 samples differ ($first, $second)"
+    fi
+done
 
 if [ "$failures" -gt 0 ]; then
     echo "parity: $failures check(s) failed" >&2
