@@ -105,6 +105,10 @@ final class LibavcodecDecoder: DecoderBackend {
         // Exact cropping at any offset: without UNALIGNED libavcodec would round the left/top
         // crop down to keep data pointers aligned, and the picture would not match the SPS.
         context.pointee.flags |= AV_CODEC_FLAG_UNALIGNED
+        // Pictures decoded from damaged data or before a recovery point are output (concealed,
+        // and reported as corrupt through the frame's flags) rather than dropped, as
+        // avdec_h264's output-corrupt=true does: a damaged file keeps its frames.
+        context.pointee.flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT
         context.pointee.apply_cropping = 1
         // Output order per the spec's bumping process from the first picture: libavcodec
         // otherwise starts with no reorder delay, grows it when a picture arrives out of order,

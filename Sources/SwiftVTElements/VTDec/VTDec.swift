@@ -369,12 +369,18 @@ final class VTDec: @unchecked Sendable {
     }
 
     private func prepare(_ bytes: UnsafeRawBufferPointer, state: inout State) -> Prepared {
-        var parameterSetsChanged = false
+        // The access unit's parameter sets, stored once its slices are known (see
+        // storeParameterSets: whether it holds an IDR picture decides about a changed SPS).
+        var parameterSets: [UnsafeRawBufferPointer] = []
+        var holdsIDRPicture = false
         func note(_ nal: UnsafeRawBufferPointer) {
-            guard let type = nal.first.map({ NALUnitType(rawValue: $0) }),
-                  type == .sequenceParameterSet || type == .pictureParameterSet else { return }
-            let change = (try? Self.store(nal, in: &state.parameterSets)) ?? .unchanged
-            if change != .unchanged { parameterSetsChanged = true }
+            guard let header = nal.first else { return }
+            let type = NALUnitType(rawValue: header)
+            if type == .sequenceParameterSet || type == .pictureParameterSet {
+                parameterSets.append(nal)
+            } else if header & 0x1F == 5 {
+                holdsIDRPicture = true  // nal_unit_type 5: a slice of an IDR picture
+            }
         }
         var format = state.inputFormat
         if format == .byteStream, let length = Self.mislabelledLengthPrefix(bytes, codecDataLength: state.codecDataNALUnitHeaderLength) {
@@ -392,31 +398,65 @@ final class VTDec: @unchecked Sendable {
         }
         switch format {
         case .avc(let length), .avc3(let length):
+            // A damaged length (bit errors in a file) ends the sample where it is: the NAL units
+            // before it are whole and are decoded, as libavcodec does, instead of dropping the
+            // frame and every frame that refers to it.
+            var intactEnd = 0
+            var damage: H264Error?
             do {
                 try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
                     note(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                    intactEnd = range.upperBound
                 }
             } catch {
-                return .failure(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(error)) was dropped."))
+                damage = error as? H264Error
             }
-            if parameterSetsChanged { refreshFormat(&state) }
-            if length == 4 { return .success(nil) }
-            // Copy: the session's samples use 4-byte lengths; 1- and 2-byte ones are re-framed.
+            if let damage {
+                guard intactEnd > 0 else {
+                    return .failure(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(damage)) was dropped."))
+                }
+                log.warning(object, "damaged input frame (\(damage)): decoding its \(intactEnd) intact bytes")
+            }
+            storeParameterSets(parameterSets, holdsIDRPicture: holdsIDRPicture, state: &state)
+            let intact = UnsafeRawBufferPointer(rebasing: bytes[0..<intactEnd])
+            if length == 4 && damage == nil { return .success(nil) }
+            // Copy: the session's samples use 4-byte lengths (1- and 2-byte ones are re-framed),
+            // and a damaged sample must end before its damaged length.
             var converted: [UInt8] = []
-            _ = try? AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
+            converted.reserveCapacity(intact.count + 16)
+            _ = try? AVCC.forEachNALUnit(in: intact, nalUnitHeaderLength: length) { range in
                 let count = UInt32(range.count)
                 converted += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
-                converted += bytes[range]
+                converted += intact[range]
             }
             return .success(converted)
         case .byteStream:
             AnnexB.forEachNALUnit(in: bytes) { unit in note(UnsafeRawBufferPointer(rebasing: bytes[unit.payloadRange])) }
-            if parameterSetsChanged { refreshFormat(&state) }
+            storeParameterSets(parameterSets, holdsIDRPicture: holdsIDRPicture, state: &state)
             var converted: [UInt8] = []
             // Copy: start codes become 4-byte lengths (the AVCC samples the session decodes).
             _ = try? AVCC.appendLengthPrefixed(fromAnnexB: bytes, nalUnitHeaderLength: 4, to: &converted)
             return .success(converted)
         }
+    }
+
+    /// Stores an access unit's SPS/PPS. An SPS whose content differs from the one in use under
+    /// its id is taken only in an access unit with an IDR picture: a changed SPS may only be
+    /// activated there (7.4.1.2.1), so one elsewhere is damage (bit errors), and taking it would
+    /// replace the decoder and lose every reference picture until the next IDR.
+    private func storeParameterSets(_ sets: [UnsafeRawBufferPointer], holdsIDRPicture: Bool, state: inout State) {
+        var changed = false
+        for nal in sets {
+            if !holdsIDRPicture, NALUnitType(rawValue: nal[0]) == .sequenceParameterSet,
+               let parsed = try? SequenceParameterSet.parse(nalUnit: nal),
+               let current = state.parameterSets.rawSequenceParameterSet(id: parsed.seqParameterSetID),
+               !current.elementsEqual(nal) {
+                log.warning(object, "an SPS changing seq_parameter_set_id \(parsed.seqParameterSetID) outside an IDR access unit was ignored (7.4.1.2.1; damaged input?)")
+                continue
+            }
+            if ((try? Self.store(nal, in: &state.parameterSets)) ?? .unchanged) != .unchanged { changed = true }
+        }
+        if changed { refreshFormat(&state) }
     }
 
     /// The NAL unit length size of a buffer that, under byte-stream caps, holds length-prefixed
