@@ -35,6 +35,8 @@ static inline GstMapFlags swiftvt_map_write(void) { return GST_MAP_WRITE; }
 static inline gboolean swiftvt_base_parse_is_draining(GstBaseParse *parse) { return GST_BASE_PARSE_DRAINING(parse); }
 static inline GstPad *swiftvt_base_parse_src_pad(GstBaseParse *parse) { return GST_BASE_PARSE_SRC_PAD(parse); }
 static inline GstPad *swiftvt_base_parse_sink_pad(GstBaseParse *parse) { return GST_BASE_PARSE_SINK_PAD(parse); }
+/// Whether the parser pulls its input (filesrc upstream): then it drains only at the end.
+static inline gboolean swiftvt_base_parse_is_pulling(GstBaseParse *parse) { return GST_PAD_MODE(GST_BASE_PARSE_SINK_PAD(parse)) == GST_PAD_MODE_PULL; }
 
 // MARK: Caps (gst_caps_new_simple and gst_structure_set are variadic)
 

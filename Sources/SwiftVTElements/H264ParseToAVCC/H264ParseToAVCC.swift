@@ -58,8 +58,9 @@ final class H264ParseToAVCC: @unchecked Sendable {
         /// Bytes handed to `handleFrame` last time and not consumed by it.
         var bytesHeldByBaseClass = 0
         var bytesSeen = 0
-        /// The base class drains for EOS (not only for a DISCONT buffer, after which the stream
-        /// goes on): only then does "nothing output" mean the stream had no picture.
+        /// The base class drains for EOS (or at the end of pulled data), not only for a DISCONT
+        /// buffer, after which the stream goes on: only then does "nothing output" mean the
+        /// stream had no picture.
         var atEndOfStream = false
     }
 
@@ -149,12 +150,17 @@ final class H264ParseToAVCC: @unchecked Sendable {
         }
         let data = UnsafeRawBufferPointer(start: map.data, count: Int(map.size))
         let draining = swiftvt_base_parse_is_draining(parse) != 0
+        // Pulling from upstream, the base class drains only at the end of the data (no EOS
+        // event reaches willDrainAtEndOfStream then); pushed to, it also drains before a
+        // DISCONT buffer.
+        let drainingAtEnd = draining && swiftvt_base_parse_is_pulling(parse) != 0
         let frameOffset = UInt64(frame.pointee.offset)
         let inputPTS = swiftvt_buffer_pts(input)
         let inputDTS = swiftvt_buffer_dts(input)
 
         let outcome = state.withLock { state in
-            process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
+            if drainingAtEnd { state.atEndOfStream = true }
+            return process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
         }
         // The output holds its own copy of what it needs; finishing the frame releases the input.
         gst_buffer_unmap(input, &map)
