@@ -475,9 +475,12 @@ final class VTEnc: @unchecked Sendable {
                 return GST_FLOW_ERROR
             }
             if case .failed(let flow, let message)? = negotiateIfNeeded(description) {
-                message?.post(from: object, isError: true)
                 gst_video_codec_frame_unref(frame)
-                return flow
+                guard let message else { return flow }
+                // Posted here: GST_FLOW_ERROR says so (GStreamer's convention), so finish()
+                // does not post a second one for the same failure.
+                message.post(from: object, isError: true)
+                return GST_FLOW_ERROR
             }
             let isKey = sample.isSync
             let streamFormat = state.withLock { $0.streamFormat }
