@@ -131,6 +131,13 @@ final class X264Encoder: EncoderBackend {
     }
 
     private var pending: [UInt: Pending] = [:]
+    /// x264's frame QP (its rate control's, before adaptive quantization) of each frame it has
+    /// started and not yet output, in coding order. x264 reports a frame's QP only in the
+    /// x264_encoder_encode call that *starts* it (pic_out.i_qpplus1 is set at frame setup, not
+    /// when the frame is output): with frame threads that call returns an earlier frame, and
+    /// the calls that drain the last frames start none and report 0. Frames start and come out
+    /// in the same (coding) order, so the QPs queue here until their frame comes out.
+    private var startedFrameQuantizers: [Int32] = []
     private var nextToken: UInt = 1
     /// Recent input PTS by their 90 kHz value, so an x264 DTS that is an input PTS maps back exactly.
     private var recentTimes: [Int64: MediaTime] = [:]
@@ -148,6 +155,7 @@ final class X264Encoder: EncoderBackend {
     private func close() {
         if let encoder { x264_encoder_close(encoder) }
         encoder = nil
+        startedFrameQuantizers = []
     }
 
     /// Fractional QPs are applied in steps of 1/offsetSteps.
@@ -484,13 +492,15 @@ final class X264Encoder: EncoderBackend {
     private func encodeOnce(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?) throws(CompressionError) -> EncodedFrame? {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
-        var output = x264_picture_t()
+        var output = x264_picture_t()  // zeroed: i_qpplus1 stays 0 when the call starts no frame
         let size = x264_encoder_encode(encoder, &nals, &count, input, &output)
         guard size >= 0 else {
             throw CompressionError(
                 .encoderFailed, "x264 failed to encode a frame", backendStatus: size, operation: "x264_encoder_encode")
         }
+        if output.i_qpplus1 > 0 { startedFrameQuantizers.append(output.i_qpplus1 - 1) }
         guard size > 0, let nals else { return nil }
+        let frameQuantizer = startedFrameQuantizers.isEmpty ? nil : startedFrameQuantizers.removeFirst()
         let token = UInt(bitPattern: output.opaque)
         let info = pending.removeValue(forKey: token)
             ?? Pending(
@@ -537,7 +547,10 @@ final class X264Encoder: EncoderBackend {
                 // x264's ABR may report a frame QP above 51 ("emergency" mode), but the
                 // macroblocks are coded at 51 at most (7.4.5: QPY is 0...51 for 8 bits):
                 // the analysis gets the QP the frame was coded at.
-                quantizer: info.quantizer ?? Double(min(51, max(0, output.i_qpplus1 - 1)))),
+                // When the QP was not forced, x264's own (see startedFrameQuantizers; the slice
+                // header's QP is not it: x264 picks slice_qp_delta to save mb_qp_delta bits, up
+                // to 6 QP below the frame QP in P pictures under the macroblock tree).
+                quantizer: info.quantizer ?? Double(min(51, max(0, frameQuantizer ?? 0)))),
             encoderName: "x264")
     }
 }
