@@ -13,9 +13,17 @@ import Synchronization
 /// encoder aligns them), so that the removed frames are one run in decode order; otherwise the
 /// replacements go where the first removed frame was.
 ///
+/// The frames a pass takes out are not forgotten until the next pass begins: a pass cut short
+/// (the stream interrupted, a source that does not deliver a range again) gives back the frames
+/// of the ranges it did not finish (``restoreFramesOfUnfinishedRanges()``), and a pass that came
+/// out worse than the one before gives back all of them (``restoreFramesOfCurrentPass()``), so
+/// the silo always holds a complete result. (VideoToolbox's silo has neither: its caller starts
+/// the whole encode again.)
+///
 /// Files, in the directory given (hidden, named for the process and a random number):
 /// - `.swiftvt-silo-<pid>-<random>.data`: the payloads, appended; a replaced frame's bytes stay
-///   as garbage (rewriting the file would cost more than the space).
+///   (rewriting the file would cost more than the space), which is also what lets a pass give
+///   the frames it took out back.
 /// - `.swiftvt-silo-<pid>-<random>.index`: the index, written at ``setTimeRangesForNextPass(_:)``
 ///   and at ``close()`` with `keepOnClose`, atomically (a `.tmp` file, `fsync`, `rename`). The
 ///   index in use lives in memory.
@@ -66,6 +74,9 @@ public final class FrameSilo: Sendable {
         var ranges: [MediaTimeRange]
         /// The samples added in this pass for each range, in the order they came.
         var slotSamples: [[Entry]]
+        /// The samples each range of this pass took out, in read-out order: they go back in
+        /// when the range is not finished (see ``FrameSilo/restoreFramesOfUnfinishedRanges()``).
+        var takenOutSamples: [[Entry]]
         var pass: Int
         /// Samples the ranges took out, i.e. those this pass should add back.
         var expectedInPass: Int
@@ -89,6 +100,7 @@ public final class FrameSilo: Sendable {
             items = []
             ranges = []
             slotSamples = []
+            takenOutSamples = []
             pass = 1
             expectedInPass = 0
             addedInPass = 0
@@ -274,6 +286,7 @@ public final class FrameSilo: Sendable {
             var placed = [Bool](repeating: false, count: ranges.count)
             var removedCount = 0
             var removedBytes = 0
+            next.takenOutSamples = Array(repeating: [], count: ranges.count)
             for entry in state.orderedEntries() {
                 guard let range = Self.rangeIndex(containing: entry.presentationTimeStamp, in: ranges) else {
                     next.items.append(.sample(entry))
@@ -283,6 +296,7 @@ public final class FrameSilo: Sendable {
                     next.items.append(.slot(range))
                     placed[range] = true
                 }
+                next.takenOutSamples[range].append(entry)
                 removedCount += 1
                 removedBytes += entry.size
             }
@@ -307,6 +321,105 @@ public final class FrameSilo: Sendable {
             try Self.writeIndex(Self.serializeIndex(next, timeRange: timeRange, kept: false), to: indexPath)
             state = next
         }
+    }
+
+    // MARK: Giving frames back
+
+    /// What a restore did: the ranges of the pass whose new frames stay, and those that got their
+    /// earlier frames back.
+    public struct Restoration: Sendable, Equatable {
+        public var rangesKept: Int
+        public var rangesRestored: Int
+        /// Frames the restored ranges got back (the earlier pass's).
+        public var framesRestored: Int
+        /// Frames of the current pass dropped with them (a range's partial replacement).
+        public var framesDropped: Int
+    }
+
+    /// How far each range of the current pass is: frames it took out, and frames added for it.
+    public struct RangeProgress: Sendable, Equatable {
+        public var range: MediaTimeRange
+        public var framesTakenOut: Int
+        public var framesAdded: Int
+        /// Every frame taken out has its replacement: the same presentation times, once each.
+        public var isFinished: Bool
+    }
+
+    /// The ranges of the current pass (none in pass 1 or after a restore) and how far each is.
+    public var rangeProgress: [RangeProgress] {
+        state.withLock { state in
+            state.ranges.indices.map { index in
+                RangeProgress(
+                    range: state.ranges[index], framesTakenOut: state.takenOutSamples[index].count,
+                    framesAdded: state.slotSamples[index].count, isFinished: Self.isFinished(index, in: state))
+            }
+        }
+    }
+
+    /// Ends the current pass where it stands: each range whose replacements are all there keeps
+    /// them; every other range gets back the frames it took out (its partial replacement is
+    /// dropped), so the silo again holds every frame once. For a pass cut short. The pass takes no
+    /// more frames afterwards. The index is written (atomically) before this returns.
+    ///
+    /// - Throws: ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed`` when the
+    ///   index cannot be written (nothing changes); ``MultiPassError/Code/closed`` after ``close()``.
+    @discardableResult
+    public func restoreFramesOfUnfinishedRanges() throws(MultiPassError) -> Restoration {
+        try restore { index, state in !Self.isFinished(index, in: state) }
+    }
+
+    /// Takes the whole current pass back: every range gets back the frames it took out, as if the
+    /// pass had not run. For a pass that landed farther from the target than the one before.
+    /// Otherwise as ``restoreFramesOfUnfinishedRanges()``.
+    @discardableResult
+    public func restoreFramesOfCurrentPass() throws(MultiPassError) -> Restoration {
+        try restore { _, _ in true }
+    }
+
+    private func restore(_ shouldRestore: (Int, State) -> Bool) throws(MultiPassError) -> Restoration {
+        try state.withLock { (state) throws(MultiPassError) -> Restoration in
+            guard let file = state.dataFile else { throw Self.closedError(dataPath) }
+            var result = Restoration(rangesKept: 0, rangesRestored: 0, framesRestored: 0, framesDropped: 0)
+            var next = state
+            next.items = []
+            next.items.reserveCapacity(state.sampleCount + state.ranges.count)
+            for item in state.items {
+                switch item {
+                case .sample:
+                    next.items.append(item)
+                case .slot(let range):
+                    if shouldRestore(range, state) {
+                        result.rangesRestored += 1
+                        result.framesRestored += state.takenOutSamples[range].count
+                        result.framesDropped += state.slotSamples[range].count
+                        next.items += state.takenOutSamples[range].map(Item.sample)
+                        next.sampleCount += state.takenOutSamples[range].count - state.slotSamples[range].count
+                        next.totalBytes += state.takenOutSamples[range].reduce(0) { $0 + $1.size }
+                            - state.slotSamples[range].reduce(0) { $0 + $1.size }
+                    } else {
+                        result.rangesKept += 1
+                        next.items += state.slotSamples[range].map(Item.sample)
+                    }
+                }
+            }
+            next.ranges = []
+            next.slotSamples = []
+            next.takenOutSamples = []
+            // The restored frames' bytes were synced when their pass began; the kept ones'
+            // must be on the disk before the index names them.
+            try file.sync()
+            try Self.writeIndex(Self.serializeIndex(next, timeRange: timeRange, kept: false), to: indexPath)
+            state = next
+            return result
+        }
+    }
+
+    /// Whether range `index` of the current pass has a replacement for every frame it took out.
+    private static func isFinished(_ index: Int, in state: State) -> Bool {
+        let added = state.slotSamples[index]
+        let takenOut = state.takenOutSamples[index]
+        guard added.count == takenOut.count else { return false }
+        return Set(added.map(\.presentationTimeStamp)) == Set(takenOut.map(\.presentationTimeStamp))
     }
 
     // MARK: Reading
@@ -467,7 +580,8 @@ public final class FrameSilo: Sendable {
 
 extension FrameSilo {
     static let indexMagic: [UInt8] = Array("SVTSILOI".utf8)
-    static let indexVersion: UInt32 = 1
+    /// 2: the frames each range took out are kept (``RecordKind/takenOutSample``).
+    static let indexVersion: UInt32 = 2
     static let indexKeptFlag: UInt32 = 1
     static let indexHeaderSize = 128
     static let indexRecordSize = 72
@@ -479,6 +593,8 @@ extension FrameSilo {
         case slot = 1
         /// A replacement added in the current pass, following its slot's record.
         case slotSample = 2
+        /// A sample range `slot` took out, following its slot's record (before the replacements).
+        case takenOutSample = 3
     }
 
     /// The index (little-endian):
@@ -493,7 +609,9 @@ extension FrameSilo {
     static func serializeIndex(_ state: State, timeRange: MediaTimeRange, kept: Bool) -> [UInt8] {
         var recordCount = 0
         for item in state.items {
-            if case .slot(let range) = item { recordCount += state.slotSamples[range].count }
+            if case .slot(let range) = item {
+                recordCount += state.slotSamples[range].count + state.takenOutSamples[range].count
+            }
             recordCount += 1
         }
         var writer = ByteWriter(capacity: indexHeaderSize + recordCount * indexRecordSize + 4096)
@@ -539,6 +657,7 @@ extension FrameSilo {
                 append(.sample, entry)
             case .slot(let range):
                 append(.slot, nil, slot: range)
+                for entry in state.takenOutSamples[range] { append(.takenOutSample, entry, slot: range) }
                 for entry in state.slotSamples[range] { append(.slotSample, entry, slot: range) }
             }
         }
@@ -622,6 +741,7 @@ extension FrameSilo {
                 (reader.remaining - 4) % indexRecordSize == 0
             else { throw corrupt("\(recordCount) records do not match the \(reader.remaining - 4) bytes left for them") }
             state.slotSamples = Array(repeating: [], count: rangeCount)
+            state.takenOutSamples = Array(repeating: [], count: rangeCount)
             var placed = [Bool](repeating: false, count: rangeCount)
             var currentSlot: Int?
             for index in 0..<Int(recordCount) {
@@ -658,6 +778,13 @@ extension FrameSilo {
                     offset: Int(dataOffset), size: Int(size), presentationTimeStamp: presentationTimeStamp,
                     decodeTimeStamp: decodeTimeStamp, duration: duration, attachments: attachments,
                     descriptionID: descriptionID)
+                if kind == .takenOutSample {
+                    guard let currentSlot, slot == currentSlot, state.slotSamples[slot].isEmpty,
+                        state.ranges[slot].contains(presentationTimeStamp)
+                    else { throw bad("is a frame taken out by range \(slot) outside that range's place") }
+                    state.takenOutSamples[slot].append(entry)
+                    continue
+                }
                 if kind == .slotSample {
                     guard let currentSlot, slot == currentSlot, state.ranges[slot].contains(presentationTimeStamp) else {
                         throw bad("is a replacement for range \(slot) outside that range's place")

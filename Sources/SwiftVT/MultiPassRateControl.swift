@@ -184,6 +184,15 @@ public struct MultiPassRateControl: Sendable {
         }
         guard completedPasses < maximumPasses else {
             plan.stopReason = "the maximum of \(maximumPasses) passes was reached"
+            // Out of reach all the same when every frame is already at the quantizer bound
+            // the target would need to go beyond (one 720p frame at 1000 kbit/s takes more
+            // than its 33 kbit at QP 51).
+            let error = (Double(codedBits) - targetBits) / targetBits
+            if error > tolerance, records.allSatisfy({ $0.quantizer >= quantizerRange.upperBound - 0.5 }) {
+                plan.targetOutOfReach = "\(outOfReachBound(coarser: true)), and every frame is coded at it"
+            } else if error < -tolerance, records.allSatisfy({ $0.quantizer <= quantizerRange.lowerBound + 0.5 }) {
+                plan.targetOutOfReach = "\(outOfReachBound(coarser: false)), and every frame is coded at it"
+            }
             return plan
         }
         let shape = allocationShape(records)
@@ -244,15 +253,19 @@ public struct MultiPassRateControl: Sendable {
             plan.keyFrames = []
             plan.frameCount = 0
             plan.predictedBits = Double(codedBits)
-            let bound = Double(codedBits) > targetBits
-                ? "it needs quantizers coarser than QP \(Int(quantizerRange.upperBound)), the coarsest H.264 has"
-                : "it needs quantizers finer than QP \(Int(quantizerRange.lowerBound)), the finest multi-pass uses"
+            let bound = outOfReachBound(coarser: Double(codedBits) > targetBits)
             plan.targetOutOfReach = "\(bound), and another pass is predicted to come no closer to it"
             plan.stopReason = "the target is out of reach: \(bound), and another pass is predicted to come no closer to it"
             return plan
         }
         plan.timeRanges = Self.mergedRanges(chosen.sorted().map { groups[$0].timeRange })
         return plan
+    }
+
+    private func outOfReachBound(coarser: Bool) -> String {
+        coarser
+            ? "it needs quantizers coarser than QP \(Int(quantizerRange.upperBound)), the coarsest H.264 has"
+            : "it needs quantizers finer than QP \(Int(quantizerRange.lowerBound)), the finest multi-pass uses"
     }
 
     /// Whether re-encoding `chosen` can bring the total to the target with bits per re-encoded

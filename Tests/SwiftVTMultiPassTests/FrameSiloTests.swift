@@ -72,6 +72,67 @@ struct FrameSiloTests {
         try silo.close()
     }
 
+    @Test("a pass cut short: the range it finished keeps its new frames, the unfinished one gets its earlier frames back")
+    func restoreUnfinishedRanges() throws {
+        let directory = try TemporaryDirectory()
+        let (high, main) = try Stream.descriptions()
+        let describe: (Int) -> FormatDescription? = { $0 < 20 ? high : main }
+        let silo = try FrameSilo(directory: directory.path)
+        let firstPass = try Self.firstPass()
+        for sample in firstPass { try silo.add(sample) }
+        try silo.setTimeRangesForNextPass([Stream.range(0, 10), Stream.range(20, 10)])
+        // The first range whole, the second one only 4 of its 10 frames (the stream ended).
+        for sample in try Stream.samples(frames: 0..<10, pass: 2, description: describe) { try silo.add(sample) }
+        for sample in try Stream.samples(frames: 20..<30, pass: 2, description: describe).prefix(4) { try silo.add(sample) }
+        #expect(silo.rangeProgress.map(\.isFinished) == [true, false])
+        #expect(silo.rangeProgress.map(\.framesTakenOut) == [10, 10])
+        #expect(silo.rangeProgress.map(\.framesAdded) == [10, 4])
+
+        let restoration = try silo.restoreFramesOfUnfinishedRanges()
+        #expect(restoration == FrameSilo.Restoration(rangesKept: 1, rangesRestored: 1, framesRestored: 10, framesDropped: 4))
+        var expected = try Stream.samples(frames: 0..<10, pass: 2, description: describe)
+        expected += try Stream.samples(frames: 10..<30, pass: 1, description: describe)
+        #expect(try silo.snapshots() == (try expected.map(SampleSnapshot.init)))
+        #expect(silo.sampleCount == 30)
+        #expect(silo.totalBytes == expected.reduce(0) { $0 + $1.totalSampleSize })
+        #expect(silo.rangeProgress.isEmpty)
+        // The pass takes no more frames.
+        let late = try Stream.samples(frames: 20..<30, pass: 2, description: describe)[5]
+        #expect(multiPassError { try silo.add(late) }?.code == .invalidArgument)
+        try silo.close()
+        #expect(directory.names.isEmpty)
+    }
+
+    @Test("a pass taken back: every range gets its earlier frames back, also after the index was reopened")
+    func restoreWholePass() throws {
+        let directory = try TemporaryDirectory()
+        let (high, main) = try Stream.descriptions()
+        let describe: (Int) -> FormatDescription? = { $0 < 20 ? high : main }
+        let silo = try FrameSilo(directory: directory.path, keepOnClose: true)
+        for sample in try Self.firstPass() { try silo.add(sample) }
+        // Pass 2 replaces the middle GOP; pass 3 the first and last, and is then taken back:
+        // the result is pass 2's, not pass 1's.
+        try silo.setTimeRangesForNextPass([Stream.range(10, 10)])
+        for sample in try Stream.samples(frames: 10..<20, pass: 2, description: describe) { try silo.add(sample) }
+        try silo.setTimeRangesForNextPass([Stream.range(0, 10), Stream.range(20, 10)])
+        for sample in try Stream.samples(frames: 0..<10, pass: 3, description: describe) { try silo.add(sample) }
+        for sample in try Stream.samples(frames: 20..<30, pass: 3, description: describe) { try silo.add(sample) }
+        #expect(silo.rangeProgress.map(\.isFinished) == [true, true])
+        // The frames taken out survive a close and reopen (index version 2 keeps them).
+        try silo.close()
+        let reopened = try FrameSilo(reopeningIndexAt: silo.indexPath, keepOnClose: false)
+        #expect(reopened.rangeProgress.map(\.framesTakenOut) == [10, 10])
+        let restoration = try reopened.restoreFramesOfCurrentPass()
+        #expect(restoration == FrameSilo.Restoration(rangesKept: 0, rangesRestored: 2, framesRestored: 20, framesDropped: 20))
+        var expected = try Stream.samples(frames: 0..<10, pass: 1, description: describe)
+        expected += try Stream.samples(frames: 10..<20, pass: 2, description: describe)
+        expected += try Stream.samples(frames: 20..<30, pass: 1, description: describe)
+        #expect(try reopened.snapshots() == (try expected.map(SampleSnapshot.init)))
+        #expect(reopened.totalBytes == expected.reduce(0) { $0 + $1.totalSampleSize })
+        try reopened.close()
+        #expect(directory.names.isEmpty)
+    }
+
     @Test("samples outside the ranges, overlapping, unsorted, empty or invalid ranges are rejected; nothing changes")
     func rejections() throws {
         let directory = try TemporaryDirectory()

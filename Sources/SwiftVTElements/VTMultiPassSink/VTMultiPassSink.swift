@@ -64,7 +64,14 @@ final class VTMultiPassSink: @unchecked Sendable {
         var rangeIndex = 0
         var seekable: Bool?
         var framesThisPass = 0
+        /// Frames given to the encoder in the range being read (pass >= 2).
+        var framesInRange = 0
         var expectedFramesThisPass: Int?
+        /// Bits of the whole clip as coded before the pass in progress (pass >= 2): a pass that
+        /// lands farther from the target is taken back.
+        var codedBitsBeforePass: Int?
+        /// Passes taken back (at most one: no pass follows it).
+        var passesNotKept = 0
         var lastProgressStep = -1
         /// The "pass N starts" progress text, posted with the pass's first frame: progress that
         /// starts before PLAYING makes gst-launch-1.0 wait for it to finish before it sets the
@@ -408,6 +415,7 @@ final class VTMultiPassSink: @unchecked Sendable {
         if let start { postProgress(GST_PROGRESS_TYPE_START, pass: pass, start) }
         let (_, step, text) = run.withLock { run -> (Int, Int?, String) in
             run.framesThisPass += 1
+            run.framesInRange += 1
             guard let expected = run.expectedFramesThisPass, expected > 0 else { return (run.pass, nil, "") }
             let percent = min(100, run.framesThisPass * 100 / expected)
             // One message per 10 %: visible in gst-launch-1.0 without flooding the bus.
@@ -434,26 +442,24 @@ final class VTMultiPassSink: @unchecked Sendable {
                 .post(from: object, isError: true)
             return SWIFTVT_EOS_FAILED
         }
-        // More ranges in this pass: on to the next one.
-        let nextRange: MediaTimeRange? = run.withLock { run in
-            guard run.pass >= 2, run.rangeIndex + 1 < run.ranges.count else { return nil }
-            run.rangeIndex += 1
-            return run.ranges[run.rangeIndex]
+        let (pass, rangeIndex, rangeCount, receivedInRange, silo) = run.withLock {
+            ($0.pass, $0.rangeIndex, $0.ranges.count, $0.framesInRange, $0.silo)
         }
-        if let nextRange {
-            seekUpstream(to: nextRange)
-            return SWIFTVT_EOS_SWALLOW
-        }
-        let (pass, received, expected) = run.withLock { ($0.pass, $0.framesThisPass, $0.expectedFramesThisPass) }
-        // The silo gave up the frames of this pass's ranges when it began; a source that does
-        // not deliver them again after the seek (videotestsrc num-buffers=N counts across seeks)
-        // would leave the file without them.
-        if pass >= 2, let expected, received < expected {
-            ElementMessage.stream(
-                GST_STREAM_ERROR_FAILED,
-                "vtmultipasssink: after seeking back for pass \(pass), upstream delivered \(received) of the \(expected) frames of the ranges to re-encode, so the file would miss frames; the source does not replay what it gave before (videotestsrc num-buffers counts across seeks, for example). Use max-passes=1 with such a source, or encode from a file")
-                .post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
+        if pass >= 2, let silo {
+            // The seek asked for the range's frames and no more, so the EOS that ends a range
+            // comes after all of them. One that comes earlier is an interrupt (gst-launch-1.0 -e
+            // sends EOS on Ctrl-C) or a source that does not deliver the range again.
+            let takenOut = silo.rangeProgress[safe: rangeIndex]?.framesTakenOut ?? 0
+            if receivedInRange < takenOut { return finishCutPass(session, silo: silo) }
+            if rangeIndex + 1 < rangeCount {
+                let nextRange = run.withLock { run in
+                    run.rangeIndex += 1
+                    run.framesInRange = 0
+                    return run.ranges[run.rangeIndex]
+                }
+                seekUpstream(to: nextRange)
+                return SWIFTVT_EOS_SWALLOW
+            }
         }
         let wantsAnother: Bool
         do throws(CompressionError) {
@@ -472,15 +478,102 @@ final class VTMultiPassSink: @unchecked Sendable {
             return SWIFTVT_EOS_FAILED
         }
         postProgress(GST_PROGRESS_TYPE_COMPLETE, pass: pass, "pass \(pass) complete (\(run.withLock { $0.framesThisPass }) frames)")
-        if let plan = session.multiPassStatistics?.lastPlan, plan.targetBits > 0 {
+        let plan = session.multiPassStatistics?.lastPlan
+        if let plan, plan.targetBits > 0 {
             log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(Self.format((Double(plan.codedBits) / plan.targetBits - 1) * 100, digits: 2)) %)")
+        }
+        if pass >= 2, let silo {
+            switch keepBestResult(of: pass, plan: plan, silo: silo) {
+            case .failed: return SWIFTVT_EOS_FAILED
+            case .takenBack: return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
+            case .kept: break
+            }
         }
         if wantsAnother {
             if startNextPass(session) { return SWIFTVT_EOS_SWALLOW }
             if run.withLock({ $0.session == nil }) { return SWIFTVT_EOS_FAILED }
-        } else if let reason = session.multiPassStatistics?.lastPlan?.stopReason {
+        } else if let reason = plan?.stopReason {
             log.info(object, "no further pass: \(reason)")
         }
+        return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
+    }
+
+    private enum PassOutcome { case kept, takenBack, failed }
+
+    /// After pass `pass` (>= 2) ended: a pass that landed farther from the target than the result
+    /// before it is taken back (the bits-per-quantizer model can mislead on a clip of a frame
+    /// or two, and a worse file must never come out of more passes); otherwise any range that did
+    /// not get all its frames back gets its earlier ones (the file must not miss frames).
+    private func keepBestResult(of pass: Int, plan: MultiPassRateControl.Plan?, silo: FrameSilo) -> PassOutcome {
+        let before = run.withLock { $0.codedBitsBeforePass }
+        do throws(MultiPassError) {
+            if let plan, let before, plan.targetBits > 0,
+                abs(Double(plan.codedBits) - plan.targetBits) > abs(Double(before) - plan.targetBits)
+            {
+                try silo.restoreFramesOfCurrentPass()
+                run.withLock { $0.passesNotKept += 1 }
+                let target = settings.withLock { Double($0.bitrateKilobits) }
+                let seconds = plan.duration
+                let kept = seconds > 0 ? Double(before) / seconds / 1000 : 0
+                let landed = seconds > 0 ? Double(plan.codedBits) / seconds / 1000 : 0
+                let off = target > 0 ? (kept / target - 1) * 100 : 0
+                let text = "vtmultipasssink: pass \(pass) came out farther from bitrate=\(Self.format(target, digits: 0)) kbit/s (\(Self.format(landed, digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(Self.format(kept, digits: 1)) kbit/s, \(Self.format(off, digits: 1)) % from the target) and no further pass runs"
+                // Within a few per cent is what two-pass encoders promise (x264's 2-pass ends
+                // within about 1-2 %); beyond that the user did not get the rate asked for.
+                if abs(off) > 5 {
+                    ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text).post(from: object, isError: false)
+                } else {
+                    log.info(object, text)
+                }
+                return .takenBack
+            }
+            let restored = try silo.restoreFramesOfUnfinishedRanges()
+            if restored.rangesRestored > 0 {
+                log.warning(object, "pass \(pass): \(restored.rangesRestored) range(s) did not get all their frames from the encoder; they keep their earlier frames")
+            }
+            return .kept
+        } catch {
+            Self.storageMessage(error, what: "the frame silo").post(from: object, isError: true)
+            return .failed
+        }
+    }
+
+    /// Pass `pass` (>= 2) ended before all its ranges were read: the frames the encoder still
+    /// holds are output, the ranges finished keep their new frames, the others get their
+    /// earlier ones back, and the file is written from that (a WARNING names the pass).
+    private func finishCutPass(_ session: CompressionSession, silo: FrameSilo) -> SwiftVTEOSAction {
+        let (pass, received, expected) = run.withLock { ($0.pass, $0.framesThisPass, $0.expectedFramesThisPass ?? 0) }
+        do throws(CompressionError) {
+            try session.completeFrames()
+        } catch {
+            // The frames it held are lost; their ranges are unfinished and get their earlier
+            // frames back below.
+            log.warning(object, "pass \(pass): the encoder failed to output the frames it held: \(error.message)")
+        }
+        noteBackend(of: session)
+        if let problem = siloProblem() {
+            problem.post(from: object, isError: true)
+            return SWIFTVT_EOS_FAILED
+        }
+        let restoration: FrameSilo.Restoration
+        do throws(MultiPassError) {
+            restoration = try silo.restoreFramesOfUnfinishedRanges()
+        } catch {
+            Self.storageMessage(error, what: "the frame silo").post(from: object, isError: true)
+            return SWIFTVT_EOS_FAILED
+        }
+        postProgress(GST_PROGRESS_TYPE_CANCELED, pass: pass, "pass \(pass) cut short after \(received) of \(expected) frames")
+        let ranges = restoration.rangesKept + restoration.rangesRestored
+        let earlier = pass == 2 ? "pass 1's" : "the earlier passes'"
+        let result = restoration.rangesKept == 0
+            ? "the file is \(earlier) complete result (none of the \(ranges) range(s) of pass \(pass) was finished)"
+            : "the file keeps the \(restoration.rangesKept) of \(ranges) range(s) pass \(pass) finished, and \(earlier) frames elsewhere"
+        ElementMessage.stream(
+            GST_STREAM_ERROR_FAILED,
+            "vtmultipasssink: pass \(pass) was cut short: the stream ended after \(received) of the \(expected) frames to re-encode "
+                + "(an interrupt, such as Ctrl-C under gst-launch-1.0 -e, or a source that does not deliver frames again after a seek, "
+                + "as videotestsrc num-buffers=N); \(result). For every pass, let the pipeline run to its end from a source that can seek, such as a file")
+            .post(from: object, isError: false)
         return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
     }
 
@@ -511,6 +604,8 @@ final class VTMultiPassSink: @unchecked Sendable {
                 run.ranges = ranges
                 run.rangeIndex = 0
                 run.framesThisPass = 0
+                run.framesInRange = 0
+                run.codedBitsBeforePass = plan?.codedBits
                 run.expectedFramesThisPass = plan?.frameCount
                 run.lastProgressStep = -1
                 return run.pass
@@ -575,8 +670,12 @@ final class VTMultiPassSink: @unchecked Sendable {
         let statistics = session.multiPassStatistics
         let bitrate = summary.seconds > 0 ? Double(summary.bytes) * 8 / summary.seconds / 1000 : 0
         let target = settings.withLock { Double($0.bitrateKilobits) }
-        log.info(object, "wrote \(location): \(summary.frames) frames, \(Self.format(bitrate, digits: 1)) kbit/s (target \(Self.format(target, digits: 0))), \(statistics?.passesCompleted ?? 1) passes, \(statistics?.framesReencoded ?? 0) frames re-encoded")
-        if let reason = statistics?.lastPlan?.targetOutOfReach {
+        // A pass taken back (see keepBestResult) is not in the file, nor counted.
+        let passTakenBack = run.withLock { $0.passesNotKept } > 0
+        let passes = (statistics?.passesCompleted ?? 1) - (passTakenBack ? 1 : 0)
+        let reencoded = (statistics?.framesReencoded ?? 0) - (passTakenBack ? statistics?.framesPerPass.last ?? 0 : 0)
+        log.info(object, "wrote \(location): \(summary.frames) frames, \(Self.format(bitrate, digits: 1)) kbit/s (target \(Self.format(target, digits: 0))), \(passes) passes, \(reencoded) frames re-encoded")
+        if !passTakenBack, let reason = statistics?.lastPlan?.targetOutOfReach {
             ElementMessage.stream(
                 GST_STREAM_ERROR_ENCODE,
                 "vtmultipasssink: bitrate=\(Self.format(target, digits: 0)) kbit/s is out of reach for this video: the file is \(Self.format(bitrate, digits: 1)) kbit/s, "
@@ -584,8 +683,8 @@ final class VTMultiPassSink: @unchecked Sendable {
                 .post(from: object, isError: false)
         }
         swiftvt_post_multipass_summary(
-            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(statistics?.passesCompleted ?? 1),
-            Int32(summary.frames), Int32(statistics?.framesReencoded ?? 0), bitrate, target, summary.seconds)
+            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(passes),
+            Int32(summary.frames), Int32(reencoded), bitrate, target, summary.seconds)
         return true
     }
 
