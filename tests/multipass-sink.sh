@@ -143,6 +143,16 @@ grep -Eq "ERROR.*(No space left|file-size limit|File too large)" "$log" || { tai
 [ -z "$(ls -A "$work" | grep '^\.swiftvt-' || true)" ] || fail "a temporary output was left beside location"
 echo "multipass-sink: 5. full temporary directory ($how): $(grep -Eo 'ERROR.*' "$log" | head -1 | cut -c1-200)"
 
+# Waits (up to 120 s) until the gst-launch-1.0 run PID, logging to LOG, has started pass 2.
+wait_for_pass_2() {
+    for _ in $(seq 1 1200); do
+        grep -q "Progress: (pass-2)" "$2" && return 0
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "pass 2 never started"
+}
+
 # 6. kill -9 during pass 2, then a new run.
 crash="$work/crash"
 mkdir -p "$crash"
@@ -150,12 +160,7 @@ out="$crash/out.mp4"
 log="$work/crash.log"
 gst-launch-1.0 filesrc location="$clip" ! $source_caps ! vtmultipasssink location="$out" bitrate=1000 >"$log" 2>&1 &
 pid=$!
-for _ in $(seq 1 1200); do
-    grep -q "Progress: (pass-2)" "$log" && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-grep -q "Progress: (pass-2)" "$log" || fail "pass 2 never started"
+wait_for_pass_2 "$pid" "$log"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 [ ! -e "$out" ] || fail "a partial file was left at location after kill -9"
@@ -209,12 +214,7 @@ out="$work/interrupted.mp4"
 log="$work/interrupted.log"
 gst-launch-1.0 -e filesrc location="$clip" ! $source_caps ! vtmultipasssink location="$out" bitrate=1000 >"$log" 2>&1 &
 pid=$!
-for _ in $(seq 1 1200); do
-    grep -q "Progress: (pass-2)" "$log" && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-grep -q "Progress: (pass-2)" "$log" || fail "pass 2 never started"
+wait_for_pass_2 "$pid" "$log"
 sleep 1
 kill -INT "$pid"
 status=0
