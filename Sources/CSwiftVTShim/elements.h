@@ -3,7 +3,6 @@
 #define SWIFTVT_ELEMENTS_H
 #include "SwiftVTShim.h"
 
-G_DECLARE_FINAL_TYPE(SwiftVTH264ParseToAVCC, swiftvt_h264parse_to_avcc, SWIFTVT, H264PARSE_TO_AVCC, GstBaseParse)
 gboolean swiftvt_register_h264parse_to_avcc(GstPlugin *plugin);
 /// `va_sink_caps`: vtdec_hw's sink caps for the VA device found at plugin load, NULL without one.
 gboolean swiftvt_register_vtdec(GstPlugin *plugin, const gchar *va_sink_caps);

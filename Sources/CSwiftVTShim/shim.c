@@ -173,23 +173,3 @@ GstBuffer *swiftvt_buffer_wrap_video(void *data, gsize size, GstVideoFormat form
                                    (gsize *) offsets, (gint *) strides);
     return buffer;
 }
-
-GType swiftvt_register_policy_type(GType parent, const char *type_name, guint16 class_size, guint16 instance_size,
-                                   GClassInitFunc class_init, GInstanceInitFunc instance_init,
-                                   SwiftVTHardwarePolicy default_hardware, gboolean implements_preset) {
-    GType type = g_type_from_name(type_name);
-    if (type != 0) return type;
-    GTypeInfo info = {
-        .class_size = class_size,
-        .class_init = class_init,
-        .class_data = GINT_TO_POINTER(default_hardware),
-        .instance_size = instance_size,
-        .instance_init = instance_init,
-    };
-    type = g_type_register_static(parent, type_name, &info, 0);
-    if (implements_preset) {
-        static const GInterfaceInfo preset_info = {NULL, NULL, NULL};
-        g_type_add_interface_static(type, GST_TYPE_PRESET, &preset_info);
-    }
-    return type;
-}

@@ -1,7 +1,9 @@
-// vtmultipasssink: GObject type, pad template, properties and vfunc trampolines of the
-// multi-pass encoding sink, plus the GStreamer calls Swift cannot make (variadic functions,
-// calls that must run on another thread). The behaviour is in Swift
-// (Sources/SwiftVTElements/VTMultiPassSink).
+// vtmultipasssink: the GstBaseSink vfunc trampolines of the multi-pass encoding sink and its
+// registration, plus the GStreamer calls Swift cannot make (variadic functions, calls that must
+// run on another thread). Its interface (properties, pad template, metadata) is declared with its
+// behaviour in Swift (Sources/SwiftVTElements/VTMultiPassSink/VTMultiPassSink.swift) and installed
+// by the generic class (element.c).
+#include <stddef.h>
 #include "SwiftVTShim.h"
 #include "elements.h"
 
@@ -16,98 +18,10 @@ typedef struct {
 
 typedef struct {
     GstBaseSinkClass parent_class;
-    SwiftVTHardwarePolicy default_hardware;
 } SwiftVTMultiPassSinkClass;
 
 static GstElementClass *parent_class = NULL;
 #define SELF(object) ((SwiftVTMultiPassSink *) (object))
-
-// The formats vtenc takes.
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw, format = (string) { I420, NV12 }, "
-                    /* As vtenc: H.264 streams in MP4/QuickTime start at one macroblock row and
-                       column of 16 (mp4mux and qtmux refuse smaller), and x264 and VA-API
-                       devices stop at 16384. */
-                    "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], framerate = (fraction) [ 0/1, MAX ]"));
-
-GType swiftvt_profile_get_type(void) {
-    static gsize type = 0;
-    static const GEnumValue values[] = {
-        {SWIFTVT_PROFILE_HIGH, "High", "high"},
-        {SWIFTVT_PROFILE_MAIN, "Main", "main"},
-        {SWIFTVT_PROFILE_CONSTRAINED_BASELINE, "Constrained baseline", "constrained-baseline"},
-        {SWIFTVT_PROFILE_BASELINE, "Baseline", "baseline"},
-        {0, NULL, NULL},
-    };
-    if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("SwiftVTProfile", values));
-    return type;
-}
-
-static GParamSpec *make_spec(guint id, SwiftVTHardwarePolicy default_hardware) {
-    const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
-    switch (id) {
-    case SWIFTVT_MPS_PROP_LOCATION:
-        return g_param_spec_string("location", "Location",
-            "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (Annex B byte stream). It appears only "
-            "when complete (written under a temporary name beside it, then renamed)", NULL, rw);
-    case SWIFTVT_MPS_PROP_BITRATE:
-        return g_param_spec_uint("bitrate", "Bit rate", "Target average bit rate of the whole file in kbit/s",
-                                 1, 2000000, 2000, rw);
-    case SWIFTVT_MPS_PROP_MAX_PASSES:
-        return g_param_spec_uint("max-passes", "Maximum passes",
-            "Passes at most, the first included (1 = single pass); passes stop earlier once the size is within 1 % "
-            "of the target and no GOP is worth re-encoding", 1, 10, 3, rw);
-    case SWIFTVT_MPS_PROP_TEMP_LOCATION:
-        return g_param_spec_string("temp-location", "Temporary location",
-            "Directory for the frame silo and the analysis storage (default: the directory of location)", NULL, rw);
-    case SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES:
-        return g_param_spec_boolean("keep-temporary-files", "Keep temporary files",
-            "Keep the analysis storage after the run (for inspection); the frame silo is always removed", FALSE, rw);
-    case SWIFTVT_MPS_PROP_HARDWARE:
-        return g_param_spec_enum("hardware", "Hardware encoding",
-            "Whether to encode on a VA-API device (auto: when available, require: fail without, disable: never)",
-            swiftvt_hardware_policy_get_type(), default_hardware, rw);
-    case SWIFTVT_MPS_PROP_PROFILE:
-        return g_param_spec_enum("profile", "Profile", "H.264 profile of the output",
-                                 swiftvt_profile_get_type(), SWIFTVT_PROFILE_HIGH, rw);
-    case SWIFTVT_MPS_PROP_ENTROPY_MODE:
-        return g_param_spec_enum("entropy-mode", "Entropy mode", "Entropy coding of the slices",
-                                 swiftvt_entropy_mode_get_type(), SWIFTVT_ENTROPY_AUTO, rw);
-    case SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING:
-        return g_param_spec_boolean("allow-frame-reordering", "Allow frame reordering",
-                                    "Allow B-frames (frames out of presentation order)", TRUE, rw);
-    case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL:
-        return g_param_spec_int("max-keyframe-interval", "Maximum key frame interval",
-            "Frames between IDR pictures at most (0 = ten seconds of frames, as x264enc's automatic setting, plus scene cuts). GOPs are "
-            "the unit of re-encoding: shorter GOPs let later passes re-encode less, longer ones compress better",
-            0, G_MAXINT, 0, rw);
-    case SWIFTVT_MPS_PROP_MAX_THREADS:
-        return g_param_spec_int("max-threads", "Maximum threads", "Encoding threads of the software encoder (0 = automatic)",
-                                0, 256, 0, rw);
-    case SWIFTVT_MPS_PROP_ACTIVE_BACKEND:
-        return g_param_spec_string("active-backend", "Active backend",
-                                   "The encoder in use: e.g. \"x264 (software)\"; empty before the first frame", "",
-                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-    default:
-        return NULL;
-    }
-}
-
-static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *spec) {
-    if (id == 0 || id >= SWIFTVT_MPS_PROP_COUNT) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, spec);
-        return;
-    }
-    swiftvt_vtmultipasssink_set_property(SELF(object)->swift, id, value);
-}
-
-static void get_property(GObject *object, guint id, GValue *value, GParamSpec *spec) {
-    if (id == 0 || id >= SWIFTVT_MPS_PROP_COUNT) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, spec);
-        return;
-    }
-    swiftvt_vtmultipasssink_get_property(SELF(object)->swift, id, value);
-}
 
 /// The run is prepared (hardware=require, the location, the silo) in change_state before the base
 /// class's NULL -> READY, which calls this vfunc: a failed start vfunc makes GstBaseSink post its
@@ -154,55 +68,26 @@ static gboolean event(GstBaseSink *sink, GstEvent *event) {
     return GST_BASE_SINK_CLASS(parent_class)->event(sink, event);
 }
 
-static void finalize(GObject *object) {
-    swiftvt_vtmultipasssink_destroy(SELF(object)->swift);
-    SELF(object)->swift = NULL;
-    G_OBJECT_CLASS(parent_class)->finalize(object);
-}
-
-static void class_init(gpointer klass, gpointer class_data) {
-    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+static void wire_vfuncs(gpointer klass) {
     GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
     GstBaseSinkClass *sink_class = GST_BASE_SINK_CLASS(klass);
-    SwiftVTHardwarePolicy default_hardware = (SwiftVTHardwarePolicy) GPOINTER_TO_INT(class_data);
-    ((SwiftVTMultiPassSinkClass *) klass)->default_hardware = default_hardware;
     parent_class = g_type_class_peek_parent(klass);
-
-    object_class->set_property = set_property;
-    object_class->get_property = get_property;
-    object_class->finalize = finalize;
     element_class->change_state = change_state;
     sink_class->start = start;
     sink_class->stop = stop;
     sink_class->set_caps = set_caps;
     sink_class->render = render;
     sink_class->event = event;
-
-    for (guint id = 1; id < SWIFTVT_MPS_PROP_COUNT; id++) {
-        g_object_class_install_property(object_class, id, make_spec(id, default_hardware));
-    }
-    gst_element_class_add_static_pad_template(element_class, &sink_template);
-    gst_element_class_set_static_metadata(
-        element_class, "SwiftVT multi-pass H.264 file sink", "Sink/File/Video/Encoder",
-        "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
-        "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file",
-        "SwiftVT developers");
-    gst_type_mark_as_plugin_api(swiftvt_profile_get_type(), 0);
 }
 
-static void instance_init(GTypeInstance *instance, gpointer klass) {
-    // A file writer: no clock synchronisation, like filesink.
-    gst_base_sink_set_sync(GST_BASE_SINK(instance), FALSE);
-    SELF(instance)->swift = swiftvt_vtmultipasssink_create(
-        GST_BASE_SINK(instance), ((SwiftVTMultiPassSinkClass *) klass)->default_hardware);
-}
+static const SwiftVTElementClassData class_data = {"vtmultipasssink", SWIFTVT_HARDWARE_AUTO, wire_vfuncs,
+                                                   offsetof(SwiftVTMultiPassSink, swift)};
 
 gboolean swiftvt_register_vtmultipasssink(GstPlugin *plugin) {
     if (vtmultipasssink_debug == NULL)
         GST_DEBUG_CATEGORY_INIT(vtmultipasssink_debug, "vtmultipasssink", 0, "SwiftVT multi-pass H.264 file sink");
-    GType type = swiftvt_register_policy_type(GST_TYPE_BASE_SINK, "SwiftVTMultiPassSink",
-                                              sizeof(SwiftVTMultiPassSinkClass), sizeof(SwiftVTMultiPassSink),
-                                              class_init, instance_init, SWIFTVT_HARDWARE_AUTO, FALSE);
+    GType type = swiftvt_register_element_type(GST_TYPE_BASE_SINK, "SwiftVTMultiPassSink", sizeof(SwiftVTMultiPassSinkClass),
+                                               sizeof(SwiftVTMultiPassSink), &class_data, FALSE);
     return gst_element_register(plugin, "vtmultipasssink", GST_RANK_NONE, type);
 }
 

@@ -1,7 +1,7 @@
 // The C side of SwiftVT: the GObject/GStreamer boilerplate that Swift cannot express (type
-// registration, class_init, pad templates, property specs) and fixed-signature stand-ins for the
-// macros and variadic functions Swift cannot import. Every element vfunc is forwarded to Swift
-// functions exported with @_cdecl and declared at the end of this header.
+// registration, one generic class whose interface Swift declares, the base classes' vfunc
+// trampolines) and fixed-signature stand-ins for the macros and variadic functions Swift cannot
+// import. Every element vfunc is forwarded to Swift functions exported with @_cdecl.
 #ifndef SWIFTVT_SHIM_H
 #define SWIFTVT_SHIM_H
 
@@ -88,8 +88,6 @@ static inline gboolean swiftvt_log_enabled(GstDebugCategory *category, GstDebugL
 GstDebugCategory *swiftvt_h264parse_to_avcc_debug_category(void);
 
 // Implemented in Swift (SwiftVTElements/H264ParseToAVCC).
-void *swiftvt_h264parse_to_avcc_create(GstBaseParse *parse);
-void swiftvt_h264parse_to_avcc_destroy(void *state);
 gboolean swiftvt_h264parse_to_avcc_start(void *state, GstBaseParse *parse);
 gboolean swiftvt_h264parse_to_avcc_stop(void *state, GstBaseParse *parse);
 gboolean swiftvt_h264parse_to_avcc_set_sink_caps(void *state, GstBaseParse *parse, GstCaps *caps);
@@ -100,7 +98,7 @@ void swiftvt_h264parse_to_avcc_flush(void *state, GstBaseParse *parse);
 /// Called for EOS before the base class drains and forwards it.
 void swiftvt_h264parse_to_avcc_will_drain(void *state, GstBaseParse *parse);
 
-// MARK: Hardware policy (shared by vtdec, vtenc and vtmultipasssink)
+// MARK: The generic element class (element.c; the interface itself is declared in Swift)
 
 typedef enum {
     SWIFTVT_HARDWARE_AUTO = 0,
@@ -108,14 +106,39 @@ typedef enum {
     SWIFTVT_HARDWARE_DISABLE = 2,
 } SwiftVTHardwarePolicy;
 
-GType swiftvt_hardware_policy_get_type(void);
+/// What one registered GType is: the Swift element behind it and its base-class vfuncs. Static
+/// storage: the type keeps a pointer to it.
+typedef struct {
+    /// The Swift element type (ElementTypes in SwiftVTElements/Support/ElementTypes.swift).
+    const char *kind;
+    /// The default of the `hardware` property, so one implementation serves several element
+    /// names (vtdec / vtdec_hw), each its own GType.
+    SwiftVTHardwarePolicy default_hardware;
+    /// The element's C file: sets the base class's vfuncs (trampolines into Swift).
+    void (*wire_vfuncs)(gpointer klass);
+    /// offsetof(instance struct, swift): where the Swift object's pointer lives.
+    gsize swift_offset;
+} SwiftVTElementClassData;
 
-/// Registers an element type whose class data is the default of its `hardware` property, so one
-/// implementation serves several element names (vtdec / vtdec_hw): each name is its own GType.
-/// `implements_preset`: the type implements GstPreset (as encoders do).
-GType swiftvt_register_policy_type(GType parent, const char *type_name, guint16 class_size, guint16 instance_size,
-                                   GClassInitFunc class_init, GInstanceInitFunc instance_init,
-                                   SwiftVTHardwarePolicy default_hardware, gboolean implements_preset);
+/// Registers a GType of the generic class: its class_init installs the Swift-declared interface
+/// and calls `data->wire_vfuncs`. `implements_preset`: the type implements GstPreset (encoders).
+GType swiftvt_register_element_type(GType parent, const char *type_name, guint16 class_size, guint16 instance_size,
+                                    const SwiftVTElementClassData *data, gboolean implements_preset);
+/// vtdec_hw's sink caps for the VA device found at plugin load (kept for the process's life:
+/// class_init may run whenever the class is first used); NULL without one.
+void swiftvt_set_hardware_sink_caps(const gchar *caps);
+const gchar *swiftvt_hardware_sink_caps(void);
+static const guint swiftvt_param_mutable_ready = GST_PARAM_MUTABLE_READY;
+static const guint swiftvt_param_mutable_playing = GST_PARAM_MUTABLE_PLAYING;
+
+// Implemented in Swift (SwiftVTElements/Support/ElementInterface.swift).
+void swiftvt_element_install_interface(gpointer klass, const char *kind, SwiftVTHardwarePolicy default_hardware);
+void *swiftvt_element_create(GTypeInstance *instance, const char *kind, SwiftVTHardwarePolicy default_hardware);
+void swiftvt_element_destroy(void *element, const char *kind);
+void swiftvt_element_set_property(void *element, const char *kind, SwiftVTHardwarePolicy default_hardware, guint id,
+                                  const GValue *value);
+void swiftvt_element_get_property(void *element, const char *kind, SwiftVTHardwarePolicy default_hardware, guint id,
+                                  GValue *value);
 
 // MARK: GstVideoDecoder helpers
 
@@ -168,14 +191,6 @@ GstBuffer *swiftvt_buffer_wrap_video(void *data, gsize size, GstVideoFormat form
 
 GstDebugCategory *swiftvt_vtdec_debug_category(void);
 // Implemented in Swift (SwiftVTElements/VTDec).
-void *swiftvt_vtdec_create(GstVideoDecoder *decoder, SwiftVTHardwarePolicy default_hardware);
-void swiftvt_vtdec_destroy(void *state);
-void swiftvt_vtdec_set_hardware(void *state, gint policy);
-gint swiftvt_vtdec_get_hardware(void *state);
-void swiftvt_vtdec_set_max_threads(void *state, gint threads);
-gint swiftvt_vtdec_get_max_threads(void *state);
-/// A newly allocated string (g_free).
-gchar *swiftvt_vtdec_copy_active_backend(void *state);
 /// FALSE (after posting the element's ERROR) when hardware=require cannot be met on this machine.
 gboolean swiftvt_vtdec_check_hardware_policy(void *state);
 gboolean swiftvt_vtdec_close(void *state, GstVideoDecoder *decoder);
@@ -189,25 +204,6 @@ void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_vid
 
 // MARK: vtenc
 
-typedef enum { SWIFTVT_RATE_CONTROL_ABR = 0, SWIFTVT_RATE_CONTROL_CBR = 1, SWIFTVT_RATE_CONTROL_QUALITY = 2 } SwiftVTRateControl;
-typedef enum { SWIFTVT_ENTROPY_AUTO = 0, SWIFTVT_ENTROPY_CAVLC = 1, SWIFTVT_ENTROPY_CABAC = 2 } SwiftVTEntropyMode;
-/// vtenc's property ids (the C property table and the Swift settings use the same numbers).
-typedef enum {
-    SWIFTVT_VTENC_PROP_BITRATE = 1,
-    SWIFTVT_VTENC_PROP_RATE_CONTROL,
-    SWIFTVT_VTENC_PROP_DATA_RATE_LIMITS,
-    SWIFTVT_VTENC_PROP_QUALITY,
-    SWIFTVT_VTENC_PROP_REALTIME,
-    SWIFTVT_VTENC_PROP_ALLOW_FRAME_REORDERING,
-    SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL,
-    SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL_DURATION,
-    SWIFTVT_VTENC_PROP_ENTROPY_MODE,
-    SWIFTVT_VTENC_PROP_HARDWARE,
-    SWIFTVT_VTENC_PROP_MAX_THREADS,
-    SWIFTVT_VTENC_PROP_ACTIVE_BACKEND,
-} SwiftVTEncProperty;
-GType swiftvt_rate_control_get_type(void);
-GType swiftvt_entropy_mode_get_type(void);
 GstDebugCategory *swiftvt_vtenc_debug_category(void);
 
 static inline gboolean swiftvt_codec_frame_is_force_keyframe(GstVideoCodecFrame *frame) {
@@ -236,10 +232,6 @@ static inline void swiftvt_codec_state_set_caps(GstVideoCodecState *state, GstCa
 }
 
 // Implemented in Swift (SwiftVTElements/VTEnc).
-void *swiftvt_vtenc_create(GstVideoEncoder *encoder, SwiftVTHardwarePolicy default_hardware);
-void swiftvt_vtenc_destroy(void *state);
-void swiftvt_vtenc_set_property(void *state, guint id, const GValue *value);
-void swiftvt_vtenc_get_property(void *state, guint id, GValue *value);
 /// FALSE (after posting the element's ERROR) when hardware=require cannot be met on this machine.
 gboolean swiftvt_vtenc_check_hardware_policy(void *state);
 gboolean swiftvt_vtenc_close(void *state, GstVideoEncoder *encoder);
@@ -266,30 +258,6 @@ G_END_DECLS
 
 // MARK: vtmultipasssink
 
-/// vtmultipasssink's property ids (the C specs and the Swift settings use the same numbers).
-typedef enum {
-    SWIFTVT_MPS_PROP_LOCATION = 1,
-    SWIFTVT_MPS_PROP_BITRATE,
-    SWIFTVT_MPS_PROP_MAX_PASSES,
-    SWIFTVT_MPS_PROP_TEMP_LOCATION,
-    SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES,
-    SWIFTVT_MPS_PROP_HARDWARE,
-    SWIFTVT_MPS_PROP_PROFILE,
-    SWIFTVT_MPS_PROP_ENTROPY_MODE,
-    SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING,
-    SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL,
-    SWIFTVT_MPS_PROP_MAX_THREADS,
-    SWIFTVT_MPS_PROP_ACTIVE_BACKEND,
-    SWIFTVT_MPS_PROP_COUNT
-} SwiftVTMultiPassSinkProperty;
-
-typedef enum {
-    SWIFTVT_PROFILE_HIGH = 0,
-    SWIFTVT_PROFILE_MAIN = 1,
-    SWIFTVT_PROFILE_CONSTRAINED_BASELINE = 2,
-    SWIFTVT_PROFILE_BASELINE = 3,
-} SwiftVTProfile;
-
 /// What the sink does with an EOS event.
 typedef enum {
     /// The file is complete: the base class handles EOS (posts it).
@@ -300,8 +268,6 @@ typedef enum {
     SWIFTVT_EOS_FAILED = 2,
 } SwiftVTEOSAction;
 
-GType swiftvt_profile_get_type(void);
-GType swiftvt_entropy_mode_get_type(void);
 GstDebugCategory *swiftvt_vtmultipasssink_debug_category(void);
 /// Whether upstream of `pad` can seek in time (the SEEKING query).
 gboolean swiftvt_pad_peer_seekable(GstPad *pad);
@@ -330,10 +296,6 @@ static inline void swiftvt_buffer_set_timing(GstBuffer *buffer, GstClockTime pts
     GST_BUFFER_DURATION(buffer) = duration;
 }
 // Implemented in Swift (SwiftVTElements/VTMultiPassSink).
-void *swiftvt_vtmultipasssink_create(GstBaseSink *sink, SwiftVTHardwarePolicy default_hardware);
-void swiftvt_vtmultipasssink_destroy(void *state);
-void swiftvt_vtmultipasssink_set_property(void *state, guint id, const GValue *value);
-void swiftvt_vtmultipasssink_get_property(void *state, guint id, GValue *value);
 gboolean swiftvt_vtmultipasssink_start(void *state, GstBaseSink *sink);
 gboolean swiftvt_vtmultipasssink_stop(void *state, GstBaseSink *sink);
 gboolean swiftvt_vtmultipasssink_set_caps(void *state, GstBaseSink *sink, GstCaps *caps);

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Lock order: only `state` is locked, and nothing calls out of the element (pushes, sets caps,
 /// posts messages) while holding it.
-final class H264ParseToAVCC: @unchecked Sendable {
+final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `state`.
     private let parse: UnsafeMutablePointer<GstBaseParse>
@@ -25,8 +25,20 @@ final class H264ParseToAVCC: @unchecked Sendable {
     /// logged after that, so a badly damaged stream cannot flood the application.
     private static let postedDamageWarnings = 5
 
-    init(parse: UnsafeMutablePointer<GstBaseParse>) {
-        self.parse = parse
+    init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
+        parse = instance.assumingMemoryBound(to: GstBaseParse.self)
+    }
+
+    static func interface(for context: ElementClassContext) -> ElementInterface<H264ParseToAVCC> {
+        ElementInterface(
+            longName: "H.264 Annex B to AVCC converter", classification: "Codec/Parser/Converter/Video",
+            description: "Turns an H.264 byte stream (start codes, in-band SPS/PPS) into access units of "
+                + "length-prefixed NAL units with the parameter sets in codec_data (avcC), with "
+                + "timestamps derived from the picture order count when upstream has none",
+            padTemplates: [
+                .sink("video/x-h264, stream-format = (string) byte-stream"),
+                .source("video/x-h264, stream-format = (string) { avc, avc3 }, alignment = (string) au, parsed = (boolean) true"),
+            ])
     }
 
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(parse) }
@@ -499,16 +511,6 @@ struct OwnedBuffer: @unchecked Sendable {
 
 private func element(_ state: UnsafeMutableRawPointer?) -> H264ParseToAVCC? {
     ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_create")
-func h264ParseToAVCCCreate(_ parse: UnsafeMutablePointer<GstBaseParse>) -> UnsafeMutableRawPointer {
-    ElementObject.retain(H264ParseToAVCC(parse: parse))
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_destroy")
-func h264ParseToAVCCDestroy(_ state: UnsafeMutableRawPointer?) {
-    ElementObject.release(state, as: H264ParseToAVCC.self)
 }
 
 @_cdecl("swiftvt_h264parse_to_avcc_start")

@@ -16,37 +16,27 @@ import SwiftVT
 ///
 /// Locks: `settings` and `state` are never held together, and neither is held while calling
 /// out of the element (finishing frames, negotiating, posting messages).
-final class VTDec: @unchecked Sendable {
+final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     // `decoder` is the GObject that owns this object (created in instance_init, released in
     // finalize); mutable state is behind the two mutexes.
     private let decoder: UnsafeMutablePointer<GstVideoDecoder>
     private let log = DebugCategory(pointer: swiftvt_vtdec_debug_category())
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(decoder) }
 
+    /// Property values, as set on the element (declared in ``interface(for:)``).
     struct Settings: Sendable {
         var hardware: HardwarePolicy
-        var maxThreads = 0
+        var maxThreads: Int32 = 0
     }
 
     private let settings: Mutex<Settings>
 
-    /// How the input frames carry NAL units.
-    enum InputFormat: Sendable, Equatable {
-        /// Length-prefixed, parameter sets in codec_data (and possibly in band).
-        case avc(nalUnitHeaderLength: Int)
-        /// Length-prefixed, parameter sets in band (codec_data optional).
-        case avc3(nalUnitHeaderLength: Int)
-        /// Start codes, parameter sets in band.
-        case byteStream
-    }
+    typealias InputFormat = H264SampleBuilder.InputFormat
 
     struct State: SessionElementState {
-        var inputFormat = InputFormat.byteStream
+        /// The stream's parameter sets and the description they make; access units as samples.
+        var builder = H264SampleBuilder()
         var frameRate: (numerator: Int32, denominator: Int32)?
-        /// The parameter sets the stream has given so far (codec_data and in band).
-        var parameterSets = ParameterSetStore()
-        /// The description the session was made for, or the newest one waiting for a session.
-        var formatDescription: FormatDescription?
         var session: DecompressionSession?
         /// Parameter sets a running session has not seen yet: sent in band before the next frame.
         var pendingInBandParameterSets: [[UInt8]] = []
@@ -54,59 +44,61 @@ final class VTDec: @unchecked Sendable {
         var downstreamSupportsVideoMeta = false
         var activeBackend = ""
         var waitingForParameterSetsWarned = false
-        /// The NAL unit length size of codec_data's avcC record, when the caps carry one.
-        var codecDataNALUnitHeaderLength: Int?
-        /// Whether the warning for length-prefixed input labelled byte-stream was posted.
-        var mislabelledInputWarned = false
-        /// A warning prepare() found, posted by handleFrame out of the lock.
-        var pendingWarning: ElementMessage?
         /// The input state from set_format: output caps take framerate, pixel aspect ratio and
         /// colorimetry from it.
         var inputState: CodecStateReference?
     }
 
-    /// A reference to a GstVideoCodecState, released when the last copy goes.
-    final class CodecStateReference: @unchecked Sendable {
-        // Owns one reference to an immutable (after set_format) codec state.
-        let pointer: UnsafeMutablePointer<GstVideoCodecState>
-        init(_ pointer: UnsafeMutablePointer<GstVideoCodecState>) { self.pointer = gst_video_codec_state_ref(pointer) }
-        deinit { gst_video_codec_state_unref(pointer) }
-    }
-
     private let state = Mutex(State())
-    /// The VA-API factory (and its opened device) from the hardware=require check at the state
-    /// change to the element's close; every session of this element uses it.
-    private let hardwareFactory: HardwareFactoryHolder<VAH264DecoderFactory>
+    private let sessions: SessionFactory<VAH264DecoderFactory>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     private let refusedCaps = CapsRefusals()
     /// Frames the session's output handler delivered, taken after each call into the session.
     private let delivered = DeliveredOutput<DecodedFrame>()
 
-    init(decoder: UnsafeMutablePointer<GstVideoDecoder>, defaultHardware: HardwarePolicy) {
-        self.decoder = decoder
-        settings = Mutex(Settings(hardware: defaultHardware))
-        let log = self.log
-        // The element's address, for VA-API log lines (an integer, as the closure is Sendable).
-        let objectAddress = UInt(bitPattern: UnsafeMutableRawPointer(decoder))
-        hardwareFactory = HardwareFactoryHolder {
-            VAH264DecoderFactory(log: { log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0) })
-        }
+    init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
+        decoder = instance.assumingMemoryBound(to: GstVideoDecoder.self)
+        settings = Mutex(Settings(hardware: context.defaultHardware))
+        sessions = SessionFactory(log: log, element: instance)
         // Output is in presentation order from the session; the base class must not reorder.
         gst_video_decoder_set_packetized(decoder, 1)
         gst_video_decoder_set_needs_format(decoder, 1)
     }
 
-    // MARK: Properties
+    // MARK: Interface
 
-    var hardware: HardwarePolicy {
-        get { settings.withLock { $0.hardware } }
-        set { settings.withLock { $0.hardware = newValue } }
+    static func interface(for context: ElementClassContext) -> ElementInterface<VTDec> {
+        let hardwareOnly = context.defaultHardware == .require
+        // vtdec_hw with a VA device: only the profiles it decodes, so that decodebin does not
+        // choose vtdec_hw for a stream the device cannot take (GStreamer's va plugin does the same).
+        let sinkCaps = hardwareOnly ? context.hardwareSinkCaps : nil
+        return ElementInterface(
+            longName: hardwareOnly ? "SwiftVT H.264 decoder (hardware required)" : "SwiftVT H.264 decoder",
+            classification: hardwareOnly ? "Codec/Decoder/Video/Hardware" : "Codec/Decoder/Video",
+            description: "Decodes H.264 on the VideoToolbox decompression-session model: VA-API when available, libavcodec otherwise",
+            padTemplates: [
+                .sink(sinkCaps ?? "video/x-h264, stream-format = (string) { avc, avc3, byte-stream }, alignment = (string) au"),
+                .source("video/x-raw, format = (string) { I420, NV12, I420_10LE, P010_10LE, Y42B, I422_10LE, Y444, Y444_10LE }, "
+                    + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+            ],
+            properties: [
+                .enumeration(
+                    "hardware", nick: "Hardware decoding",
+                    blurb: "Whether to decode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
+                        + "RequireHardwareAcceleratedVideoDecoder). Takes effect when the next decoding session starts.",
+                    default: context.defaultHardware, at: \.hardware),
+                .int("max-threads", nick: "Maximum threads",
+                     blurb: "Decoding threads of the software decoder (0 = one per core). Takes effect when the next decoding session starts.",
+                     0...256, default: 0, at: \.maxThreads),
+                .reported("active-backend", nick: "Active backend",
+                          blurb: "The decoder in use: e.g. \"libavcodec (software)\"; empty before the first session starts",
+                          .string(default: "")) { .string($0.activeBackend) },
+            ])
     }
 
-    var maxThreads: Int {
-        get { settings.withLock { $0.maxThreads } }
-        set { settings.withLock { $0.maxThreads = max(0, newValue) } }
-    }
+    func withSettings<Result>(_ body: (inout Settings) -> Result) -> Result { settings.withLock { body(&$0) } }
+
+    private var hardware: HardwarePolicy { settings.withLock { $0.hardware } }
 
     var activeBackend: String { state.withLock { $0.activeBackend } }
 
@@ -116,8 +108,7 @@ final class VTDec: @unchecked Sendable {
     /// VA-API device here decodes H.264 at all. Whether it takes this stream's profile is known
     /// from the caps or the first SPS (vtdec_hw's sink caps already list what the device decodes).
     func checkHardwarePolicy() -> Bool {
-        let factory = hardwareFactory.current
-        return HardwareRequirement.check(hardware, work: .decoding, element: object) { factory.deviceUnavailableReason() }
+        sessions.checkHardwarePolicy(hardware, work: .decoding, element: object)
     }
 
     func start() -> Bool {
@@ -128,7 +119,7 @@ final class VTDec: @unchecked Sendable {
 
     /// READY -> NULL: the device is let go; the next open looks for one again.
     func close() -> Bool {
-        hardwareFactory.close()
+        sessions.close()
         return true
     }
 
@@ -172,7 +163,7 @@ final class VTDec: @unchecked Sendable {
     private func hardwareRefusal(of record: AVCDecoderConfigurationRecord?) -> ElementMessage? {
         guard let record, hardware == .require,
               let description = try? FormatDescription(h264ParameterSets: record.sequenceParameterSets + record.pictureParameterSets),
-              let reason = hardwareFactory.current.unavailableReason(for: description)
+              let reason = sessions.hardwareFactory.unavailableReason(for: description)
         else { return nil }
         let name = HardwareRequirement.factoryName(of: object)
         return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
@@ -235,31 +226,13 @@ final class VTDec: @unchecked Sendable {
         let reference = CodecStateReference(input)
         state.withLock { state in
             state.inputState = reference
-            state.inputFormat = inputFormat
             state.frameRate = frameRate
-            state.codecDataNALUnitHeaderLength = record?.nalUnitHeaderLength
-            if let record {
-                for set in record.sequenceParameterSets + record.pictureParameterSets {
-                    _ = set.withUnsafeBytes { raw in
-                        Result { () throws(H264Error) in try Self.store(raw, in: &state.parameterSets) }
-                    }
-                }
-                // New codec_data (a resolution change, new PPSs): the next frame checks whether
-                // the running session can take it.
-                refreshFormat(&state)
-            }
+            // New codec_data (a resolution change, new PPSs): the next frame checks whether the
+            // running session can take it.
+            state.builder.setInput(inputFormat, configuration: record)
         }
         log.info(object, "input: stream-format \(streamFormat)\(record.map { ", codec_data with \($0.sequenceParameterSets.count) SPS and \($0.pictureParameterSets.count) PPS" } ?? "")")
         // The session follows on the first frame, once the parameter sets are known.
-    }
-
-    @discardableResult
-    private static func store(_ nal: UnsafeRawBufferPointer, in store: inout ParameterSetStore) throws(H264Error) -> ParameterSetStore.Change {
-        switch nal.first.map({ NALUnitType(rawValue: $0) }) {
-        case .sequenceParameterSet?: return try store.storeSequenceParameterSet(nal).change
-        case .pictureParameterSet?: return try store.storePictureParameterSet(nal).change
-        default: return .unchanged
-        }
     }
 
     // MARK: Frames
@@ -272,27 +245,22 @@ final class VTDec: @unchecked Sendable {
         let isSync = swiftvt_codec_frame_is_sync_point(frame) != 0
         let pts = swiftvt_codec_frame_pts(frame)
         let duration = swiftvt_codec_frame_duration(frame)
-        let wrapped = MappedBuffer(input)
-        guard let bytes = wrapped?.bytes else {
+        guard let input = MappedBuffer(input) else {
             return gst_video_decoder_drop_frame(decoder, frame)
         }
 
-        // Gather the frame's NAL units as AVCC and any parameter sets it carries.
-        let (prepared, warning) = state.withLock { state in
-            let prepared = prepare(bytes, state: &state)
-            defer { state.pendingWarning = nil }
-            return (prepared, state.pendingWarning)
-        }
-        warning?.post(from: object, isError: false)
-        let sample: [UInt8]?
-        switch prepared {
-        case .failure(let message):
-            let flow = countError(message)
+        // The frame's NAL units as the session's samples carry them, and any parameter sets.
+        let read = state.withLock { state in Result { () throws(H264Error) in try state.builder.read(input.bytes) } }
+        let unit: H264SampleBuilder.AccessUnit
+        switch read {
+        case .failure(let damage):
+            let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(damage)) was dropped."))
             gst_video_decoder_drop_frame(decoder, frame)
             return flow
-        case .success(let payload):
-            sample = payload
+        case .success(let value):
+            unit = value
         }
+        report(unit.notices)
 
         // A session for the current parameter sets: keep, create or replace.
         switch ensureSession() {
@@ -313,17 +281,14 @@ final class VTDec: @unchecked Sendable {
                 defer { state.pendingInBandParameterSets.removeAll() }
                 return state.pendingInBandParameterSets
             }
-            let data = Self.withParameterSets(inBand, before: sample, original: wrapped)
             let timing = SampleTimingInfo(
                 duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
                 presentationTimeStamp: pts == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(pts)),
                 decodeTimeStamp: .invalid)
-            var attachments = SampleAttachments()
-            attachments.notSync = !isSync
             do throws(SampleBufferError) {
-                let sampleBuffer = try SampleBuffer(
-                    dataBuffer: data, formatDescription: session.formatDescription, sampleCount: 1,
-                    timings: .uniform(timing), sizes: .uniform(data.count), sampleAttachments: [attachments])
+                let sampleBuffer = try H264SampleBuilder.sampleBuffer(
+                    unit, original: input.blockBuffer(), inBandParameterSets: inBand,
+                    formatDescription: session.formatDescription, timing: timing, isSync: isSync)
                 do throws(DecompressionError) {
                     try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
                     noteBackendChange(of: session)
@@ -360,149 +325,29 @@ final class VTDec: @unchecked Sendable {
         }
     }
 
-    /// The result of reading one input frame.
-    private enum Prepared {
-        /// AVCC bytes to decode; nil when the input is already AVCC with 4-byte lengths and can be
-        /// wrapped as it is.
-        case success([UInt8]?)
-        case failure(ElementMessage)
-    }
-
-    private func prepare(_ bytes: UnsafeRawBufferPointer, state: inout State) -> Prepared {
-        // The access unit's parameter sets, stored once its slices are known (see
-        // storeParameterSets: whether it holds an IDR picture decides about a changed SPS).
-        var parameterSets: [UnsafeRawBufferPointer] = []
-        var holdsIDRPicture = false
-        func note(_ nal: UnsafeRawBufferPointer) {
-            guard let header = nal.first else { return }
-            let type = NALUnitType(rawValue: header)
-            if type == .sequenceParameterSet || type == .pictureParameterSet {
-                parameterSets.append(nal)
-            } else if header & 0x1F == 5 {
-                holdsIDRPicture = true  // nal_unit_type 5: a slice of an IDR picture
-            }
-        }
-        var format = state.inputFormat
-        if format == .byteStream, let length = Self.mislabelledLengthPrefix(bytes, codecDataLength: state.codecDataNALUnitHeaderLength) {
-            // Length-prefixed NAL units under byte-stream caps (a demuxer's avc stream whose
-            // caps were rewritten, e.g. capssetter): decoded as what they are, as libavcodec
-            // (avdec_h264) does, with one warning so the caps get fixed upstream.
-            if !state.mislabelledInputWarned {
-                state.mislabelledInputWarned = true
-                state.pendingWarning = .stream(
+    /// Tells what the builder noticed about the input: a wrong label once as a WARNING (so the
+    /// caps get fixed upstream), damage and ignored parameter sets in the log.
+    private func report(_ notices: [H264SampleBuilder.Notice]) {
+        for notice in notices {
+            switch notice {
+            case .lengthPrefixedUnderByteStreamLabel(let length):
+                ElementMessage.stream(
                     GST_STREAM_ERROR_FORMAT,
                     "vtdec: the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc), "
                         + "not start codes; decoding them as avc. Fix the caps upstream (stream-format=avc with codec_data).")
+                    .post(from: object, isError: false)
+            case .damagedLength(let damage, let intactBytes):
+                log.warning(object, "damaged input frame (\(damage)): decoding its \(intactBytes) intact bytes")
+            case .sequenceParameterSetChangeIgnored(let id):
+                log.warning(object, "an SPS changing seq_parameter_set_id \(id) outside an IDR access unit was ignored (7.4.1.2.1; damaged input?)")
             }
-            format = .avc3(nalUnitHeaderLength: length)
-        }
-        switch format {
-        case .avc(let length), .avc3(let length):
-            // A damaged length (bit errors in a file) ends the sample where it is: the NAL units
-            // before it are whole and are decoded, as libavcodec does, instead of dropping the
-            // frame and every frame that refers to it.
-            var intactEnd = 0
-            var damage: H264Error?
-            do {
-                try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
-                    note(UnsafeRawBufferPointer(rebasing: bytes[range]))
-                    intactEnd = range.upperBound
-                }
-            } catch {
-                damage = error as? H264Error
-            }
-            if let damage {
-                guard intactEnd > 0 else {
-                    return .failure(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(damage)) was dropped."))
-                }
-                log.warning(object, "damaged input frame (\(damage)): decoding its \(intactEnd) intact bytes")
-            }
-            storeParameterSets(parameterSets, holdsIDRPicture: holdsIDRPicture, state: &state)
-            let intact = UnsafeRawBufferPointer(rebasing: bytes[0..<intactEnd])
-            if length == 4 && damage == nil { return .success(nil) }
-            // Copy: the session's samples use 4-byte lengths (1- and 2-byte ones are re-framed),
-            // and a damaged sample must end before its damaged length.
-            var converted: [UInt8] = []
-            converted.reserveCapacity(intact.count + 16)
-            _ = try? AVCC.forEachNALUnit(in: intact, nalUnitHeaderLength: length) { range in
-                let count = UInt32(range.count)
-                converted += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
-                converted += intact[range]
-            }
-            return .success(converted)
-        case .byteStream:
-            AnnexB.forEachNALUnit(in: bytes) { unit in note(UnsafeRawBufferPointer(rebasing: bytes[unit.payloadRange])) }
-            storeParameterSets(parameterSets, holdsIDRPicture: holdsIDRPicture, state: &state)
-            var converted: [UInt8] = []
-            // Copy: start codes become 4-byte lengths (the AVCC samples the session decodes).
-            _ = try? AVCC.appendLengthPrefixed(fromAnnexB: bytes, nalUnitHeaderLength: 4, to: &converted)
-            return .success(converted)
-        }
-    }
-
-    /// Stores an access unit's SPS/PPS. An SPS whose content differs from the one in use under
-    /// its id is taken only in an access unit with an IDR picture: a changed SPS may only be
-    /// activated there (7.4.1.2.1), so one elsewhere is damage (bit errors), and taking it would
-    /// replace the decoder and lose every reference picture until the next IDR.
-    private func storeParameterSets(_ sets: [UnsafeRawBufferPointer], holdsIDRPicture: Bool, state: inout State) {
-        var changed = false
-        for nal in sets {
-            if !holdsIDRPicture, NALUnitType(rawValue: nal[0]) == .sequenceParameterSet,
-               let parsed = try? SequenceParameterSet.parse(nalUnit: nal),
-               let current = state.parameterSets.rawSequenceParameterSet(id: parsed.seqParameterSetID),
-               !current.elementsEqual(nal) {
-                log.warning(object, "an SPS changing seq_parameter_set_id \(parsed.seqParameterSetID) outside an IDR access unit was ignored (7.4.1.2.1; damaged input?)")
-                continue
-            }
-            if ((try? Self.store(nal, in: &state.parameterSets)) ?? .unchanged) != .unchanged { changed = true }
-        }
-        if changed { refreshFormat(&state) }
-    }
-
-    /// The NAL unit length size of a buffer that, under byte-stream caps, holds length-prefixed
-    /// NAL units instead: the lengths (codec_data's size, else 4 bytes) tile the buffer exactly
-    /// with NAL units whose header is plausible (forbidden_zero_bit 0, 7.4.1; a type 1-23).
-    /// Not a start-code test: a 4-byte length of 256-511 begins with 00 00 01 too. Annex B data
-    /// does not tile: after its first "length" (the start code, 1) the next four bytes (NAL
-    /// header and payload) make a length that runs past the end or misses it. nil for Annex B.
-    static func mislabelledLengthPrefix(_ bytes: UnsafeRawBufferPointer, codecDataLength: Int?) -> Int? {
-        guard bytes.count >= 5 else { return nil }
-        let length = codecDataLength ?? 4
-        var plausible = true
-        var units = 0
-        do {
-            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: length) { range in
-                let header = bytes[range.lowerBound]
-                let type = header & 0x1F
-                if header & 0x80 != 0 || type == 0 || type > 23 { plausible = false }
-                units += 1
-            }
-        } catch {
-            return nil
-        }
-        return plausible && units > 0 ? length : nil
-    }
-
-    /// After new or changed parameter sets: the description they make now.
-    private func refreshFormat(_ state: inout State) {
-        let sets = state.parameterSets.sequenceParameterSetIDs.compactMap { state.parameterSets.rawSequenceParameterSet(id: $0) }
-            + state.parameterSets.pictureParameterSetIDs.compactMap { id in
-                state.parameterSets.pictureParameterSet(id: id) != nil ? state.parameterSets.rawPictureParameterSet(id: id) : nil
-            }
-        guard let description = try? FormatDescription(h264ParameterSets: sets) else { return }
-        if description != state.formatDescription {
-            state.formatDescription = description
-            log.debug(object, "parameter sets now describe \(description.dimensions.width)x\(description.dimensions.height)")
         }
     }
 
     /// The running session when it can decode the current description; otherwise the old one is
     /// drained and a new one made. nil when there are no parameter sets yet.
     private func ensureSession() -> Result<DecompressionSession?, ElementMessage> {
-        if state.withLock({ $0.formatDescription == nil }) {
-            state.withLock { refreshFormat(&$0) }
-        }
-        let (current, description) = state.withLock { ($0.session, $0.formatDescription) }
+        let (current, description) = state.withLock { ($0.session, $0.builder.formatDescription) }
         guard let description else { return .success(nil) }
         if let current {
             if current.formatDescription == description { return .success(current) }
@@ -525,20 +370,16 @@ final class VTDec: @unchecked Sendable {
             delivered.append(frame)
         }
         do throws(DecompressionError) {
-            let session = try DecompressionSession(
-                formatDescription: description,
-                decoderSpecification: DecoderSpecification(
-                    hardwarePolicy: configuration.hardware, threadCount: configuration.maxThreads),
-                destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: formats),
-                backends: [hardwareFactory.current, LibavcodecDecoderFactory()],
-                outputHandler: handler)
+            let session = try sessions.makeDecompressionSession(
+                formatDescription: description, hardwarePolicy: configuration.hardware,
+                threadCount: Int(configuration.maxThreads), pixelFormats: formats, outputHandler: handler)
             state.withLock { state in
                 state.session = session
                 state.activeBackend = session.activeBackendName
             }
             log.info(object, "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)"
                 + (session.backendsPassedOver.isEmpty ? "" : " (passed over: \(session.backendsPassedOver))"))
-            reportLatency(for: description, threads: configuration.maxThreads)
+            reportLatency(for: description, threads: Int(configuration.maxThreads))
             return .success(session)
         } catch {
             state.withLock { $0.session = nil }
@@ -556,10 +397,8 @@ final class VTDec: @unchecked Sendable {
     /// Latency: the frames the decoder may hold before output (the DPB, A.3.1 or the VUI's
     /// max_dec_frame_buffering) plus the frames in flight in frame threads.
     private func reportLatency(for description: FormatDescription, threads: Int) {
-        guard let spsBytes = description.h264SequenceParameterSets.first,
-              let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) else { return }
+        guard let frames = H264SampleBuilder.decoderDelay(for: description, threadCount: threads) else { return }
         let rate: (numerator: Int32, denominator: Int32) = state.withLock { $0.frameRate } ?? (25, 1)
-        let frames = sps.maxDpbFrames + max(0, (threads == 0 ? 2 : threads) - 1)
         let latency = MediaTime(value: Int64(rate.denominator) * Int64(frames), timescale: rate.numerator)
         gst_video_decoder_set_latency(decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))
         log.debug(object, "latency \(frames) frames")
@@ -732,26 +571,6 @@ final class VTDec: @unchecked Sendable {
         }
     }
 
-    /// A sample made of in-band parameter sets (AVCC) followed by the frame; wraps the input
-    /// buffer itself when there is nothing to add or convert.
-    private static func withParameterSets(_ sets: [[UInt8]], before converted: [UInt8]?, original: MappedBuffer?) -> BlockBuffer {
-        var block = BlockBuffer()
-        if !sets.isEmpty {
-            var prefix: [UInt8] = []
-            for set in sets {
-                let count = UInt32(set.count)
-                prefix += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
-                prefix += set
-            }
-            block.append(BlockBuffer(prefix))
-        }
-        if let converted {
-            block.append(BlockBuffer(converted))
-        } else if let original {
-            block.append(original.blockBuffer())
-        }
-        return block
-    }
 }
 
 /// An input GstBuffer mapped for reading, kept mapped (and referenced) until the last
@@ -784,51 +603,6 @@ final class MappedBuffer: @unchecked Sendable {
 
 private func vtdec(_ state: UnsafeMutableRawPointer?) -> VTDec? {
     ElementObject.borrow(state)
-}
-
-extension HardwarePolicy {
-    init(shimValue: Int32) {
-        switch shimValue {
-        case Int32(SWIFTVT_HARDWARE_REQUIRE.rawValue): self = .require
-        case Int32(SWIFTVT_HARDWARE_DISABLE.rawValue): self = .disable
-        default: self = .auto
-        }
-    }
-
-    var shimValue: Int32 {
-        switch self {
-        case .auto: return Int32(SWIFTVT_HARDWARE_AUTO.rawValue)
-        case .require: return Int32(SWIFTVT_HARDWARE_REQUIRE.rawValue)
-        case .disable: return Int32(SWIFTVT_HARDWARE_DISABLE.rawValue)
-        }
-    }
-}
-
-@_cdecl("swiftvt_vtdec_create")
-func vtdecCreate(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
-    ElementObject.retain(VTDec(decoder: decoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue))))
-}
-
-@_cdecl("swiftvt_vtdec_destroy")
-func vtdecDestroy(_ state: UnsafeMutableRawPointer?) {
-    ElementObject.release(state, as: VTDec.self)
-}
-
-@_cdecl("swiftvt_vtdec_set_hardware")
-func vtdecSetHardware(_ state: UnsafeMutableRawPointer?, _ policy: Int32) { vtdec(state)?.hardware = HardwarePolicy(shimValue: policy) }
-
-@_cdecl("swiftvt_vtdec_get_hardware")
-func vtdecGetHardware(_ state: UnsafeMutableRawPointer?) -> Int32 { vtdec(state)?.hardware.shimValue ?? 0 }
-
-@_cdecl("swiftvt_vtdec_set_max_threads")
-func vtdecSetMaxThreads(_ state: UnsafeMutableRawPointer?, _ threads: Int32) { vtdec(state)?.maxThreads = Int(threads) }
-
-@_cdecl("swiftvt_vtdec_get_max_threads")
-func vtdecGetMaxThreads(_ state: UnsafeMutableRawPointer?) -> Int32 { Int32(clamping: vtdec(state)?.maxThreads ?? 0) }
-
-@_cdecl("swiftvt_vtdec_copy_active_backend")
-func vtdecCopyActiveBackend(_ state: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<gchar>? {
-    g_strdup(vtdec(state)?.activeBackend ?? "")
 }
 
 @_cdecl("swiftvt_vtdec_check_hardware_policy")

@@ -18,25 +18,21 @@ import SwiftVT
 ///
 /// Locks: `settings`, `state` and `delivered` are never held together, and none is held while
 /// calling out (finishing frames, negotiating, posting messages).
-final class VTEnc: @unchecked Sendable {
+final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     // `encoder` is the GObject that owns this object; mutable state is behind the mutexes.
     private let encoder: UnsafeMutablePointer<GstVideoEncoder>
     private let log = DebugCategory(pointer: swiftvt_vtenc_debug_category())
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(encoder) }
 
-    /// Property values, as set on the element.
-    struct Settings: Sendable {
+    /// Property values, as set on the element (declared in ``interface(for:)``).
+    struct Settings: EncoderSettingsHolder {
+        var encoder: EncoderSettings
         var bitrateKilobits: UInt32 = 0
-        var rateControl = SWIFTVT_RATE_CONTROL_ABR
+        var rateControl = RateControlMode.averageBitRate
         var dataRateLimits = ""
         var quality = 0.5
         var realtime = false
-        var allowFrameReordering = true
-        var maxKeyframeInterval: Int32 = 0
         var maxKeyframeIntervalDuration: UInt64 = 0
-        var entropyMode = SWIFTVT_ENTROPY_AUTO
-        var hardware: HardwarePolicy
-        var maxThreads: Int32 = 0
     }
 
     private let settings: Mutex<Settings>
@@ -45,7 +41,7 @@ final class VTEnc: @unchecked Sendable {
 
     struct State: SessionElementState {
         var session: CompressionSession?
-        var inputState: VTDec.CodecStateReference?
+        var inputState: CodecStateReference?
         var width = 0
         var height = 0
         var pixelFormat = PixelFormat.i420
@@ -64,87 +60,74 @@ final class VTEnc: @unchecked Sendable {
     private let delivered = DeliveredOutput<EncodedFrame>()
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     private let refusedCaps = CapsRefusals()
-    /// The VA-API factory (and its opened device) from the hardware=require check at the state
-    /// change to the element's close; every session of this element uses it.
-    private let hardwareFactory: HardwareFactoryHolder<VAH264EncoderFactory>
+    private let sessions: SessionFactory<VAH264EncoderFactory>
 
-    init(encoder: UnsafeMutablePointer<GstVideoEncoder>, defaultHardware: HardwarePolicy) {
-        self.encoder = encoder
-        settings = Mutex(Settings(hardware: defaultHardware))
-        let log = self.log
-        // The element's address, for VA-API log lines (an integer, as the closure is Sendable).
-        let objectAddress = UInt(bitPattern: UnsafeMutableRawPointer(encoder))
-        hardwareFactory = HardwareFactoryHolder {
-            VAH264EncoderFactory(log: { log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0) })
-        }
+    init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
+        encoder = instance.assumingMemoryBound(to: GstVideoEncoder.self)
+        settings = Mutex(Settings(encoder: EncoderSettings(hardware: context.defaultHardware)))
+        sessions = SessionFactory(log: log, element: instance)
     }
 
-    // MARK: Properties (ids from SwiftVTEncProperty; the C table installs them)
+    func withSettings<Result>(_ body: (inout Settings) -> Result) -> Result { settings.withLock { body(&$0) } }
 
-    func setProperty(_ id: UInt32, _ value: UnsafePointer<GValue>) {
-        var bitrateChanged = false
-        settings.withLock { settings in
-            switch id {
-            case SWIFTVT_VTENC_PROP_BITRATE.rawValue:
-                bitrateChanged = settings.bitrateKilobits != g_value_get_uint(value)
-                settings.bitrateKilobits = g_value_get_uint(value)
-            case SWIFTVT_VTENC_PROP_RATE_CONTROL.rawValue:
-                settings.rateControl = SwiftVTRateControl(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
-            case SWIFTVT_VTENC_PROP_DATA_RATE_LIMITS.rawValue:
-                settings.dataRateLimits = g_value_get_string(value).map { String(cString: $0) } ?? ""
-                bitrateChanged = true
-            case SWIFTVT_VTENC_PROP_QUALITY.rawValue: settings.quality = g_value_get_double(value)
-            case SWIFTVT_VTENC_PROP_REALTIME.rawValue: settings.realtime = g_value_get_boolean(value) != 0
-            case SWIFTVT_VTENC_PROP_ALLOW_FRAME_REORDERING.rawValue: settings.allowFrameReordering = g_value_get_boolean(value) != 0
-            case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL.rawValue: settings.maxKeyframeInterval = g_value_get_int(value)
-            case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL_DURATION.rawValue:
-                settings.maxKeyframeIntervalDuration = UInt64(g_value_get_uint64(value))
-            case SWIFTVT_VTENC_PROP_ENTROPY_MODE.rawValue:
-                settings.entropyMode = SwiftVTEntropyMode(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
-            case SWIFTVT_VTENC_PROP_HARDWARE.rawValue: settings.hardware = HardwarePolicy(shimValue: g_value_get_enum(value))
-            case SWIFTVT_VTENC_PROP_MAX_THREADS.rawValue: settings.maxThreads = g_value_get_int(value)
-            default: break
-            }
-        }
-        // The bit rate (and its limits) may change while encoding: the session applies it at the
-        // next frame (VideoToolbox's AverageBitRate is likewise settable during a session).
-        if bitrateChanged, let session = state.withLock({ $0.session }) {
-            let (properties, problem) = compressionProperties()
-            if let problem {
-                log.warning(object, problem)
-                return
-            }
-            do throws(CompressionError) {
-                try session.setProperties { current in
-                    current.averageBitRate = properties.averageBitRate
-                    current.dataRateLimits = properties.dataRateLimits
-                }
-                log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic")")
-            } catch {
-                log.warning(object, "could not change the bit rate while encoding: \(error)")
-            }
-        }
+    // MARK: Interface
+
+    static func interface(for context: ElementClassContext) -> ElementInterface<VTEnc> {
+        let hardwareOnly = context.defaultHardware == .require
+        return ElementInterface(
+            longName: hardwareOnly ? "SwiftVT H.264 encoder (hardware required)" : "SwiftVT H.264 encoder",
+            classification: hardwareOnly ? "Codec/Encoder/Video/Hardware" : "Codec/Encoder/Video",
+            description: "Encodes H.264 on the VideoToolbox compression-session model: VA-API when available, x264 otherwise",
+            padTemplates: [
+                .sink("video/x-raw, format = (string) { NV12, I420 }, width = (int) [ 1, 2147483647 ], "
+                    + "height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                .source("video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
+                    + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-4:4:4 }, "
+                    + "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+            ],
+            properties: [
+                .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
+                      0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange() }),
+                .enumeration("rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
+                             default: RateControlMode.averageBitRate, at: \.rateControl),
+                .string("data-rate-limits", nick: "Data rate limits",
+                        blurb: "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
+                        default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange() }),
+                .double("quality", nick: "Quality", blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
+                        0...1, default: 0.5, at: \.quality),
+                .boolean("realtime", nick: "Real time",
+                         blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency", default: false,
+                         at: \.realtime),
+                EncoderProperties.allowFrameReordering(),
+                EncoderProperties.maxKeyframeInterval(
+                    blurb: "Frames between key frames at most (0 = the encoder default, 250 for x264)"),
+                .uint64("max-keyframe-interval-duration", nick: "Maximum key frame interval duration",
+                        blurb: "Time between key frames at most, in nanoseconds (0 = no limit)", 0...UInt64.max, default: 0,
+                        at: \.maxKeyframeIntervalDuration),
+                EncoderProperties.entropyMode(),
+                EncoderProperties.hardware(default: context.defaultHardware),
+                EncoderProperties.maxThreads(),
+                EncoderProperties.activeBackend(),
+            ])
     }
 
-    func getProperty(_ id: UInt32, _ value: UnsafeMutablePointer<GValue>) {
-        if id == SWIFTVT_VTENC_PROP_ACTIVE_BACKEND.rawValue {
-            g_value_set_string(value, state.withLock { $0.activeBackend })
+    /// The bit rate (and its limits) may change while encoding: the session applies it at the
+    /// next frame (VideoToolbox's AverageBitRate is likewise settable during a session).
+    private func applyBitRateChange() {
+        guard let session = state.withLock({ $0.session }) else { return }
+        let (properties, problem) = compressionProperties()
+        if let problem {
+            log.warning(object, problem)
             return
         }
-        let current = settings.withLock { $0 }
-        switch id {
-        case SWIFTVT_VTENC_PROP_BITRATE.rawValue: g_value_set_uint(value, current.bitrateKilobits)
-        case SWIFTVT_VTENC_PROP_RATE_CONTROL.rawValue: g_value_set_enum(value, Int32(bitPattern: current.rateControl.rawValue))
-        case SWIFTVT_VTENC_PROP_DATA_RATE_LIMITS.rawValue: g_value_set_string(value, current.dataRateLimits)
-        case SWIFTVT_VTENC_PROP_QUALITY.rawValue: g_value_set_double(value, current.quality)
-        case SWIFTVT_VTENC_PROP_REALTIME.rawValue: g_value_set_boolean(value, current.realtime ? 1 : 0)
-        case SWIFTVT_VTENC_PROP_ALLOW_FRAME_REORDERING.rawValue: g_value_set_boolean(value, current.allowFrameReordering ? 1 : 0)
-        case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL.rawValue: g_value_set_int(value, current.maxKeyframeInterval)
-        case SWIFTVT_VTENC_PROP_MAX_KEYFRAME_INTERVAL_DURATION.rawValue: g_value_set_uint64(value, guint64(current.maxKeyframeIntervalDuration))
-        case SWIFTVT_VTENC_PROP_ENTROPY_MODE.rawValue: g_value_set_enum(value, Int32(bitPattern: current.entropyMode.rawValue))
-        case SWIFTVT_VTENC_PROP_HARDWARE.rawValue: g_value_set_enum(value, current.hardware.shimValue)
-        case SWIFTVT_VTENC_PROP_MAX_THREADS.rawValue: g_value_set_int(value, current.maxThreads)
-        default: break
+        do throws(CompressionError) {
+            try session.setProperties { current in
+                current.averageBitRate = properties.averageBitRate
+                current.dataRateLimits = properties.dataRateLimits
+            }
+            log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic")")
+        } catch {
+            log.warning(object, "could not change the bit rate while encoding: \(error)")
         }
     }
 
@@ -154,16 +137,16 @@ final class VTEnc: @unchecked Sendable {
         var properties = CompressionProperties()
         let bitrate = current.bitrateKilobits > 0 ? Int(current.bitrateKilobits) * 1000 : nil
         switch current.rateControl {
-        case SWIFTVT_RATE_CONTROL_QUALITY:
+        case .constantQuality:
             properties.quality = current.quality
-        case SWIFTVT_RATE_CONTROL_CBR:
+        case .constantBitRate:
             guard let bitrate else {
                 return (properties, "vtenc: rate-control=cbr needs a bitrate (kbit/s); set bitrate or use rate-control=abr")
             }
             properties.averageBitRate = bitrate
             // Constant bit rate: the average is also the limit over every second.
             properties.dataRateLimits = [DataRateLimit(bytes: bitrate / 8, seconds: 1)]
-        default:
+        case .averageBitRate:
             properties.averageBitRate = bitrate
         }
         if !current.dataRateLimits.isEmpty {
@@ -173,14 +156,8 @@ final class VTEnc: @unchecked Sendable {
             properties.dataRateLimits += limits
         }
         properties.realTime = current.realtime
-        properties.allowFrameReordering = current.allowFrameReordering
-        properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
         properties.maxKeyFrameIntervalDuration = Double(current.maxKeyframeIntervalDuration) / 1e9
-        switch current.entropyMode {
-        case SWIFTVT_ENTROPY_CAVLC: properties.entropyMode = .cavlc
-        case SWIFTVT_ENTROPY_CABAC: properties.entropyMode = .cabac
-        default: properties.entropyMode = nil
-        }
+        current.encoder.apply(to: &properties)
         return (properties, nil)
     }
 
@@ -203,9 +180,7 @@ final class VTEnc: @unchecked Sendable {
     /// hardware=require at NULL -> READY and READY -> PAUSED (vtenc.c's change_state): whether a
     /// VA-API device here encodes H.264 at all (sizes and profiles are checked at set_format).
     func checkHardwarePolicy() -> Bool {
-        let factory = hardwareFactory.current
-        let policy = settings.withLock { $0.hardware }
-        return HardwareRequirement.check(policy, work: .encoding, element: object) { factory.deviceUnavailableReason() }
+        sessions.checkHardwarePolicy(settings.withLock { $0.encoder.hardware }, work: .encoding, element: object)
     }
 
     func start() -> Bool {
@@ -216,7 +191,7 @@ final class VTEnc: @unchecked Sendable {
 
     /// READY -> NULL: the device is let go; the next open looks for one again.
     func close() -> Bool {
-        hardwareFactory.close()
+        sessions.close()
         return true
     }
 
@@ -299,27 +274,15 @@ final class VTEnc: @unchecked Sendable {
             let named = profile ?? (sessionProperties.requestsLossless ? .high444Predictive : .high)
             sessionProperties.profileLevel = H264ProfileLevel(profile: named, level: level)
         }
-        if profile == .baseline || profile == .constrainedBaseline {
-            // Baseline has neither B slices nor CABAC (A.2.1).
-            sessionProperties.allowFrameReordering = false
-            if sessionProperties.entropyMode == .cabac {
-                return ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                                      text: "vtenc: entropy-mode=cabac is impossible with the baseline profile downstream asks for (profile=\(downstream.profiles?.joined(separator: ", ") ?? "")); use entropy-mode=cavlc or auto")
-            }
-            sessionProperties.entropyMode = .cavlc
-        }
-        let configuration = settings.withLock { $0 }
+        let configuration = settings.withLock { $0.encoder }
         let handler: CompressionOutputHandler = { [delivered] frame in delivered.append(frame) }
         do throws(CompressionError) {
-            let session = try CompressionSession(
-                width: width, height: height,
-                encoderSpecification: EncoderSpecification(hardwarePolicy: configuration.hardware, threadCount: Int(configuration.maxThreads)),
-                sourcePixelFormat: format, properties: sessionProperties,
-                backends: [hardwareFactory.current, X264EncoderFactory()],
-                outputHandler: handler)
+            let session = try sessions.makeCompressionSession(
+                width: width, height: height, sourcePixelFormat: format, settings: configuration,
+                properties: sessionProperties, outputHandler: handler)
             try session.prepareToEncodeFrames()
             EncoderNotices.post(session, elementName: "vtenc", from: object)
-            let reference = VTDec.CodecStateReference(input)
+            let reference = CodecStateReference(input)
             state.withLock { state in
                 state.session = session
                 state.inputState = reference
@@ -335,7 +298,7 @@ final class VTEnc: @unchecked Sendable {
             }
             // B-frames put DTS before PTS: start PTS at 1000 hours, as x264enc does, so DTS never
             // has to be negative.
-            if sessionProperties.allowFrameReordering {
+            if session.properties.usesBFrames {
                 gst_video_encoder_set_min_pts(encoder, GstClockTime(swiftvt_second) * 60 * 60 * 1000)
             }
             let frames = session.frameDelay
@@ -351,14 +314,7 @@ final class VTEnc: @unchecked Sendable {
             }
             return nil
         } catch {
-            let text: String
-            if error.code == .hardwareUnavailable {
-                text = EncoderNotices.hardwareRequiredText(error.message, elementName: "vtenc")
-            } else {
-                let property = error.property.map { " (\(EncoderNotices.propertyName($0)))" } ?? ""
-                text = "vtenc: cannot encode \(width)x\(height) \(format)\(property): \(error.message)"
-            }
-            return ElementMessage(domain: .stream(GST_STREAM_ERROR_FORMAT), text: text, debug: error.description)
+            return SessionFactory.failure(error, elementName: "vtenc", width: width, height: height, format: format)
         }
     }
 
@@ -414,7 +370,7 @@ final class VTEnc: @unchecked Sendable {
     /// The text of an encoding error: under hardware=require a failing VA-API encoder says that
     /// no fallback was allowed.
     private func encodingFailure(_ error: CompressionError, session: CompressionSession) -> String {
-        let hardware = settings.withLock { $0.hardware }
+        let hardware = settings.withLock { $0.encoder.hardware }
         if session.isHardwareAccelerated && hardware == .require {
             return "vtenc: the VA-API encoder failed: \(error.message). hardware=require allows no software fallback; "
                 + "use hardware=auto to continue with x264."
@@ -509,7 +465,7 @@ final class VTEnc: @unchecked Sendable {
     /// the caps sent last still hold.
     private func negotiateIfNeeded(_ description: FormatDescription) -> Negotiation? {
         let (needed, streamFormat, reference, size, rate, downstream) = state.withLock {
-            state -> (Bool, StreamFormat, VTDec.CodecStateReference?, (Int, Int), (numerator: Int32, denominator: Int32), H264DownstreamConstraints) in
+            state -> (Bool, StreamFormat, CodecStateReference?, (Int, Int), (numerator: Int32, denominator: Int32), H264DownstreamConstraints) in
             let needed = state.negotiatedParameterSets != description.parameterSets
             if needed { state.negotiatedParameterSets = description.parameterSets }
             return (needed, state.streamFormat, state.inputState, (state.width, state.height), state.frameRate, state.downstream)
@@ -586,35 +542,6 @@ final class VTEnc: @unchecked Sendable {
     }
 }
 
-/// An input GstBuffer mapped as a video frame, kept mapped until the PixelBuffer that wraps its
-/// planes is released: the encoder reads the planes in place.
-final class MappedVideoFrame: @unchecked Sendable {
-    // Mapped once in init, unmapped once in deinit; nothing else touches it.
-    private var frame = GstVideoFrame()
-    private var mapped = false
-
-    private init() {}
-
-    deinit {
-        if mapped { gst_video_frame_unmap(&frame) }
-    }
-
-    static func pixelBuffer(_ buffer: UnsafeMutablePointer<GstBuffer>, info: UnsafeMutablePointer<GstVideoInfo>, format: PixelFormat) -> PixelBuffer? {
-        let mapping = MappedVideoFrame()
-        guard swiftvt_video_frame_map_read(&mapping.frame, info, buffer) != 0 else { return nil }
-        mapping.mapped = true
-        var planes: [PixelBuffer.ExternalPlane] = []
-        for index in 0..<format.planeCount {
-            guard let data = swiftvt_video_frame_plane_data(&mapping.frame, UInt32(index)) else { return nil }
-            planes.append(PixelBuffer.ExternalPlane(
-                baseAddress: data, bytesPerRow: Int(swiftvt_video_frame_plane_stride(&mapping.frame, UInt32(index)))))
-        }
-        return try? PixelBuffer(
-            width: Int(swiftvt_video_info_width(info)), height: Int(swiftvt_video_info_height(info)),
-            pixelFormat: format, externalPlanes: planes, release: { _ = mapping })
-    }
-}
-
 /// Presentation times for input frames that carry none: the session (like
 /// VTCompressionSessionEncodeFrame) needs one per frame to order them and to give DTS, so a
 /// frame without one is placed one frame after the previous frame (its duration, else the caps'
@@ -645,36 +572,10 @@ struct UntimedFrameClock: Sendable {
     }
 }
 
-extension Substring {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
-}
-
 // MARK: C entry points (declared in SwiftVTShim.h)
 
 private func vtenc(_ state: UnsafeMutableRawPointer?) -> VTEnc? {
     ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtenc_create")
-func vtencCreate(_ encoder: UnsafeMutablePointer<GstVideoEncoder>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
-    ElementObject.retain(VTEnc(encoder: encoder, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue))))
-}
-
-@_cdecl("swiftvt_vtenc_destroy")
-func vtencDestroy(_ state: UnsafeMutableRawPointer?) {
-    ElementObject.release(state, as: VTEnc.self)
-}
-
-@_cdecl("swiftvt_vtenc_set_property")
-func vtencSetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafePointer<GValue>?) {
-    if let value { vtenc(state)?.setProperty(id, value) }
-}
-
-@_cdecl("swiftvt_vtenc_get_property")
-func vtencGetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafeMutablePointer<GValue>?) {
-    if let value { vtenc(state)?.getProperty(id, value) }
 }
 
 @_cdecl("swiftvt_vtenc_check_hardware_policy")

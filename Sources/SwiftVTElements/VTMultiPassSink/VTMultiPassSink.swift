@@ -22,32 +22,27 @@ import SwiftVT
 ///
 /// Threads: everything runs on the streaming thread except the seeks, which the shim sends from a
 /// GStreamer thread pool (a flushing seek waits for the streaming thread).
-final class VTMultiPassSink: @unchecked Sendable {
+final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable {
     // `sink` is the GObject that owns this object; mutable state is behind the mutexes.
     private let sink: UnsafeMutablePointer<GstBaseSink>
     private let log = DebugCategory(pointer: swiftvt_vtmultipasssink_debug_category())
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
 
-    struct Settings: Sendable {
+    /// Property values, as set on the element (declared in ``interface(for:)``).
+    struct Settings: EncoderSettingsHolder {
+        var encoder: EncoderSettings
         var location: String?
         var bitrateKilobits: UInt32 = 2000
         var maxPasses: UInt32 = 3
         var tempLocation: String?
         var keepTemporaryFiles = false
-        var hardware: HardwarePolicy
-        var profile = SWIFTVT_PROFILE_HIGH
-        var entropyMode = SWIFTVT_ENTROPY_AUTO
-        var allowFrameReordering = true
-        var maxKeyframeInterval: Int32 = 0
-        var maxThreads: Int32 = 0
+        var profile = ProfileSetting.high
     }
 
     private let settings: Mutex<Settings>
 
     /// What one run (READY -> PAUSED ... -> READY) holds.
     struct Run {
-        /// The VA-API factory (and its opened device) from the hardware=require check in start.
-        var hardwareFactory: VAH264EncoderFactory?
         var output: PartialOutputFile?
         var container = OutputContainer.mp4
         var location = ""
@@ -84,54 +79,63 @@ final class VTMultiPassSink: @unchecked Sendable {
     /// The first error of the silo, set by the session's output handler.
     private let siloFailure = FirstFailure()
 
-    init(sink: UnsafeMutablePointer<GstBaseSink>, defaultHardware: HardwarePolicy) {
-        self.sink = sink
-        settings = Mutex(Settings(hardware: defaultHardware))
+    /// The VA-API factory (and its opened device) is kept from the hardware=require check in
+    /// start to stop.
+    private let sessions: SessionFactory<VAH264EncoderFactory>
+
+    init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
+        sink = instance.assumingMemoryBound(to: GstBaseSink.self)
+        settings = Mutex(Settings(encoder: EncoderSettings(hardware: context.defaultHardware)))
+        sessions = SessionFactory(log: log, element: instance)
+        // A file writer: no clock synchronisation, like filesink.
+        gst_base_sink_set_sync(sink, 0)
     }
 
-    // MARK: Properties
+    func withSettings<Result>(_ body: (inout Settings) -> Result) -> Result { settings.withLock { body(&$0) } }
 
-    func setProperty(_ id: UInt32, _ value: UnsafePointer<GValue>) {
-        settings.withLock { settings in
-            switch id {
-            case SWIFTVT_MPS_PROP_LOCATION.rawValue: settings.location = g_value_get_string(value).map { String(cString: $0) }
-            case SWIFTVT_MPS_PROP_BITRATE.rawValue: settings.bitrateKilobits = g_value_get_uint(value)
-            case SWIFTVT_MPS_PROP_MAX_PASSES.rawValue: settings.maxPasses = g_value_get_uint(value)
-            case SWIFTVT_MPS_PROP_TEMP_LOCATION.rawValue:
-                settings.tempLocation = g_value_get_string(value).map { String(cString: $0) }
-            case SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES.rawValue: settings.keepTemporaryFiles = g_value_get_boolean(value) != 0
-            case SWIFTVT_MPS_PROP_HARDWARE.rawValue: settings.hardware = HardwarePolicy(shimValue: g_value_get_enum(value))
-            case SWIFTVT_MPS_PROP_PROFILE.rawValue: settings.profile = SwiftVTProfile(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
-            case SWIFTVT_MPS_PROP_ENTROPY_MODE.rawValue:
-                settings.entropyMode = SwiftVTEntropyMode(rawValue: UInt32(bitPattern: g_value_get_enum(value)))
-            case SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING.rawValue: settings.allowFrameReordering = g_value_get_boolean(value) != 0
-            case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL.rawValue: settings.maxKeyframeInterval = g_value_get_int(value)
-            case SWIFTVT_MPS_PROP_MAX_THREADS.rawValue: settings.maxThreads = g_value_get_int(value)
-            default: break
-            }
-        }
-    }
+    var activeBackend: String { run.withLock { $0.activeBackend } }
 
-    func getProperty(_ id: UInt32, _ value: UnsafeMutablePointer<GValue>) {
-        if id == SWIFTVT_MPS_PROP_ACTIVE_BACKEND.rawValue {
-            g_value_set_string(value, run.withLock { $0.activeBackend })
-            return
-        }
-        let current = settings.withLock { $0 }
-        switch id {
-        case SWIFTVT_MPS_PROP_LOCATION.rawValue: g_value_set_string(value, current.location)
-        case SWIFTVT_MPS_PROP_BITRATE.rawValue: g_value_set_uint(value, current.bitrateKilobits)
-        case SWIFTVT_MPS_PROP_MAX_PASSES.rawValue: g_value_set_uint(value, current.maxPasses)
-        case SWIFTVT_MPS_PROP_TEMP_LOCATION.rawValue: g_value_set_string(value, current.tempLocation)
-        case SWIFTVT_MPS_PROP_KEEP_TEMPORARY_FILES.rawValue: g_value_set_boolean(value, current.keepTemporaryFiles ? 1 : 0)
-        case SWIFTVT_MPS_PROP_HARDWARE.rawValue: g_value_set_enum(value, current.hardware.shimValue)
-        case SWIFTVT_MPS_PROP_PROFILE.rawValue: g_value_set_enum(value, Int32(bitPattern: current.profile.rawValue))
-        case SWIFTVT_MPS_PROP_ENTROPY_MODE.rawValue: g_value_set_enum(value, Int32(bitPattern: current.entropyMode.rawValue))
-        case SWIFTVT_MPS_PROP_ALLOW_FRAME_REORDERING.rawValue: g_value_set_boolean(value, current.allowFrameReordering ? 1 : 0)
-        case SWIFTVT_MPS_PROP_MAX_KEYFRAME_INTERVAL.rawValue: g_value_set_int(value, current.maxKeyframeInterval)
-        case SWIFTVT_MPS_PROP_MAX_THREADS.rawValue: g_value_set_int(value, current.maxThreads)
-        default: break
-        }
+    // MARK: Interface
+
+    static func interface(for context: ElementClassContext) -> ElementInterface<VTMultiPassSink> {
+        ElementInterface(
+            longName: "SwiftVT multi-pass H.264 file sink", classification: "Sink/File/Video/Encoder",
+            description: "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
+                + "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file",
+            // The formats vtenc takes. As vtenc: H.264 streams in MP4/QuickTime start at one
+            // macroblock row and column of 16 (mp4mux and qtmux refuse smaller), and x264 and
+            // VA-API devices stop at 16384.
+            padTemplates: [
+                .sink("video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], "
+                    + "framerate = (fraction) [ 0/1, 2147483647/1 ]")
+            ],
+            properties: [
+                .string("location", nick: "Location",
+                        blurb: "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (Annex B byte stream). It appears only "
+                            + "when complete (written under a temporary name beside it, then renamed)",
+                        default: nil, at: \.location),
+                .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate of the whole file in kbit/s", 1...2_000_000,
+                      default: 2000, at: \.bitrateKilobits),
+                .uint("max-passes", nick: "Maximum passes",
+                      blurb: "Passes at most, the first included (1 = single pass); passes stop earlier once the size is within 1 % "
+                          + "of the target and no GOP is worth re-encoding", 1...10, default: 3, at: \.maxPasses),
+                .string("temp-location", nick: "Temporary location",
+                        blurb: "Directory for the frame silo and the analysis storage (default: the directory of location)",
+                        default: nil, at: \.tempLocation),
+                .boolean("keep-temporary-files", nick: "Keep temporary files",
+                         blurb: "Keep the analysis storage after the run (for inspection); the frame silo is always removed",
+                         default: false, at: \.keepTemporaryFiles),
+                EncoderProperties.hardware(default: context.defaultHardware),
+                .enumeration("profile", nick: "Profile", blurb: "H.264 profile of the output", default: ProfileSetting.high,
+                             at: \.profile),
+                EncoderProperties.entropyMode(),
+                EncoderProperties.allowFrameReordering(),
+                EncoderProperties.maxKeyframeInterval(
+                    blurb: "Frames between IDR pictures at most (0 = ten seconds of frames, as x264enc's automatic setting, plus scene cuts). GOPs are "
+                        + "the unit of re-encoding: shorter GOPs let later passes re-encode less, longer ones compress better"),
+                EncoderProperties.maxThreads(),
+                EncoderProperties.activeBackend(),
+            ])
     }
 
     // MARK: Lifecycle
@@ -143,12 +147,7 @@ final class VTMultiPassSink: @unchecked Sendable {
         let current = settings.withLock { $0 }
         // hardware=require: whether a VA-API device here encodes H.264 at all, before any file
         // is touched (the factory keeps the opened device for this run's sessions).
-        let factory = VAH264EncoderFactory(log: { [log, objectAddress = UInt(bitPattern: object)] in
-            log.debug(UnsafeMutableRawPointer(bitPattern: objectAddress), $0)
-        })
-        guard HardwareRequirement.check(current.hardware, work: .encoding, element: object, unavailableReason: {
-            factory.deviceUnavailableReason()
-        }) else { return false }
+        guard sessions.checkHardwarePolicy(current.encoder.hardware, work: .encoding, element: object) else { return false }
         guard let location = current.location, !location.isEmpty else {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
                            text: "vtmultipasssink: no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
@@ -183,7 +182,6 @@ final class VTMultiPassSink: @unchecked Sendable {
             }
             run.withLock { run in
                 run = Run()
-                run.hardwareFactory = factory
                 run.output = output
                 run.container = container
                 run.location = location
@@ -214,6 +212,7 @@ final class VTMultiPassSink: @unchecked Sendable {
         try? silo?.close()
         try? storage?.close()
         output?.discard()
+        sessions.close()
         return true
     }
 
@@ -253,47 +252,24 @@ final class VTMultiPassSink: @unchecked Sendable {
         var properties = CompressionProperties(averageBitRate: Int(current.bitrateKilobits) * 1000)
         let frameRate = rate.0 > 0 && rate.1 > 0 ? Double(rate.0) / Double(rate.1) : nil
         properties.expectedFrameRate = frameRate
-        properties.allowFrameReordering = current.allowFrameReordering
         // GOPs are the unit of re-encoding. 0 means ten seconds, as x264enc's automatic
         // key-int-max (its SEI says keyint=300 at 30 frames/s), plus IDR pictures at scene cuts:
         // with x264's own 250 frames the 300-frame clip carried a second IDR picture, 4 % of its
         // bits, that x264enc does not pay.
-        guard current.maxKeyframeInterval == 0 || current.maxKeyframeInterval >= Self.minimumGOPLength else {
+        guard current.encoder.maxKeyframeInterval == 0 || current.encoder.maxKeyframeInterval >= Self.minimumGOPLength else {
             ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                           text: "vtmultipasssink: max-keyframe-interval=\(current.maxKeyframeInterval) is too short for multi-pass encoding; use 0 or at least \(Self.minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(Self.minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
+                           text: "vtmultipasssink: max-keyframe-interval=\(current.encoder.maxKeyframeInterval) is too short for multi-pass encoding; use 0 or at least \(Self.minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(Self.minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
                 .post(from: object, isError: true)
             return false
         }
-        properties.maxKeyFrameInterval = Int(current.maxKeyframeInterval)
-        if current.maxKeyframeInterval == 0 {
+        var encoderSettings = current.encoder
+        if current.encoder.maxKeyframeInterval == 0 {
             properties.maxKeyFrameIntervalDuration = Self.automaticGOPDuration
             if let frameRate {
-                properties.maxKeyFrameInterval = max(Int((frameRate * Self.automaticGOPDuration).rounded()), Int(Self.minimumGOPLength))
+                encoderSettings.maxKeyframeInterval = max(Int32(clamping: Int((frameRate * Self.automaticGOPDuration).rounded())), Self.minimumGOPLength)
             }
         }
-        let profile: H264ProfileLevel.Profile
-        switch current.profile {
-        case SWIFTVT_PROFILE_MAIN: profile = .main
-        case SWIFTVT_PROFILE_BASELINE: profile = .baseline
-        case SWIFTVT_PROFILE_CONSTRAINED_BASELINE: profile = .constrainedBaseline
-        default: profile = .high
-        }
-        let profileLevel = H264ProfileLevel(profile: profile)
-        properties.profileLevel = profileLevel
-        switch current.entropyMode {
-        case SWIFTVT_ENTROPY_CAVLC: properties.entropyMode = .cavlc
-        case SWIFTVT_ENTROPY_CABAC: properties.entropyMode = .cabac
-        default: properties.entropyMode = nil
-        }
-        if !profileLevel.allowsBFramesAndCABAC {
-            properties.allowFrameReordering = false
-            if properties.entropyMode == .cabac {
-                ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                               text: "vtmultipasssink: entropy-mode=cabac is impossible with profile=\(profile.rawValue); use entropy-mode=cavlc or auto, or profile=main or high")
-                    .post(from: object, isError: true)
-                return false
-            }
-        }
+        properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
         guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
             return false
         }
@@ -306,14 +282,10 @@ final class VTMultiPassSink: @unchecked Sendable {
                 failure.note(error)
             }
         }
-        let hardwareFactory = run.withLock { $0.hardwareFactory } ?? VAH264EncoderFactory()
         do throws(CompressionError) {
-            let session = try CompressionSession(
-                width: width, height: height,
-                encoderSpecification: EncoderSpecification(hardwarePolicy: current.hardware, threadCount: Int(current.maxThreads)),
-                sourcePixelFormat: format, properties: properties,
-                backends: [hardwareFactory, X264EncoderFactory()],
-                outputHandler: handler)
+            let session = try sessions.makeCompressionSession(
+                width: width, height: height, sourcePixelFormat: format, settings: encoderSettings,
+                properties: properties, outputHandler: handler)
             try session.setMultiPassStorage(storage, maximumPasses: Int(current.maxPasses))
             try session.beginPass()
             let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
@@ -332,10 +304,7 @@ final class VTMultiPassSink: @unchecked Sendable {
             run.withLock { $0.pendingPassStart = "pass 1 of up to \(current.maxPasses): encoding every frame" }
             return true
         } catch {
-            let text = error.code == .hardwareUnavailable
-                ? EncoderNotices.hardwareRequiredText(error.message, elementName: "vtmultipasssink")
-                : "vtmultipasssink: cannot encode \(width)x\(height) \(format)\(error.property.map { " (\(EncoderNotices.propertyName($0)))" } ?? ""): \(error.message)"
-            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: text, debug: error.description)
+            SessionFactory.failure(error, elementName: "vtmultipasssink", width: width, height: height, format: format)
                 .post(from: object, isError: true)
             return false
         }
@@ -378,7 +347,7 @@ final class VTMultiPassSink: @unchecked Sendable {
                 duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)))
         } catch {
             noteBackend(of: session)
-            let hint = session.isHardwareAccelerated && settings.withLock({ $0.hardware }) == .require
+            let hint = session.isHardwareAccelerated && settings.withLock({ $0.encoder.hardware }) == .require
                 ? " hardware=require allows no software fallback; use hardware=auto to continue with x264." : ""
             ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message).\(hint)", debug: error.description)
                 .post(from: object, isError: true)
@@ -741,40 +710,10 @@ final class FirstFailure: Sendable {
     var error: MultiPassError? { first.withLock { $0 } }
 }
 
-/// A GstVideoInfo with a stable address (handed to gst_video_frame_map).
-final class VideoInfoBox: @unchecked Sendable {
-    // Written once in setCaps before the box is shared; read-only afterwards.
-    var info = GstVideoInfo()
-}
-
-extension Array {
-    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
-}
-
 // MARK: C entry points (declared in SwiftVTShim.h)
 
 private func multiPassSink(_ state: UnsafeMutableRawPointer?) -> VTMultiPassSink? {
     ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_create")
-func vtmultipasssinkCreate(_ sink: UnsafeMutablePointer<GstBaseSink>, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer {
-    ElementObject.retain(VTMultiPassSink(sink: sink, defaultHardware: HardwarePolicy(shimValue: Int32(defaultHardware.rawValue))))
-}
-
-@_cdecl("swiftvt_vtmultipasssink_destroy")
-func vtmultipasssinkDestroy(_ state: UnsafeMutableRawPointer?) {
-    ElementObject.release(state, as: VTMultiPassSink.self)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_set_property")
-func vtmultipasssinkSetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafePointer<GValue>?) {
-    if let value { multiPassSink(state)?.setProperty(id, value) }
-}
-
-@_cdecl("swiftvt_vtmultipasssink_get_property")
-func vtmultipasssinkGetProperty(_ state: UnsafeMutableRawPointer?, _ id: guint, _ value: UnsafeMutablePointer<GValue>?) {
-    if let value { multiPassSink(state)?.getProperty(id, value) }
 }
 
 @_cdecl("swiftvt_vtmultipasssink_start")

@@ -1,0 +1,78 @@
+import CGStreamer
+import MediaCore
+import SwiftVT
+
+/// The encoder settings vtenc and vtmultipasssink share: declared once here, as properties
+/// (``EncoderProperties``) and as their meaning for a compression session
+/// (``apply(to:)``, ``encoderSpecification``).
+struct EncoderSettings: Sendable {
+    var hardware: HardwarePolicy
+    var entropyMode = EntropyModeSetting.automatic
+    var allowFrameReordering = true
+    var maxKeyframeInterval: Int32 = 0
+    var maxThreads: Int32 = 0
+
+    /// The backend choice and threads.
+    var encoderSpecification: EncoderSpecification {
+        EncoderSpecification(hardwarePolicy: hardware, threadCount: Int(maxThreads))
+    }
+
+    /// Sets the session properties these settings decide. What a profile forbids (B slices and
+    /// CABAC in Baseline, A.2.1) is the session's rule (``CompressionProperties/usesBFrames``,
+    /// ``CompressionProperties/validate()``), not the element's.
+    func apply(to properties: inout CompressionProperties) {
+        properties.allowFrameReordering = allowFrameReordering
+        properties.maxKeyFrameInterval = Int(maxKeyframeInterval)
+        properties.entropyMode = entropyMode.sessionValue
+    }
+}
+
+/// Settings that hold the shared encoder settings.
+protocol EncoderSettingsHolder: Sendable {
+    var encoder: EncoderSettings { get set }
+}
+
+/// An encoding element: its settings hold ``EncoderSettings`` and it reports its backend.
+protocol EncodingElement: PropertySettingsOwner where Settings: EncoderSettingsHolder {
+    /// The encoder in use, for `active-backend`.
+    var activeBackend: String { get }
+}
+
+/// The properties vtenc and vtmultipasssink share, declared once.
+enum EncoderProperties {
+    static func hardware<Element: EncodingElement>(default value: HardwarePolicy) -> ElementProperty<Element> {
+        .enumeration(
+            "hardware", nick: "Hardware encoding",
+            blurb: "Whether to encode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoEncoder / "
+                + "RequireHardwareAcceleratedVideoEncoder). Takes effect when the next encoding session starts.",
+            default: value, at: \Element.Settings.encoder.hardware)
+    }
+
+    static func entropyMode<Element: EncodingElement>() -> ElementProperty<Element> {
+        .enumeration("entropy-mode", nick: "Entropy mode", blurb: "Entropy coding of the slices",
+                     default: EntropyModeSetting.automatic, at: \Element.Settings.encoder.entropyMode)
+    }
+
+    static func allowFrameReordering<Element: EncodingElement>() -> ElementProperty<Element> {
+        .boolean("allow-frame-reordering", nick: "Allow frame reordering",
+                 blurb: "Allow B-frames (frames out of presentation order)", default: true,
+                 at: \Element.Settings.encoder.allowFrameReordering)
+    }
+
+    /// `zeroMeans`: what 0 stands for in this element, the rest of the blurb.
+    static func maxKeyframeInterval<Element: EncodingElement>(blurb: String) -> ElementProperty<Element> {
+        .int("max-keyframe-interval", nick: "Maximum key frame interval", blurb: blurb, 0...Int32.max, default: 0,
+             at: \Element.Settings.encoder.maxKeyframeInterval)
+    }
+
+    static func maxThreads<Element: EncodingElement>() -> ElementProperty<Element> {
+        .int("max-threads", nick: "Maximum threads", blurb: "Encoding threads of the software encoder (0 = automatic)",
+             0...256, default: 0, at: \Element.Settings.encoder.maxThreads)
+    }
+
+    static func activeBackend<Element: EncodingElement>() -> ElementProperty<Element> {
+        .reported("active-backend", nick: "Active backend",
+                  blurb: "The encoder in use: e.g. \"x264 (software)\"; empty before the first session starts",
+                  .string(default: "")) { .string($0.activeBackend) }
+    }
+}

@@ -1,0 +1,119 @@
+import CGStreamer
+import SwiftVT
+
+// The enumeration types of the elements' properties. Their numbers are the ones the plugin has
+// always registered (a saved pipeline or application that stores the number keeps working), and
+// their nicks are what gst-launch-1.0 lines write.
+
+extension HardwarePolicy: PropertyEnumeration {
+    static var typeName: String { "SwiftVTHardwarePolicy" }
+
+    var number: Int32 {
+        switch self {
+        case .auto: 0
+        case .require: 1
+        case .disable: 2
+        }
+    }
+
+    var nick: String { rawValue }
+
+    var label: String {
+        switch self {
+        case .auto: "Use VA-API when a device can take the stream, else software (libavcodec, x264)"
+        case .require: "Use VA-API or fail with an error"
+        case .disable: "Never use VA-API: software (libavcodec / x264) only"
+        }
+    }
+}
+
+/// vtenc's `rate-control`.
+enum RateControlMode: Int32, PropertyEnumeration {
+    case averageBitRate = 0
+    case constantBitRate = 1
+    case constantQuality = 2
+
+    static var typeName: String { "SwiftVTRateControl" }
+    var number: Int32 { rawValue }
+
+    var nick: String {
+        switch self {
+        case .averageBitRate: "abr"
+        case .constantBitRate: "cbr"
+        case .constantQuality: "quality"
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .averageBitRate: "Average bit rate (bitrate, kbit/s)"
+        case .constantBitRate: "Constant bit rate: bitrate as a hard limit over one second"
+        case .constantQuality: "Constant quality (quality, 0...1)"
+        }
+    }
+}
+
+/// `entropy-mode` of the encoders: the session's ``H264EntropyMode`` or automatic.
+enum EntropyModeSetting: Int32, PropertyEnumeration {
+    case automatic = 0
+    case cavlc = 1
+    case cabac = 2
+
+    static var typeName: String { "SwiftVTEntropyMode" }
+    var number: Int32 { rawValue }
+
+    var nick: String {
+        switch self {
+        case .automatic: "auto"
+        case .cavlc: "cavlc"
+        case .cabac: "cabac"
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .automatic: "CABAC where the profile allows it, else CAVLC"
+        case .cavlc: "CAVLC"
+        case .cabac: "CABAC (main and high profiles)"
+        }
+    }
+
+    /// The session property: nil lets the encoder choose (CABAC unless the profile forbids it).
+    var sessionValue: H264EntropyMode? {
+        switch self {
+        case .automatic: nil
+        case .cavlc: .cavlc
+        case .cabac: .cabac
+        }
+    }
+}
+
+/// vtmultipasssink's `profile`.
+enum ProfileSetting: Int32, PropertyEnumeration {
+    case high = 0
+    case main = 1
+    case constrainedBaseline = 2
+    case baseline = 3
+
+    static var typeName: String { "SwiftVTProfile" }
+    var number: Int32 { rawValue }
+    var nick: String { sessionValue.rawValue }
+
+    var label: String {
+        switch self {
+        case .high: "High"
+        case .main: "Main"
+        case .constrainedBaseline: "Constrained baseline"
+        case .baseline: "Baseline"
+        }
+    }
+
+    var sessionValue: H264ProfileLevel.Profile {
+        switch self {
+        case .high: .high
+        case .main: .main
+        case .constrainedBaseline: .constrainedBaseline
+        case .baseline: .baseline
+        }
+    }
+}

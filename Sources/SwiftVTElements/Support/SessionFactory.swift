@@ -1,0 +1,99 @@
+import CGStreamer
+import MediaCore
+import SoftwareCodecs
+import SwiftVT
+import VAAPICodecs
+
+/// A VA-API backend factory as the elements use it: made with a log closure, asked whether a
+/// device here does the work at all.
+protocol HardwareBackendFactory: Sendable {
+    init(log: @escaping @Sendable (String) -> Void)
+    func deviceUnavailableReason() -> String?
+}
+
+extension VAH264DecoderFactory: HardwareBackendFactory {}
+extension VAH264EncoderFactory: HardwareBackendFactory {}
+
+/// How an element makes its sessions, the one place for it: the backends in order (the element's
+/// VA-API factory, then the software backend), VA-API log lines in the element's debug category,
+/// and the hardware=require check. The VA-API factory (and the device it opened) is kept from the
+/// check at the state change until the element closes (READY -> NULL), so every session of the
+/// element uses one display, and a device that appears later is found at the next open.
+final class SessionFactory<Hardware: HardwareBackendFactory>: Sendable {
+    private let hardware: HardwareFactoryHolder<Hardware>
+
+    init(log: DebugCategory, element: UnsafeMutableRawPointer) {
+        // The element's address, for the log lines (an integer, as the closure is Sendable).
+        let address = UInt(bitPattern: element)
+        hardware = HardwareFactoryHolder {
+            Hardware(log: { log.debug(UnsafeMutableRawPointer(bitPattern: address), $0) })
+        }
+    }
+
+    /// The element's VA-API factory (made on first use).
+    var hardwareFactory: Hardware { hardware.current }
+
+    /// hardware=require at the state change: true when `policy` can be met; otherwise the
+    /// element's one ERROR is posted.
+    func checkHardwarePolicy(_ policy: HardwarePolicy, work: HardwareRequirement.Work, element: UnsafeMutableRawPointer) -> Bool {
+        let factory = hardware.current
+        return HardwareRequirement.check(policy, work: work, element: element) { factory.deviceUnavailableReason() }
+    }
+
+    /// READY -> NULL: the device is let go.
+    func close() { hardware.close() }
+}
+
+extension SessionFactory where Hardware == VAH264EncoderFactory {
+    /// A compression session for `settings` and the element's other `properties`, prepared to
+    /// encode.
+    func makeCompressionSession(
+        width: Int, height: Int, sourcePixelFormat: PixelFormat, settings: EncoderSettings,
+        properties: CompressionProperties, outputHandler: @escaping CompressionOutputHandler
+    ) throws(CompressionError) -> CompressionSession {
+        var sessionProperties = properties
+        settings.apply(to: &sessionProperties)
+        return try CompressionSession(
+            width: width, height: height, encoderSpecification: settings.encoderSpecification,
+            sourcePixelFormat: sourcePixelFormat, properties: sessionProperties,
+            backends: [hardware.current, X264EncoderFactory()], outputHandler: outputHandler)
+    }
+
+    /// The ERROR for a compression session that could not be made, in the element's terms.
+    static func failure(
+        _ error: CompressionError, elementName: String, width: Int, height: Int, format: PixelFormat
+    ) -> ElementMessage {
+        if error.code == .hardwareUnavailable {
+            return ElementMessage(
+                domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
+                text: EncoderNotices.hardwareRequiredText(error.message, elementName: elementName), debug: error.description)
+        }
+        guard let property = error.property else {
+            return ElementMessage(
+                domain: .stream(GST_STREAM_ERROR_FORMAT),
+                text: "\(elementName): cannot encode \(width)x\(height) \(format): \(SessionWording.gstreamer(error.message))",
+                debug: error.description)
+        }
+        // invalidProperty messages start with the API's key name; the element names its property.
+        let prefix = "\(property.rawValue): "
+        let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+        return ElementMessage(
+            domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+            text: "\(elementName): cannot encode \(width)x\(height) \(format) (\(EncoderNotices.propertyName(property))): \(SessionWording.gstreamer(problem))",
+            debug: error.description)
+    }
+}
+
+extension SessionFactory where Hardware == VAH264DecoderFactory {
+    /// A decompression session for `description` with the element's backends.
+    func makeDecompressionSession(
+        formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int,
+        pixelFormats: [PixelFormat], outputHandler: @escaping DecompressionOutputHandler
+    ) throws(DecompressionError) -> DecompressionSession {
+        try DecompressionSession(
+            formatDescription: description,
+            decoderSpecification: DecoderSpecification(hardwarePolicy: hardwarePolicy, threadCount: threadCount),
+            destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: pixelFormats),
+            backends: [hardware.current, LibavcodecDecoderFactory()], outputHandler: outputHandler)
+    }
+}
