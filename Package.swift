@@ -10,11 +10,15 @@ let strictSwift: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
-// Release builds of the libraries are what the benchmarks and the plugin use: let the optimizer
-// see across the small accessors of the bitstream layer.
-let optimized: [SwiftSetting] = strictSwift + [
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
-]
+// Swift's run-time exclusivity checks stay on: bench/exclusivity.sh builds the plugin with and
+// without them (SWIFTVT_UNCHECKED_EXCLUSIVITY=1 adds -enforce-exclusivity=unchecked to every Swift
+// target) and times parsing, decoding and encoding; turning them off did not pay (docs/architecture.md
+// has the figures), and it would turn a broken one-thread-at-a-time promise into silent memory
+// corruption. No unsafe flags in the library targets either: they would stop MediaCore, H264,
+// SwiftVT... from being dependencies of other packages.
+let optimized: [SwiftSetting] = strictSwift
+    + (Context.environment["SWIFTVT_UNCHECKED_EXCLUSIVITY"] == "1"
+        ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : [])
 
 let package = Package(
     name: "SwiftVT",
@@ -38,16 +42,10 @@ let package = Package(
         .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
         // libavcodec/libavutil headers, and forwarders that load the libraries on first use
         // (Sources/CFFmpeg/loader.c): hidden, so nothing is exported or interposed.
-        .target(
-            name: "CFFmpeg",
-            cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
-            linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
         // libx264 header, and forwarders that load libx264 on first use (Sources/CX264/loader.c),
         // hidden like CFFmpeg's.
-        .target(
-            name: "CX264",
-            cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
-            linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CX264", linkerSettings: [.linkedLibrary("dl")]),
         // Software backends: the libavcodec decoder and the x264 encoder.
         .target(
             name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg", "CX264"],
@@ -55,10 +53,7 @@ let package = Package(
         // libva (with its DRM and X11 display libraries) headers, and forwarders that load the
         // libraries on first use (Sources/CVA/loader.c), hidden like CFFmpeg's: the plugin loads
         // and decodes in software where libva is not installed.
-        .target(
-            name: "CVA",
-            cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
-            linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CVA", linkerSettings: [.linkedLibrary("dl")]),
         // VA-API plumbing, no codec logic: display discovery, capability probe, owners of configs,
         // surfaces, contexts, buffers and images, one error type for every VA call.
         .target(name: "VAPlumbing", dependencies: ["CVA"], swiftSettings: optimized),

@@ -4,7 +4,7 @@
 // rebuild, every gst-inspect-1.0), even in processes that never decode.
 //
 // Every libav* function SwiftVT calls is defined here with libav's own signature, compiled with
-// hidden visibility (see Package.swift): the plugin's calls bind to these definitions at link
+// hidden visibility (SWIFTVT_HIDDEN below): the plugin's calls bind to these definitions at link
 // time, nothing is exported, so libavcodec's internal calls and other plugins (gst-libav) never
 // see them. Each definition resolves the real function once, through dlsym on the library's own
 // handle, and forwards to it.
@@ -14,6 +14,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+// Hidden visibility for every definition here (not a -fvisibility=hidden compiler flag: unsafe
+// flags would stop the library targets from being used as dependencies of other packages): the
+// definitions bind the plugin's own calls and are not exported from it.
+#define SWIFTVT_HIDDEN __attribute__((visibility("hidden")))
 
 #define CFFMPEG_STRINGIFY_(x) #x
 #define CFFMPEG_STRINGIFY(x) CFFMPEG_STRINGIFY_(x)
@@ -39,7 +44,7 @@ static void load_libraries(void) {
     }
 }
 
-const char *cffmpeg_load(void) {
+SWIFTVT_HIDDEN const char *cffmpeg_load(void) {
     pthread_once(&load_once, load_libraries);
     return (avcodec_handle != NULL && avutil_handle != NULL) ? NULL : load_error;
 }
@@ -64,7 +69,7 @@ static void *resolve(void *const *handle, const char *name) {
 // One forwarding definition: resolves on first use (a benign race: every thread stores the
 // same pointer, with atomic loads and stores).
 #define FORWARD(handle, return_type, name, parameters, arguments)                          \
-    return_type name parameters {                                                           \
+    SWIFTVT_HIDDEN return_type name parameters {                                            \
         static return_type (*real) parameters;                                             \
         return_type (*function) parameters = __atomic_load_n(&real, __ATOMIC_ACQUIRE);     \
         if (function == NULL) {                                                            \

@@ -3,7 +3,7 @@
 // without libva, and processes that never decode should not map it.
 //
 // Every va* / X* function SwiftVT calls is defined here with the library's own signature,
-// compiled with hidden visibility (see Package.swift): the plugin's calls bind to these
+// compiled with hidden visibility (SWIFTVT_HIDDEN below): the plugin's calls bind to these
 // definitions, nothing is exported, and libva's own calls (and a VA driver's) never see them.
 // Each definition resolves the real function once, through dlsym on the library's own handle.
 #include "CVA.h"
@@ -12,6 +12,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+// Hidden visibility for every definition here (not a -fvisibility=hidden compiler flag: unsafe
+// flags would stop the library targets from being used as dependencies of other packages): the
+// definitions bind the plugin's own calls and are not exported from it.
+#define SWIFTVT_HIDDEN __attribute__((visibility("hidden")))
 
 struct library {
     const char *soname;
@@ -50,16 +55,16 @@ static const char *load(struct library *library) {
     return library->handle != NULL ? NULL : library->error;
 }
 
-const char *cva_load(void) { return load(&libva); }
+SWIFTVT_HIDDEN const char *cva_load(void) { return load(&libva); }
 
-const char *cva_load_drm(void) {
+SWIFTVT_HIDDEN const char *cva_load_drm(void) {
     const char *error = cva_load();
     return error != NULL ? error : load(&libva_drm);
 }
 
 // libva-x11 needs libX11 (it links it); loading libX11 first gives the clearer message when
 // only libX11 is missing. Neither is needed for the DRM path.
-const char *cva_load_x11(void) {
+SWIFTVT_HIDDEN const char *cva_load_x11(void) {
     const char *error = cva_load();
     if (error != NULL) return error;
     error = load(&libx11);
@@ -85,7 +90,7 @@ static void *resolve(struct library *library, const char *name) {
 // One forwarding definition: resolves on first use (a benign race: every thread stores the
 // same pointer, with atomic loads and stores).
 #define FORWARD(library, return_type, name, parameters, arguments)                         \
-    return_type name parameters {                                                           \
+    SWIFTVT_HIDDEN return_type name parameters {                                            \
         static return_type (*real) parameters;                                             \
         return_type (*function) parameters = __atomic_load_n(&real, __ATOMIC_ACQUIRE);     \
         if (function == NULL) {                                                            \
@@ -178,7 +183,7 @@ FORWARD(libva_x11, VADisplay, vaGetDisplay, (Display *display), (display))
 static Display *(*real_XOpenDisplay)(const char *);
 static int (*real_XCloseDisplay)(Display *);
 
-void *cva_x_open_display(const char *name) {
+SWIFTVT_HIDDEN void *cva_x_open_display(const char *name) {
     Display *(*function)(const char *) = __atomic_load_n(&real_XOpenDisplay, __ATOMIC_ACQUIRE);
     if (function == NULL) {
         function = (Display * (*)(const char *)) resolve(&libx11, "XOpenDisplay");
@@ -187,7 +192,7 @@ void *cva_x_open_display(const char *name) {
     return function(name);
 }
 
-void cva_x_close_display(void *x11_display) {
+SWIFTVT_HIDDEN void cva_x_close_display(void *x11_display) {
     int (*function)(Display *) = __atomic_load_n(&real_XCloseDisplay, __ATOMIC_ACQUIRE);
     if (function == NULL) {
         function = (int (*)(Display *))resolve(&libx11, "XCloseDisplay");

@@ -3,7 +3,7 @@
 // encode do not map it.
 //
 // Every x264 function SwiftVT calls is defined here with x264's own signature, compiled with
-// hidden visibility (see Package.swift; x264.h's X264_API is empty on ELF, so the declarations do
+// hidden visibility (SWIFTVT_HIDDEN below; x264.h's X264_API is empty on ELF, so the declarations do
 // not force default visibility): nothing is exported or interposed. Each definition resolves the
 // real function once through dlsym on the library's handle and forwards to it.
 #include "CX264.h"
@@ -12,6 +12,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+// Hidden visibility for every definition here (not a -fvisibility=hidden compiler flag: unsafe
+// flags would stop the library targets from being used as dependencies of other packages): the
+// definitions bind the plugin's own calls and are not exported from it.
+#define SWIFTVT_HIDDEN __attribute__((visibility("hidden")))
 
 #define CX264_STRINGIFY_(x) #x
 #define CX264_STRINGIFY(x) CX264_STRINGIFY_(x)
@@ -32,7 +37,7 @@ static void load_library(void) {
     }
 }
 
-const char *cx264_load(void) {
+SWIFTVT_HIDDEN const char *cx264_load(void) {
     pthread_once(&load_once, load_library);
     return x264_handle != NULL ? NULL : load_error;
 }
@@ -55,7 +60,7 @@ static void *resolve(const char *name) {
 // One forwarding definition (`symbol` is the exported name, which differs from the C name for
 // x264_encoder_open); resolves on first use, a benign race with atomic loads and stores.
 #define FORWARD(return_type, name, symbol, parameters, arguments)                          \
-    return_type name parameters {                                                          \
+    SWIFTVT_HIDDEN return_type name parameters {                                           \
         static return_type (*real) parameters;                                            \
         return_type (*function) parameters = __atomic_load_n(&real, __ATOMIC_ACQUIRE);    \
         if (function == NULL) {                                                           \
