@@ -196,20 +196,63 @@ struct ElementProperty<Element: AnyObject>: Sendable {
 
 // MARK: Properties whose value is a field of the settings
 
+/// A Swift type a property value is stored as in an element's settings.
+protocol PropertyStorable: Sendable {
+    init?(propertyValue: PropertyValue)
+    var propertyValue: PropertyValue { get }
+}
+
+extension Bool: PropertyStorable {
+    init?(propertyValue: PropertyValue) { if case .boolean(let v) = propertyValue { self = v } else { return nil } }
+    var propertyValue: PropertyValue { .boolean(self) }
+}
+
+extension Int32: PropertyStorable {
+    init?(propertyValue: PropertyValue) { if case .int(let v) = propertyValue { self = v } else { return nil } }
+    var propertyValue: PropertyValue { .int(self) }
+}
+
+extension UInt32: PropertyStorable {
+    init?(propertyValue: PropertyValue) { if case .uint(let v) = propertyValue { self = v } else { return nil } }
+    var propertyValue: PropertyValue { .uint(self) }
+}
+
+extension UInt64: PropertyStorable {
+    init?(propertyValue: PropertyValue) { if case .uint64(let v) = propertyValue { self = v } else { return nil } }
+    var propertyValue: PropertyValue { .uint64(self) }
+}
+
+extension Double: PropertyStorable {
+    init?(propertyValue: PropertyValue) { if case .double(let v) = propertyValue { self = v } else { return nil } }
+    var propertyValue: PropertyValue { .double(self) }
+}
+
+/// A string that may be unset (NULL).
+extension Optional: PropertyStorable where Wrapped == String {
+    init?(propertyValue: PropertyValue) { if case .string(let v) = propertyValue { self = v } else { return nil } }
+    var propertyValue: PropertyValue { .string(self) }
+}
+
+/// A string whose unset value reads as "" (NULL is stored as "").
+extension String: PropertyStorable {
+    init?(propertyValue: PropertyValue) { if case .string(let v) = propertyValue { self = v ?? "" } else { return nil } }
+    var propertyValue: PropertyValue { .string(self) }
+}
+
 extension ElementProperty where Element: PropertySettingsOwner {
     typealias Field<Value> = WritableKeyPath<Element.Settings, Value> & Sendable
 
-    private static func field<Value>(
-        _ name: String, nick: String, blurb: String, kind: Kind, mutability: Mutability, at field: Field<Value>,
-        encode: @escaping @Sendable (Value) -> PropertyValue, decode: @escaping @Sendable (PropertyValue) -> Value?,
+    /// A property whose value is the settings field at `path`.
+    static func setting<Value: PropertyStorable>(
+        _ name: String, nick: String, blurb: String, _ kind: Kind, _ mutability: Mutability, at path: Field<Value>,
         didChange: (@Sendable (Element) -> Void)?
     ) -> ElementProperty {
         ElementProperty(
             name: name, nick: nick, blurb: blurb, kind: kind, mutability: mutability,
-            read: { element in element.withSettings { encode($0[keyPath: field]) } },
+            read: { element in element.withSettings { $0[keyPath: path].propertyValue } },
             write: { element, value in
-                guard let decoded = decode(value) else { return }
-                element.withSettings { $0[keyPath: field] = decoded }
+                guard let decoded = Value(propertyValue: value) else { return }
+                element.withSettings { $0[keyPath: path] = decoded }
             },
             didChange: didChange)
     }
@@ -218,67 +261,56 @@ extension ElementProperty where Element: PropertySettingsOwner {
         _ name: String, nick: String, blurb: String, default value: Bool, _ mutability: Mutability = .ready,
         at path: Field<Bool>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .boolean(default: value), mutability: mutability, at: path,
-              encode: { .boolean($0) }, decode: { if case .boolean(let v) = $0 { v } else { nil } }, didChange: didChange)
+        setting(name, nick: nick, blurb: blurb, .boolean(default: value), mutability, at: path, didChange: didChange)
     }
 
     static func int(
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<Int32>, default value: Int32,
         _ mutability: Mutability = .ready, at path: Field<Int32>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .int(range, default: value), mutability: mutability, at: path,
-              encode: { .int($0) }, decode: { if case .int(let v) = $0 { v } else { nil } }, didChange: didChange)
+        setting(name, nick: nick, blurb: blurb, .int(range, default: value), mutability, at: path, didChange: didChange)
     }
 
     static func uint(
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<UInt32>, default value: UInt32,
         _ mutability: Mutability = .ready, at path: Field<UInt32>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .uint(range, default: value), mutability: mutability, at: path,
-              encode: { .uint($0) }, decode: { if case .uint(let v) = $0 { v } else { nil } }, didChange: didChange)
+        setting(name, nick: nick, blurb: blurb, .uint(range, default: value), mutability, at: path, didChange: didChange)
     }
 
     static func uint64(
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<UInt64>, default value: UInt64,
         _ mutability: Mutability = .ready, at path: Field<UInt64>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .uint64(range, default: value), mutability: mutability, at: path,
-              encode: { .uint64($0) }, decode: { if case .uint64(let v) = $0 { v } else { nil } }, didChange: didChange)
+        setting(name, nick: nick, blurb: blurb, .uint64(range, default: value), mutability, at: path, didChange: didChange)
     }
 
     static func double(
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<Double>, default value: Double,
         _ mutability: Mutability = .ready, at path: Field<Double>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .double(range, default: value), mutability: mutability, at: path,
-              encode: { .double($0) }, decode: { if case .double(let v) = $0 { v } else { nil } }, didChange: didChange)
+        setting(name, nick: nick, blurb: blurb, .double(range, default: value), mutability, at: path, didChange: didChange)
     }
 
-    /// A string that may be unset (NULL).
-    static func string(
+    static func string<Value: PropertyStorable>(
         _ name: String, nick: String, blurb: String, default value: String?, _ mutability: Mutability = .ready,
-        at path: Field<String?>, didChange: (@Sendable (Element) -> Void)? = nil
+        at path: Field<Value>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .string(default: value), mutability: mutability, at: path,
-              encode: { .string($0) }, decode: { if case .string(let v) = $0 { v } else { nil } }, didChange: didChange)
-    }
-
-    /// A string whose unset value reads as "" (NULL is stored as "").
-    static func string(
-        _ name: String, nick: String, blurb: String, default value: String, _ mutability: Mutability = .ready,
-        at path: Field<String>, didChange: (@Sendable (Element) -> Void)? = nil
-    ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .string(default: value), mutability: mutability, at: path,
-              encode: { .string($0) }, decode: { if case .string(let v) = $0 { v ?? "" } else { nil } }, didChange: didChange)
+        setting(name, nick: nick, blurb: blurb, .string(default: value), mutability, at: path, didChange: didChange)
     }
 
     static func enumeration<Value: PropertyEnumeration>(
         _ name: String, nick: String, blurb: String, default value: Value, _ mutability: Mutability = .ready,
         at path: Field<Value>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        field(name, nick: nick, blurb: blurb, kind: .enumeration({ Value.gType }, default: value.number), mutability: mutability,
-              at: path, encode: { .enumeration($0.number) },
-              decode: { if case .enumeration(let v) = $0 { Value(number: v) } else { nil } }, didChange: didChange)
+        ElementProperty(
+            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Value.gType }, default: value.number), mutability: mutability,
+            read: { element in element.withSettings { .enumeration($0[keyPath: path].number) } },
+            write: { element, value in
+                guard case .enumeration(let number) = value else { return }
+                element.withSettings { $0[keyPath: path] = Value(number: number) }
+            },
+            didChange: didChange)
     }
 }
 
