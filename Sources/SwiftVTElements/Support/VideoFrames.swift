@@ -48,3 +48,28 @@ final class MappedVideoFrame: @unchecked Sendable {
     }
 }
 
+/// An input GstBuffer mapped for reading, kept mapped (and referenced) until the last
+/// BlockBuffer wrapping it is gone: the session may hold a sample after `handle_frame` returns.
+final class MappedBuffer: @unchecked Sendable {
+    // Immutable after init; unmapped and released exactly once, in deinit.
+    private let buffer: UnsafeMutablePointer<GstBuffer>
+    private var map = GstMapInfo()
+    let bytes: UnsafeRawBufferPointer
+
+    init?(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+        self.buffer = buffer
+        guard gst_buffer_map(buffer, &map, swiftvt_map_read()) != 0 else { return nil }
+        bytes = UnsafeRawBufferPointer(start: map.data, count: Int(map.size))
+        gst_buffer_ref(buffer)
+    }
+
+    deinit {
+        gst_buffer_unmap(buffer, &map)
+        gst_buffer_unref(buffer)
+    }
+
+    /// A zero-copy BlockBuffer over the mapped bytes that keeps this mapping alive.
+    func blockBuffer() -> BlockBuffer {
+        BlockBuffer(externalMemory: bytes) { [self] in _ = self }
+    }
+}
