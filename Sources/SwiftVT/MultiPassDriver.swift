@@ -27,7 +27,8 @@ import Synchronization
 /// back whole.
 ///
 /// Thread-safe (the counters are behind a mutex), but meant to be fed from one thread: frames and
-/// ends of stream are events of one stream, in order.
+/// ends of stream are events of one stream, in order. The caller writes the file, and closes the
+/// silo and the storage (and invalidates the session) when its run ends.
 public final class MultiPassDriver: Sendable {
     public let session: CompressionSession
     public let silo: FrameSilo
