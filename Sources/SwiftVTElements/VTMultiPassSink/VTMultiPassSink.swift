@@ -20,6 +20,10 @@ import SwiftVT
 /// `.h264`/`.264` as an Annex B byte stream — under a temporary name that is renamed to
 /// `location` only when the file is complete; then the pipeline's EOS is posted.
 ///
+/// The passes themselves (ranges, seeks, pass ends, passes cut short or taken back, what the
+/// summary counts) are ``MultiPassDriver``'s: the sink feeds it buffers and EOS, does what it
+/// answers, and words what it reports as GStreamer messages.
+///
 /// Threads: everything runs on the streaming thread except the seeks, which the shim sends from a
 /// GStreamer thread pool (a flushing seek waits for the streaming thread).
 final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable {
@@ -52,32 +56,12 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         var videoInfo: VideoInfoBox?
         var pixelFormat = PixelFormat.i420
         var frameRate: (numerator: Int32, denominator: Int32) = (0, 1)
-        var pass = 0
-        var maximumPasses = 1
-        /// The ranges of the pass in progress (pass >= 2) and the one being read.
-        var ranges: [MediaTimeRange] = []
-        var rangeIndex = 0
-        var seekable: Bool?
-        var framesThisPass = 0
-        /// Frames given to the encoder in the range being read (pass >= 2).
-        var framesInRange = 0
-        var expectedFramesThisPass: Int?
-        /// Bits of the whole clip as coded before the pass in progress (pass >= 2): a pass that
-        /// lands farther from the target is taken back.
-        var codedBitsBeforePass: Int?
-        /// Passes taken back (at most one: no pass follows it).
-        var passesNotKept = 0
-        var lastProgressStep = -1
-        /// The "pass N starts" progress text, posted with the pass's first frame: progress that
-        /// starts before PLAYING makes gst-launch-1.0 wait for it to finish before it sets the
-        /// pipeline playing, and the pass could never finish.
-        var pendingPassStart: String?
+        /// The passes: ranges, seeks, pass ends, what the file keeps (made in setCaps).
+        var driver: MultiPassDriver?
         var activeBackend = ""
     }
 
     private let run = Mutex(Run())
-    /// The first error of the silo, set by the session's output handler.
-    private let siloFailure = FirstFailure()
 
     /// The VA-API factory (and its opened device) is kept from the hardware=require check in
     /// start to stop.
@@ -187,9 +171,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                 run.location = location
                 run.silo = silo
                 run.storage = storage
-                run.maximumPasses = Int(current.maxPasses)
             }
-            siloFailure.clear()
             log.info(object, "writing \(location) (\(container)), temporary files in \(temporaryDirectory)")
             return true
         } catch {
@@ -273,35 +255,26 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
             return false
         }
-        let failure = siloFailure
-        let handler: CompressionOutputHandler = { frame in
-            guard let sample = frame.sampleBuffer else { return }
-            do throws(MultiPassError) {
-                try silo.add(sample)
-            } catch {
-                failure.note(error)
-            }
-        }
+        let feed = FrameSiloFeed(silo: silo)
+        let handler = feed.outputHandler
         do throws(CompressionError) {
             let session = try sessions.makeCompressionSession(
                 width: width, height: height, sourcePixelFormat: format, settings: encoderSettings,
                 properties: properties, outputHandler: handler)
-            try session.setMultiPassStorage(storage, maximumPasses: Int(current.maxPasses))
-            try session.beginPass()
             let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
             let expected: Int? = duration > 0 && frameRate != nil ? Int((Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
+            let driver = try MultiPassDriver(
+                session: session, feed: feed, storage: storage, maximumPasses: Int(current.maxPasses),
+                expectedFramesInFirstPass: expected)
             run.withLock { run in
                 run.session = session
+                run.driver = driver
                 run.videoInfo = info
                 run.pixelFormat = format
                 run.frameRate = rate
-                run.pass = 1
-                run.framesThisPass = 0
-                run.expectedFramesThisPass = expected
                 run.activeBackend = session.activeBackendName
             }
             log.info(object, "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes")
-            run.withLock { $0.pendingPassStart = "pass 1 of up to \(current.maxPasses): encoding every frame" }
             return true
         } catch {
             SessionFactory.failure(error, elementName: "vtmultipasssink", width: width, height: height, format: format)
@@ -319,10 +292,10 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
     }
 
     func render(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
-        let (session, info, format, range, pass) = run.withLock { run in
-            (run.session, run.videoInfo, run.pixelFormat, run.pass >= 2 ? run.ranges[safe: run.rangeIndex] : nil, run.pass)
+        let (session, driver, info, format) = run.withLock { run in
+            (run.session, run.driver, run.videoInfo, run.pixelFormat)
         }
-        guard let session, let info else { return GST_FLOW_NOT_NEGOTIATED }
+        guard let session, let driver, let info else { return GST_FLOW_NOT_NEGOTIATED }
         let pts = swiftvt_buffer_pts(buffer)
         guard pts != swiftvt_clock_time_none else {
             ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: a frame has no time stamp; multi-pass encoding finds frames again by time (put videorate or a demuxer in front)")
@@ -330,41 +303,65 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
             return GST_FLOW_ERROR
         }
         let presentationTime = MediaTime(gstreamerNanoseconds: UInt64(pts))
-        // An accurate seek may still deliver a frame just outside the range asked for.
-        if let range, !range.contains(presentationTime) {
-            log.debug(object, "pass \(pass): skipping the frame at \(presentationTime.seconds) s, outside \(range)")
-            return GST_FLOW_OK
-        }
         let duration = swiftvt_buffer_duration(buffer)
-        guard let image = MappedVideoFrame.pixelBuffer(buffer, info: &info.info, format: format) else {
+        let result: MultiPassDriver.FrameResult
+        do throws(UnreadableFrame) {
+            // Mapped only when the driver encodes the frame (not for one it skips).
+            result = try driver.frame(
+                presentationTime: presentationTime,
+                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration))
+            ) { () throws(UnreadableFrame) -> PixelBuffer in
+                guard let image = MappedVideoFrame.pixelBuffer(buffer, info: &info.info, format: format) else { throw UnreadableFrame() }
+                return image
+            }
+        } catch {
             ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: an input frame could not be read (mapping failed or its layout does not match the caps)")
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
-        do throws(CompressionError) {
-            try session.encode(
-                image, presentationTimeStamp: presentationTime,
-                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)))
-        } catch {
+        switch result {
+        case .skipped(let range):
+            log.debug(object, "pass \(driver.pass): skipping the frame at \(presentationTime.seconds) s, outside \(range)")
+            return GST_FLOW_OK
+        case .failed(.encoding(let error, let pass)):
             noteBackend(of: session)
             let hint = session.isHardwareAccelerated && settings.withLock({ $0.encoder.hardware }) == .require
                 ? " hardware=require allows no software fallback; use hardware=auto to continue with x264." : ""
             ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message).\(hint)", debug: error.description)
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
-        }
-        noteBackend(of: session)
-        if let problem = siloProblem() {
-            problem.post(from: object, isError: true)
+        case .failed(let failure):
+            noteBackend(of: session)
+            Self.message(for: failure).post(from: object, isError: true)
             return GST_FLOW_ERROR
+        case .encoded:
+            noteBackend(of: session)
+            postEvents(of: driver)
+            return GST_FLOW_OK
         }
-        noteFrameEncoded()
-        return GST_FLOW_OK
     }
 
-    private func siloProblem() -> ElementMessage? {
-        guard let error = siloFailure.error else { return nil }
-        return Self.storageMessage(error, what: "the frame silo")
+    /// A mapping that failed (the buffer is not readable, or its layout does not match the caps).
+    private struct UnreadableFrame: Error {}
+
+    /// The ERROR for a failure of the passes (an encoding failure in render says more).
+    private static func message(for failure: MultiPassDriver.Failure) -> ElementMessage {
+        switch failure {
+        case .encoding(let error, let pass):
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message).", debug: error.description)
+        case .endingPass(let error, let pass):
+            error.code == .multiPassStorageFailed
+                ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "vtmultipasssink: \(error.message)", debug: error.description)
+                : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: ending pass \(pass) failed: \(error.message)", debug: error.description)
+        case .startingNextPass(let error):
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: could not start the next pass: \(error)")
+        case .silo(let error):
+            storageMessage(error, what: "the frame silo")
+        case .ended(let pass):
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED,
+                "vtmultipasssink: data arrived after the multi-pass encode ended in pass \(pass); set the pipeline to READY and back to PLAYING to encode again")
+        }
     }
 
     private static func storageMessage(_ error: MultiPassError, what: String) -> ElementMessage {
@@ -374,225 +371,110 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
             debug: error.description)
     }
 
-    // MARK: Progress
+    // MARK: Progress and the driver's reports
 
-    private func noteFrameEncoded() {
-        let (pass, start) = run.withLock { run in
-            defer { run.pendingPassStart = nil }
-            return (run.pass, run.pendingPassStart)
+    /// Posts the driver's progress as GStreamer progress messages (code "pass-N") and logs its
+    /// other reports.
+    private func postEvents(of driver: MultiPassDriver) {
+        for event in driver.takeEvents() {
+            switch event {
+            case .progress(let progress):
+                postProgress(progress)
+            case .passEnded(let pass, let plan):
+                if let plan, plan.targetBits > 0 {
+                    log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(Self.format((Double(plan.codedBits) / plan.targetBits - 1) * 100, digits: 2)) %)")
+                }
+            case .rangesRestored(let pass, let restoration):
+                log.warning(object, "pass \(pass): \(restoration.rangesRestored) range(s) did not get all their frames from the encoder; they keep their earlier frames")
+            case .passStarting(let pass, let ranges, let plan):
+                let quantizers = plan.map { Array($0.quantizers.values) } ?? []
+                let mean = quantizers.isEmpty ? 0 : quantizers.reduce(0, +) / Double(quantizers.count)
+                log.info(object, "pass \(pass): QP \(Self.format(quantizers.min() ?? 0, digits: 1))...\(Self.format(quantizers.max() ?? 0, digits: 1)) (mean \(Self.format(mean, digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(Self.format((plan?.predictedBits ?? 0) / 1000, digits: 0)) kbit of \(Self.format((plan?.targetBits ?? 0) / 1000, digits: 0))")
+            case .heldFramesLost(let pass, let error):
+                log.warning(object, "pass \(pass): the encoder failed to output the frames it held: \(error.message)")
+            }
         }
-        if let start { postProgress(GST_PROGRESS_TYPE_START, pass: pass, start) }
-        let (_, step, text) = run.withLock { run -> (Int, Int?, String) in
-            run.framesThisPass += 1
-            run.framesInRange += 1
-            guard let expected = run.expectedFramesThisPass, expected > 0 else { return (run.pass, nil, "") }
-            let percent = min(100, run.framesThisPass * 100 / expected)
-            // One message per 10 %: visible in gst-launch-1.0 without flooding the bus.
-            let step = percent / 10
-            guard step > run.lastProgressStep else { return (run.pass, nil, "") }
-            run.lastProgressStep = step
-            return (run.pass, step, "pass \(run.pass): \(percent) % done (\(run.framesThisPass) of \(expected) frames)")
-        }
-        if step != nil { postProgress(GST_PROGRESS_TYPE_CONTINUE, pass: pass, text) }
     }
 
-    private func postProgress(_ type: GstProgressType, pass: Int, _ text: String) {
+    private func postProgress(_ progress: MultiPassProgress) {
+        let type: GstProgressType
+        switch progress.stage {
+        case .started, .reencoding: type = GST_PROGRESS_TYPE_START
+        case .advanced: type = GST_PROGRESS_TYPE_CONTINUE
+        case .complete: type = GST_PROGRESS_TYPE_COMPLETE
+        case .cutShort: type = GST_PROGRESS_TYPE_CANCELED
+        }
         guard let message = gst_message_new_progress(
-            UnsafeMutablePointer<GstObject>(OpaquePointer(sink)), type, "pass-\(pass)", text) else { return }
+            UnsafeMutablePointer<GstObject>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description) else { return }
         gst_element_post_message(UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), message)
     }
 
     // MARK: End of stream
 
-    /// EOS from upstream: the end of a range, of a pass, or of everything.
+    /// EOS from upstream: the end of a range, of a pass, or of everything. The driver says which;
+    /// the sink seeks, or writes the file and lets the EOS through.
     func endOfStream() -> SwiftVTEOSAction {
-        guard let session = run.withLock({ $0.session }) else {
+        guard let (session, driver) = run.withLock({ run in run.session.flatMap { session in run.driver.map { (session, $0) } } }) else {
             ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream ended before any frame arrived; there is nothing to write")
                 .post(from: object, isError: true)
             return SWIFTVT_EOS_FAILED
         }
-        let (pass, rangeIndex, rangeCount, receivedInRange, silo) = run.withLock {
-            ($0.pass, $0.rangeIndex, $0.ranges.count, $0.framesInRange, $0.silo)
-        }
-        if pass >= 2, let silo {
-            // The seek asked for the range's frames and no more, so the EOS that ends a range
-            // comes after all of them. One that comes earlier is an interrupt (gst-launch-1.0 -e
-            // sends EOS on Ctrl-C) or a source that does not deliver the range again.
-            let takenOut = silo.rangeProgress[safe: rangeIndex]?.framesTakenOut ?? 0
-            if receivedInRange < takenOut { return finishCutPass(session, silo: silo) }
-            if rangeIndex + 1 < rangeCount {
-                let nextRange = run.withLock { run in
-                    run.rangeIndex += 1
-                    run.framesInRange = 0
-                    return run.ranges[run.rangeIndex]
-                }
-                seekUpstream(to: nextRange)
-                return SWIFTVT_EOS_SWALLOW
-            }
-        }
-        let wantsAnother: Bool
-        do throws(CompressionError) {
-            wantsAnother = try session.endPass()
-            noteBackend(of: session)
-        } catch {
-            noteBackend(of: session)
-            let message = error.code == .multiPassStorageFailed
-                ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "vtmultipasssink: \(error.message)", debug: error.description)
-                : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: ending pass \(pass) failed: \(error.message)", debug: error.description)
-            message.post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
-        }
-        if let problem = siloProblem() {
-            problem.post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
-        }
-        postProgress(GST_PROGRESS_TYPE_COMPLETE, pass: pass, "pass \(pass) complete (\(run.withLock { $0.framesThisPass }) frames)")
-        let plan = session.multiPassStatistics?.lastPlan
-        if let plan, plan.targetBits > 0 {
-            log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(Self.format((Double(plan.codedBits) / plan.targetBits - 1) * 100, digits: 2)) %)")
-        }
-        if pass >= 2, let silo {
-            switch keepBestResult(of: pass, plan: plan, silo: silo) {
-            case .failed: return SWIFTVT_EOS_FAILED
-            case .takenBack: return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
-            case .kept: break
-            }
-        }
-        if wantsAnother {
-            if startNextPass(session) { return SWIFTVT_EOS_SWALLOW }
-            if run.withLock({ $0.session == nil }) { return SWIFTVT_EOS_FAILED }
-        } else if let reason = plan?.stopReason {
-            log.info(object, "no further pass: \(reason)")
-        }
-        return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
-    }
-
-    private enum PassOutcome { case kept, takenBack, failed }
-
-    /// After pass `pass` (>= 2) ended: a pass that landed farther from the target than the result
-    /// before it is taken back (the bits-per-quantizer model can mislead on a clip of a frame
-    /// or two, and a worse file must never come out of more passes); otherwise any range that did
-    /// not get all its frames back gets its earlier ones (the file must not miss frames).
-    private func keepBestResult(of pass: Int, plan: MultiPassRateControl.Plan?, silo: FrameSilo) -> PassOutcome {
-        let before = run.withLock { $0.codedBitsBeforePass }
-        do throws(MultiPassError) {
-            if let plan, let before, plan.targetBits > 0,
-                abs(Double(plan.codedBits) - plan.targetBits) > abs(Double(before) - plan.targetBits)
-            {
-                try silo.restoreFramesOfCurrentPass()
-                run.withLock { $0.passesNotKept += 1 }
-                let target = settings.withLock { Double($0.bitrateKilobits) }
-                let seconds = plan.duration
-                let kept = seconds > 0 ? Double(before) / seconds / 1000 : 0
-                let landed = seconds > 0 ? Double(plan.codedBits) / seconds / 1000 : 0
-                let off = target > 0 ? (kept / target - 1) * 100 : 0
-                let text = "vtmultipasssink: pass \(pass) came out farther from bitrate=\(Self.format(target, digits: 0)) kbit/s (\(Self.format(landed, digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(Self.format(kept, digits: 1)) kbit/s, \(Self.format(off, digits: 1)) % from the target) and no further pass runs"
-                // Within a few per cent is what two-pass encoders promise (x264's 2-pass ends
-                // within about 1-2 %); beyond that the user did not get the rate asked for.
-                if abs(off) > 5 {
-                    ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text).post(from: object, isError: false)
-                } else {
-                    log.info(object, text)
-                }
-                return .takenBack
-            }
-            let restored = try silo.restoreFramesOfUnfinishedRanges()
-            if restored.rangesRestored > 0 {
-                log.warning(object, "pass \(pass): \(restored.rangesRestored) range(s) did not get all their frames from the encoder; they keep their earlier frames")
-            }
-            return .kept
-        } catch {
-            Self.storageMessage(error, what: "the frame silo").post(from: object, isError: true)
-            return .failed
-        }
-    }
-
-    /// Pass `pass` (>= 2) ended before all its ranges were read: the frames the encoder still
-    /// holds are output, the ranges finished keep their new frames, the others get their
-    /// earlier ones back, and the file is written from that (a WARNING names the pass).
-    private func finishCutPass(_ session: CompressionSession, silo: FrameSilo) -> SwiftVTEOSAction {
-        let (pass, received, expected) = run.withLock { ($0.pass, $0.framesThisPass, $0.expectedFramesThisPass ?? 0) }
-        do throws(CompressionError) {
-            try session.completeFrames()
-        } catch {
-            // The frames it held are lost; their ranges are unfinished and get their earlier
-            // frames back below.
-            log.warning(object, "pass \(pass): the encoder failed to output the frames it held: \(error.message)")
-        }
+        let action = driver.endOfStream(upstreamCanSeek: { swiftvt_pad_peer_seekable(swiftvt_base_sink_pad(sink)) != 0 })
         noteBackend(of: session)
-        if let problem = siloProblem() {
-            problem.post(from: object, isError: true)
+        postEvents(of: driver)
+        switch action {
+        case .seek(let range):
+            seekUpstream(to: range)
+            return SWIFTVT_EOS_SWALLOW
+        case .failed(let failure):
+            Self.message(for: failure).post(from: object, isError: true)
             return SWIFTVT_EOS_FAILED
+        case .writeFile(let outcome):
+            tellWhyTheFileIsWrittenNow(outcome.ending)
+            return writeFile(session, outcome) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
         }
-        let restoration: FrameSilo.Restoration
-        do throws(MultiPassError) {
-            restoration = try silo.restoreFramesOfUnfinishedRanges()
-        } catch {
-            Self.storageMessage(error, what: "the frame silo").post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
-        }
-        postProgress(GST_PROGRESS_TYPE_CANCELED, pass: pass, "pass \(pass) cut short after \(received) of \(expected) frames")
-        let ranges = restoration.rangesKept + restoration.rangesRestored
-        let earlier = pass == 2 ? "pass 1's" : "the earlier passes'"
-        let result = restoration.rangesKept == 0
-            ? "the file is \(earlier) complete result (none of the \(ranges) range(s) of pass \(pass) was finished)"
-            : "the file keeps the \(restoration.rangesKept) of \(ranges) range(s) pass \(pass) finished, and \(earlier) frames elsewhere"
-        ElementMessage.stream(
-            GST_STREAM_ERROR_FAILED,
-            "vtmultipasssink: pass \(pass) was cut short: the stream ended after \(received) of the \(expected) frames to re-encode "
-                + "(an interrupt, such as Ctrl-C under gst-launch-1.0 -e, or a source that does not deliver frames again after a seek, "
-                + "as videotestsrc num-buffers=N); \(result). For every pass, let the pipeline run to its end from a source that can seek, such as a file")
-            .post(from: object, isError: false)
-        return writeFile(session) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
     }
 
-    /// Starts the pass the session asked for, if upstream can seek. False when the file is to be
-    /// written as it is (a warning was posted), or on error (session dropped, error posted).
-    private func startNextPass(_ session: CompressionSession) -> Bool {
-        let pad = swiftvt_base_sink_pad(sink)
-        let seekable = run.withLock { run in
-            if run.seekable == nil { run.seekable = swiftvt_pad_peer_seekable(pad) != 0 }
-            return run.seekable ?? false
-        }
-        guard seekable else {
+    /// The WARNING (or log line) for a file written before the target was reached, or the log
+    /// line saying why no further pass runs.
+    private func tellWhyTheFileIsWrittenNow(_ ending: MultiPassDriver.Outcome.Ending) {
+        switch ending {
+        case .finished(let stopReason):
+            if let stopReason { log.info(object, "no further pass: \(stopReason)") }
+        case .upstreamCannotSeek:
             // As AVAssetExportSession does with a source it cannot read twice.
             ElementMessage.stream(
                 GST_STREAM_ERROR_FAILED,
                 "vtmultipasssink: upstream cannot seek, so the further passes the encoder asked for cannot run; writing the single-pass result (use a seekable source such as a file for multi-pass quality)")
                 .post(from: object, isError: false)
-            return false
-        }
-        do {
-            let ranges = try session.timeRangesForNextPass()
-            guard let first = ranges.first, let silo = run.withLock({ $0.silo }) else { return false }
-            try silo.setTimeRangesForNextPass(ranges)
-            try session.beginPass()
-            let plan = session.multiPassStatistics?.lastPlan
-            let pass = run.withLock { run -> Int in
-                run.pass += 1
-                run.ranges = ranges
-                run.rangeIndex = 0
-                run.framesThisPass = 0
-                run.framesInRange = 0
-                run.codedBitsBeforePass = plan?.codedBits
-                run.expectedFramesThisPass = plan?.frameCount
-                run.lastProgressStep = -1
-                return run.pass
+        case .passTakenBack(let taken):
+            let target = settings.withLock { Double($0.bitrateKilobits) }
+            let seconds = taken.seconds
+            let kept = seconds > 0 ? Double(taken.codedBitsKept) / seconds / 1000 : 0
+            let landed = seconds > 0 ? Double(taken.codedBits) / seconds / 1000 : 0
+            let off = target > 0 ? (kept / target - 1) * 100 : 0
+            let text = "vtmultipasssink: pass \(taken.pass) came out farther from bitrate=\(Self.format(target, digits: 0)) kbit/s (\(Self.format(landed, digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(Self.format(kept, digits: 1)) kbit/s, \(Self.format(off, digits: 1)) % from the target) and no further pass runs"
+            // Within a few per cent is what two-pass encoders promise (x264's 2-pass ends
+            // within about 1-2 %); beyond that the user did not get the rate asked for.
+            if abs(off) > 5 {
+                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text).post(from: object, isError: false)
+            } else {
+                log.info(object, text)
             }
-            let seconds = ranges.reduce(0.0) { $0 + $1.duration.seconds }
-            run.withLock {
-                $0.pendingPassStart = "pass \(pass): re-encoding \(plan?.frameCount ?? 0) frames in \(ranges.count) range(s), \(Self.format(seconds, digits: 2)) s"
-            }
-            let quantizers = plan.map { Array($0.quantizers.values) } ?? []
-            let mean = quantizers.isEmpty ? 0 : quantizers.reduce(0, +) / Double(quantizers.count)
-            log.info(object, "pass \(pass): QP \(Self.format(quantizers.min() ?? 0, digits: 1))...\(Self.format(quantizers.max() ?? 0, digits: 1)) (mean \(Self.format(mean, digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(Self.format((plan?.predictedBits ?? 0) / 1000, digits: 0)) kbit of \(Self.format((plan?.targetBits ?? 0) / 1000, digits: 0))")
-            seekUpstream(to: first)
-            return true
-        } catch {
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: could not start the next pass: \(error)")
-                .post(from: object, isError: true)
-            run.withLock { run in run.session = nil }
-            return false
+        case .passCutShort(let cut):
+            let pass = cut.pass
+            let restoration = cut.restoration
+            let ranges = restoration.rangesKept + restoration.rangesRestored
+            let earlier = pass == 2 ? "pass 1's" : "the earlier passes'"
+            let result = restoration.rangesKept == 0
+                ? "the file is \(earlier) complete result (none of the \(ranges) range(s) of pass \(pass) was finished)"
+                : "the file keeps the \(restoration.rangesKept) of \(ranges) range(s) pass \(pass) finished, and \(earlier) frames elsewhere"
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED,
+                "vtmultipasssink: pass \(pass) was cut short: the stream ended after \(cut.framesReceived) of the \(cut.framesExpected) frames to re-encode "
+                    + "(an interrupt, such as Ctrl-C under gst-launch-1.0 -e, or a source that does not deliver frames again after a seek, "
+                    + "as videotestsrc num-buffers=N); \(result). For every pass, let the pipeline run to its end from a source that can seek, such as a file")
+                .post(from: object, isError: false)
         }
     }
 
@@ -604,8 +486,9 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
     // MARK: Writing the file
 
     /// Reads the silo out in decode order into the temporary file, then renames it to the
-    /// location. Posts the summary; false after posting an error.
-    private func writeFile(_ session: CompressionSession) -> Bool {
+    /// location. Posts the summary (`outcome`'s passes and frames re-encoded); false after
+    /// posting an error.
+    private func writeFile(_ session: CompressionSession, _ outcome: MultiPassDriver.Outcome) -> Bool {
         let (silo, output, container, location, rate) = run.withLock { run in
             (run.silo, run.output, run.container, run.location, run.frameRate)
         }
@@ -636,15 +519,12 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
             Self.storageMessage(error, what: location).post(from: object, isError: true)
             return false
         }
-        let statistics = session.multiPassStatistics
         let bitrate = summary.seconds > 0 ? Double(summary.bytes) * 8 / summary.seconds / 1000 : 0
         let target = settings.withLock { Double($0.bitrateKilobits) }
-        // A pass taken back (see keepBestResult) is not in the file, nor counted.
-        let passTakenBack = run.withLock { $0.passesNotKept } > 0
-        let passes = (statistics?.passesCompleted ?? 1) - (passTakenBack ? 1 : 0)
-        let reencoded = (statistics?.framesReencoded ?? 0) - (passTakenBack ? statistics?.framesPerPass.last ?? 0 : 0)
+        let passes = outcome.passes
+        let reencoded = outcome.framesReencoded
         log.info(object, "wrote \(location): \(summary.frames) frames, \(Self.format(bitrate, digits: 1)) kbit/s (target \(Self.format(target, digits: 0))), \(passes) passes, \(reencoded) frames re-encoded")
-        if !passTakenBack, let reason = statistics?.lastPlan?.targetOutOfReach {
+        if let reason = outcome.targetOutOfReach {
             ElementMessage.stream(
                 GST_STREAM_ERROR_ENCODE,
                 "vtmultipasssink: bitrate=\(Self.format(target, digits: 0)) kbit/s is out of reach for this video: the file is \(Self.format(bitrate, digits: 1)) kbit/s, "
@@ -700,15 +580,6 @@ enum OutputContainer: String, CustomStringConvertible {
     }
 }
 
-/// The first error of several that may happen on a thread that cannot report it (the session's
-/// output handler), kept for the caller to report.
-final class FirstFailure: Sendable {
-    private let first = Mutex<MultiPassError?>(nil)
-
-    func note(_ error: MultiPassError) { first.withLock { if $0 == nil { $0 = error } } }
-    func clear() { first.withLock { $0 = nil } }
-    var error: MultiPassError? { first.withLock { $0 } }
-}
 
 // MARK: C entry points (declared in SwiftVTShim.h)
 
