@@ -1,4 +1,5 @@
 import Glibc
+import H264
 import MediaCore
 
 /// Compresses pictures into H.264 samples: VideoToolbox's `VTCompressionSession`.
@@ -9,10 +10,12 @@ import MediaCore
 /// hold frames (``frameDelay``) for reordering and look-ahead; ``completeFrames(until:)`` outputs
 /// them.
 ///
-/// The GOP decisions shared by every backend are made here (``GOPPlanner``): IDR pictures for
-/// forced key frames, for ``CompressionProperties/maxKeyFrameIntervalDuration`` and
+/// The GOP decisions shared by every backend are made here (an ``H264IDRSchedule``, the H.264
+/// layer's one rule for IDR placement): IDR pictures for forced key frames, for
+/// ``CompressionProperties/maxKeyFrameIntervalDuration`` and
 /// ``CompressionProperties/maxKeyFrameInterval``, and for every frame when temporal compression is
-/// off; the backend is told the frame type and decides the rest.
+/// off; the backend is told the frame type and decides the rest. The key frames the backend
+/// outputs (its own, at scene cuts) are noted, so the time limit counts from them.
 ///
 /// Lock discipline: as in ``DecompressionSession``, one thread at a time owns the backend (taken
 /// and given back under the session's lock, used unlocked). The output handler runs with no lock
@@ -50,7 +53,7 @@ public final class CompressionSession: Sendable {
         var backendPrepared = false
         /// Rate-control values set since the owner last gave them to the backend.
         var pendingRateControl: CompressionProperties?
-        var gop = GOPPlanner()
+        var idrSchedule = H264IDRSchedule()
         var owner: pthread_t?
         var invalidated = false
         var formatDescription: FormatDescription?
@@ -279,10 +282,11 @@ public final class CompressionSession: Sendable {
             state.propertiesLocked = true
             let rateControl = state.backendPrepared ? state.pendingRateControl : nil
             state.pendingRateControl = nil
-            if passDecision?.startsRange == true { state.gop.reset() }
-            var type = state.gop.frameType(
+            if passDecision?.startsRange == true { state.idrSchedule.reset() }
+            let idr = state.idrSchedule.nextFrameIsIDR(
                 presentationTimeStamp: presentationTimeStamp, forced: frameProperties.forceKeyFrame,
-                properties: state.properties)
+                limits: state.properties.idrLimits)
+            var type: EncoderFrameType = idr ? .idr : .automatic
             if passDecision?.keyFrame == true { type = .idr }
             return EncodeDecision(
                 backend: backend, properties: state.properties, prepared: state.backendPrepared,
@@ -418,9 +422,9 @@ public final class CompressionSession: Sendable {
             } else {
                 state.backendPrepared = false
             }
-            if flushed { state.gop.reset() }
+            if flushed { state.idrSchedule.reset() }
             for frame in outputs {
-                if let sample = frame.sampleBuffer, sample.isSync { state.gop.noteKeyFrame(at: sample.presentationTimeStamp) }
+                if let sample = frame.sampleBuffer, sample.isSync { state.idrSchedule.noteKeyFrame(at: sample.presentationTimeStamp) }
             }
             guard state.invalidated else { return nil }
             defer { state.backend = nil }
@@ -443,4 +447,13 @@ private struct EncodeDecision {
     var restart: Bool
     /// The pass whose analysis the outputs belong to (nil: not multi-pass).
     var recordingPass: Int?
+}
+
+extension CompressionProperties {
+    /// The key-frame properties as limits for the session's ``H264IDRSchedule``.
+    var idrLimits: H264IDRLimits {
+        H264IDRLimits(
+            maxFrameInterval: maxKeyFrameInterval, maxDuration: maxKeyFrameIntervalDuration,
+            everyFrame: !allowTemporalCompression)
+    }
 }
