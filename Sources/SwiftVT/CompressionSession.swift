@@ -18,10 +18,11 @@ import MediaCore
 /// outputs (its own, at scene cuts) are noted, so the time limit counts from them.
 ///
 /// Lock discipline: as in ``DecompressionSession``, one thread at a time owns the backend (taken
-/// and given back under the session's lock, used unlocked). The output handler runs with no lock
-/// held, so it may read ``properties``, call ``setProperties(_:)`` or ``invalidate()``; calls that
-/// encode throw ``CompressionError/Code/reentrantCall`` from there. ``setProperties(_:)`` never
-/// waits for the encoder: rate-control changes are picked up by the owner at the next frame.
+/// and given back under the session's lock, used unlocked: ``BackendOwnership``). The output
+/// handler runs with no lock held, so it may read ``properties``, call ``setProperties(_:)`` or
+/// ``invalidate()``; calls that encode throw ``CompressionError/Code/reentrantCall`` from there.
+/// ``setProperties(_:)`` never waits for the encoder: rate-control changes are picked up by the
+/// owner at the next frame.
 ///
 /// Lifetime: ``invalidate()`` (also run at deinit) releases the backend and the handler.
 public final class CompressionSession: Sendable {
@@ -44,7 +45,8 @@ public final class CompressionSession: Sendable {
     let monitor: Monitor<State>
 
     struct State {
-        var backend: (any EncoderBackend)?
+        /// The backend and who uses it now (``BackendOwnership``: its lock discipline).
+        var ownership: BackendOwnership<any EncoderBackend>
         var handler: CompressionOutputHandler?
         var properties: CompressionProperties
         /// Properties frozen by prepareToEncodeFrames or the first frame: only rate control may change.
@@ -54,8 +56,6 @@ public final class CompressionSession: Sendable {
         /// Rate-control values set since the owner last gave them to the backend.
         var pendingRateControl: CompressionProperties?
         var idrSchedule = H264IDRSchedule()
-        var owner: pthread_t?
-        var invalidated = false
         var formatDescription: FormatDescription?
         var frameDelay = 0
         /// Notices from the backend not yet taken by ``takeNotices()``.
@@ -63,7 +63,8 @@ public final class CompressionSession: Sendable {
         /// Set by ``setMultiPassStorage(_:maximumPasses:)``.
         var multiPass: MultiPassState?
 
-        func isOwner(_ thread: pthread_t) -> Bool { owner.map { pthread_equal($0, thread) != 0 } ?? false }
+        /// ``invalidate()`` was called.
+        var invalidated: Bool { ownership.isInvalidated }
     }
 
     /// The largest width or height accepted (H.264 level 6.2 allows 8192x4320 but the syntax
@@ -154,7 +155,7 @@ public final class CompressionSession: Sendable {
         self.activeName = activeName
         self.backendsPassedOver = passedOver
         self.isHardwareAccelerated = chosen.0.isHardware
-        self.monitor = Monitor(State(backend: backend, handler: outputHandler, properties: properties))
+        self.monitor = Monitor(State(ownership: BackendOwnership(backend), handler: outputHandler, properties: properties))
     }
 
     deinit { invalidate() }
@@ -270,15 +271,14 @@ public final class CompressionSession: Sendable {
             throw CompressionError(.invalidArgument, "the presentation time stamp is not a number")
         }
         let me = pthread_self()
-        let taken = try monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { (state) throws(CompressionError) -> EncodeDecision in
-            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
-            guard !state.isOwner(me) else { throw Self.reentrant("encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)") }
+        let taken = try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
+            (state) throws(CompressionError) -> EncodeDecision in
+            let call = "encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)"
+            try state.ownership.checkAvailable(to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             // Multi-pass: which range the frame belongs to and its quantizer (throws before
             // taking ownership, so a refused frame leaves the session as it was).
             let passDecision = try state.multiPass?.decide(presentationTimeStamp: presentationTimeStamp)
-            state.owner = me
+            let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             state.propertiesLocked = true
             let rateControl = state.backendPrepared ? state.pendingRateControl : nil
             state.pendingRateControl = nil
@@ -359,17 +359,15 @@ public final class CompressionSession: Sendable {
     /// call from the output handler.
     public func invalidate() {
         let me = pthread_self()
-        let (dropped, handler): ((any EncoderBackend)?, CompressionOutputHandler?) = monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { state in
+        let (dropped, handler): ((any EncoderBackend)?, CompressionOutputHandler?) = monitor.withLock(
+            waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }
+        ) { state in
             guard !state.invalidated else { return (nil, nil) }
-            state.invalidated = true
+            // The owner (this thread, inside the handler) drops the backend when it gives it back.
+            let dropped = state.ownership.invalidate()
             let handler = state.handler
             state.handler = nil
-            // The owner (this thread, inside the handler) drops the backend when it gives it back.
-            guard state.owner == nil else { return (nil, handler) }
-            defer { state.backend = nil }
-            return (state.backend, handler)
+            return (dropped, handler)
         }
         // Released outside the lock: closing an encoder joins its threads.
         withExtendedLifetime((dropped, handler)) {}
@@ -391,12 +389,9 @@ public final class CompressionSession: Sendable {
     /// Becomes the backend's owner; freezes the properties.
     private func takeBackend(_ what: String) throws(CompressionError) -> (any EncoderBackend, CompressionProperties, Bool) {
         let me = pthread_self()
-        return try monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { (state) throws(CompressionError) in
-            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
-            guard !state.isOwner(me) else { throw Self.reentrant(what) }
-            state.owner = me
+        return try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
+            (state) throws(CompressionError) in
+            let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(what))
             state.propertiesLocked = true
             return (backend, state.properties, state.backendPrepared)
         }
@@ -412,9 +407,8 @@ public final class CompressionSession: Sendable {
     /// encoder is open, nil when it is not (failure, or closed by a flush).
     private func giveBack(prepared: (any EncoderBackend)?, outputs: [EncodedFrame], flushed: Bool = false) {
         let dropped: (any EncoderBackend)? = monitor.withLock { state in
-            state.owner = nil
             // The owner is giving the backend back, so nothing else uses it now.
-            state.notices += state.backend?.takeNotices() ?? []
+            state.notices += state.ownership.backend?.takeNotices() ?? []
             if let prepared {
                 state.backendPrepared = true
                 if let description = prepared.formatDescription { state.formatDescription = description }
@@ -426,9 +420,7 @@ public final class CompressionSession: Sendable {
             for frame in outputs {
                 if let sample = frame.sampleBuffer, sample.isSync { state.idrSchedule.noteKeyFrame(at: sample.presentationTimeStamp) }
             }
-            guard state.invalidated else { return nil }
-            defer { state.backend = nil }
-            return state.backend
+            return state.ownership.giveBack()
         }
         withExtendedLifetime(dropped) {}
     }
