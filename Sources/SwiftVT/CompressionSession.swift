@@ -1,4 +1,5 @@
 import Glibc
+import H264
 import MediaCore
 
 /// Compresses pictures into H.264 samples: VideoToolbox's `VTCompressionSession`.
@@ -9,16 +10,19 @@ import MediaCore
 /// hold frames (``frameDelay``) for reordering and look-ahead; ``completeFrames(until:)`` outputs
 /// them.
 ///
-/// The GOP decisions shared by every backend are made here (``GOPPlanner``): IDR pictures for
-/// forced key frames, for ``CompressionProperties/maxKeyFrameIntervalDuration`` and
+/// The GOP decisions shared by every backend are made here (an ``H264IDRSchedule``, the H.264
+/// layer's one rule for IDR placement): IDR pictures for forced key frames, for
+/// ``CompressionProperties/maxKeyFrameIntervalDuration`` and
 /// ``CompressionProperties/maxKeyFrameInterval``, and for every frame when temporal compression is
-/// off; the backend is told the frame type and decides the rest.
+/// off; the backend is told the frame type and decides the rest. The key frames the backend
+/// outputs (its own, at scene cuts) are noted, so the time limit counts from them.
 ///
 /// Lock discipline: as in ``DecompressionSession``, one thread at a time owns the backend (taken
-/// and given back under the session's lock, used unlocked). The output handler runs with no lock
-/// held, so it may read ``properties``, call ``setProperties(_:)`` or ``invalidate()``; calls that
-/// encode throw ``CompressionError/Code/reentrantCall`` from there. ``setProperties(_:)`` never
-/// waits for the encoder: rate-control changes are picked up by the owner at the next frame.
+/// and given back under the session's lock, used unlocked: ``BackendOwnership``). The output
+/// handler runs with no lock held, so it may read ``properties``, call ``setProperties(_:)`` or
+/// ``invalidate()``; calls that encode throw ``CompressionError/Code/reentrantCall`` from there.
+/// ``setProperties(_:)`` never waits for the encoder: rate-control changes are picked up by the
+/// owner at the next frame.
 ///
 /// Lifetime: ``invalidate()`` (also run at deinit) releases the backend and the handler.
 public final class CompressionSession: Sendable {
@@ -38,10 +42,11 @@ public final class CompressionSession: Sendable {
     public let backendsPassedOver: String
     private let activeName: ActiveBackendName
     private let factory: any EncoderBackendFactory
-    private let monitor: Monitor<State>
+    let monitor: Monitor<State>
 
     struct State {
-        var backend: (any EncoderBackend)?
+        /// The backend and who uses it now (``BackendOwnership``: its lock discipline).
+        var ownership: BackendOwnership<any EncoderBackend>
         var handler: CompressionOutputHandler?
         var properties: CompressionProperties
         /// Properties frozen by prepareToEncodeFrames or the first frame: only rate control may change.
@@ -50,9 +55,7 @@ public final class CompressionSession: Sendable {
         var backendPrepared = false
         /// Rate-control values set since the owner last gave them to the backend.
         var pendingRateControl: CompressionProperties?
-        var gop = GOPPlanner()
-        var owner: pthread_t?
-        var invalidated = false
+        var idrSchedule = H264IDRSchedule()
         var formatDescription: FormatDescription?
         var frameDelay = 0
         /// Notices from the backend not yet taken by ``takeNotices()``.
@@ -60,7 +63,8 @@ public final class CompressionSession: Sendable {
         /// Set by ``setMultiPassStorage(_:maximumPasses:)``.
         var multiPass: MultiPassState?
 
-        func isOwner(_ thread: pthread_t) -> Bool { owner.map { pthread_equal($0, thread) != 0 } ?? false }
+        /// ``invalidate()`` was called.
+        var invalidated: Bool { ownership.isInvalidated }
     }
 
     /// The largest width or height accepted (H.264 level 6.2 allows 8192x4320 but the syntax
@@ -151,7 +155,7 @@ public final class CompressionSession: Sendable {
         self.activeName = activeName
         self.backendsPassedOver = passedOver
         self.isHardwareAccelerated = chosen.0.isHardware
-        self.monitor = Monitor(State(backend: backend, handler: outputHandler, properties: properties))
+        self.monitor = Monitor(State(ownership: BackendOwnership(backend), handler: outputHandler, properties: properties))
     }
 
     deinit { invalidate() }
@@ -267,22 +271,22 @@ public final class CompressionSession: Sendable {
             throw CompressionError(.invalidArgument, "the presentation time stamp is not a number")
         }
         let me = pthread_self()
-        let taken = try monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { (state) throws(CompressionError) -> EncodeDecision in
-            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
-            guard !state.isOwner(me) else { throw Self.reentrant("encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)") }
+        let taken = try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
+            (state) throws(CompressionError) -> EncodeDecision in
+            let call = "encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)"
+            try state.ownership.checkAvailable(to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             // Multi-pass: which range the frame belongs to and its quantizer (throws before
             // taking ownership, so a refused frame leaves the session as it was).
             let passDecision = try state.multiPass?.decide(presentationTimeStamp: presentationTimeStamp)
-            state.owner = me
+            let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             state.propertiesLocked = true
             let rateControl = state.backendPrepared ? state.pendingRateControl : nil
             state.pendingRateControl = nil
-            if passDecision?.startsRange == true { state.gop.reset() }
-            var type = state.gop.frameType(
+            if passDecision?.startsRange == true { state.idrSchedule.reset() }
+            let idr = state.idrSchedule.nextFrameIsIDR(
                 presentationTimeStamp: presentationTimeStamp, forced: frameProperties.forceKeyFrame,
-                properties: state.properties)
+                limits: state.properties.idrLimits)
+            var type: EncoderFrameType = idr ? .idr : .automatic
             if passDecision?.keyFrame == true { type = .idr }
             return EncodeDecision(
                 backend: backend, properties: state.properties, prepared: state.backendPrepared,
@@ -330,7 +334,7 @@ public final class CompressionSession: Sendable {
     }
 
     /// Outputs every frame the backend holds; the next frame starts a new GOP.
-    private func drain(_ what: String) throws(CompressionError) {
+    func drain(_ what: String) throws(CompressionError) {
         let (backend, _, prepared) = try takeBackend(what)
         guard prepared else {
             giveBack(prepared: nil, outputs: [])
@@ -350,185 +354,20 @@ public final class CompressionSession: Sendable {
         if let failure { throw failure }
     }
 
-    // MARK: Multi-pass
-
-    /// Makes this a multi-pass session (`kVTCompressionPropertyKey_MultiPassStorage`): the
-    /// encoder records its analysis of every frame in `storage`, and after each pass
-    /// (``beginPass()`` ... ``endPass()``) asks for the time ranges it wants to encode again
-    /// (``timeRangesForNextPass()``), at most `maximumPasses` passes in all. The rate control is
-    /// SwiftVT's own (``MultiPassRateControl``) and needs ``CompressionProperties/averageBitRate``.
-    ///
-    /// Call before the first frame. The caller keeps the frames (a ``FrameSilo`` is made for
-    /// this): frames of a later pass replace those of its time ranges, each range a run of
-    /// closed GOPs starting with an IDR picture.
-    ///
-    /// - Throws: ``CompressionError/Code/invalidProperty`` without a bit rate or with data rate
-    ///   limits (a hard cap per window is not what multi-pass allocation does);
-    ///   ``CompressionError/Code/invalidArgument`` after the first frame or for `maximumPasses` < 1.
-    public func setMultiPassStorage(_ storage: MultiPassStorage?, maximumPasses: Int = 2) throws(CompressionError) {
-        try monitor.withLock { (state) throws(CompressionError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard !state.propertiesLocked else {
-                throw CompressionError(
-                    .invalidArgument, "the multi-pass storage must be set before prepareToEncodeFrames() and the first frame")
-            }
-            guard let storage else {
-                state.multiPass = nil
-                return
-            }
-            guard maximumPasses >= 1 else {
-                throw CompressionError(.invalidArgument, "maximumPasses \(maximumPasses) is less than 1")
-            }
-            guard let bitRate = state.properties.averageBitRate else {
-                throw .invalidProperty(
-                    .averageBitRate, "multi-pass encoding allocates a target bit rate over the whole clip; set averageBitRate")
-            }
-            guard state.properties.dataRateLimits.isEmpty else {
-                throw .invalidProperty(
-                    .dataRateLimits, "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove them")
-            }
-            state.multiPass = MultiPassState(
-                storage: storage, rateControl: MultiPassRateControl(targetBitRate: Double(bitRate), maximumPasses: maximumPasses))
-        }
-    }
-
-    /// The multi-pass storage set by ``setMultiPassStorage(_:maximumPasses:)``.
-    public var multiPassStorage: MultiPassStorage? { monitor.withLock { $0.multiPass?.storage } }
-
-    /// Starts a pass (`VTCompressionSessionBeginPass`). The first pass encodes everything; a
-    /// later one only the frames of ``timeRangesForNextPass()``, in order, each range starting
-    /// with an IDR picture and a fresh encoder.
-    public func beginPass() throws(CompressionError) {
-        try monitor.withLock { (state) throws(CompressionError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard var multiPass = state.multiPass else {
-                throw CompressionError(.invalidArgument, "beginPass() needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
-            }
-            guard !multiPass.passInProgress else {
-                throw CompressionError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
-            }
-            if multiPass.completedPasses > 0, multiPass.plan?.wantsAnotherPass != true {
-                throw CompressionError(.invalidArgument, "the encoder asked for no further pass (endPass() returned false)")
-            }
-            multiPass.passInProgress = true
-            multiPass.currentRange = nil
-            multiPass.framesThisPass = 0
-            multiPass.actualBitsThisPass = 0
-            multiPass.plannedBitsThisPass = 0
-            state.multiPass = multiPass
-        }
-    }
-
-    /// Ends the pass (`VTCompressionSessionEndPass`): outputs every frame still held, then
-    /// decides whether another pass pays. Returns true when further passes are requested.
-    ///
-    /// - Throws: ``CompressionError/Code/multiPassStorageFailed`` when the analysis could not
-    ///   be written (e.g. the disk is full); the backend's error.
-    public func endPass() throws(CompressionError) -> Bool {
-        try monitor.withLock { (state) throws(CompressionError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard state.multiPass?.passInProgress == true else {
-                throw CompressionError(.invalidArgument, "endPass() without beginPass()")
-            }
-        }
-        try drain("endPass()")
-        return try monitor.withLock { (state) throws(CompressionError) -> Bool in
-            guard var multiPass = state.multiPass else { throw Self.invalidSession }
-            multiPass.passInProgress = false
-            multiPass.completedPasses += 1
-            multiPass.framesPerPass.append(multiPass.framesThisPass)
-            if let failure = multiPass.storageFailure {
-                state.multiPass = multiPass
-                throw CompressionError(
-                    .multiPassStorageFailed, "the multi-pass analysis could not be stored: \(failure)")
-            }
-            multiPass.rateControl.estimateModelExponent(multiPass.remeasurements)
-            let plan = multiPass.rateControl.plan(
-                records: multiPass.storage.records(), completedPasses: multiPass.completedPasses)
-            multiPass.plan = plan
-            state.multiPass = multiPass
-            return plan.wantsAnotherPass
-        }
-    }
-
-    /// The time ranges the next pass must encode (`VTCompressionSessionGetTimeRangesForNextPass`),
-    /// sorted; empty when no further pass is wanted.
-    public func timeRangesForNextPass() throws(CompressionError) -> [MediaTimeRange] {
-        try monitor.withLock { (state) throws(CompressionError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard let multiPass = state.multiPass, multiPass.completedPasses > 0, !multiPass.passInProgress else {
-                throw CompressionError(.invalidArgument, "timeRangesForNextPass() is only known after endPass()")
-            }
-            return multiPass.plan?.timeRanges ?? []
-        }
-    }
-
-    /// How the passes went so far; nil for a single-pass session.
-    public var multiPassStatistics: MultiPassStatistics? {
-        monitor.withLock { state in
-            guard let multiPass = state.multiPass else { return nil }
-            return MultiPassStatistics(
-                passesCompleted: multiPass.completedPasses, framesPerPass: multiPass.framesPerPass,
-                lastPlan: multiPass.plan)
-        }
-    }
-
-    /// Writes the analysis of `frames` (one record each, replacing the frame's earlier one).
-    private func record(_ frames: [EncodedFrame], pass: Int?) {
-        guard let pass, !frames.isEmpty, let storage = monitor.withLock({ $0.multiPass?.storage }) else { return }
-        var failure: MultiPassError?
-        var count = 0
-        var actual = 0.0
-        var planned = 0.0
-        var remeasured: [MultiPassRateControl.Remeasurement] = []
-        let plan = monitor.withLock { $0.multiPass.flatMap { $0.completedPasses > 0 ? $0.plan : nil } }
-        for frame in frames {
-            guard let sample = frame.sampleBuffer, let analysis = frame.analysis else { continue }
-            let bits = sample.totalSampleSize * 8
-            let record = FrameAnalysisRecord(
-                presentationTimeStamp: sample.presentationTimeStamp, decodeTimeStamp: sample.decodeTimeStamp,
-                duration: sample.duration, frameType: analysis.frameType, quantizer: analysis.quantizer, bits: bits,
-                complexity: MultiPassRateControl.complexity(bits: bits, quantizer: analysis.quantizer), pass: pass)
-            if let predicted = plan?.predictedFrameBits[record.presentationTimeStamp] {
-                actual += Double(bits)
-                planned += predicted
-                if let before = storage.record(at: record.presentationTimeStamp) {
-                    remeasured.append(MultiPassRateControl.Remeasurement(
-                        before: (before.bits, before.quantizer), after: (bits, record.quantizer)))
-                }
-            }
-            do throws(MultiPassError) {
-                try storage.write(record)
-                count += 1
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        monitor.withLock { state in
-            state.multiPass?.framesThisPass += count
-            state.multiPass?.actualBitsThisPass += actual
-            state.multiPass?.plannedBitsThisPass += planned
-            state.multiPass?.remeasurements += remeasured
-            if let failure, state.multiPass?.storageFailure == nil { state.multiPass?.storageFailure = failure }
-        }
-    }
-
     /// Stops the session: the encoder and the output handler are released; held frames are
     /// dropped. Idempotent; later calls throw ``CompressionError/Code/invalidSession``. Safe to
     /// call from the output handler.
     public func invalidate() {
         let me = pthread_self()
-        let (dropped, handler): ((any EncoderBackend)?, CompressionOutputHandler?) = monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { state in
+        let (dropped, handler): ((any EncoderBackend)?, CompressionOutputHandler?) = monitor.withLock(
+            waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }
+        ) { state in
             guard !state.invalidated else { return (nil, nil) }
-            state.invalidated = true
+            // The owner (this thread, inside the handler) drops the backend when it gives it back.
+            let dropped = state.ownership.invalidate()
             let handler = state.handler
             state.handler = nil
-            // The owner (this thread, inside the handler) drops the backend when it gives it back.
-            guard state.owner == nil else { return (nil, handler) }
-            defer { state.backend = nil }
-            return (state.backend, handler)
+            return (dropped, handler)
         }
         // Released outside the lock: closing an encoder joins its threads.
         withExtendedLifetime((dropped, handler)) {}
@@ -536,7 +375,7 @@ public final class CompressionSession: Sendable {
 
     // MARK: Ownership
 
-    private static var invalidSession: CompressionError {
+    static var invalidSession: CompressionError {
         CompressionError(.invalidSession, "the compression session was invalidated; create a new one")
     }
 
@@ -550,12 +389,9 @@ public final class CompressionSession: Sendable {
     /// Becomes the backend's owner; freezes the properties.
     private func takeBackend(_ what: String) throws(CompressionError) -> (any EncoderBackend, CompressionProperties, Bool) {
         let me = pthread_self()
-        return try monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { (state) throws(CompressionError) in
-            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
-            guard !state.isOwner(me) else { throw Self.reentrant(what) }
-            state.owner = me
+        return try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
+            (state) throws(CompressionError) in
+            let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(what))
             state.propertiesLocked = true
             return (backend, state.properties, state.backendPrepared)
         }
@@ -571,9 +407,8 @@ public final class CompressionSession: Sendable {
     /// encoder is open, nil when it is not (failure, or closed by a flush).
     private func giveBack(prepared: (any EncoderBackend)?, outputs: [EncodedFrame], flushed: Bool = false) {
         let dropped: (any EncoderBackend)? = monitor.withLock { state in
-            state.owner = nil
             // The owner is giving the backend back, so nothing else uses it now.
-            state.notices += state.backend?.takeNotices() ?? []
+            state.notices += state.ownership.backend?.takeNotices() ?? []
             if let prepared {
                 state.backendPrepared = true
                 if let description = prepared.formatDescription { state.formatDescription = description }
@@ -581,63 +416,14 @@ public final class CompressionSession: Sendable {
             } else {
                 state.backendPrepared = false
             }
-            if flushed { state.gop.reset() }
+            if flushed { state.idrSchedule.reset() }
             for frame in outputs {
-                if let sample = frame.sampleBuffer, sample.isSync { state.gop.noteKeyFrame(at: sample.presentationTimeStamp) }
+                if let sample = frame.sampleBuffer, sample.isSync { state.idrSchedule.noteKeyFrame(at: sample.presentationTimeStamp) }
             }
-            guard state.invalidated else { return nil }
-            defer { state.backend = nil }
-            return state.backend
+            return state.ownership.giveBack()
         }
         withExtendedLifetime(dropped) {}
     }
-}
-
-/// The GOP decisions shared by every encoder backend: where IDR pictures must be.
-///
-/// - every frame, when temporal compression is off;
-/// - a frame with ``FrameProperties/forceKeyFrame``;
-/// - the first frame at or after the last key frame + ``CompressionProperties/maxKeyFrameIntervalDuration``
-///   (so IDR spacing in time never exceeds it when frames exist at that time);
-/// - the frame ``CompressionProperties/maxKeyFrameInterval`` frames after the last key frame.
-///
-/// "The last key frame" is the later of the last IDR this planner asked for and the last sync
-/// sample the backend output (a backend may insert its own at scene cuts; it reports them with
-/// its reordering delay, so the planner may ask for an IDR a little early, never late).
-struct GOPPlanner {
-    private var lastKeyPresentationTime: MediaTime?
-    /// Input frames since the last IDR this planner asked for.
-    private var framesSinceKey = 0
-    private var started = false
-
-    mutating func frameType(
-        presentationTimeStamp pts: MediaTime, forced: Bool, properties: CompressionProperties
-    ) -> EncoderFrameType {
-        var idr = forced || !started || !properties.allowTemporalCompression
-        if properties.maxKeyFrameInterval > 0, framesSinceKey >= properties.maxKeyFrameInterval { idr = true }
-        if properties.maxKeyFrameIntervalDuration > 0, let last = lastKeyPresentationTime,
-            (pts - last).seconds >= properties.maxKeyFrameIntervalDuration - 1e-9
-        {
-            idr = true
-        }
-        started = true
-        if idr {
-            lastKeyPresentationTime = pts
-            framesSinceKey = 1
-            return .idr
-        }
-        framesSinceKey += 1
-        return .automatic
-    }
-
-    mutating func noteKeyFrame(at pts: MediaTime) {
-        guard pts.isNumeric else { return }
-        if let last = lastKeyPresentationTime, pts <= last { return }
-        lastKeyPresentationTime = pts
-    }
-
-    /// After a flush the next frame starts a new GOP.
-    mutating func reset() { self = GOPPlanner() }
 }
 
 /// What ``CompressionSession/encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
@@ -655,75 +441,11 @@ private struct EncodeDecision {
     var recordingPass: Int?
 }
 
-/// How a multi-pass session's passes went.
-public struct MultiPassStatistics: Sendable {
-    public var passesCompleted: Int
-    /// Frames encoded in each pass (the first: all of them).
-    public var framesPerPass: [Int]
-    /// The decision after the last completed pass (its coded bits, target, duration, stop reason).
-    public var lastPlan: MultiPassRateControl.Plan?
-
-    /// Frames encoded again after the first pass.
-    public var framesReencoded: Int { framesPerPass.dropFirst().reduce(0, +) }
-}
-
-/// A multi-pass session's progress through its passes.
-struct MultiPassState {
-    var storage: MultiPassStorage
-    var rateControl: MultiPassRateControl
-    var completedPasses = 0
-    var passInProgress = false
-    /// The plan made at the end of the last pass (the ranges and quantizers of the current one).
-    var plan: MultiPassRateControl.Plan?
-    /// The index in `plan.timeRanges` of the last frame encoded in this pass.
-    var currentRange: Int?
-    var framesThisPass = 0
-    /// Bits of the frames output so far in this pass, and what the plan predicted for them.
-    var actualBitsThisPass = 0.0
-    var plannedBitsThisPass = 0.0
-    /// Every frame coded again: its bits and quantizer before and after (the model's evidence).
-    var remeasurements: [MultiPassRateControl.Remeasurement] = []
-    var framesPerPass: [Int] = []
-    var storageFailure: MultiPassError?
-
-    init(storage: MultiPassStorage, rateControl: MultiPassRateControl) {
-        self.storage = storage
-        self.rateControl = rateControl
-    }
-
-    /// 1-based number of the pass in progress (or the next one).
-    var currentPass: Int { completedPasses + 1 }
-
-    struct FrameDecision {
-        var quantizer: Double?
-        var keyFrame: Bool
-        var startsRange: Bool
-    }
-
-    /// The decisions for a frame at `pts` of the pass in progress.
-    mutating func decide(presentationTimeStamp pts: MediaTime) throws(CompressionError) -> FrameDecision {
-        guard passInProgress else {
-            throw CompressionError(.invalidArgument, "a multi-pass session encodes frames between beginPass() and endPass()")
-        }
-        guard completedPasses > 0, let plan else { return FrameDecision(quantizer: nil, keyFrame: false, startsRange: false) }
-        guard let range = plan.timeRanges.firstIndex(where: { $0.contains(pts) }) else {
-            throw CompressionError(
-                .invalidArgument,
-                "the frame at \(pts.seconds) s is outside the time ranges of pass \(currentPass) (timeRangesForNextPass())")
-        }
-        let startsRange = range != currentRange
-        currentRange = range
-        let correction = rateControl.feedbackCorrection(actualBits: actualBitsThisPass, plannedBits: plannedBitsThisPass)
-        let quantizer = (plan.quantizers[pts] ?? nearestQuantizer(to: pts, in: plan)).map {
-            min(max($0 + correction, rateControl.quantizerRange.lowerBound), rateControl.quantizerRange.upperBound)
-        }
-        return FrameDecision(
-            quantizer: quantizer, keyFrame: startsRange || plan.keyFrames.contains(pts), startsRange: startsRange)
-    }
-
-    /// A frame the analysis does not know (the source gave other time stamps this pass): the
-    /// quantizer of the nearest frame it knows.
-    private func nearestQuantizer(to pts: MediaTime, in plan: MultiPassRateControl.Plan) -> Double? {
-        plan.quantizers.min { abs(($0.key - pts).seconds) < abs(($1.key - pts).seconds) }?.value
+extension CompressionProperties {
+    /// The key-frame properties as limits for the session's ``H264IDRSchedule``.
+    var idrLimits: H264IDRLimits {
+        H264IDRLimits(
+            maxFrameInterval: maxKeyFrameInterval, maxDuration: maxKeyFrameIntervalDuration,
+            everyFrame: !allowTemporalCompression)
     }
 }

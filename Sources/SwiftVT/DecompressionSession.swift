@@ -185,15 +185,23 @@ public final class DecompressionSession: Sendable {
 /// The session's mutable part: the backend, the queue and the worker, all behind one monitor.
 ///
 /// Lock discipline: the monitor is never held while the backend or the output handler runs.
-/// Instead one thread at a time is the backend's *owner* (`State.owner`): it takes the backend
-/// under the lock, uses it unlocked, and gives it back under the lock. Anyone else who needs the
-/// backend waits for `owner == nil`; the owner itself (i.e. the output handler calling back)
-/// either acts directly (flush, invalidate) or gets `.reentrantCall` rather than waiting for
-/// itself.
+/// Instead one thread at a time is the backend's *owner* (`State.ownership`, a
+/// ``BackendOwnership``): it takes the backend under the lock, uses it unlocked, and gives it back
+/// under the lock. Anyone else who needs the backend waits until it is free; the owner itself
+/// (i.e. the output handler calling back) either acts directly (flush, invalidate) or gets
+/// `.reentrantCall` rather than waiting for itself.
 final class SessionCore: Sendable {
     enum Job {
         case decode(SampleBuffer, flags: DecodeFrameFlags, reference: UInt64)
         case drain
+
+        /// The session call that runs the job, for errors.
+        var callName: String {
+            switch self {
+            case .decode: "decode(_:flags:frameReference:)"
+            case .drain: "finishDelayedFrames()"
+            }
+        }
     }
 
     /// What the session remembers about a sample while the backend works on it. The backend sees
@@ -212,24 +220,23 @@ final class SessionCore: Sendable {
     }
 
     struct State {
-        /// nil once invalidated and the owner has given it back.
-        var backend: (any DecoderBackend)?
+        /// The backend (nil once invalidated and given back) and who uses it now.
+        var ownership: BackendOwnership<any DecoderBackend>
         var handler: DecompressionOutputHandler?
         var queue: [QueuedSample] = []
-        var owner: pthread_t?
         var worker: pthread_t?
-        var invalidated = false
         var pending: [UInt64: Pending] = [:]
         var nextToken: UInt64 = 1
 
-        func isOwner(_ thread: pthread_t) -> Bool { owner.map { pthread_equal($0, thread) != 0 } ?? false }
+        /// ``invalidate()`` was called.
+        var invalidated: Bool { ownership.isInvalidated }
     }
 
     private let monitor: Monitor<State>
     private let maximumFramesInFlight: Int
 
     init(backend: any DecoderBackend, handler: @escaping DecompressionOutputHandler, maximumFramesInFlight: Int) {
-        monitor = Monitor(State(backend: backend, handler: handler))
+        monitor = Monitor(State(ownership: BackendOwnership(backend), handler: handler))
         self.maximumFramesInFlight = maximumFramesInFlight
     }
 
@@ -251,10 +258,12 @@ final class SessionCore: Sendable {
         let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
         try monitor.withLock(waitingUntil: { state in
             // Back-pressure: everything accepted and not yet finished counts, queued or decoding.
-            state.invalidated || state.isOwner(me) || state.queue.count + (state.worker.map { state.isOwner($0) } == true ? 1 : 0) < self.maximumFramesInFlight
+            state.invalidated || state.ownership.isOwned(by: me)
+                || state.queue.count + (state.worker.map { state.ownership.isOwned(by: $0) } == true ? 1 : 0)
+                    < self.maximumFramesInFlight
         }) { (state) throws(DecompressionError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard !state.isOwner(me) else { throw Self.reentrant("decode(_:flags:frameReference:)") }
+            try state.ownership.checkAvailable(
+                to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant("decode(_:flags:frameReference:)"))
             let token = state.nextToken
             state.nextToken &+= 1
             state.pending[token] = Pending(
@@ -279,10 +288,11 @@ final class SessionCore: Sendable {
         let me = pthread_self()
         while true {
             let next: (QueuedSample, any DecoderBackend, DecompressionOutputHandler?)? = monitor.withLock(
-                waitingUntil: { $0.invalidated || (!$0.queue.isEmpty && $0.owner == nil) }
+                waitingUntil: { $0.invalidated || (!$0.queue.isEmpty && $0.ownership.isFree) }
             ) { state in
-                guard !state.invalidated, let backend = state.backend else { return nil }
-                state.owner = me
+                // The worker owns nothing while it waits: it takes the backend, or the session
+                // was invalidated.
+                guard case .taken(let backend) = state.ownership.claim(by: me) else { return nil }
                 return (state.queue.removeFirst(), backend, state.handler)
             }
             guard let (queued, backend, handler) = next else { return }
@@ -304,14 +314,10 @@ final class SessionCore: Sendable {
     func runSynchronously(_ job: Job) throws(DecompressionError) {
         let me = pthread_self()
         let (backend, handler, token, drainBoundary) = try monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || (state.queue.isEmpty && state.owner == nil)
+            state.invalidated || state.ownership.isOwned(by: me) || (state.queue.isEmpty && state.ownership.isFree)
         }) { (state) throws(DecompressionError) -> (any DecoderBackend, DecompressionOutputHandler?, UInt64, UInt64) in
-            guard !state.invalidated, let backend = state.backend else { throw Self.invalidSession }
-            guard !state.isOwner(me) else {
-                if case .drain = job { throw Self.reentrant("finishDelayedFrames()") }
-                throw Self.reentrant("decode(_:flags:frameReference:)")
-            }
-            state.owner = me
+            let backend = try state.ownership.take(
+                by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(job.callName))
             let token = state.nextToken
             state.nextToken &+= 1
             if case .decode(let sample, let flags, let reference) = job {
@@ -398,12 +404,9 @@ final class SessionCore: Sendable {
     /// after the lock is released (its deinit may take time: a decoder joins its threads).
     private func giveBackBackend(forgetting token: UInt64? = nil, forgetPendingBelow boundary: UInt64? = nil) {
         let dropped: (any DecoderBackend)? = monitor.withLock { state in
-            state.owner = nil
             if let token { state.pending[token] = nil }
             if let boundary { state.pending = state.pending.filter { $0.key >= boundary } }
-            guard state.invalidated else { return nil }
-            defer { state.backend = nil }
-            return state.backend
+            return state.ownership.giveBack()
         }
         withExtendedLifetime(dropped) {}
     }
@@ -413,28 +416,31 @@ final class SessionCore: Sendable {
     func waitForQueue() throws(DecompressionError) {
         let me = pthread_self()
         try monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || (state.queue.isEmpty && !(state.worker.map { state.isOwner($0) } ?? false))
+            state.invalidated || state.ownership.isOwned(by: me)
+                || (state.queue.isEmpty && !(state.worker.map { state.ownership.isOwned(by: $0) } ?? false))
         }) { (state) throws(DecompressionError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard !state.isOwner(me) else { throw Self.reentrant("waitForAsynchronousFrames()") }
+            try state.ownership.checkAvailable(
+                to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant("waitForAsynchronousFrames()"))
         }
     }
 
     func flush() {
         let me = pthread_self()
-        let (backend, ownedAlready): ((any DecoderBackend)?, Bool) = monitor.withLock(waitingUntil: { state in
-            state.invalidated || state.isOwner(me) || state.owner == nil
-        }) { state in
+        let (backend, ownedAlready): ((any DecoderBackend)?, Bool) = monitor.withLock(
+            waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }
+        ) { state in
             // Queued samples are dropped without output, like the frames the decoder holds.
             state.queue.removeAll()
-            guard !state.invalidated, let backend = state.backend else { return (nil, false) }
-            if state.isOwner(me) {
+            switch state.ownership.claim(by: me) {
+            case .taken(let backend):
+                return (backend, false)
+            case .ownedAlready(let backend):
                 // Called from the output handler: this thread already owns the backend, which is
                 // idle while frames are delivered.
                 return (backend, true)
+            case .invalidated:
+                return (nil, false)
             }
-            state.owner = me
-            return (backend, false)
         }
         guard let backend else { return }
         backend.flush()
@@ -448,21 +454,17 @@ final class SessionCore: Sendable {
     func invalidate() {
         let me = pthread_self()
         let (dropped, handler, worker): ((any DecoderBackend)?, DecompressionOutputHandler?, pthread_t?) =
-            monitor.withLock(waitingUntil: { state in
-                state.invalidated || state.isOwner(me) || state.owner == nil
-            }) { state in
+            monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) { state in
                 guard !state.invalidated else { return (nil, nil, nil) }
-                state.invalidated = true
+                // The owner (this thread, inside the handler) drops the backend when it gives it back.
+                let dropped = state.ownership.invalidate()
                 state.queue.removeAll()
                 state.pending.removeAll()
                 let handler = state.handler
                 state.handler = nil
                 let worker = state.worker
                 state.worker = nil
-                // The owner (this thread, inside the handler) drops the backend when it gives it back.
-                guard state.owner == nil else { return (nil, handler, worker) }
-                defer { state.backend = nil }
-                return (state.backend, handler, worker)
+                return (dropped, handler, worker)
             }
         if let worker {
             if pthread_equal(worker, me) != 0 {

@@ -1,5 +1,7 @@
 // The hardware-agnostic half of an H.264 encoder: which frame is coded as what, in which order,
 // with which references, and the syntax values that follow from it (frame_num, POC, idr_pic_id).
+// Which frames are IDR pictures is the H264IDRSchedule's decision, the same rule the compression
+// session applies for every backend; the planner owns one and decides the rest.
 // A backend (the VA encoder) turns each ``H264CodingPicture`` into its API's parameters and the
 // slice header ``H264CodingPicture/sliceHeader(...)`` writes.
 //
@@ -9,8 +11,9 @@
 
 /// How the planner shapes the stream: fixed for a sequence.
 public struct H264GOPStructure: Sendable, Equatable {
-    /// Frames between IDR pictures at most (the backend's own limit; the session may ask for
-    /// IDR pictures earlier); 0 = no limit.
+    /// Frames between IDR pictures at most (the backend's own limit, the planner's
+    /// ``H264IDRLimits/maxFrameInterval``; the session may ask for IDR pictures earlier);
+    /// 0 = no limit.
     public var idrPeriod: Int
     /// B pictures between two anchors (0 = I/P only).
     public var consecutiveBFrames: Int
@@ -115,13 +118,16 @@ public struct H264CodingPicture<Frame> {
 
 /// Turns frames in display order into pictures in coding order (see the file's comment).
 ///
+/// Two decisions, each in one place: which frames are IDR pictures (``H264IDRSchedule``, with
+/// ``H264GOPStructure/idrPeriod`` as its frame limit, and the frames the caller forces), and how
+/// the frames between them are coded (here: P or B, coding order, references, frame_num, POC).
+///
 /// `Frame` is whatever the backend needs back with the picture (its uploaded surface, times).
 public struct H264CodingPlanner<Frame> {
     public let structure: H264GOPStructure
     /// Frames waiting for the anchor they are B pictures of, in display order, with their POC.
     private var waiting: [(frame: Frame, pictureOrderCount: Int)] = []
-    private var started = false
-    private var framesSinceIDR = 0
+    private var idrSchedule = H264IDRSchedule()
     private var nextCodingIndex: UInt64 = 0
     private var previousReferenceFrameNum = 0
     private var nextIDRPicID = 0
@@ -142,17 +148,16 @@ public struct H264CodingPlanner<Frame> {
     /// coding order. `forceIDR` makes the frame an IDR picture; the frames held for B
     /// pictures before it are coded first (the last of them as a P picture).
     public mutating func submit(_ frame: Frame, forceIDR: Bool) -> [H264CodingPicture<Frame>] {
-        let periodReached = structure.idrPeriod > 0 && framesSinceIDR >= structure.idrPeriod
-        if forceIDR || !started || periodReached {
+        // The planner keeps no times: its only limit is the period in frames.
+        let idrLimits = H264IDRLimits(maxFrameInterval: structure.idrPeriod)
+        if idrSchedule.nextFrameIsIDR(presentationTimeStamp: nil, forced: forceIDR, limits: idrLimits) {
             var pictures = codeWaiting()
-            framesSinceIDR = 0
             pictures.append(code(frame, type: .idr, pictureOrderCount: 0))
-            framesSinceIDR = 1
-            started = true
             return pictures
         }
-        let pictureOrderCount = 2 * framesSinceIDR
-        framesSinceIDR += 1
+        // 8.2.1.1 (type 0): twice the frame's display position since the IDR picture, which is
+        // the frames counted since it, this one not included.
+        let pictureOrderCount = 2 * (idrSchedule.framesSinceIDR - 1)
         if structure.consecutiveBFrames == 0 {
             return [code(frame, type: .predicted, pictureOrderCount: pictureOrderCount)]
         }

@@ -1,0 +1,160 @@
+import CVA
+import H264
+import MediaCore
+import SwiftVT
+import VAPlumbing
+
+/// The VA objects of one encoding context. Declared in the order they are destroyed in
+/// (buffers and context before the surfaces they use, the config last).
+final class VAEncodeObjects {
+    let codedBuffer: VABufferObject
+    let context: VAContext
+    let sourceSurfaces: VASurfaceSet
+    let reconstructedSurfaces: VASurfaceSet
+    let config: VAConfig
+
+    init(
+        config: consuming VAConfig, sourceSurfaces: consuming VASurfaceSet, reconstructedSurfaces: consuming VASurfaceSet,
+        context: VAContext, codedBuffer: VABufferObject
+    ) {
+        self.codedBuffer = codedBuffer
+        self.context = context
+        self.sourceSurfaces = sourceSurfaces
+        self.reconstructedSurfaces = reconstructedSurfaces
+        self.config = config
+    }
+}
+
+// The device side of the VA encoder: its config, surfaces, context and coded buffer, and the
+// copies into and out of source surfaces.
+
+extension VAH264Encoder {
+    /// Config, surfaces, context and coded buffer for `rateControl`'s mode (kept when it is the
+    /// mode they were made for).
+    func openObjects(rateControl: VAH264RateControl) throws(CompressionError) {
+        let sourceCount = structure.consecutiveBFrames + 2
+        let reconstructedCount = structure.maxReferenceFrames + 1
+        if let objects, objects.sourceSurfaces.ids.count == sourceCount,
+            objects.reconstructedSurfaces.ids.count == reconstructedCount, openedMode == rateControl.mode
+        {
+            freeSourceSlots = Array(0..<sourceCount)
+            freeReconstructedSlots = Array(0..<reconstructedCount)
+            reconstructed.removeAll()
+            return
+        }
+        objects = nil
+        let codedWidth = widthInMacroblocks * 16
+        let codedHeight = heightInMacroblocks * 16
+        do throws(VAError) {
+            var attributes = [
+                VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420)),
+                VAConfigAttrib(type: VAConfigAttribRateControl, value: rateControl.vaMode),
+            ]
+            let packed = choice.options.packedHeaders
+                & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
+            if packed != 0 { attributes.append(VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: packed)) }
+            let config = try VAConfig(
+                connection: connection, profile: choice.profile, entrypoint: choice.entrypoint, attributes: attributes)
+            let nv12 = UInt32(VA_FOURCC_NV12)
+            let sources = try VASurfaceSet(
+                connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: codedWidth, height: codedHeight,
+                count: sourceCount, fourcc: nv12)
+            let reconstructedSurfaces = try VASurfaceSet(
+                connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: codedWidth, height: codedHeight,
+                count: reconstructedCount, fourcc: nv12)
+            let context = try VAContext(
+                connection: connection, config: config, width: codedWidth, height: codedHeight,
+                renderTargets: sources.ids + reconstructedSurfaces.ids)
+            // The worst case of a coded picture: every macroblock as I_PCM (384 bytes + a few
+            // bits of macroblock header, 7.3.5), plus headers. A device writing more reports
+            // an overflow, which is checked.
+            let macroblocks = widthInMacroblocks * heightInMacroblocks
+            let codedBuffer = try VABufferObject(
+                connection: connection, context: context, type: VAEncCodedBufferType,
+                elementSize: macroblocks * 400 + 64 * 1024)
+            objects = VAEncodeObjects(
+                config: config, sourceSurfaces: sources, reconstructedSurfaces: reconstructedSurfaces, context: context,
+                codedBuffer: codedBuffer)
+        } catch {
+            throw CompressionError(
+                .encoderFailed, "the VA-API encoder could not be set up: \(error)", backendStatus: error.status,
+                operation: error.call)
+        }
+        openedMode = rateControl.mode
+        freeSourceSlots = Array(0..<sourceCount)
+        freeReconstructedSlots = Array(0..<reconstructedCount)
+        reconstructed.removeAll()
+    }
+
+    /// Writes `image` into an NV12 surface, replicating the last column and row into the
+    /// macroblock padding (so the edge macroblocks predict from real picture content).
+    func upload(_ image: PixelBuffer, to surface: VASurfaceID) throws(VAError) {
+        let codedWidth = widthInMacroblocks * 16
+        let codedHeight = heightInMacroblocks * 16
+        let width = configuration.width
+        let height = configuration.height
+        let interleaved = configuration.pixelFormat != .i420
+        try connection.writeSurface(surface, fourcc: UInt32(VA_FOURCC_NV12), width: codedWidth, height: codedHeight) { memory, layout in
+            guard let base = memory.baseAddress, image.planes.count >= (interleaved ? 2 : 3) else { return }
+            // This upload is the input's one copy: the device reads its own surfaces, not our memory.
+            let lumaPitch = Int(layout.pitches.0)
+            let chromaPitch = Int(layout.pitches.1)
+            let luma = base + Int(layout.offsets.0)
+            let chroma = base + Int(layout.offsets.1)
+            let sourceLuma = image.planes[0]
+            for row in 0..<codedHeight {
+                let source = sourceLuma.baseAddress + min(row, height - 1) * sourceLuma.bytesPerRow
+                let destination = luma + row * lumaPitch
+                destination.copyMemory(from: source, byteCount: width)
+                if codedWidth > width {
+                    let last = source.load(fromByteOffset: width - 1, as: UInt8.self)
+                    (destination + width).initializeMemory(as: UInt8.self, repeating: last, count: codedWidth - width)
+                }
+            }
+            let chromaWidth = width / 2
+            for row in 0..<(codedHeight / 2) {
+                let sourceRow = min(row, height / 2 - 1)
+                let destination = (chroma + row * chromaPitch).assumingMemoryBound(to: UInt8.self)
+                if interleaved {
+                    let plane = image.planes[1]
+                    destination.update(
+                        from: (plane.baseAddress + sourceRow * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self),
+                        count: chromaWidth * 2)
+                } else {
+                    // I420 to NV12: Cb and Cr interleaved in the same pass as the copy.
+                    let cb = (image.planes[1].baseAddress + sourceRow * image.planes[1].bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                    let cr = (image.planes[2].baseAddress + sourceRow * image.planes[2].bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                    for x in 0..<chromaWidth {
+                        destination[2 * x] = cb[x]
+                        destination[2 * x + 1] = cr[x]
+                    }
+                }
+                if codedWidth / 2 > chromaWidth, chromaWidth > 0 {
+                    let cb = destination[2 * chromaWidth - 2]
+                    let cr = destination[2 * chromaWidth - 1]
+                    for x in chromaWidth..<(codedWidth / 2) {
+                        destination[2 * x] = cb
+                        destination[2 * x + 1] = cr
+                    }
+                }
+            }
+        }
+    }
+
+    /// A held frame's picture, copied out of its source surface (only after a failure, so that
+    /// another encoder can code it: the caller's picture is gone by then).
+    func readBack(sourceSlot: Int) -> PixelBuffer? {
+        guard let objects else { return nil }
+        let reader = VAOutputReader(
+            connection: connection, pixelFormat: configuration.pixelFormat, rowAlignment: 64,
+            attachments: PixelBufferAttachments())
+        do {
+            try reader.startSequence(sps)
+            return try reader.read(
+                surface: objects.sourceSurfaces.ids[sourceSlot],
+                codedSize: (widthInMacroblocks * 16, heightInMacroblocks * 16))
+        } catch {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import CVA
+import H264
+import MediaCore
+import SwiftVT
+import VAPlumbing
+
+// The stream's description: the GOP structure, SPS (with VUI) and PPS the VA encoder codes with,
+// chosen from the session's properties and the device's offer, and the format description made
+// from them (or from the device's own SPS/PPS when it writes its own).
+
+extension VAH264Encoder {
+    /// The GOP for `properties` (the table in ``VAH264EncoderFactory/supportedProperties``).
+    func chooseStructure(_ properties: CompressionProperties, frameRate: Double) throws(CompressionError) -> H264GOPStructure {
+        var idrPeriod = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : 250
+        if properties.maxKeyFrameIntervalDuration > 0 {
+            idrPeriod = min(idrPeriod, max(1, Int(properties.maxKeyFrameIntervalDuration * frameRate)))
+        }
+        if !properties.allowTemporalCompression { idrPeriod = 1 }
+        var bFrames = properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline ? 2 : 0
+        if let delay = properties.maxFrameDelayCount { bFrames = min(bFrames, delay) }
+        if bFrames > 0 && choice.options.maxList1References == 0 {
+            // The device cannot code B pictures: I/P only. Reordering is allowed, not asked for,
+            // so this is not a property the session failed to honour.
+            bFrames = 0
+        }
+        return H264GOPStructure(idrPeriod: idrPeriod, consecutiveBFrames: bFrames)
+    }
+
+    /// The SPS and PPS of the stream, and its format description.
+    func describeStream(_ properties: CompressionProperties, rateControl: VAH264RateControl) throws(CompressionError) {
+        var sps = SequenceParameterSet()
+        switch choice.profileName {
+        case .constrainedBaseline, .baseline:
+            sps.profileIdc = 66
+            sps.constraintSet0Flag = true
+            sps.constraintSet1Flag = true  // A.2.1.1: constrained baseline
+        case .main:
+            sps.profileIdc = 77
+            sps.constraintSet1Flag = true
+        case .high, .high444Predictive:  // the factory never chooses 4:4:4 (no VAProfile for it)
+            sps.profileIdc = 100
+        }
+        sps.seqParameterSetID = 0
+        sps.chromaFormatIdc = 1
+        sps.log2MaxFrameNumMinus4 = structure.log2MaxFrameNum - 4
+        sps.picOrderCntType = 0
+        sps.log2MaxPicOrderCntLsbMinus4 = structure.log2MaxPicOrderCntLsb - 4
+        sps.maxNumRefFrames = structure.maxReferenceFrames
+        sps.picWidthInMbsMinus1 = widthInMacroblocks - 1
+        sps.picHeightInMapUnitsMinus1 = heightInMacroblocks - 1
+        sps.frameMbsOnlyFlag = true
+        sps.direct8x8InferenceFlag = true
+        // 7.4.2.1.1: the conformance window in chroma units (CropUnitX = CropUnitY = 2 for 4:2:0).
+        let right = widthInMacroblocks * 16 - configuration.width
+        let bottom = heightInMacroblocks * 16 - configuration.height
+        if right > 0 || bottom > 0 {
+            sps.frameCroppingFlag = true
+            sps.frameCropRightOffset = right / 2
+            sps.frameCropBottomOffset = bottom / 2
+        }
+        var level = properties.profileLevel?.levelIdc
+        if level == 9 { level = 11 }  // level 1b is written as 1.1 + constraint_set3 for baseline/main
+        if properties.profileLevel?.level == "1b", choice.profileName != .high {
+            sps.constraintSet3Flag = true
+        }
+        sps.levelIdc = level ?? H264LevelLimits.lowestLevel(
+            widthInMacroblocks: widthInMacroblocks, heightInMacroblocks: heightInMacroblocks, frameRate: frameRate,
+            referenceFrames: structure.maxReferenceFrames,
+            bitRate: rateControl.mode == .cqp ? nil : rateControl.bitsPerSecond, high: choice.profileName == .high)
+        var vui = VUIParameters()
+        let fullRange = properties.fullRange ?? (configuration.pixelFormat == .nv12FullRange)
+        let colour = properties.colorPrimaries != nil || properties.transferFunction != nil || properties.yCbCrMatrix != nil
+        if fullRange || colour {
+            vui.videoSignalTypePresentFlag = true
+            vui.videoFormat = 5
+            vui.videoFullRangeFlag = fullRange
+            vui.colourDescriptionPresentFlag = colour
+            vui.colourPrimaries = properties.colorPrimaries.map { Int($0.rawValue) } ?? 2
+            vui.transferCharacteristics = properties.transferFunction.map { Int($0.rawValue) } ?? 2
+            vui.matrixCoefficients = properties.yCbCrMatrix.map { Int($0.rawValue) } ?? 2
+        }
+        // E.2.1: time_scale / num_units_in_tick is twice the frame rate (two fields per frame).
+        let fraction = VAH264EncodeParameters.frameRateFraction(frameRate)
+        vui.timingInfoPresentFlag = true
+        vui.numUnitsInTick = fraction.denominator
+        vui.timeScale = fraction.numerator * 2
+        vui.fixedFrameRateFlag = false
+        vui.bitstreamRestrictionFlag = true
+        vui.motionVectorsOverPicBoundariesFlag = true
+        vui.maxBytesPerPicDenom = 0
+        vui.maxBitsPerMbDenom = 0
+        vui.log2MaxMvLengthHorizontal = 15
+        vui.log2MaxMvLengthVertical = 15
+        vui.maxNumReorderFrames = structure.maxReorderFrames
+        vui.maxDecFrameBuffering = structure.maxReferenceFrames
+        sps.vuiParametersPresentFlag = true
+        sps.vui = vui
+
+        var pps = PictureParameterSet()
+        pps.picParameterSetID = 0
+        pps.seqParameterSetID = 0
+        let cabacAllowed = choice.profileName == .main || choice.profileName == .high
+        pps.entropyCodingModeFlag = cabacAllowed && (properties.entropyMode ?? .cabac) == .cabac && !entropyRefused
+        pps.numRefIdxL0DefaultActiveMinus1 = 0
+        pps.numRefIdxL1DefaultActiveMinus1 = 0
+        pps.picInitQpMinus26 = 0
+        pps.deblockingFilterControlPresentFlag = true
+        // 8x8 transforms are High profile's main tool (A.2.4).
+        pps.transform8x8ModeFlag = choice.profileName == .high
+        self.sps = sps
+        self.pps = pps
+        self.rateControl = rateControl
+        try makeFormatDescription()
+    }
+
+    func makeFormatDescription() throws(CompressionError) {
+        do {
+            formatDescription = try FormatDescription(h264ParameterSets: [sps.writeNALUnit(), pps.writeNALUnit()])
+        } catch {
+            throw CompressionError(.encoderFailed, "the SPS/PPS of the VA encoder cannot be written: \(error)")
+        }
+    }
+
+    /// A device that writes its own SPS/PPS (no packed sequence or picture headers) describes
+    /// the stream with them: they become the format description, and the slice headers it
+    /// writes are read with them. With packed headers the device's copies are SwiftVT's own.
+    func adoptDeviceParameterSets(_ sets: [[UInt8]]) throws(CompressionError) {
+        let packed = choice.options.packedHeaders
+        let ownSequence = packed & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) != 0
+        let ownPicture = packed & UInt32(VA_ENC_PACKED_HEADER_PICTURE) != 0
+        guard !(ownSequence && ownPicture), sets != formatDescription?.parameterSets else { return }
+        do {
+            var deviceSPS = sps
+            for set in sets where NALUnitType(rawValue: set[0]) == .sequenceParameterSet {
+                deviceSPS = try SequenceParameterSet.parse(nalUnit: set)
+            }
+            var devicePPS = pps
+            for set in sets where NALUnitType(rawValue: set[0]) == .pictureParameterSet {
+                let spsForPPS = deviceSPS
+                devicePPS = try PictureParameterSet.parse(nalUnit: set, sequenceParameterSets: { _ in spsForPPS })
+            }
+            formatDescription = try FormatDescription(h264ParameterSets: sets)
+            sps = deviceSPS
+            pps = devicePPS
+        } catch {
+            throw CompressionError(.encoderFailed, "VA-API: the device's own SPS/PPS cannot be read: \(error)")
+        }
+    }
+}
