@@ -48,12 +48,30 @@ static void finalize(GObject *object) {
     parent->finalize(object);
 }
 
+/// Every element's state changes: the Swift object prepares each transition before the base class
+/// makes it (hardware=require, vtmultipasssink's run) and hears of one the base class failed.
+static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
+    const SwiftVTElementClassData *data = class_data_of(G_OBJECT_TYPE(element));
+    void *swift = *swift_slot(element, data);
+    if (!swiftvt_element_prepare(swift, data->kind, transition)) return GST_STATE_CHANGE_FAILURE;
+    GstElementClass *parent = g_type_class_peek_parent(G_OBJECT_GET_CLASS(element));
+    GstStateChangeReturn result = parent->change_state(element, transition);
+    if (result == GST_STATE_CHANGE_FAILURE) swiftvt_element_transition_failed(swift, data->kind, transition);
+    return result;
+}
+
+gboolean swiftvt_element_vfunc_step(gpointer instance, SwiftVTLifecycleStep step) {
+    const SwiftVTElementClassData *data = class_data_of(G_OBJECT_TYPE(instance));
+    return swiftvt_element_step(*swift_slot(instance, data), data->kind, step);
+}
+
 static void class_init(gpointer klass, gpointer class_data) {
     const SwiftVTElementClassData *data = class_data;
     GObjectClass *object_class = G_OBJECT_CLASS(klass);
     object_class->set_property = set_property;
     object_class->get_property = get_property;
     object_class->finalize = finalize;
+    GST_ELEMENT_CLASS(klass)->change_state = change_state;
     swiftvt_element_install_interface(klass, data->kind, data->default_hardware);
     data->wire_vfuncs(klass);
 }

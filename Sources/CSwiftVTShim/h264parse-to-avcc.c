@@ -24,8 +24,8 @@ static GstBaseParseClass *parent_class = NULL;
 
 #define SELF(parse) ((SwiftVTH264ParseToAVCC *) (parse))
 
-static gboolean start(GstBaseParse *parse) { return swiftvt_h264parse_to_avcc_start(SELF(parse)->swift, parse); }
-static gboolean stop(GstBaseParse *parse) { return swiftvt_h264parse_to_avcc_stop(SELF(parse)->swift, parse); }
+static gboolean start(GstBaseParse *parse) { return swiftvt_element_vfunc_step(parse, SWIFTVT_STEP_START); }
+static gboolean stop(GstBaseParse *parse) { return swiftvt_element_vfunc_step(parse, SWIFTVT_STEP_STOP); }
 
 static gboolean set_sink_caps(GstBaseParse *parse, GstCaps *caps) {
     return swiftvt_h264parse_to_avcc_set_sink_caps(SELF(parse)->swift, parse, caps);

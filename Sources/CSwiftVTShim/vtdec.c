@@ -25,8 +25,8 @@ static GstElementClass *parent_class = NULL;
 
 #define SELF(object) ((SwiftVTDec *) (object))
 
-static gboolean start(GstVideoDecoder *decoder) { return swiftvt_vtdec_start(SELF(decoder)->swift, decoder); }
-static gboolean stop(GstVideoDecoder *decoder) { return swiftvt_vtdec_stop(SELF(decoder)->swift, decoder); }
+static gboolean start(GstVideoDecoder *decoder) { return swiftvt_element_vfunc_step(decoder, SWIFTVT_STEP_START); }
+static gboolean stop(GstVideoDecoder *decoder) { return swiftvt_element_vfunc_step(decoder, SWIFTVT_STEP_STOP); }
 static gboolean set_format(GstVideoDecoder *decoder, GstVideoCodecState *state) {
     return swiftvt_vtdec_set_format(SELF(decoder)->swift, decoder, state);
 }
@@ -69,25 +69,12 @@ static GstCaps *sink_getcaps(GstVideoDecoder *decoder, GstCaps *filter) {
     return caps;
 }
 
-static gboolean close_decoder(GstVideoDecoder *decoder) { return swiftvt_vtdec_close(SELF(decoder)->swift, decoder); }
+static gboolean close_decoder(GstVideoDecoder *decoder) { return swiftvt_element_vfunc_step(decoder, SWIFTVT_STEP_CLOSE); }
 
-/// hardware=require is checked here, before GstVideoDecoder opens or starts the decoder: an
-/// unmet policy fails the state change with the element's one ERROR (a failed open/start vfunc
-/// would add the base class's generic "Failed to open decoder"), so decodebin, which brings a
-/// candidate decoder to READY and PAUSED before using it, moves on to the next factory.
-static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
-    if ((transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-        && !swiftvt_vtdec_check_hardware_policy(SELF(element)->swift)) {
-        return GST_STATE_CHANGE_FAILURE;
-    }
-    return parent_class->change_state(element, transition);
-}
 
 static void wire_vfuncs(gpointer klass) {
-    GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
     GstVideoDecoderClass *decoder_class = GST_VIDEO_DECODER_CLASS(klass);
     parent_class = g_type_class_peek_parent(klass);
-    element_class->change_state = change_state;
     decoder_class->close = close_decoder;
     decoder_class->getcaps = sink_getcaps;
     decoder_class->start = start;

@@ -19,12 +19,10 @@ typedef struct {
     GstVideoEncoderClass parent_class;
 } SwiftVTEncClass;
 
-static GstElementClass *parent_class = NULL;
-
 #define SELF(object) ((SwiftVTEnc *) (object))
 
-static gboolean start(GstVideoEncoder *encoder) { return swiftvt_vtenc_start(SELF(encoder)->swift, encoder); }
-static gboolean stop(GstVideoEncoder *encoder) { return swiftvt_vtenc_stop(SELF(encoder)->swift, encoder); }
+static gboolean start(GstVideoEncoder *encoder) { return swiftvt_element_vfunc_step(encoder, SWIFTVT_STEP_START); }
+static gboolean stop(GstVideoEncoder *encoder) { return swiftvt_element_vfunc_step(encoder, SWIFTVT_STEP_STOP); }
 static gboolean set_format(GstVideoEncoder *encoder, GstVideoCodecState *state) {
     return swiftvt_vtenc_set_format(SELF(encoder)->swift, encoder, state);
 }
@@ -34,24 +32,10 @@ static GstFlowReturn handle_frame(GstVideoEncoder *encoder, GstVideoCodecFrame *
 static GstFlowReturn finish(GstVideoEncoder *encoder) { return swiftvt_vtenc_finish(SELF(encoder)->swift, encoder); }
 static gboolean flush(GstVideoEncoder *encoder) { return swiftvt_vtenc_flush(SELF(encoder)->swift, encoder); }
 
-static gboolean close_encoder(GstVideoEncoder *encoder) { return swiftvt_vtenc_close(SELF(encoder)->swift, encoder); }
-
-/// hardware=require is checked before GstVideoEncoder opens or starts the encoder, so that an
-/// unmet policy fails the state change with the element's one ERROR (a failed open/start vfunc
-/// would add the base class's generic "Failed to open encoder").
-static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
-    if ((transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-        && !swiftvt_vtenc_check_hardware_policy(SELF(element)->swift)) {
-        return GST_STATE_CHANGE_FAILURE;
-    }
-    return GST_ELEMENT_CLASS(parent_class)->change_state(element, transition);
-}
+static gboolean close_encoder(GstVideoEncoder *encoder) { return swiftvt_element_vfunc_step(encoder, SWIFTVT_STEP_CLOSE); }
 
 static void wire_vfuncs(gpointer klass) {
-    GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
     GstVideoEncoderClass *encoder_class = GST_VIDEO_ENCODER_CLASS(klass);
-    parent_class = g_type_class_peek_parent(klass);
-    element_class->change_state = change_state;
     encoder_class->close = close_encoder;
     encoder_class->start = start;
     encoder_class->stop = stop;

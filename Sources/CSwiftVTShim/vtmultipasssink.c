@@ -23,26 +23,9 @@ typedef struct {
 static GstElementClass *parent_class = NULL;
 #define SELF(object) ((SwiftVTMultiPassSink *) (object))
 
-/// The run is prepared (hardware=require, the location, the silo) in change_state before the base
-/// class's NULL -> READY, which calls this vfunc: a failed start vfunc makes GstBaseSink post its
-/// own fallback ERROR ("Failed to start") after the element's, and one clear ERROR is the goal.
-static gboolean start(GstBaseSink *sink) {
-    (void) sink;
-    return TRUE;
-}
-
-static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
-    if (transition == GST_STATE_CHANGE_NULL_TO_READY && !swiftvt_vtmultipasssink_start(SELF(element)->swift, GST_BASE_SINK(element))) {
-        return GST_STATE_CHANGE_FAILURE;
-    }
-    GstStateChangeReturn result = GST_ELEMENT_CLASS(parent_class)->change_state(element, transition);
-    if (transition == GST_STATE_CHANGE_NULL_TO_READY && result == GST_STATE_CHANGE_FAILURE) {
-        // The base class will not call stop for a transition that failed: drop the run here.
-        swiftvt_vtmultipasssink_stop(SELF(element)->swift, GST_BASE_SINK(element));
-    }
-    return result;
-}
-static gboolean stop(GstBaseSink *sink) { return swiftvt_vtmultipasssink_stop(SELF(sink)->swift, sink); }
+// The run is prepared in the Swift object's prepare(NULL -> READY), before the base class's start.
+static gboolean start(GstBaseSink *sink) { return swiftvt_element_vfunc_step(sink, SWIFTVT_STEP_START); }
+static gboolean stop(GstBaseSink *sink) { return swiftvt_element_vfunc_step(sink, SWIFTVT_STEP_STOP); }
 static gboolean set_caps(GstBaseSink *sink, GstCaps *caps) {
     return swiftvt_vtmultipasssink_set_caps(SELF(sink)->swift, sink, caps);
 }
@@ -69,10 +52,8 @@ static gboolean event(GstBaseSink *sink, GstEvent *event) {
 }
 
 static void wire_vfuncs(gpointer klass) {
-    GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
     GstBaseSinkClass *sink_class = GST_BASE_SINK_CLASS(klass);
     parent_class = g_type_class_peek_parent(klass);
-    element_class->change_state = change_state;
     sink_class->start = start;
     sink_class->stop = stop;
     sink_class->set_caps = set_caps;

@@ -1,19 +1,19 @@
 import CFFmpeg
 import SwiftVT
 
-/// The one place an AVERROR becomes a ``DecompressionError``: every libav* call that can fail
+/// The one place an AVERROR becomes a ``VTError``: every libav* call that can fail
 /// goes through ``check(_:_:)`` (or ``error(_:_:)`` when the failure is reported, not thrown),
 /// so each error carries the operation and the status.
 enum Libav {
     /// Returns `status` when it is not an error, throws the typed error otherwise.
     @discardableResult
-    static func check(_ status: Int32, _ operation: String) throws(DecompressionError) -> Int32 {
+    static func check(_ status: Int32, _ operation: String) throws(VTError) -> Int32 {
         guard status < 0 else { return status }
         throw error(status, operation)
     }
 
-    static func error(_ status: Int32, _ operation: String) -> DecompressionError {
-        let code: DecompressionError.Code
+    static func error(_ status: Int32, _ operation: String) -> VTError {
+        let code: VTError.Code
         let advice: String
         switch status {
         case cffmpeg_error_invalid_data():
@@ -32,7 +32,7 @@ enum Libav {
             code = .decoderFailed
             advice = "libavcodec failed"
         }
-        return DecompressionError(
+        return VTError(
             code, "\(advice): \(describe(status))", backendStatus: status, operation: operation)
     }
 

@@ -56,26 +56,26 @@ final class LibavcodecDecoder: DecoderBackend {
 
     init(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
-    ) throws(DecompressionError) {
+    ) throws(VTError) {
         guard let record = format.avcDecoderConfigurationRecord else {
-            throw DecompressionError(.unsupportedFormat, "the format description has no avcC record")
+            throw VTError(.unsupportedFormat, "the format description has no avcC record")
         }
         let choice = OutputFormatChoice(preferences: attributes.pixelFormats)
         if let native = LibavPixelFormat.expectedNative(
             chroma: format.extensions.chromaSubsampling, bitDepth: format.extensions.bitDepth),
             choice.format(forNative: native, fullRange: format.extensions.fullRange ?? false) == nil
         {
-            throw DecompressionError(
+            throw VTError(
                 .unsupportedFormat,
                 "none of the requested pixel formats \(attributes.pixelFormats) can be produced: this stream "
                     + "decodes to \(native), and the libavcodec backend outputs that format or converts 4:2:0 to "
                     + "NV12 (8-bit) or P010 (10-bit); add one of those to pixelFormats")
         }
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
-            throw DecompressionError(.unsupportedFormat, "this libavcodec was built without its H.264 decoder")
+            throw VTError(.unsupportedFormat, "this libavcodec was built without its H.264 decoder")
         }
         guard let context = avcodec_alloc_context3(codec) else {
-            throw DecompressionError(.allocationFailed, "out of memory", operation: "avcodec_alloc_context3")
+            throw VTError(.allocationFailed, "out of memory", operation: "avcodec_alloc_context3")
         }
         var packet = av_packet_alloc()
         var frame = av_frame_alloc()
@@ -89,12 +89,12 @@ final class LibavcodecDecoder: DecoderBackend {
             }
         }
         guard let packet, let frame else {
-            throw DecompressionError(.allocationFailed, "out of memory", operation: "av_packet_alloc/av_frame_alloc")
+            throw VTError(.allocationFailed, "out of memory", operation: "av_packet_alloc/av_frame_alloc")
         }
         // Extradata must be av_malloc'd with zeroed padding (libavcodec's bit readers read ahead);
         // avcodec_free_context frees it.
         guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-            throw DecompressionError(.allocationFailed, "out of memory", operation: "av_mallocz")
+            throw VTError(.allocationFailed, "out of memory", operation: "av_mallocz")
         }
         record.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(extradata), byteCount: $0.count) }
         context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
@@ -163,7 +163,7 @@ final class LibavcodecDecoder: DecoderBackend {
 
     // MARK: DecoderBackend
 
-    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame] {
+    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(VTError) -> [DecodedFrame] {
         var frames: [DecodedFrame] = []
         for index in 0..<sample.sampleCount {
             let timing = (try? sample.timingInfo(at: index)) ?? .invalid
@@ -172,7 +172,7 @@ final class LibavcodecDecoder: DecoderBackend {
                 data = try sample.sampleData(at: index)
             } catch {
                 frames.append(DecodedFrame(
-                    status: DecompressionError(.badData, "sample \(index) of the buffer cannot be read: \(error)"),
+                    status: VTError(.badData, "sample \(index) of the buffer cannot be read: \(error)"),
                     presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
                     frameReference: frameReference))
                 continue
@@ -194,7 +194,7 @@ final class LibavcodecDecoder: DecoderBackend {
         return frames
     }
 
-    func drain() throws(DecompressionError) -> [DecodedFrame] {
+    func drain() throws(VTError) -> [DecodedFrame] {
         var frames: [DecodedFrame] = []
         let status = avcodec_send_packet(context, nil)
         if status < 0 && status != cffmpeg_error_eof() {
@@ -218,10 +218,10 @@ final class LibavcodecDecoder: DecoderBackend {
     // MARK: Packets in
 
     /// Sends one access unit; returns the failure to report for it, if any.
-    private func send(_ data: BlockBuffer, pts: Int64) -> DecompressionError? {
+    private func send(_ data: BlockBuffer, pts: Int64) -> VTError? {
         av_packet_unref(packet)
         guard data.count <= Int(Int32.max) - Int(AV_INPUT_BUFFER_PADDING_SIZE) else {
-            return DecompressionError(.badData, "a \(data.count)-byte access unit is larger than libavcodec accepts")
+            return VTError(.badData, "a \(data.count)-byte access unit is larger than libavcodec accepts")
         }
         // One copy, into a padded, reference-counted packet. libavcodec's readers run up to
         // AV_INPUT_BUFFER_PADDING_SIZE bytes past the end and need them zeroed, which a
@@ -294,7 +294,7 @@ final class LibavcodecDecoder: DecoderBackend {
         let flags = decoded.pointee.flags
         let errorFlags = decoded.pointee.decode_error_flags
         if errorFlags != 0 || flags & AV_FRAME_FLAG_CORRUPT != 0 {
-            result.status = DecompressionError(
+            result.status = VTError(
                 .badData,
                 "the picture was decoded from damaged data and concealed (decode_error_flags 0x"
                     + String(errorFlags, radix: 16) + "); it is output as libavcodec repaired it",
@@ -303,7 +303,7 @@ final class LibavcodecDecoder: DecoderBackend {
         let formatCode = decoded.pointee.format
         guard let native = LibavPixelFormat.native(formatCode) else {
             av_frame_unref(decoded)
-            result.status = DecompressionError(
+            result.status = VTError(
                 .unsupportedFormat,
                 "libavcodec decoded to \(LibavPixelFormat.name(formatCode)), which SwiftVT has no pixel format for "
                     + "(8- and 10-bit YUV only)")
@@ -311,7 +311,7 @@ final class LibavcodecDecoder: DecoderBackend {
         }
         guard let owned = av_frame_alloc() else {
             av_frame_unref(decoded)
-            result.status = DecompressionError(.allocationFailed, "out of memory", operation: "av_frame_alloc")
+            result.status = VTError(.allocationFailed, "out of memory", operation: "av_frame_alloc")
             return result
         }
         av_frame_move_ref(owned, decoded)
@@ -324,7 +324,7 @@ final class LibavcodecDecoder: DecoderBackend {
             return result
         }
         guard let target = outputChoice.format(forNative: native, fullRange: attachments.fullRange ?? false) else {
-            result.status = DecompressionError(
+            result.status = VTError(
                 .unsupportedFormat,
                 "the stream changed to \(native), which none of the requested pixel formats can hold")
             return result
@@ -346,12 +346,12 @@ final class LibavcodecDecoder: DecoderBackend {
     /// `frame` (freed when the buffer goes away), also when this throws.
     private static func wrap(
         _ frame: UnsafeMutablePointer<AVFrame>, as format: PixelFormat, attachments: PixelBufferAttachments
-    ) throws(DecompressionError) -> PixelBuffer {
+    ) throws(VTError) -> PixelBuffer {
         let owner = FrameOwner(frame)
         var planes: [PixelBuffer.ExternalPlane] = []
         for index in 0..<format.planeCount {
             guard let data = cffmpeg_frame_data(frame, Int32(index)) else {
-                throw DecompressionError(.decoderFailed, "libavcodec returned a picture without plane \(index)")
+                throw VTError(.decoderFailed, "libavcodec returned a picture without plane \(index)")
             }
             planes.append(PixelBuffer.ExternalPlane(
                 baseAddress: UnsafeMutableRawPointer(data), bytesPerRow: Int(cffmpeg_frame_linesize(frame, Int32(index)))))
@@ -361,28 +361,28 @@ final class LibavcodecDecoder: DecoderBackend {
                 width: Int(frame.pointee.width), height: Int(frame.pointee.height), pixelFormat: format,
                 externalPlanes: planes, attachments: attachments, release: { withExtendedLifetime(owner) {} })
         } catch {
-            throw DecompressionError(.decoderFailed, "libavcodec returned a picture SwiftVT cannot describe: \(error)")
+            throw VTError(.decoderFailed, "libavcodec returned a picture SwiftVT cannot describe: \(error)")
         }
     }
 
-    private func converted(_ picture: PixelBuffer, to format: PixelFormat) throws(DecompressionError) -> PixelBuffer {
+    private func converted(_ picture: PixelBuffer, to format: PixelFormat) throws(VTError) -> PixelBuffer {
         let attributes = PixelBufferPool.Attributes(
             width: picture.width, height: picture.height, pixelFormat: format, rowAlignment: rowAlignment)
         if conversionPool?.attributes != attributes {
             do {
                 conversionPool = try PixelBufferPool(attributes: attributes)
             } catch {
-                throw DecompressionError(.allocationFailed, "cannot make \(format) pictures: \(error)")
+                throw VTError(.allocationFailed, "cannot make \(format) pictures: \(error)")
             }
         }
         guard let pool = conversionPool else {
-            throw DecompressionError(.allocationFailed, "cannot make \(format) pictures")
+            throw VTError(.allocationFailed, "cannot make \(format) pictures")
         }
         let destination: PixelBuffer
         do {
             destination = try pool.makePixelBuffer()
         } catch {
-            throw DecompressionError(.allocationFailed, "no \(format) picture available: \(error)")
+            throw VTError(.allocationFailed, "no \(format) picture available: \(error)")
         }
         BiPlanarConversion.convert(from: picture, to: destination)
         var attachments = picture.attachments

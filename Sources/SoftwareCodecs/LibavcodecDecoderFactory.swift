@@ -33,9 +33,9 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
 
     public func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
-    ) throws(DecompressionError) -> any DecoderBackend {
+    ) throws(VTError) -> any DecoderBackend {
         if let problem = cffmpeg_load() {
-            throw DecompressionError(.unsupportedFormat, "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec")
+            throw VTError(.unsupportedFormat, "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec")
         }
         return try LibavcodecDecoder(format: format, specification: specification, attributes: attributes)
     }

@@ -74,9 +74,9 @@ public struct X264EncoderFactory: EncoderBackendFactory {
         return nil
     }
 
-    public func makeBackend(configuration: EncoderConfiguration) throws(CompressionError) -> any EncoderBackend {
+    public func makeBackend(configuration: EncoderConfiguration) throws(VTError) -> any EncoderBackend {
         if let problem = cx264_load() {
-            throw CompressionError(
+            throw VTError(
                 .unsupportedFormat, "libx264 could not be loaded (\(String(cString: problem))): install libx264-164")
         }
         return X264Encoder(configuration: configuration)
@@ -180,13 +180,13 @@ final class X264Encoder: EncoderBackend {
     /// x264_param_t for `properties` (see the table at the top of this file).
     static func makeParameters(
         _ properties: CompressionProperties, configuration: EncoderConfiguration, frameRate: Double
-    ) throws(CompressionError) -> x264_param_t {
+    ) throws(VTError) -> x264_param_t {
         var p = x264_param_t()
         let preset = properties.realTime ? "veryfast" : "medium"
         let status = properties.realTime
             ? x264_param_default_preset(&p, preset, "zerolatency") : x264_param_default_preset(&p, preset, nil)
         guard status == 0 else {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "x264 does not know preset \(preset)", backendStatus: status,
                 operation: "x264_param_default_preset")
         }
@@ -266,7 +266,7 @@ final class X264Encoder: EncoderBackend {
             }
             let status = x264_param_apply_profile(&p, name)
             guard status == 0 else {
-                throw CompressionError(
+                throw VTError(
                     .invalidProperty,
                     "profileLevel: x264 cannot apply the \(profileLevel.profile.rawValue) profile to these settings",
                     backendStatus: status, operation: "x264_param_apply_profile", property: .profileLevel)
@@ -307,12 +307,12 @@ final class X264Encoder: EncoderBackend {
 
     // MARK: EncoderBackend
 
-    func prepare(properties: CompressionProperties, frameRate: Double) throws(CompressionError) {
+    func prepare(properties: CompressionProperties, frameRate: Double) throws(VTError) {
         close()
         self.frameRate = frameRate
         var p = try Self.makeParameters(properties, configuration: configuration, frameRate: frameRate)
         guard let opened = cx264_encoder_open(&p) else {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed,
                 "x264 refused the settings (\(configuration.width)x\(configuration.height), \(describe(properties)))",
                 operation: "x264_encoder_open")
@@ -339,12 +339,12 @@ final class X264Encoder: EncoderBackend {
     }
 
     /// The SPS and PPS as a format description.
-    private func headers(_ encoder: OpaquePointer, properties: CompressionProperties) throws(CompressionError) -> FormatDescription {
+    private func headers(_ encoder: OpaquePointer, properties: CompressionProperties) throws(VTError) -> FormatDescription {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         let status = x264_encoder_headers(encoder, &nals, &count)
         guard status >= 0, let nals else {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "x264 could not write the SPS/PPS", backendStatus: status,
                 operation: "x264_encoder_headers")
         }
@@ -370,15 +370,15 @@ final class X264Encoder: EncoderBackend {
         do {
             return try FormatDescription(h264ParameterSets: sets)
         } catch {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "x264's SPS/PPS do not make an H.264 format description: \(error)",
                 operation: "x264_encoder_headers")
         }
     }
 
-    func encode(_ request: EncoderFrameRequest) throws(CompressionError) -> [EncodedFrame] {
+    func encode(_ request: EncoderFrameRequest) throws(VTError) -> [EncodedFrame] {
         guard let encoder else {
-            throw CompressionError(.encoderFailed, "the x264 encoder is not open", operation: "x264_encoder_encode")
+            throw VTError(.encoderFailed, "the x264 encoder is not open", operation: "x264_encoder_encode")
         }
         if pending.isEmpty, let last = lastDecodeTimeStamp, request.presentationTimeStamp < last {
             // Time went back (a multi-pass range, a seek): a new timeline, whose DTS need not
@@ -417,13 +417,13 @@ final class X264Encoder: EncoderBackend {
             frameReference: request.frameReference, quantizer: request.quantizer.map { min(max($0, 0), 51) })
         remember(pts90k, request.presentationTimeStamp)
         // The planes are read inside this call only (x264 copies them into its own frame).
-        let frame = try withExtendedLifetime(image) { () throws(CompressionError) -> EncodedFrame? in
+        let frame = try withExtendedLifetime(image) { () throws(VTError) -> EncodedFrame? in
             try encodeOnce(encoder, input: &picture)
         }
         return frame.map { [$0] } ?? []
     }
 
-    func flush() throws(CompressionError) -> [EncodedFrame] {
+    func flush() throws(VTError) -> [EncodedFrame] {
         guard let encoder else { return [] }
         var frames: [EncodedFrame] = []
         // A drain call may return no frame while frame threads finish; x264 says how many are
@@ -440,7 +440,7 @@ final class X264Encoder: EncoderBackend {
         return frames
     }
 
-    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError) -> [EncodedFrame] {
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame] {
         guard let encoder else { return [] }
         var p = x264_param_t()
         x264_encoder_parameters(encoder, &p)
@@ -460,7 +460,7 @@ final class X264Encoder: EncoderBackend {
         Self.applyDataRateLimits(properties, to: &p)
         let status = x264_encoder_reconfig(encoder, &p)
         guard status >= 0 else {
-            throw CompressionError(
+            throw VTError(
                 .invalidProperty, "averageBitRate/dataRateLimits/quality: x264 refused the new rate control values",
                 backendStatus: status, operation: "x264_encoder_reconfig", property: .averageBitRate)
         }
@@ -489,13 +489,13 @@ final class X264Encoder: EncoderBackend {
     }
 
     /// One x264_encoder_encode call (`input` nil = drain one delayed frame).
-    private func encodeOnce(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?) throws(CompressionError) -> EncodedFrame? {
+    private func encodeOnce(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?) throws(VTError) -> EncodedFrame? {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         var output = x264_picture_t()  // zeroed: i_qpplus1 stays 0 when the call starts no frame
         let size = x264_encoder_encode(encoder, &nals, &count, input, &output)
         guard size >= 0 else {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "x264 failed to encode a frame", backendStatus: size, operation: "x264_encoder_encode")
         }
         if output.i_qpplus1 > 0 { startedFrameQuantizers.append(output.i_qpplus1 - 1) }

@@ -15,14 +15,14 @@ extension CompressionSession {
     /// this): frames of a later pass replace those of its time ranges, each range a run of
     /// closed GOPs starting with an IDR picture.
     ///
-    /// - Throws: ``CompressionError/Code/invalidProperty`` without a bit rate or with data rate
+    /// - Throws: ``VTError/Code/invalidProperty`` without a bit rate or with data rate
     ///   limits (a hard cap per window is not what multi-pass allocation does);
-    ///   ``CompressionError/Code/invalidArgument`` after the first frame or for `maximumPasses` < 1.
-    public func setMultiPassStorage(_ storage: MultiPassStorage?, maximumPasses: Int = 2) throws(CompressionError) {
-        try monitor.withLock { (state) throws(CompressionError) in
+    ///   ``VTError/Code/invalidArgument`` after the first frame or for `maximumPasses` < 1.
+    public func setMultiPassStorage(_ storage: MultiPassStorage?, maximumPasses: Int = 2) throws(VTError) {
+        try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             guard !state.propertiesLocked else {
-                throw CompressionError(
+                throw VTError(
                     .invalidArgument, "the multi-pass storage must be set before prepareToEncodeFrames() and the first frame")
             }
             guard let storage else {
@@ -30,7 +30,7 @@ extension CompressionSession {
                 return
             }
             guard maximumPasses >= 1 else {
-                throw CompressionError(.invalidArgument, "maximumPasses \(maximumPasses) is less than 1")
+                throw VTError(.invalidArgument, "maximumPasses \(maximumPasses) is less than 1")
             }
             guard let bitRate = state.properties.averageBitRate else {
                 throw .invalidProperty(
@@ -51,17 +51,17 @@ extension CompressionSession {
     /// Starts a pass (`VTCompressionSessionBeginPass`). The first pass encodes everything; a
     /// later one only the frames of ``timeRangesForNextPass()``, in order, each range starting
     /// with an IDR picture and a fresh encoder.
-    public func beginPass() throws(CompressionError) {
-        try monitor.withLock { (state) throws(CompressionError) in
+    public func beginPass() throws(VTError) {
+        try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             guard var multiPass = state.multiPass else {
-                throw CompressionError(.invalidArgument, "beginPass() needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
+                throw VTError(.invalidArgument, "beginPass() needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
             }
             guard !multiPass.passInProgress else {
-                throw CompressionError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
+                throw VTError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
             }
             if multiPass.completedPasses > 0, multiPass.plan?.wantsAnotherPass != true {
-                throw CompressionError(.invalidArgument, "the encoder asked for no further pass (endPass() returned false)")
+                throw VTError(.invalidArgument, "the encoder asked for no further pass (endPass() returned false)")
             }
             multiPass.passInProgress = true
             multiPass.currentRange = nil
@@ -75,24 +75,24 @@ extension CompressionSession {
     /// Ends the pass (`VTCompressionSessionEndPass`): outputs every frame still held, then
     /// decides whether another pass pays. Returns true when further passes are requested.
     ///
-    /// - Throws: ``CompressionError/Code/multiPassStorageFailed`` when the analysis could not
+    /// - Throws: ``VTError/Code/multiPassStorageFailed`` when the analysis could not
     ///   be written (e.g. the disk is full); the backend's error.
-    public func endPass() throws(CompressionError) -> Bool {
-        try monitor.withLock { (state) throws(CompressionError) in
+    public func endPass() throws(VTError) -> Bool {
+        try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             guard state.multiPass?.passInProgress == true else {
-                throw CompressionError(.invalidArgument, "endPass() without beginPass()")
+                throw VTError(.invalidArgument, "endPass() without beginPass()")
             }
         }
         try drain("endPass()")
-        return try monitor.withLock { (state) throws(CompressionError) -> Bool in
+        return try monitor.withLock { (state) throws(VTError) -> Bool in
             guard var multiPass = state.multiPass else { throw Self.invalidSession }
             multiPass.passInProgress = false
             multiPass.completedPasses += 1
             multiPass.framesPerPass.append(multiPass.framesThisPass)
             if let failure = multiPass.storageFailure {
                 state.multiPass = multiPass
-                throw CompressionError(
+                throw VTError(
                     .multiPassStorageFailed, "the multi-pass analysis could not be stored: \(failure)")
             }
             multiPass.rateControl.estimateModelExponent(multiPass.remeasurements)
@@ -106,11 +106,11 @@ extension CompressionSession {
 
     /// The time ranges the next pass must encode (`VTCompressionSessionGetTimeRangesForNextPass`),
     /// sorted; empty when no further pass is wanted.
-    public func timeRangesForNextPass() throws(CompressionError) -> [MediaTimeRange] {
-        try monitor.withLock { (state) throws(CompressionError) in
+    public func timeRangesForNextPass() throws(VTError) -> [MediaTimeRange] {
+        try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             guard let multiPass = state.multiPass, multiPass.completedPasses > 0, !multiPass.passInProgress else {
-                throw CompressionError(.invalidArgument, "timeRangesForNextPass() is only known after endPass()")
+                throw VTError(.invalidArgument, "timeRangesForNextPass() is only known after endPass()")
             }
             return multiPass.plan?.timeRanges ?? []
         }
@@ -129,7 +129,7 @@ extension CompressionSession {
     /// Writes the analysis of `frames` (one record each, replacing the frame's earlier one).
     func record(_ frames: [EncodedFrame], pass: Int?) {
         guard let pass, !frames.isEmpty, let storage = monitor.withLock({ $0.multiPass?.storage }) else { return }
-        var failure: MultiPassError?
+        var failure: VTError?
         var count = 0
         var actual = 0.0
         var planned = 0.0
@@ -150,7 +150,7 @@ extension CompressionSession {
                         before: (before.bits, before.quantizer), after: (bits, record.quantizer)))
                 }
             }
-            do throws(MultiPassError) {
+            do throws(VTError) {
                 try storage.write(record)
                 count += 1
             } catch {
@@ -196,7 +196,7 @@ struct MultiPassState {
     /// Every frame coded again: its bits and quantizer before and after (the model's evidence).
     var remeasurements: [MultiPassRateControl.Remeasurement] = []
     var framesPerPass: [Int] = []
-    var storageFailure: MultiPassError?
+    var storageFailure: VTError?
 
     init(storage: MultiPassStorage, rateControl: MultiPassRateControl) {
         self.storage = storage
@@ -213,13 +213,13 @@ struct MultiPassState {
     }
 
     /// The decisions for a frame at `pts` of the pass in progress.
-    mutating func decide(presentationTimeStamp pts: MediaTime) throws(CompressionError) -> FrameDecision {
+    mutating func decide(presentationTimeStamp pts: MediaTime) throws(VTError) -> FrameDecision {
         guard passInProgress else {
-            throw CompressionError(.invalidArgument, "a multi-pass session encodes frames between beginPass() and endPass()")
+            throw VTError(.invalidArgument, "a multi-pass session encodes frames between beginPass() and endPass()")
         }
         guard completedPasses > 0, let plan else { return FrameDecision(quantizer: nil, keyFrame: false, startsRange: false) }
         guard let range = plan.timeRanges.firstIndex(where: { $0.contains(pts) }) else {
-            throw CompressionError(
+            throw VTError(
                 .invalidArgument,
                 "the frame at \(pts.seconds) s is outside the time ranges of pass \(currentPass) (timeRangesForNextPass())")
         }

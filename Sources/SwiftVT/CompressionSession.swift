@@ -20,7 +20,7 @@ import MediaCore
 /// Lock discipline: as in ``DecompressionSession``, one thread at a time owns the backend (taken
 /// and given back under the session's lock, used unlocked: ``BackendOwnership``). The output
 /// handler runs with no lock held, so it may read ``properties``, call ``setProperties(_:)`` or
-/// ``invalidate()``; calls that encode throw ``CompressionError/Code/reentrantCall`` from there.
+/// ``invalidate()``; calls that encode throw ``VTError/Code/reentrantCall`` from there.
 /// ``setProperties(_:)`` never waits for the encoder: rate-control changes are picked up by the
 /// owner at the next frame.
 ///
@@ -76,48 +76,48 @@ public final class CompressionSession: Sendable {
     /// - Parameters:
     ///   - backends: the encoders this session may use, in order of preference within each kind.
     ///   - outputHandler: receives every encoded frame (see ``CompressionOutputHandler``).
-    /// - Throws: ``CompressionError/Code/unsupportedFormat`` for a size out of 1...16384, an odd
-    ///   size with 4:2:0 chroma, or a format no backend takes; ``CompressionError/Code/invalidProperty``
-    ///   naming the property for impossible properties; ``CompressionError/Code/hardwareUnavailable``
-    ///   under ``HardwarePolicy/require``; ``CompressionError/Code/invalidArgument`` for a negative
+    /// - Throws: ``VTError/Code/unsupportedFormat`` for a size out of 1...16384, an odd
+    ///   size with 4:2:0 chroma, or a format no backend takes; ``VTError/Code/invalidProperty``
+    ///   naming the property for impossible properties; ``VTError/Code/hardwareUnavailable``
+    ///   under ``HardwarePolicy/require``; ``VTError/Code/invalidArgument`` for a negative
     ///   thread count; the backend's error when the one that could take the stream failed to start.
     public init(
         width: Int, height: Int, codecType: FourCharCode = .h264, encoderSpecification: EncoderSpecification = .init(),
         sourcePixelFormat: PixelFormat, properties: CompressionProperties = .init(),
         backends: [any EncoderBackendFactory], outputHandler: @escaping CompressionOutputHandler
-    ) throws(CompressionError) {
+    ) throws(VTError) {
         guard codecType == .h264 else {
-            throw CompressionError(.unsupportedFormat, "codec '\(codecType)' cannot be encoded; only H.264 ('avc1')")
+            throw VTError(.unsupportedFormat, "codec '\(codecType)' cannot be encoded; only H.264 ('avc1')")
         }
         for (name, value) in [("width", width), ("height", height)] {
             guard value >= 1, value <= Self.maximumDimension else {
-                throw CompressionError(
+                throw VTError(
                     .unsupportedFormat, "\(name) \(value) is outside 1...\(Self.maximumDimension)")
             }
         }
         if sourcePixelFormat.chromaSubsampling == .yuv420 {
             for (name, value) in [("width", width), ("height", height)] where value % 2 != 0 {
-                throw CompressionError(
+                throw VTError(
                     .unsupportedFormat,
                     "\(name) \(value) is odd, and 4:2:0 pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel")
             }
         }
         guard encoderSpecification.threadCount >= 0 else {
-            throw CompressionError(
+            throw VTError(
                 .invalidArgument, "threadCount \(encoderSpecification.threadCount) is negative (0 means automatic)")
         }
         try properties.validate()
         let configuration = EncoderConfiguration(
             width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties,
             threadCount: encoderSpecification.threadCount, hardwarePolicy: encoderSpecification.hardwarePolicy)
-        let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend, CompressionError>.select(
+        let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend, VTError>.select(
             policy: encoderSpecification.hardwarePolicy, factories: backends, what: "H.264 encoder",
             name: \.name, isHardware: \.isHardware,
             unavailableReason: {
                 $0.unavailableReason(width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties)
             },
             message: \.message
-        ) { (factory) throws(CompressionError) in try factory.makeBackend(configuration: configuration) }
+        ) { (factory) throws(VTError) in try factory.makeBackend(configuration: configuration) }
         let chosen: (any EncoderBackendFactory, any EncoderBackend)
         let passedOver: String
         switch selection {
@@ -125,7 +125,7 @@ public final class CompressionSession: Sendable {
             chosen = (factory, backend)
             passedOver = tried
         case .hardwareUnavailable(let list):
-            throw CompressionError(
+            throw VTError(
                 .hardwareUnavailable,
                 "hardware encoding is required (hardwarePolicy .require) but no hardware encoder can take these "
                     + "pictures. Tried: \(list). Use hardwarePolicy .auto to fall back to software encoding.")
@@ -133,7 +133,7 @@ public final class CompressionSession: Sendable {
             error.message += count > 1 ? " (tried: \(list))" : ""
             throw error
         case .unavailable(let list):
-            throw CompressionError(.unsupportedFormat, "no encoder can take these pictures. Tried: \(list)")
+            throw VTError(.unsupportedFormat, "no encoder can take these pictures. Tried: \(list)")
         }
         self.width = width
         self.height = height
@@ -174,10 +174,10 @@ public final class CompressionSession: Sendable {
     /// stay on or off). Never waits for the encoder, so it may be called from the output handler
     /// or while another thread is encoding.
     ///
-    /// - Throws: ``CompressionError/Code/invalidProperty`` naming the property;
-    ///   ``CompressionError/Code/invalidSession`` after ``invalidate()``.
-    public func setProperties(_ update: (inout CompressionProperties) -> Void) throws(CompressionError) {
-        try monitor.withLock { (state) throws(CompressionError) in
+    /// - Throws: ``VTError/Code/invalidProperty`` naming the property;
+    ///   ``VTError/Code/invalidSession`` after ``invalidate()``.
+    public func setProperties(_ update: (inout CompressionProperties) -> Void) throws(VTError) {
+        try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             var new = state.properties
             update(&new)
@@ -236,9 +236,9 @@ public final class CompressionSession: Sendable {
 
     /// Starts the encoder now rather than at the first frame; freezes all properties except rate
     /// control. Optional (`VTCompressionSessionPrepareToEncodeFrames`).
-    public func prepareToEncodeFrames() throws(CompressionError) {
+    public func prepareToEncodeFrames() throws(VTError) {
         let (backend, properties, alreadyPrepared) = try takeBackend("prepareToEncodeFrames()")
-        var failure: CompressionError?
+        var failure: VTError?
         if !alreadyPrepared {
             do {
                 try backend.prepare(properties: properties, frameRate: properties.expectedFrameRate ?? 30)
@@ -253,26 +253,26 @@ public final class CompressionSession: Sendable {
     /// Encodes one picture. The picture is only read during this call (the backend copies what it
     /// keeps), so the caller may reuse it afterwards.
     ///
-    /// - Throws: ``CompressionError/Code/invalidSession`` after ``invalidate()``;
-    ///   ``CompressionError/Code/invalidArgument`` for a picture of another size or format, or an
-    ///   invalid time stamp; ``CompressionError/Code/reentrantCall`` from the output handler; the
+    /// - Throws: ``VTError/Code/invalidSession`` after ``invalidate()``;
+    ///   ``VTError/Code/invalidArgument`` for a picture of another size or format, or an
+    ///   invalid time stamp; ``VTError/Code/reentrantCall`` from the output handler; the
     ///   backend's error.
     public func encode(
         _ image: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime,
         frameProperties: FrameProperties = .init(), frameReference: UInt64 = 0
-    ) throws(CompressionError) {
+    ) throws(VTError) {
         guard image.width == width, image.height == height, image.pixelFormat == sourcePixelFormat else {
-            throw CompressionError(
+            throw VTError(
                 .invalidArgument,
                 "the picture is \(image.width)x\(image.height) '\(image.pixelFormat.rawValue)' but the session encodes "
                     + "\(width)x\(height) '\(sourcePixelFormat.rawValue)'; create a session for the new size or format")
         }
         guard presentationTimeStamp.isNumeric else {
-            throw CompressionError(.invalidArgument, "the presentation time stamp is not a number")
+            throw VTError(.invalidArgument, "the presentation time stamp is not a number")
         }
         let me = pthread_self()
         let taken = try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
-            (state) throws(CompressionError) -> EncodeDecision in
+            (state) throws(VTError) -> EncodeDecision in
             let call = "encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)"
             try state.ownership.checkAvailable(to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             // Multi-pass: which range the frame belongs to and its quantizer (throws before
@@ -298,7 +298,7 @@ public final class CompressionSession: Sendable {
         let properties = taken.properties
         var prepared = taken.prepared
         var frames: [EncodedFrame] = []
-        var failure: CompressionError?
+        var failure: VTError?
         do {
             if taken.restart {
                 // A new range of a multi-pass pass: what the encoder holds from the previous
@@ -329,12 +329,12 @@ public final class CompressionSession: Sendable {
     /// The x264 backend cannot stop part-way, so every held frame is output whatever
     /// `presentationTimeStamp` says (VideoToolbox also allows emitting more). The session stays
     /// usable; the next frame starts a new GOP with an IDR picture.
-    public func completeFrames(until presentationTimeStamp: MediaTime = .invalid) throws(CompressionError) {
+    public func completeFrames(until presentationTimeStamp: MediaTime = .invalid) throws(VTError) {
         try drain("completeFrames(until:)")
     }
 
     /// Outputs every frame the backend holds; the next frame starts a new GOP.
-    func drain(_ what: String) throws(CompressionError) {
+    func drain(_ what: String) throws(VTError) {
         let (backend, _, prepared) = try takeBackend(what)
         guard prepared else {
             giveBack(prepared: nil, outputs: [])
@@ -342,7 +342,7 @@ public final class CompressionSession: Sendable {
         }
         let pass = monitor.withLock { $0.multiPass?.passInProgress == true ? $0.multiPass?.currentPass : nil }
         var frames: [EncodedFrame] = []
-        var failure: CompressionError?
+        var failure: VTError?
         do {
             frames = try backend.flush()
         } catch {
@@ -355,7 +355,7 @@ public final class CompressionSession: Sendable {
     }
 
     /// Stops the session: the encoder and the output handler are released; held frames are
-    /// dropped. Idempotent; later calls throw ``CompressionError/Code/invalidSession``. Safe to
+    /// dropped. Idempotent; later calls throw ``VTError/Code/invalidSession``. Safe to
     /// call from the output handler.
     public func invalidate() {
         let me = pthread_self()
@@ -375,22 +375,22 @@ public final class CompressionSession: Sendable {
 
     // MARK: Ownership
 
-    static var invalidSession: CompressionError {
-        CompressionError(.invalidSession, "the compression session was invalidated; create a new one")
+    static var invalidSession: VTError {
+        VTError(.invalidSession, "the compression session was invalidated; create a new one")
     }
 
-    private static func reentrant(_ what: String) -> CompressionError {
-        CompressionError(
+    private static func reentrant(_ what: String) -> VTError {
+        VTError(
             .reentrantCall,
             "\(what) was called from the output handler, which runs inside encoding and would wait for itself; "
                 + "call it after the handler returns")
     }
 
     /// Becomes the backend's owner; freezes the properties.
-    private func takeBackend(_ what: String) throws(CompressionError) -> (any EncoderBackend, CompressionProperties, Bool) {
+    private func takeBackend(_ what: String) throws(VTError) -> (any EncoderBackend, CompressionProperties, Bool) {
         let me = pthread_self()
         return try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
-            (state) throws(CompressionError) in
+            (state) throws(VTError) in
             let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(what))
             state.propertiesLocked = true
             return (backend, state.properties, state.backendPrepared)

@@ -163,8 +163,8 @@ public struct CompressionProperties: Sendable, Equatable {
 
     /// Checks every value on its own and against the others.
     ///
-    /// - Throws: ``CompressionError/Code/invalidProperty`` naming the first property at fault.
-    public func validate() throws(CompressionError) {
+    /// - Throws: ``VTError/Code/invalidProperty`` naming the first property at fault.
+    public func validate() throws(VTError) {
         if let rate = averageBitRate, rate <= 0 {
             throw .invalidProperty(.averageBitRate, "\(rate) bits per second is not positive")
         }
@@ -252,7 +252,7 @@ public struct FrameProperties: Sendable {
 /// One output of a compression session (the arguments of VideoToolbox's output callback).
 public struct EncodedFrame: Sendable {
     /// nil on success.
-    public var status: CompressionError?
+    public var status: VTError?
     /// One access unit: AVCC NAL units with 4-byte lengths, no SPS/PPS in band; its format
     /// description holds the SPS/PPS; timing PTS, DTS and duration; sample attachments
     /// `notSync`, `dependsOnOthers`, `isDependedOnByOthers`. nil when the frame was dropped or failed.
@@ -265,7 +265,7 @@ public struct EncodedFrame: Sendable {
     public var analysis: EncodedFrameAnalysis?
 
     public init(
-        status: CompressionError? = nil, sampleBuffer: SampleBuffer? = nil, frameReference: UInt64 = 0,
+        status: VTError? = nil, sampleBuffer: SampleBuffer? = nil, frameReference: UInt64 = 0,
         analysis: EncodedFrameAnalysis? = nil
     ) {
         self.status = status
@@ -290,7 +290,7 @@ extension EncodedFrame {
             return EncodedFrame(sampleBuffer: sample, frameReference: frameReference, analysis: analysis)
         } catch {
             return EncodedFrame(
-                status: CompressionError(.encoderFailed, "could not wrap \(encoderName)'s output: \(error)"),
+                status: VTError(.encoderFailed, "could not wrap \(encoderName)'s output: \(error)"),
                 frameReference: frameReference)
         }
     }

@@ -9,11 +9,11 @@ public protocol DecoderBackendFactory: Sendable {
     var isHardware: Bool { get }
     /// A decoder for `format`. Only called when ``unavailableReason(for:)`` returned nil.
     ///
-    /// - Throws: ``DecompressionError`` saying why the decoder could not be made (e.g. an
+    /// - Throws: ``VTError`` saying why the decoder could not be made (e.g. an
     ///   output pixel format it cannot produce).
     func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
-    ) throws(DecompressionError) -> any DecoderBackend
+    ) throws(VTError) -> any DecoderBackend
     /// nil when this backend can decode `format` here; otherwise why not, for a person
     /// (e.g. "no VA-API device with an H.264 High profile decoder").
     func unavailableReason(for format: FormatDescription) -> String?
@@ -29,9 +29,9 @@ public protocol DecoderBackend: AnyObject {
     /// became ready, in output order. Damaged data is not thrown: it comes back as a frame with a
     /// ``DecodedFrame/status`` (and no image, or the concealed image). Throws only when the
     /// decoder itself cannot go on.
-    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame]
+    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(VTError) -> [DecodedFrame]
     /// Outputs every frame still held (end of stream); the decoder stays usable afterwards.
-    func drain() throws(DecompressionError) -> [DecodedFrame]
+    func drain() throws(VTError) -> [DecodedFrame]
     /// Drops every frame still held without output (seek); the decoder stays usable.
     func flush()
 }

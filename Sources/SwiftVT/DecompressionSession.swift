@@ -38,23 +38,23 @@ public final class DecompressionSession: Sendable {
     ///   - backends: the decoders this session may use, in order of preference within each kind
     ///     (hardware is tried before software under ``HardwarePolicy/auto``).
     ///   - outputHandler: receives every decoded frame (see ``DecompressionOutputHandler``).
-    /// - Throws: ``DecompressionError/Code/hardwareUnavailable`` under ``HardwarePolicy/require``
+    /// - Throws: ``VTError/Code/hardwareUnavailable`` under ``HardwarePolicy/require``
     ///   when no hardware backend can take the stream (the message lists what was tried and why);
-    ///   ``DecompressionError/Code/unsupportedFormat`` when no backend can; the backend's error when
-    ///   the one that could take the stream failed to start; ``DecompressionError/Code/invalidArgument``
+    ///   ``VTError/Code/unsupportedFormat`` when no backend can; the backend's error when
+    ///   the one that could take the stream failed to start; ``VTError/Code/invalidArgument``
     ///   for a row alignment that is not a power of two in 1...4096 or a negative thread count.
     public init(
         formatDescription: FormatDescription, decoderSpecification: DecoderSpecification = .init(),
         destinationImageBufferAttributes: DestinationImageBufferAttributes = .init(),
         backends: [any DecoderBackendFactory], outputHandler: @escaping DecompressionOutputHandler
-    ) throws(DecompressionError) {
+    ) throws(VTError) {
         let alignment = destinationImageBufferAttributes.rowAlignment
         guard alignment > 0, alignment <= 4096, alignment & (alignment - 1) == 0 else {
-            throw DecompressionError(
+            throw VTError(
                 .invalidArgument, "rowAlignment \(alignment) is not a power of two between 1 and 4096")
         }
         guard decoderSpecification.threadCount >= 0 else {
-            throw DecompressionError(
+            throw VTError(
                 .invalidArgument, "threadCount \(decoderSpecification.threadCount) is negative (0 means automatic)")
         }
         let (factory, chosenBackend, passedOver) = try Self.chooseBackend(
@@ -86,19 +86,19 @@ public final class DecompressionSession: Sendable {
     private static func chooseBackend(
         format: FormatDescription, specification: DecoderSpecification,
         attributes: DestinationImageBufferAttributes, factories: [any DecoderBackendFactory]
-    ) throws(DecompressionError) -> (any DecoderBackendFactory, any DecoderBackend, String) {
-        let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend, DecompressionError>.select(
+    ) throws(VTError) -> (any DecoderBackendFactory, any DecoderBackend, String) {
+        let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend, VTError>.select(
             policy: specification.hardwarePolicy, factories: factories, what: "H.264 decoder",
             name: \.name, isHardware: \.isHardware, unavailableReason: { $0.unavailableReason(for: format) },
             message: \.message
-        ) { (factory) throws(DecompressionError) in
+        ) { (factory) throws(VTError) in
             try factory.makeBackend(format: format, specification: specification, attributes: attributes)
         }
         switch selection {
         case .chosen(let factory, let backend, let passedOver):
             return (factory, backend, passedOver)
         case .hardwareUnavailable(let list):
-            throw DecompressionError(
+            throw VTError(
                 .hardwareUnavailable,
                 "hardware decoding is required, but no hardware decoder can take this stream. Tried: \(list). "
                     + "Allow software decoding (hardwarePolicy .auto) to decode it anyway.")
@@ -106,7 +106,7 @@ public final class DecompressionSession: Sendable {
             error.message += count > 1 ? " (tried: \(list))" : ""
             throw error
         case .unavailable(let list):
-            throw DecompressionError(.unsupportedFormat, "no decoder can take this stream. Tried: \(list)")
+            throw VTError(.unsupportedFormat, "no decoder can take this stream. Tried: \(list)")
         }
     }
 
@@ -124,16 +124,16 @@ public final class DecompressionSession: Sendable {
     ///
     /// - Returns: ``DecodeInfoFlags/asynchronous`` when queued; ``DecodeInfoFlags/frameDropped``
     ///   when no picture will be output for it.
-    /// - Throws: ``DecompressionError/Code/invalidSession`` after ``invalidate()``;
-    ///   ``DecompressionError/Code/invalidArgument`` for an image sample;
-    ///   ``DecompressionError/Code/reentrantCall`` from the output handler when the call would
+    /// - Throws: ``VTError/Code/invalidSession`` after ``invalidate()``;
+    ///   ``VTError/Code/invalidArgument`` for an image sample;
+    ///   ``VTError/Code/reentrantCall`` from the output handler when the call would
     ///   have to wait for the decoding the handler is part of; the backend's error (synchronous).
     @discardableResult
     public func decode(
         _ sample: SampleBuffer, flags: DecodeFrameFlags = [], frameReference: UInt64 = 0
-    ) throws(DecompressionError) -> DecodeInfoFlags {
+    ) throws(VTError) -> DecodeInfoFlags {
         guard sample.dataBuffer != nil else {
-            throw DecompressionError(
+            throw VTError(
                 .invalidArgument, "decode(_:) needs a sample buffer of compressed data, not an image buffer")
         }
         var flags = flags
@@ -152,13 +152,13 @@ public final class DecompressionSession: Sendable {
 
     /// Outputs every frame the decoder still holds (end of stream), after every queued
     /// asynchronous sample; returns when the handler has seen them all. The session stays usable.
-    public func finishDelayedFrames() throws(DecompressionError) {
+    public func finishDelayedFrames() throws(VTError) {
         try core.runSynchronously(.drain)
     }
 
     /// Returns when every asynchronous sample queued so far has been decoded and its frames
     /// delivered (frames the decoder holds for reordering stay held: see ``finishDelayedFrames()``).
-    public func waitForAsynchronousFrames() throws(DecompressionError) {
+    public func waitForAsynchronousFrames() throws(VTError) {
         try core.waitForQueue()
     }
 
@@ -176,7 +176,7 @@ public final class DecompressionSession: Sendable {
 
     /// Stops the session: queued samples are dropped, the worker thread ends, the decoder and the
     /// output handler are released. Idempotent; later calls throw
-    /// ``DecompressionError/Code/invalidSession``. Safe to call from the output handler.
+    /// ``VTError/Code/invalidSession``. Safe to call from the output handler.
     public func invalidate() {
         core.invalidate()
     }
@@ -240,12 +240,12 @@ final class SessionCore: Sendable {
         self.maximumFramesInFlight = maximumFramesInFlight
     }
 
-    private static var invalidSession: DecompressionError {
-        DecompressionError(.invalidSession, "the decompression session was invalidated; create a new one")
+    private static var invalidSession: VTError {
+        VTError(.invalidSession, "the decompression session was invalidated; create a new one")
     }
 
-    private static func reentrant(_ what: String) -> DecompressionError {
-        DecompressionError(
+    private static func reentrant(_ what: String) -> VTError {
+        VTError(
             .reentrantCall,
             "\(what) was called from the output handler while the session is delivering frames, and would wait "
                 + "for itself; call it after the handler returns")
@@ -253,7 +253,7 @@ final class SessionCore: Sendable {
 
     // MARK: Asynchronous path
 
-    func enqueue(sample: SampleBuffer, flags: DecodeFrameFlags, reference: UInt64) throws(DecompressionError) {
+    func enqueue(sample: SampleBuffer, flags: DecodeFrameFlags, reference: UInt64) throws(VTError) {
         let me = pthread_self()
         let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
         try monitor.withLock(waitingUntil: { state in
@@ -261,7 +261,7 @@ final class SessionCore: Sendable {
             state.invalidated || state.ownership.isOwned(by: me)
                 || state.queue.count + (state.worker.map { state.ownership.isOwned(by: $0) } == true ? 1 : 0)
                     < self.maximumFramesInFlight
-        }) { (state) throws(DecompressionError) in
+        }) { (state) throws(VTError) in
             try state.ownership.checkAvailable(
                 to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant("decode(_:flags:frameReference:)"))
             let token = state.nextToken
@@ -276,7 +276,7 @@ final class SessionCore: Sendable {
                 guard let thread = startThread({ [self] in self.workerLoop() }) else {
                     state.queue.removeLast()
                     state.pending[token] = nil
-                    throw DecompressionError(
+                    throw VTError(
                         .allocationFailed, "could not start the session's decoding thread (pthread_create failed)")
                 }
                 state.worker = thread
@@ -311,11 +311,11 @@ final class SessionCore: Sendable {
 
     // MARK: Synchronous path
 
-    func runSynchronously(_ job: Job) throws(DecompressionError) {
+    func runSynchronously(_ job: Job) throws(VTError) {
         let me = pthread_self()
         let (backend, handler, token, drainBoundary) = try monitor.withLock(waitingUntil: { state in
             state.invalidated || state.ownership.isOwned(by: me) || (state.queue.isEmpty && state.ownership.isFree)
-        }) { (state) throws(DecompressionError) -> (any DecoderBackend, DecompressionOutputHandler?, UInt64, UInt64) in
+        }) { (state) throws(VTError) -> (any DecoderBackend, DecompressionOutputHandler?, UInt64, UInt64) in
             let backend = try state.ownership.take(
                 by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(job.callName))
             let token = state.nextToken
@@ -329,7 +329,7 @@ final class SessionCore: Sendable {
             return (backend, state.handler, token, state.nextToken)
         }
         var frames: [DecodedFrame] = []
-        var failure: DecompressionError?
+        var failure: VTError?
         do {
             switch job {
             case .decode(let sample, _, _):
@@ -354,7 +354,7 @@ final class SessionCore: Sendable {
 
     private static func decode(
         _ sample: SampleBuffer, token: UInt64, with backend: any DecoderBackend
-    ) throws(DecompressionError) -> [DecodedFrame] {
+    ) throws(VTError) -> [DecodedFrame] {
         var frames: [DecodedFrame] = []
         if sample.attachments.resetDecoderBeforeDecoding { backend.flush() }
         frames += try backend.decode(sample, frameReference: token)
@@ -413,12 +413,12 @@ final class SessionCore: Sendable {
 
     // MARK: Waiting, flushing, invalidation
 
-    func waitForQueue() throws(DecompressionError) {
+    func waitForQueue() throws(VTError) {
         let me = pthread_self()
         try monitor.withLock(waitingUntil: { state in
             state.invalidated || state.ownership.isOwned(by: me)
                 || (state.queue.isEmpty && !(state.worker.map { state.ownership.isOwned(by: $0) } ?? false))
-        }) { (state) throws(DecompressionError) in
+        }) { (state) throws(VTError) in
             try state.ownership.checkAvailable(
                 to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant("waitForAsynchronousFrames()"))
         }

@@ -5,7 +5,7 @@ import MediaCore
 public enum HardwarePolicy: String, Sendable, CaseIterable {
     /// The first hardware backend that can take the stream, otherwise software.
     case auto
-    /// Hardware only; session creation fails with ``DecompressionError/Code/hardwareUnavailable``
+    /// Hardware only; session creation fails with ``VTError/Code/hardwareUnavailable``
     /// when no hardware backend can take the stream.
     case require
     /// Software only; hardware is never touched.
@@ -73,7 +73,7 @@ public struct DecodeInfoFlags: OptionSet, Sendable, Hashable {
 public struct DecodedFrame: Sendable {
     /// nil on success. A picture that was decoded with concealed errors has both a status and an
     /// ``imageBuffer``.
-    public var status: DecompressionError?
+    public var status: VTError?
     public var infoFlags: DecodeInfoFlags
     public var imageBuffer: PixelBuffer?
     public var presentationTimeStamp: MediaTime
@@ -83,7 +83,7 @@ public struct DecodedFrame: Sendable {
     public var frameReference: UInt64
 
     public init(
-        status: DecompressionError? = nil, infoFlags: DecodeInfoFlags = [], imageBuffer: PixelBuffer? = nil,
+        status: VTError? = nil, infoFlags: DecodeInfoFlags = [], imageBuffer: PixelBuffer? = nil,
         presentationTimeStamp: MediaTime = .invalid, duration: MediaTime = .invalid, frameReference: UInt64 = 0
     ) {
         self.status = status
@@ -99,5 +99,5 @@ public struct DecodedFrame: Sendable {
 /// synchronous decoding, on the session's worker thread for asynchronous decoding. It may call
 /// back into the session (``DecompressionSession/canAccept(_:)``, ``DecompressionSession/flush()``,
 /// ``DecompressionSession/invalidate()``); calls that wait for decoding throw
-/// ``DecompressionError/Code/reentrantCall`` from there.
+/// ``VTError/Code/reentrantCall`` from there.
 public typealias DecompressionOutputHandler = @Sendable (DecodedFrame) -> Void

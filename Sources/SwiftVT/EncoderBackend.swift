@@ -113,7 +113,7 @@ public protocol EncoderBackendFactory: Sendable {
     /// An encoder for `configuration` (already validated by the session). Only called when
     /// ``unavailableReason(width:height:pixelFormat:properties:)`` returned nil. The encoder need
     /// not start its library yet: ``EncoderBackend/prepare(properties:frameRate:)`` does.
-    func makeBackend(configuration: EncoderConfiguration) throws(CompressionError) -> any EncoderBackend
+    func makeBackend(configuration: EncoderConfiguration) throws(VTError) -> any EncoderBackend
     /// Each property this backend honours, with its range and how it is mapped.
     var supportedProperties: [CompressionPropertyKey: String] { get }
 }
@@ -128,18 +128,18 @@ public protocol EncoderBackend: AnyObject {
     /// first frame, and again after ``flush()`` before the next one;
     /// `frameRate` is the session's best knowledge (``CompressionProperties/expectedFrameRate``
     /// or the first frame's duration).
-    func prepare(properties: CompressionProperties, frameRate: Double) throws(CompressionError)
+    func prepare(properties: CompressionProperties, frameRate: Double) throws(VTError)
     /// Encodes one picture and returns the frames that became ready (possibly none: the encoder
     /// holds frames for reordering and look-ahead). Throws only when the encoder cannot go on.
-    func encode(_ request: EncoderFrameRequest) throws(CompressionError) -> [EncodedFrame]
+    func encode(_ request: EncoderFrameRequest) throws(VTError) -> [EncodedFrame]
     /// Outputs every frame still held (end of stream). The encoder may close its library encoder
     /// here; the session calls ``prepare(properties:frameRate:)`` again before the next frame.
-    func flush() throws(CompressionError) -> [EncodedFrame]
+    func flush() throws(VTError) -> [EncodedFrame]
     /// Applies new rate-control values (bit rate, data rate limits, quality) from the next frame.
     /// Only called after ``prepare(properties:frameRate:)``, with properties the session validated and
     /// whose rate-control mode (bit rate, quality, VBV on or off) is unchanged. Returns frames
     /// that became ready meanwhile (a backend that must restart its encoder outputs the held ones).
-    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError) -> [EncodedFrame]
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame]
     /// The SPS/PPS description, once known (after ``prepare(properties:frameRate:)``).
     var formatDescription: FormatDescription? { get }
     /// Frames held before the first output at most (reordering + look-ahead + threads).

@@ -47,7 +47,7 @@ final class FallbackDecoderBackend: DecoderBackend {
         self.activeName = activeName
     }
 
-    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame] {
+    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(VTError) -> [DecodedFrame] {
         if let fallback { return try fallback.decode(sample, frameReference: frameReference) }
         if let primary {
             do {
@@ -68,7 +68,7 @@ final class FallbackDecoderBackend: DecoderBackend {
                     return frames + (try backend.decode(sample, frameReference: frameReference))
                 }
                 frames.append(DecodedFrame(
-                    status: DecompressionError(
+                    status: VTError(
                         error.code,
                         "\(primaryName) failed mid-stream (\(error.message)); decoding goes on with "
                             + "\(fallbackFactory.name) from the next IDR picture",
@@ -86,7 +86,7 @@ final class FallbackDecoderBackend: DecoderBackend {
         return try backend.decode(sample, frameReference: frameReference)
     }
 
-    func drain() throws(DecompressionError) -> [DecodedFrame] {
+    func drain() throws(VTError) -> [DecodedFrame] {
         if let fallback { return try fallback.drain() }
         return try primary?.drain() ?? []
     }

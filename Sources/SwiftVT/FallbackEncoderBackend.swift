@@ -45,7 +45,7 @@ final class FallbackEncoderBackend: EncoderBackend {
         return all
     }
 
-    func prepare(properties: CompressionProperties, frameRate: Double) throws(CompressionError) {
+    func prepare(properties: CompressionProperties, frameRate: Double) throws(VTError) {
         self.properties = properties
         self.frameRate = frameRate
         if let fallback { return try fallback.prepare(properties: properties, frameRate: frameRate) }
@@ -57,7 +57,7 @@ final class FallbackEncoderBackend: EncoderBackend {
         }
     }
 
-    func encode(_ request: EncoderFrameRequest) throws(CompressionError) -> [EncodedFrame] {
+    func encode(_ request: EncoderFrameRequest) throws(VTError) -> [EncodedFrame] {
         if let fallback { return keepDecodeOrder(try fallback.encode(request)) }
         guard let primary else { return [] }
         do {
@@ -71,7 +71,7 @@ final class FallbackEncoderBackend: EncoderBackend {
         }
     }
 
-    func flush() throws(CompressionError) -> [EncodedFrame] {
+    func flush() throws(VTError) -> [EncodedFrame] {
         if let fallback { return keepDecodeOrder(try fallback.flush()) }
         guard let primary else { return [] }
         do {
@@ -82,7 +82,7 @@ final class FallbackEncoderBackend: EncoderBackend {
         }
     }
 
-    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError) -> [EncodedFrame] {
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame] {
         self.properties = properties
         if let fallback { return keepDecodeOrder(try fallback.reconfigureRateControl(properties)) }
         guard let primary else { return [] }
@@ -94,7 +94,7 @@ final class FallbackEncoderBackend: EncoderBackend {
     }
 
     /// Leaves the hardware encoder: the software one is made, the change is noted.
-    private func switchToFallback(after error: CompressionError) throws(CompressionError) -> any EncoderBackend {
+    private func switchToFallback(after error: VTError) throws(VTError) -> any EncoderBackend {
         notices += primary?.takeNotices() ?? []
         primary = nil
         let backend = try fallbackFactory.makeBackend(configuration: configuration)
@@ -110,8 +110,8 @@ final class FallbackEncoderBackend: EncoderBackend {
     /// After the hardware encoder failed: the software encoder, prepared, and the frames that
     /// are ready (what the hardware finished, then the frames it held, encoded in software).
     private func takeOver(
-        from primary: any EncoderBackend, after error: CompressionError
-    ) throws(CompressionError) -> (software: any EncoderBackend, takeover: EncoderTakeover?, frames: [EncodedFrame]) {
+        from primary: any EncoderBackend, after error: VTError
+    ) throws(VTError) -> (software: any EncoderBackend, takeover: EncoderTakeover?, frames: [EncodedFrame]) {
         let takeover = primary.takeOverAfterFailure()
         let software = try switchToFallback(after: error)
         try software.prepare(properties: properties, frameRate: frameRate)
@@ -120,11 +120,11 @@ final class FallbackEncoderBackend: EncoderBackend {
     }
 
     /// The taken-over frames through the software encoder, the first as an IDR picture.
-    private func resume(_ takeover: EncoderTakeover?, on software: any EncoderBackend) throws(CompressionError) -> [EncodedFrame] {
+    private func resume(_ takeover: EncoderTakeover?, on software: any EncoderBackend) throws(VTError) -> [EncodedFrame] {
         guard let takeover else { return [] }
         var frames = takeover.lostFrames.map { reference in
             EncodedFrame(
-                status: CompressionError(
+                status: VTError(
                     .encoderFailed, "\(primaryName) failed and this frame's picture could not be read back from the device"),
                 frameReference: reference)
         }

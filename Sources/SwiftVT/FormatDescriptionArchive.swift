@@ -55,13 +55,13 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func readFormatDescription() throws(MultiPassError) -> FormatDescription {
+    mutating func readFormatDescription() throws(VTError) -> FormatDescription {
         let mediaType = MediaType(rawValue: FourCharCode(rawValue: try read(UInt32.self)))
         let codecType = FourCharCode(rawValue: try read(UInt32.self))
         let dimensions = VideoDimensions(width: try read(Int32.self), height: try read(Int32.self))
         let nalUnitHeaderLength = Int(try read(UInt8.self))
         let setCount = Int(try read(UInt32.self))
-        guard setCount <= remaining / 4 else { throw MultiPassError(.corrupt, "\(context) is corrupt: \(setCount) parameter sets") }
+        guard setCount <= remaining / 4 else { throw VTError(.corrupt, "\(context) is corrupt: \(setCount) parameter sets") }
         var parameterSets: [[UInt8]] = []
         for index in 0..<setCount { parameterSets.append(try readBlob("parameter set \(index)")) }
         var extensions = FormatDescriptionExtensions()
@@ -77,7 +77,7 @@ extension ByteReader {
         var codes: [UInt8?] = []
         for _ in 0..<7 {
             let stored = try read(UInt16.self)
-            guard stored <= 256 else { throw MultiPassError(.corrupt, "\(context) is corrupt: colour code \(stored)") }
+            guard stored <= 256 else { throw VTError(.corrupt, "\(context) is corrupt: colour code \(stored)") }
             codes.append(stored == 0 ? nil : UInt8(stored - 1))
         }
         extensions.colorPrimaries = codes[0].map(ColorPrimaries.init(rawValue:))
@@ -88,7 +88,7 @@ extension ByteReader {
         extensions.chromaLocationBottomField = codes[5].map(ChromaLocation.init(rawValue:))
         if let raw = codes[6] {
             guard let subsampling = ChromaSubsampling(rawValue: raw) else {
-                throw MultiPassError(.corrupt, "\(context) is corrupt: chroma subsampling \(raw)")
+                throw VTError(.corrupt, "\(context) is corrupt: chroma subsampling \(raw)")
             }
             extensions.chromaSubsampling = subsampling
         }
@@ -101,7 +101,7 @@ extension ByteReader {
         extensions.fieldCount = numbers[0]
         extensions.bitDepth = numbers[1]
         let atomCount = Int(try read(UInt32.self))
-        guard atomCount <= remaining / 8 else { throw MultiPassError(.corrupt, "\(context) is corrupt: \(atomCount) atoms") }
+        guard atomCount <= remaining / 8 else { throw VTError(.corrupt, "\(context) is corrupt: \(atomCount) atoms") }
         for index in 0..<atomCount {
             let key = FourCharCode(rawValue: try read(UInt32.self))
             extensions.sampleDescriptionAtoms[key] = try readBlob("atom \(index)")
@@ -111,7 +111,7 @@ extension ByteReader {
                 mediaType: mediaType, codecType: codecType, dimensions: dimensions, extensions: extensions,
                 parameterSets: parameterSets, nalUnitHeaderLength: nalUnitHeaderLength)
         } catch {
-            throw MultiPassError(.corrupt, "\(context) is corrupt: \(error)")
+            throw VTError(.corrupt, "\(context) is corrupt: \(error)")
         }
     }
 }

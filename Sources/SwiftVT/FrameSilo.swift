@@ -133,8 +133,8 @@ public final class FrameSilo: Sendable {
     ///     durations it gives ``progressOfCurrentPass`` in pass 1.
     ///   - keepOnClose: keep the files at ``close()`` (with the index written, for
     ///     ``init(reopeningIndexAt:keepOnClose:)``) instead of removing them.
-    /// - Throws: ``MultiPassError/Code/ioFailed`` or ``MultiPassError/Code/diskFull`` naming the file.
-    public init(directory: String, timeRange: MediaTimeRange = .invalid, keepOnClose: Bool = false) throws(MultiPassError) {
+    /// - Throws: ``VTError/Code/ioFailed`` or ``VTError/Code/diskFull`` naming the file.
+    public init(directory: String, timeRange: MediaTimeRange = .invalid, keepOnClose: Bool = false) throws(VTError) {
         let (file, base) = try MultiPassFile.createLocked(
             in: directory, prefix: StaleFiles.siloPrefix, suffix: StaleFiles.siloDataSuffix)
         dataPath = file.path
@@ -149,17 +149,17 @@ public final class FrameSilo: Sendable {
     /// Everything is validated: magic number, version, length, the CRC-32 over the index, every
     /// field, and that every sample's bytes lie within the data file.
     ///
-    /// - Throws: ``MultiPassError/Code/corrupt`` with what is wrong and where;
-    ///   ``MultiPassError/Code/ioFailed`` when a file cannot be opened or another process has the
-    ///   silo open; ``MultiPassError/Code/invalidArgument`` when the path does not end in `.index`.
-    public init(reopeningIndexAt indexPath: String, keepOnClose: Bool = true) throws(MultiPassError) {
+    /// - Throws: ``VTError/Code/corrupt`` with what is wrong and where;
+    ///   ``VTError/Code/ioFailed`` when a file cannot be opened or another process has the
+    ///   silo open; ``VTError/Code/invalidArgument`` when the path does not end in `.index`.
+    public init(reopeningIndexAt indexPath: String, keepOnClose: Bool = true) throws(VTError) {
         guard indexPath.hasSuffix(StaleFiles.siloIndexSuffix) else {
-            throw MultiPassError(.invalidArgument, "\(indexPath) is not a silo index (its name must end in .index)")
+            throw VTError(.invalidArgument, "\(indexPath) is not a silo index (its name must end in .index)")
         }
         let dataPath = String(indexPath.dropLast(StaleFiles.siloIndexSuffix.count)) + StaleFiles.siloDataSuffix
         let dataFile = try MultiPassFile.open(dataPath, flags: O_RDWR)
         guard dataFile.tryLock() else {
-            throw MultiPassError(.ioFailed, "could not open \(dataPath): another process is using the silo", path: dataPath)
+            throw VTError(.ioFailed, "could not open \(dataPath): another process is using the silo", path: dataPath)
         }
         let bytes = try MultiPassFile.open(indexPath, flags: O_RDONLY).readAll()
         let (loaded, timeRange, kept) = try FrameSilo.parseIndex(
@@ -186,16 +186,16 @@ public final class FrameSilo: Sendable {
     /// of the ranges given to ``setTimeRangesForNextPass(_:)``, and it goes after the frames
     /// already added for that range. (Buffer-level attachments are not kept.)
     ///
-    /// - Throws: ``MultiPassError/Code/invalidArgument`` for another kind of buffer or a time
-    ///   outside the ranges; ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed``
+    /// - Throws: ``VTError/Code/invalidArgument`` for another kind of buffer or a time
+    ///   outside the ranges; ``VTError/Code/diskFull`` / ``VTError/Code/ioFailed``
     ///   when the write fails (the silo is unchanged and stays usable);
-    ///   ``MultiPassError/Code/closed`` after ``close()``.
-    public func add(_ sample: SampleBuffer) throws(MultiPassError) {
+    ///   ``VTError/Code/closed`` after ``close()``.
+    public func add(_ sample: SampleBuffer) throws(VTError) {
         guard let data = sample.dataBuffer else {
-            throw MultiPassError(.invalidArgument, "a frame silo stores compressed samples, not image buffers")
+            throw VTError(.invalidArgument, "a frame silo stores compressed samples, not image buffers")
         }
         guard sample.sampleCount == 1 else {
-            throw MultiPassError(
+            throw VTError(
                 .invalidArgument, "a frame silo stores one sample per buffer; this buffer has \(sample.sampleCount)")
         }
         let timing: SampleTimingInfo
@@ -204,21 +204,21 @@ public final class FrameSilo: Sendable {
             timing = try sample.timingInfo(at: 0)
             attachments = try sample.attachments(forSampleAt: 0)
         } catch {
-            throw MultiPassError(.invalidArgument, "the sample cannot be read: \(error)")
+            throw VTError(.invalidArgument, "the sample cannot be read: \(error)")
         }
         guard timing.presentationTimeStamp.isNumeric else {
-            throw MultiPassError(
+            throw VTError(
                 .invalidArgument, "a frame silo needs a numeric presentation time, not \(timing.presentationTimeStamp)")
         }
         guard data.count <= Int(UInt32.max) else {
-            throw MultiPassError(.invalidArgument, "a sample of \(data.count) bytes is too large for a frame silo (4 GiB at most)")
+            throw VTError(.invalidArgument, "a sample of \(data.count) bytes is too large for a frame silo (4 GiB at most)")
         }
-        try state.withLock { (state) throws(MultiPassError) in
+        try state.withLock { (state) throws(VTError) in
             guard let file = state.dataFile else { throw Self.closedError(dataPath) }
             var slot: Int?
             if state.pass > 1 {
                 guard let index = Self.rangeIndex(containing: timing.presentationTimeStamp, in: state.ranges) else {
-                    throw MultiPassError(
+                    throw VTError(
                         .invalidArgument,
                         "presentation time \(timing.presentationTimeStamp) is outside the time ranges of pass \(state.pass) "
                             + "(\(state.ranges.map(\.description).joined(separator: ", ")))")
@@ -228,9 +228,9 @@ public final class FrameSilo: Sendable {
             let descriptionID = sample.formatDescription.map { Self.descriptionID(of: $0, in: &state) } ?? -1
             let offset = state.dataEnd
             var position = offset
-            do throws(MultiPassError) {
+            do throws(VTError) {
                 // Straight from the buffer's memory blocks to the file: no intermediate copy.
-                try data.forEachSegment { (segment) throws(MultiPassError) in
+                try data.forEachSegment { (segment) throws(VTError) in
                     try file.write(segment, at: position)
                     position += segment.count
                 }
@@ -263,22 +263,22 @@ public final class FrameSilo: Sendable {
     /// the frames the next pass adds. The index is written to disk (atomically) before this
     /// returns. An empty list starts a pass that replaces nothing.
     ///
-    /// - Throws: ``MultiPassError/Code/invalidArgument`` when a range is invalid, empty or not
+    /// - Throws: ``VTError/Code/invalidArgument`` when a range is invalid, empty or not
     ///   numeric, or the ranges are not sorted and disjoint (nothing changes);
-    ///   ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed`` when the index cannot
-    ///   be written (nothing changes); ``MultiPassError/Code/closed`` after ``close()``.
-    public func setTimeRangesForNextPass(_ ranges: [MediaTimeRange]) throws(MultiPassError) {
+    ///   ``VTError/Code/diskFull`` / ``VTError/Code/ioFailed`` when the index cannot
+    ///   be written (nothing changes); ``VTError/Code/closed`` after ``close()``.
+    public func setTimeRangesForNextPass(_ ranges: [MediaTimeRange]) throws(VTError) {
         for (index, range) in ranges.enumerated() {
             guard range.isValid, range.start.isNumeric, range.duration.isNumeric, range.duration > .zero else {
-                throw MultiPassError(.invalidArgument, "time range \(index) \(range) is not a non-empty numeric range")
+                throw VTError(.invalidArgument, "time range \(index) \(range) is not a non-empty numeric range")
             }
             if index > 0, ranges[index - 1].end > range.start {
-                throw MultiPassError(
+                throw VTError(
                     .invalidArgument,
                     "time ranges must be sorted and must not overlap: \(ranges[index - 1]) is followed by \(range)")
             }
         }
-        try state.withLock { (state) throws(MultiPassError) in
+        try state.withLock { (state) throws(VTError) in
             guard let file = state.dataFile else { throw Self.closedError(dataPath) }
             var next = state
             next.items = []
@@ -361,10 +361,10 @@ public final class FrameSilo: Sendable {
     /// dropped), so the silo again holds every frame once. For a pass cut short. The pass takes no
     /// more frames afterwards. The index is written (atomically) before this returns.
     ///
-    /// - Throws: ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed`` when the
-    ///   index cannot be written (nothing changes); ``MultiPassError/Code/closed`` after ``close()``.
+    /// - Throws: ``VTError/Code/diskFull`` / ``VTError/Code/ioFailed`` when the
+    ///   index cannot be written (nothing changes); ``VTError/Code/closed`` after ``close()``.
     @discardableResult
-    public func restoreFramesOfUnfinishedRanges() throws(MultiPassError) -> Restoration {
+    public func restoreFramesOfUnfinishedRanges() throws(VTError) -> Restoration {
         try restore { index, state in !Self.isFinished(index, in: state) }
     }
 
@@ -372,12 +372,12 @@ public final class FrameSilo: Sendable {
     /// pass had not run. For a pass that landed farther from the target than the one before.
     /// Otherwise as ``restoreFramesOfUnfinishedRanges()``.
     @discardableResult
-    public func restoreFramesOfCurrentPass() throws(MultiPassError) -> Restoration {
+    public func restoreFramesOfCurrentPass() throws(VTError) -> Restoration {
         try restore { _, _ in true }
     }
 
-    private func restore(_ shouldRestore: (Int, State) -> Bool) throws(MultiPassError) -> Restoration {
-        try state.withLock { (state) throws(MultiPassError) -> Restoration in
+    private func restore(_ shouldRestore: (Int, State) -> Bool) throws(VTError) -> Restoration {
+        try state.withLock { (state) throws(VTError) -> Restoration in
             guard let file = state.dataFile else { throw Self.closedError(dataPath) }
             var result = Restoration(rangesKept: 0, rangesRestored: 0, framesRestored: 0, framesDropped: 0)
             var next = state
@@ -429,17 +429,17 @@ public final class FrameSilo: Sendable {
     /// file with its timing, sample attachments and format description. No lock is held while
     /// `body` runs; samples added meanwhile are not seen.
     ///
-    /// - Throws: what `body` throws (iteration stops); ``MultiPassError`` when a payload cannot be
-    ///   read (``MultiPassError/Code/corrupt`` when the data file is shorter than the index says),
+    /// - Throws: what `body` throws (iteration stops); ``VTError`` when a payload cannot be
+    ///   read (``VTError/Code/corrupt`` when the data file is shorter than the index says),
     ///   for an invalid `range`, or after ``close()``.
     public func forEachSample(in range: MediaTimeRange? = nil, _ body: (SampleBuffer) throws -> Void) throws {
         if let range, !range.isValid {
-            throw MultiPassError(.invalidArgument, "time range \(range) is invalid")
+            throw VTError(.invalidArgument, "time range \(range) is invalid")
         }
         // A snapshot of the index in read-out order (entries only, no payload), taken under the
         // lock so that body runs without it; the file object keeps the descriptor open even if
         // close() runs meanwhile.
-        let (file, entries, descriptions) = try state.withLock { (state) throws(MultiPassError) in
+        let (file, entries, descriptions) = try state.withLock { (state) throws(VTError) in
             guard let file = state.dataFile else { throw Self.closedError(dataPath) }
             return (file, state.orderedEntries(), state.descriptions)
         }
@@ -447,12 +447,12 @@ public final class FrameSilo: Sendable {
             // The one copy of the payload, from the file into memory the sample owns: the bytes
             // exist only on disk (they were written out when added).
             var read = 0
-            let bytes = try [UInt8](unsafeUninitializedCapacity: entry.size) { (buffer, count) throws(MultiPassError) in
+            let bytes = try [UInt8](unsafeUninitializedCapacity: entry.size) { (buffer, count) throws(VTError) in
                 read = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: entry.offset)
                 count = read
             }
             guard read == entry.size else {
-                throw MultiPassError(
+                throw VTError(
                     .corrupt,
                     "\(file.path) is corrupt: it ends before the sample presented at \(entry.presentationTimeStamp) "
                         + "(bytes \(entry.offset)..<\(entry.offset + entry.size))", path: file.path)
@@ -500,8 +500,8 @@ public final class FrameSilo: Sendable {
     /// index instead. Calling it again does nothing.
     ///
     /// - Throws: the error of the sync, index write or removal (the silo is closed anyway).
-    public func close() throws(MultiPassError) {
-        try state.withLock { (state) throws(MultiPassError) in
+    public func close() throws(VTError) {
+        try state.withLock { (state) throws(VTError) in
             guard let file = state.dataFile else { return }
             // Dropping the last reference closes the descriptor, which releases the lock.
             state.dataFile = nil
@@ -510,7 +510,7 @@ public final class FrameSilo: Sendable {
                 try Self.writeIndex(Self.serializeIndex(state, timeRange: timeRange, kept: true), to: indexPath)
                 return
             }
-            var failure: MultiPassError?
+            var failure: VTError?
             for path in [indexPath + StaleFiles.temporarySuffix, indexPath, dataPath] where unlink(path) != 0 {
                 if errno != ENOENT, failure == nil { failure = MultiPassFile.systemError(errno, "remove", path) }
             }
@@ -527,8 +527,8 @@ public final class FrameSilo: Sendable {
 
     // MARK: Helpers
 
-    private static func closedError(_ path: String) -> MultiPassError {
-        MultiPassError(.closed, "the frame silo \(path) is closed", path: path)
+    private static func closedError(_ path: String) -> VTError {
+        VTError(.closed, "the frame silo \(path) is closed", path: path)
     }
 
     /// The index of the range containing `time` in sorted, disjoint `ranges`.

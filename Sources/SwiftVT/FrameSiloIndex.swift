@@ -118,18 +118,18 @@ extension FrameSilo {
     /// of the data file.
     static func parseIndex(
         _ bytes: [UInt8], path: String, dataFile: MultiPassFile, dataFileSize: Int, keepOnClose: Bool
-    ) throws(MultiPassError) -> (State, MediaTimeRange, kept: Bool) {
-        func corrupt(_ problem: String) -> MultiPassError {
-            MultiPassError(.corrupt, "\(path) is corrupt: \(problem)", path: path)
+    ) throws(VTError) -> (State, MediaTimeRange, kept: Bool) {
+        func corrupt(_ problem: String) -> VTError {
+            VTError(.corrupt, "\(path) is corrupt: \(problem)", path: path)
         }
         guard bytes.count >= indexMagic.count, Array(bytes[0..<indexMagic.count]) == indexMagic else {
-            throw MultiPassError(.corrupt, "\(path) is not a frame silo index (wrong magic number)", path: path)
+            throw VTError(.corrupt, "\(path) is not a frame silo index (wrong magic number)", path: path)
         }
         var reader = ByteReader(bytes, offset: indexMagic.count, context: path)
-        do throws(MultiPassError) {
+        do throws(VTError) {
             let version = try reader.read(UInt32.self)
             guard version == indexVersion else {
-                throw MultiPassError(
+                throw VTError(
                     .corrupt, "\(path) is a frame silo index of version \(version); this SwiftVT reads version \(indexVersion)")
             }
             let flags = try reader.read(UInt32.self)
@@ -192,7 +192,7 @@ extension FrameSilo {
             for index in 0..<Int(recordCount) {
                 let number = index + 1
                 let offset = reader.offset
-                func bad(_ problem: String) -> MultiPassError { corrupt("record \(number) (offset \(offset)) \(problem)") }
+                func bad(_ problem: String) -> VTError { corrupt("record \(number) (offset \(offset)) \(problem)") }
                 let rawKind = try reader.read(UInt8.self)
                 let attachments = try reader.read(UInt8.self)
                 try reader.skip(2)
@@ -253,9 +253,9 @@ extension FrameSilo {
 
     /// Writes `bytes` to `path` atomically: a `.tmp` file, `fsync`, `rename`, then `fsync` of the
     /// directory so the rename itself survives a crash.
-    static func writeIndex(_ bytes: [UInt8], to path: String) throws(MultiPassError) {
+    static func writeIndex(_ bytes: [UInt8], to path: String) throws(VTError) {
         let temporary = path + StaleFiles.temporarySuffix
-        do throws(MultiPassError) {
+        do throws(VTError) {
             let file = try MultiPassFile.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, operation: "create")
             try file.write(bytes, at: 0)
             try file.sync()
@@ -278,7 +278,7 @@ extension FrameSilo {
     static func indexIsKept(at path: String) -> Bool {
         guard let file = try? MultiPassFile.open(path, flags: O_RDONLY | O_NOFOLLOW) else { return false }
         var header = [UInt8](repeating: 0, count: 16)
-        guard let read = try? header.withMutableRawBytes({ (buffer) throws(MultiPassError) in try file.read(into: buffer, at: 0) }),
+        guard let read = try? header.withMutableRawBytes({ (buffer) throws(VTError) in try file.read(into: buffer, at: 0) }),
             read == header.count, Array(header[0..<indexMagic.count]) == indexMagic
         else { return false }
         var reader = ByteReader(header, offset: indexMagic.count, context: path)

@@ -96,7 +96,7 @@ public final class MultiPassDriver: Sendable {
     public init(
         session: CompressionSession, feed: FrameSiloFeed, storage: MultiPassStorage, maximumPasses: Int,
         expectedFramesInFirstPass: Int? = nil
-    ) throws(CompressionError) {
+    ) throws(VTError) {
         try session.setMultiPassStorage(storage, maximumPasses: maximumPasses)
         try session.beginPass()
         self.session = session
@@ -139,7 +139,7 @@ public final class MultiPassDriver: Sendable {
         if ended { return .failed(.ended(pass: pass)) }
         if let range, !range.contains(presentationTime) { return .skipped(outside: range) }
         let picture = try image()
-        do throws(CompressionError) {
+        do throws(VTError) {
             try session.encode(picture, presentationTimeStamp: presentationTime, duration: duration)
         } catch {
             return .failed(.encoding(error, pass: pass))
@@ -194,7 +194,7 @@ public final class MultiPassDriver: Sendable {
     private func endPass(upstreamCanSeek: () -> Bool) -> EndOfStreamAction {
         let pass = state.withLock { $0.pass }
         let wantsAnother: Bool
-        do throws(CompressionError) {
+        do throws(VTError) {
             wantsAnother = try session.endPass()
         } catch {
             return end(.failed(.endingPass(error, pass: pass)))
@@ -207,7 +207,7 @@ public final class MultiPassDriver: Sendable {
             return state.codedBitsBeforePass
         }
         if pass >= 2 {
-            do throws(MultiPassError) {
+            do throws(VTError) {
                 // More passes must never give a worse file: the bits-per-quantizer model can
                 // mislead (on a clip of a frame or two, say), and then the result before stays.
                 if let plan, let codedBitsBefore, plan.targetBits > 0,
@@ -272,7 +272,7 @@ public final class MultiPassDriver: Sendable {
     /// earlier ones back.
     private func finishCutPass() -> EndOfStreamAction {
         let pass = state.withLock { $0.pass }
-        do throws(CompressionError) {
+        do throws(VTError) {
             try session.completeFrames()
         } catch {
             // The frames it held are lost; their ranges are unfinished and get their earlier
@@ -281,7 +281,7 @@ public final class MultiPassDriver: Sendable {
         }
         if let failure = feed.failure { return end(.failed(.silo(failure))) }
         let restoration: FrameSilo.Restoration
-        do throws(MultiPassError) {
+        do throws(VTError) {
             restoration = try silo.restoreFramesOfUnfinishedRanges()
         } catch {
             return end(.failed(.silo(error)))
@@ -369,14 +369,14 @@ public final class MultiPassDriver: Sendable {
 
     public enum Failure: Error, Sendable {
         /// The session could not encode a frame.
-        case encoding(CompressionError, pass: Int)
+        case encoding(VTError, pass: Int)
         /// Ending the pass failed: the encoder's last frames, or the analysis
-        /// (``CompressionError/Code/multiPassStorageFailed``, e.g. a full disk).
-        case endingPass(CompressionError, pass: Int)
+        /// (``VTError/Code/multiPassStorageFailed``, e.g. a full disk).
+        case endingPass(VTError, pass: Int)
         /// The next pass could not begin: its ranges, the silo's index, or the session.
         case startingNextPass(any Error)
         /// The frame silo could not keep a frame, or its index could not be written.
-        case silo(MultiPassError)
+        case silo(VTError)
         /// A frame or an end of stream came after the encode ended (the file was to be written,
         /// or a failure ended it).
         case ended(pass: Int)
@@ -394,7 +394,7 @@ public final class MultiPassDriver: Sendable {
         /// The pass begins with a seek to the first of `ranges`, coded at `plan`'s quantizers.
         case passStarting(pass: Int, ranges: [MediaTimeRange], plan: MultiPassRateControl.Plan?)
         /// A pass cut short: the encoder failed to output the frames it held.
-        case heldFramesLost(pass: Int, CompressionError)
+        case heldFramesLost(pass: Int, VTError)
     }
 
     /// The events since the last call.
@@ -430,23 +430,11 @@ public struct MultiPassProgress: Sendable, Equatable, CustomStringConvertible {
         switch stage {
         case .started(let maximumPasses): "pass \(pass) of up to \(maximumPasses): encoding every frame"
         case .reencoding(let frames, let ranges, let seconds):
-            "pass \(pass): re-encoding \(frames) frames in \(ranges) range(s), \(Self.decimal(seconds, digits: 2)) s"
+            "pass \(pass): re-encoding \(frames) frames in \(ranges) range(s), \(seconds.decimalText(digits: 2)) s"
         case .advanced(let percent, let frames, let expected): "pass \(pass): \(percent) % done (\(frames) of \(expected) frames)"
         case .complete(let frames): "pass \(pass) complete (\(frames) frames)"
         case .cutShort(let frames, let expected): "pass \(pass) cut short after \(frames) of \(expected) frames"
         }
-    }
-
-    /// `value` with `digits` decimals, rounded (no Foundation here for String(format:)).
-    static func decimal(_ value: Double, digits: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = Int((value * scale).rounded())
-        guard digits > 0 else { return "\(scaled)" }
-        let whole = scaled / Int(scale)
-        var fraction = "\(abs(scaled) % Int(scale))"
-        while fraction.count < digits { fraction = "0" + fraction }
-        return "\(scaled < 0 && whole == 0 ? "-" : "")\(whole).\(fraction)"
     }
 }
 
@@ -455,7 +443,7 @@ public struct MultiPassProgress: Sendable, Equatable, CustomStringConvertible {
 /// ``MultiPassDriver`` to report after the call that caused it.
 public final class FrameSiloFeed: Sendable {
     public let silo: FrameSilo
-    private let firstFailure = Mutex<MultiPassError?>(nil)
+    private let firstFailure = Mutex<VTError?>(nil)
 
     public init(silo: FrameSilo) { self.silo = silo }
 
@@ -463,7 +451,7 @@ public final class FrameSiloFeed: Sendable {
     public var outputHandler: CompressionOutputHandler {
         { [self] frame in
             guard let sample = frame.sampleBuffer else { return }
-            do throws(MultiPassError) {
+            do throws(VTError) {
                 try silo.add(sample)
             } catch {
                 firstFailure.withLock { if $0 == nil { $0 = error } }
@@ -472,5 +460,5 @@ public final class FrameSiloFeed: Sendable {
     }
 
     /// The first frame the silo could not keep, if any.
-    public var failure: MultiPassError? { firstFailure.withLock { $0 } }
+    public var failure: VTError? { firstFailure.withLock { $0 } }
 }

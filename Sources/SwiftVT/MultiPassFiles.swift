@@ -25,7 +25,7 @@ final class MultiPassFile: Sendable {
 
     /// Opens `path` with `flags` (`O_CLOEXEC` is added: a forked child must not inherit the lock
     /// and keep it after this process died).
-    static func open(_ path: String, flags: Int32, operation: String = "open") throws(MultiPassError) -> MultiPassFile {
+    static func open(_ path: String, flags: Int32, operation: String = "open") throws(VTError) -> MultiPassFile {
         let descriptor = retryingOnInterrupt { Glibc.open(path, flags | O_CLOEXEC, mode_t(0o600)) }
         guard descriptor >= 0 else { throw systemError(errno, operation, path) }
         return MultiPassFile(descriptor: descriptor, path: path)
@@ -39,7 +39,7 @@ final class MultiPassFile: Sendable {
     /// between its creation and its locking.
     static func createLocked(
         in directory: String, prefix: String, suffix: String
-    ) throws(MultiPassError) -> (file: MultiPassFile, base: String) {
+    ) throws(VTError) -> (file: MultiPassFile, base: String) {
         let directory = try normalizedDirectory(directory)
         var attempts = 0
         while true {
@@ -55,7 +55,7 @@ final class MultiPassFile: Sendable {
             let file = MultiPassFile(descriptor: descriptor, path: base + suffix)
             guard file.tryLock() else {
                 unlink(pending)
-                throw MultiPassError(
+                throw VTError(
                     .ioFailed, "could not lock \(pending): \(String(cString: strerror(errno)))", path: pending,
                     systemError: errno)
             }
@@ -76,7 +76,7 @@ final class MultiPassFile: Sendable {
     }
 
     /// Writes all of `bytes` at `offset`, looping over short writes.
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(MultiPassError) {
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(VTError) {
         guard let base = bytes.baseAddress else { return }
         var written = 0
         while written < bytes.count {
@@ -87,18 +87,18 @@ final class MultiPassFile: Sendable {
             }
             // pwrite never returns 0 for a non-empty request on a regular file; guard anyway so a
             // broken file system cannot make this loop forever.
-            guard result > 0 else { throw MultiPassError(.ioFailed, "could not write \(path): no progress", path: path) }
+            guard result > 0 else { throw VTError(.ioFailed, "could not write \(path): no progress", path: path) }
             written += result
         }
     }
 
-    func write(_ bytes: [UInt8], at offset: Int) throws(MultiPassError) {
-        try bytes.withRawBytes { (buffer) throws(MultiPassError) in try write(buffer, at: offset) }
+    func write(_ bytes: [UInt8], at offset: Int) throws(VTError) {
+        try bytes.withRawBytes { (buffer) throws(VTError) in try write(buffer, at: offset) }
     }
 
     /// Reads up to `buffer.count` bytes at `offset`, looping over short reads; returns how many
     /// were read (fewer only at the end of the file).
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(MultiPassError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(VTError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
@@ -114,15 +114,15 @@ final class MultiPassFile: Sendable {
     }
 
     /// The whole file.
-    func readAll() throws(MultiPassError) -> [UInt8] {
+    func readAll() throws(VTError) -> [UInt8] {
         let count = try size()
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = try bytes.withMutableRawBytes { (buffer) throws(MultiPassError) in try self.read(into: buffer, at: 0) }
+        let read = try bytes.withMutableRawBytes { (buffer) throws(VTError) in try self.read(into: buffer, at: 0) }
         if read < count { bytes.removeLast(count - read) }
         return bytes
     }
 
-    func size() throws(MultiPassError) -> Int {
+    func size() throws(VTError) -> Int {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw Self.systemError(errno, "read the size of", path) }
         return Int(status.st_size)
@@ -130,7 +130,7 @@ final class MultiPassFile: Sendable {
 
     /// `fsync`: the data is on the disk when it returns. Write errors the kernel deferred (a full
     /// disk under delayed allocation, an NFS server) are reported here.
-    func sync() throws(MultiPassError) {
+    func sync() throws(VTError) {
         guard retryingOnInterrupt({ fsync(descriptor) }) == 0 else { throw Self.systemError(errno, "write", path) }
     }
 
@@ -140,25 +140,25 @@ final class MultiPassFile: Sendable {
         _ = retryingOnInterrupt { ftruncate(descriptor, off_t(size)) }
     }
 
-    /// The error for a failed system call: ``MultiPassError/Code/diskFull`` for a full disk or
-    /// file-size limit, with what to do about it; ``MultiPassError/Code/ioFailed`` otherwise.
-    static func systemError(_ code: Int32, _ operation: String, _ path: String) -> MultiPassError {
+    /// The error for a failed system call: ``VTError/Code/diskFull`` for a full disk or
+    /// file-size limit, with what to do about it; ``VTError/Code/ioFailed`` otherwise.
+    static func systemError(_ code: Int32, _ operation: String, _ path: String) -> VTError {
         let reason = String(cString: strerror(code))
         let directory = parentDirectory(of: path)
         switch code {
         case ENOSPC, EDQUOT:
-            return MultiPassError(
+            return VTError(
                 .diskFull,
                 "could not \(operation) \(path): \(reason); free space in \(directory) or set temp-location to a larger disk",
                 path: path, systemError: code)
         case EFBIG:
-            return MultiPassError(
+            return VTError(
                 .diskFull,
                 "could not \(operation) \(path): \(reason) (the file-size limit, ulimit -f, or the largest file the "
                     + "file system holds was reached); raise the limit or set temp-location to another disk",
                 path: path, systemError: code)
         default:
-            return MultiPassError(.ioFailed, "could not \(operation) \(path): \(reason)", path: path, systemError: code)
+            return VTError(.ioFailed, "could not \(operation) \(path): \(reason)", path: path, systemError: code)
         }
     }
 }
@@ -187,9 +187,9 @@ func retryingOnInterrupt<T: FixedWidthInteger>(_ body: () -> T) -> T {
 }
 
 /// `directory` without trailing slashes; "." for an empty string.
-func normalizedDirectory(_ directory: String) throws(MultiPassError) -> String {
+func normalizedDirectory(_ directory: String) throws(VTError) -> String {
     guard !directory.utf8.contains(0) else {
-        throw MultiPassError(.invalidArgument, "directory path contains a NUL byte")
+        throw VTError(.invalidArgument, "directory path contains a NUL byte")
     }
     var result = directory
     while result.count > 1, result.hasSuffix("/") { result.removeLast() }
@@ -359,7 +359,7 @@ struct ByteWriter {
 }
 
 /// Little-endian deserialization with bounds checks: reading past the end throws
-/// ``MultiPassError/Code/corrupt`` naming `context` (the file) and the offset.
+/// ``VTError/Code/corrupt`` naming `context` (the file) and the offset.
 struct ByteReader {
     let bytes: [UInt8]
     var offset: Int
@@ -373,10 +373,10 @@ struct ByteReader {
 
     var remaining: Int { bytes.count - offset }
 
-    mutating func read<T: FixedWidthInteger>(_: T.Type = T.self) throws(MultiPassError) -> T {
+    mutating func read<T: FixedWidthInteger>(_: T.Type = T.self) throws(VTError) -> T {
         let size = MemoryLayout<T>.size
         guard offset >= 0, size <= bytes.count - offset else {
-            throw MultiPassError(
+            throw VTError(
                 .corrupt, "\(context) is corrupt: truncated (needed \(size) bytes at offset \(offset) of \(bytes.count))")
         }
         let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
@@ -384,37 +384,37 @@ struct ByteReader {
         return T(littleEndian: value)
     }
 
-    mutating func readDouble() throws(MultiPassError) -> Double { Double(bitPattern: try read(UInt64.self)) }
+    mutating func readDouble() throws(VTError) -> Double { Double(bitPattern: try read(UInt64.self)) }
 
-    mutating func readTime(_ what: String) throws(MultiPassError) -> MediaTime {
+    mutating func readTime(_ what: String) throws(VTError) -> MediaTime {
         let start = offset
         let value = try read(Int64.self)
         let timescale = try read(Int32.self)
         let flags = try read(UInt32.self)
         guard let time = decodeTime(value: value, timescale: timescale, flags: flags) else {
-            throw MultiPassError(
+            throw VTError(
                 .corrupt, "\(context) is corrupt: \(what) at offset \(start) is not a time (\(value)/\(timescale), flags \(flags))")
         }
         return time
     }
 
-    mutating func readRange(_ what: String) throws(MultiPassError) -> MediaTimeRange {
+    mutating func readRange(_ what: String) throws(VTError) -> MediaTimeRange {
         MediaTimeRange(start: try readTime("\(what) start"), duration: try readTime("\(what) duration"))
     }
 
-    mutating func readBlob(_ what: String, limit: Int = 1 << 24) throws(MultiPassError) -> [UInt8] {
+    mutating func readBlob(_ what: String, limit: Int = 1 << 24) throws(VTError) -> [UInt8] {
         let count = Int(try read(UInt32.self))
         guard count <= limit, count <= remaining else {
-            throw MultiPassError(
+            throw VTError(
                 .corrupt, "\(context) is corrupt: \(what) of \(count) bytes at offset \(offset) runs past the end")
         }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
     }
 
-    mutating func skip(_ count: Int) throws(MultiPassError) {
+    mutating func skip(_ count: Int) throws(VTError) {
         guard count <= remaining else {
-            throw MultiPassError(.corrupt, "\(context) is corrupt: truncated at offset \(offset)")
+            throw VTError(.corrupt, "\(context) is corrupt: truncated at offset \(offset)")
         }
         offset += count
     }

@@ -48,7 +48,7 @@ public struct FrameAnalysisRecord: Sendable, Equatable {
 ///   an earlier one, on load as in memory, so replacing a frame never rewrites the file.
 ///
 /// Reopening (``init(reopening:keepOnClose:)``) validates every checksum and field and throws
-/// ``MultiPassError/Code/corrupt`` naming the path and the record number. While open, the file is
+/// ``VTError/Code/corrupt`` naming the path and the record number. While open, the file is
 /// locked with `flock` (see ``FrameSilo/removeStaleFiles(in:)``).
 ///
 /// Thread-safe: the state is behind a `Mutex`; file writes happen under it (one writer at a time,
@@ -80,11 +80,11 @@ public final class MultiPassStorage: Sendable {
     ///
     /// - Parameter keepOnClose: keep the file at ``close()`` (to reopen it later) instead of
     ///   removing it.
-    /// - Throws: ``MultiPassError/Code/ioFailed`` or ``MultiPassError/Code/diskFull`` naming the file.
-    public init(creatingIn directory: String, timeRange: MediaTimeRange, keepOnClose: Bool = false) throws(MultiPassError) {
+    /// - Throws: ``VTError/Code/ioFailed`` or ``VTError/Code/diskFull`` naming the file.
+    public init(creatingIn directory: String, timeRange: MediaTimeRange, keepOnClose: Bool = false) throws(VTError) {
         let (file, _) = try MultiPassFile.createLocked(
             in: directory, prefix: StaleFiles.storagePrefix, suffix: StaleFiles.storageSuffix)
-        do throws(MultiPassError) {
+        do throws(VTError) {
             try file.write(Self.header(timeRange: timeRange, kept: false), at: 0)
         } catch {
             unlink(file.path)
@@ -98,19 +98,19 @@ public final class MultiPassStorage: Sendable {
     /// Opens a storage kept by an earlier ``close()`` (or left by a crashed process), validating
     /// every record.
     ///
-    /// - Throws: ``MultiPassError/Code/corrupt`` naming the path and, for a bad record, its
-    ///   number; ``MultiPassError/Code/ioFailed`` when the file cannot be opened or another
+    /// - Throws: ``VTError/Code/corrupt`` naming the path and, for a bad record, its
+    ///   number; ``VTError/Code/ioFailed`` when the file cannot be opened or another
     ///   process has it open.
-    public init(reopening path: String, keepOnClose: Bool = true) throws(MultiPassError) {
+    public init(reopening path: String, keepOnClose: Bool = true) throws(VTError) {
         let file = try MultiPassFile.open(path, flags: O_RDWR)
         guard file.tryLock() else {
-            throw MultiPassError(.ioFailed, "could not open \(path): another process is using it", path: path)
+            throw VTError(.ioFailed, "could not open \(path): another process is using it", path: path)
         }
         let bytes = try file.readAll()
         let (timeRange, kept) = try Self.parseHeader(bytes, path: path)
         let body = bytes.count - Self.headerSize
         guard body % Self.recordSize == 0 else {
-            throw MultiPassError(
+            throw VTError(
                 .corrupt,
                 "\(path) is corrupt: it ends inside record \(body / Self.recordSize + 1) (\(body % Self.recordSize) of "
                     + "\(Self.recordSize) bytes; the file was cut short)", path: path)
@@ -136,23 +136,23 @@ public final class MultiPassStorage: Sendable {
 
     /// Appends `record`; it replaces a record with the same presentation time.
     ///
-    /// - Throws: ``MultiPassError/Code/invalidArgument`` for a presentation time that is not a
-    ///   number or a pass below 1; ``MultiPassError/Code/diskFull`` / ``MultiPassError/Code/ioFailed``
+    /// - Throws: ``VTError/Code/invalidArgument`` for a presentation time that is not a
+    ///   number or a pass below 1; ``VTError/Code/diskFull`` / ``VTError/Code/ioFailed``
     ///   when the write fails (the storage is unchanged and stays usable);
-    ///   ``MultiPassError/Code/closed`` after ``close()``.
-    public func write(_ record: FrameAnalysisRecord) throws(MultiPassError) {
+    ///   ``VTError/Code/closed`` after ``close()``.
+    public func write(_ record: FrameAnalysisRecord) throws(VTError) {
         guard record.presentationTimeStamp.isNumeric else {
-            throw MultiPassError(
+            throw VTError(
                 .invalidArgument, "a frame analysis record needs a numeric presentation time, not \(record.presentationTimeStamp)")
         }
         guard record.pass >= 1, record.pass <= Int(UInt32.max) else {
-            throw MultiPassError(.invalidArgument, "pass \(record.pass) of a frame analysis record is not 1 or more")
+            throw VTError(.invalidArgument, "pass \(record.pass) of a frame analysis record is not 1 or more")
         }
         let encoded = Self.encode(record)
-        try state.withLock { (state) throws(MultiPassError) in
+        try state.withLock { (state) throws(VTError) in
             guard let file = state.file else { throw Self.closedError(path) }
             let offset = Self.headerSize + state.fileRecordCount * Self.recordSize
-            do throws(MultiPassError) {
+            do throws(VTError) {
                 try file.write(encoded, at: offset)
             } catch {
                 file.truncateBestEffort(to: offset)
@@ -200,11 +200,11 @@ public final class MultiPassStorage: Sendable {
     public var recordCount: Int { state.withLock { $0.records.count } }
 
     /// Flushes the file to disk (`fsync`) and closes it; removes it unless `keepOnClose`. Later
-    /// calls throw ``MultiPassError/Code/closed``; the records stay readable.
+    /// calls throw ``VTError/Code/closed``; the records stay readable.
     ///
     /// - Throws: the error of the final write, sync or removal (the storage is closed anyway).
-    public func close() throws(MultiPassError) {
-        try state.withLock { (state) throws(MultiPassError) in
+    public func close() throws(VTError) {
+        try state.withLock { (state) throws(VTError) in
             guard let file = state.file else { throw Self.closedError(path) }
             // Dropping the last reference closes the descriptor, which releases the lock.
             state.file = nil
@@ -224,8 +224,8 @@ public final class MultiPassStorage: Sendable {
 
     // MARK: Format
 
-    private static func closedError(_ path: String) -> MultiPassError {
-        MultiPassError(.closed, "the multi-pass storage \(path) is closed", path: path)
+    private static func closedError(_ path: String) -> VTError {
+        VTError(.closed, "the multi-pass storage \(path) is closed", path: path)
     }
 
     /// The first index whose presentation time is not below `time`.
@@ -253,29 +253,29 @@ public final class MultiPassStorage: Sendable {
     }
 
     /// The time range and the kept flag.
-    static func parseHeader(_ bytes: [UInt8], path: String) throws(MultiPassError) -> (MediaTimeRange, Bool) {
+    static func parseHeader(_ bytes: [UInt8], path: String) throws(VTError) -> (MediaTimeRange, Bool) {
         guard bytes.count >= headerSize else {
-            throw MultiPassError(
+            throw VTError(
                 .corrupt, "\(path) is not a multi-pass storage: \(bytes.count) bytes, shorter than the \(headerSize)-byte header",
                 path: path)
         }
         guard Array(bytes[0..<magic.count]) == magic else {
-            throw MultiPassError(.corrupt, "\(path) is not a multi-pass storage (wrong magic number)", path: path)
+            throw VTError(.corrupt, "\(path) is not a multi-pass storage (wrong magic number)", path: path)
         }
         var reader = ByteReader(bytes, offset: magic.count, context: path)
         let version = try reader.read(UInt32.self)
         guard version == Self.version else {
-            throw MultiPassError(
+            throw VTError(
                 .corrupt, "\(path) is a multi-pass storage of version \(version); this SwiftVT reads version \(Self.version)",
                 path: path)
         }
         let stored = UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: headerSize - 4, as: UInt32.self) })
         guard CRC32.checksum(bytes, 0..<headerSize - 4) == stored else {
-            throw MultiPassError(.corrupt, "\(path) is corrupt: the header's checksum does not match", path: path)
+            throw VTError(.corrupt, "\(path) is corrupt: the header's checksum does not match", path: path)
         }
         let recordSize = try reader.read(UInt32.self)
         guard recordSize == Self.recordSize else {
-            throw MultiPassError(.corrupt, "\(path) is corrupt: records of \(recordSize) bytes, expected \(Self.recordSize)", path: path)
+            throw VTError(.corrupt, "\(path) is corrupt: records of \(recordSize) bytes, expected \(Self.recordSize)", path: path)
         }
         let flags = try reader.read(UInt32.self)
         try reader.skip(4)
@@ -301,15 +301,15 @@ public final class MultiPassStorage: Sendable {
 
     private static func parseRecord(
         _ bytes: [UInt8], at offset: Int, number: Int, path: String
-    ) throws(MultiPassError) -> FrameAnalysisRecord {
+    ) throws(VTError) -> FrameAnalysisRecord {
         let context = "\(path) record \(number) (offset \(offset))"
         let stored = UInt32(littleEndian: bytes.withUnsafeBytes {
             $0.loadUnaligned(fromByteOffset: offset + recordSize - 4, as: UInt32.self)
         })
         guard CRC32.checksum(bytes, offset..<offset + recordSize - 4) == stored else {
-            throw MultiPassError(.corrupt, "\(path) is corrupt: record \(number) (offset \(offset)) fails its checksum", path: path)
+            throw VTError(.corrupt, "\(path) is corrupt: record \(number) (offset \(offset)) fails its checksum", path: path)
         }
-        do throws(MultiPassError) {
+        do throws(VTError) {
             var reader = ByteReader(bytes, offset: offset, context: context)
             let presentationTimeStamp = try reader.readTime("presentation time")
             let decodeTimeStamp = try reader.readTime("decode time")
@@ -321,10 +321,10 @@ public final class MultiPassStorage: Sendable {
             let bits = Int(try reader.read(Int64.self))
             let complexity = try reader.readDouble()
             guard let frameType = AnalysisFrameType(rawValue: rawType) else {
-                throw MultiPassError(.corrupt, "\(context) is corrupt: frame type \(rawType) is unknown")
+                throw VTError(.corrupt, "\(context) is corrupt: frame type \(rawType) is unknown")
             }
             guard presentationTimeStamp.isNumeric, pass >= 1 else {
-                throw MultiPassError(.corrupt, "\(context) is corrupt: presentation time \(presentationTimeStamp), pass \(pass)")
+                throw VTError(.corrupt, "\(context) is corrupt: presentation time \(presentationTimeStamp), pass \(pass)")
             }
             return FrameAnalysisRecord(
                 presentationTimeStamp: presentationTimeStamp, decodeTimeStamp: decodeTimeStamp, duration: duration,
@@ -339,7 +339,7 @@ public final class MultiPassStorage: Sendable {
     /// Whether `file` is a storage closed with `keepOnClose` (for the stale-file sweep).
     static func isKept(_ file: MultiPassFile) -> Bool {
         var header = [UInt8](repeating: 0, count: headerSize)
-        guard let read = try? header.withMutableRawBytes({ (buffer) throws(MultiPassError) in try file.read(into: buffer, at: 0) }),
+        guard let read = try? header.withMutableRawBytes({ (buffer) throws(VTError) in try file.read(into: buffer, at: 0) }),
             read == headerSize, let (_, kept) = try? parseHeader(header, path: file.path)
         else { return false }
         return kept

@@ -16,13 +16,13 @@ public final class PartialOutputFile: Sendable {
     /// Creates the temporary file beside `finalPath` (with the same extension, for tools that
     /// look at it).
     ///
-    /// - Throws: ``MultiPassError`` naming the directory when it cannot be written.
-    public init(finalPath: String) throws(MultiPassError) {
+    /// - Throws: ``VTError`` naming the directory when it cannot be written.
+    public init(finalPath: String) throws(VTError) {
         // The final rename cannot replace a directory (rename(2): EISDIR): say so now, not
         // after the whole encode.
         var status = stat()
         if stat(finalPath, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            throw MultiPassError(.ioFailed, "\(finalPath) is a directory, not a file", path: finalPath, systemError: EISDIR)
+            throw VTError(.ioFailed, "\(finalPath) is a directory, not a file", path: finalPath, systemError: EISDIR)
         }
         let name = finalPath.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? finalPath
         let suffix = name.lastIndex(of: ".").map { String(name[$0...]) } ?? ""
@@ -38,8 +38,8 @@ public final class PartialOutputFile: Sendable {
     public static func directory(of path: String) -> String { parentDirectory(of: path) }
 
     /// Appends `bytes` to the file.
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(MultiPassError) {
-        try written.withLock { (offset) throws(MultiPassError) in
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(VTError) {
+        try written.withLock { (offset) throws(VTError) in
             try file.write(bytes, at: offset)
             offset += bytes.count
         }
@@ -49,7 +49,7 @@ public final class PartialOutputFile: Sendable {
     public var size: Int { written.withLock { $0 } }
 
     /// Flushes the file to the disk and renames it to ``finalPath``.
-    public func commit() throws(MultiPassError) {
+    public func commit() throws(VTError) {
         // The temporary file is private (0600) while incomplete; the result gets the
         // permissions a new file would (0666 less the umask, as filesink's). umask can only be
         // read by setting it: the second call restores it at once.

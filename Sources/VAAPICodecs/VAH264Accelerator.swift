@@ -163,9 +163,9 @@ final class VAH264Accelerator: H264Accelerator {
     }
 
     /// Reads the surface of an output picture back into a pixel buffer.
-    func readBack(_ picture: H264Picture) throws(DecompressionError) -> PixelBuffer {
+    func readBack(_ picture: H264Picture) throws(VTError) -> PixelBuffer {
         guard let surface = surface(of: picture) else {
-            throw DecompressionError(.decoderFailed, "VA-API: an output picture has no surface")
+            throw VTError(.decoderFailed, "VA-API: an output picture has no surface")
         }
         return try output.read(surface: surface, codedSize: codedSize)
     }

@@ -68,17 +68,17 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
 
     public func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
-    ) throws(DecompressionError) -> any DecoderBackend {
+    ) throws(VTError) -> any DecoderBackend {
         let chosen: (VADevice, VAProfile)
         switch chooseProfile(for: format) {
         case .success(let value): chosen = value
-        case .failure(let reason): throw DecompressionError(.unsupportedFormat, reason.reason)
+        case .failure(let reason): throw VTError(.unsupportedFormat, reason.reason)
         }
         // The surfaces are NV12; I420 is written while reading back (no extra copy). Other
         // formats would need a conversion this backend does not do.
         let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
         guard let pixelFormat = wanted.first(where: { $0 == .i420 || $0 == .nv12VideoRange || $0 == .nv12FullRange }) else {
-            throw DecompressionError(
+            throw VTError(
                 .unsupportedFormat, "the VA path outputs NV12 or I420, and none of \(wanted) was asked for")
         }
         return try VAH264Decoder(
@@ -162,14 +162,14 @@ final class VAH264Decoder: DecoderBackend {
 
     init(
         device: VADevice, profile: VAProfile, format: FormatDescription, pixelFormat: PixelFormat, rowAlignment: Int
-    ) throws(DecompressionError) {
+    ) throws(VTError) {
         let config: VAConfig
         do {
             config = try VAConfig(
                 connection: device.connection, profile: profile, entrypoint: VAEntrypointVLD,
                 attributes: [VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))])
         } catch {
-            throw DecompressionError(
+            throw VTError(
                 .decoderFailed, "the VA-API decoder could not be set up: \(error)", backendStatus: error.status,
                 operation: error.call)
         }
@@ -193,7 +193,7 @@ final class VAH264Decoder: DecoderBackend {
         }
     }
 
-    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame] {
+    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(VTError) -> [DecodedFrame] {
         var frames: [DecodedFrame] = []
         guard let data = sample.dataBuffer else { return frames }
         let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
@@ -226,7 +226,7 @@ final class VAH264Decoder: DecoderBackend {
         if let fatal { throw Self.sessionError(fatal) }
         if let damage {
             frames.append(DecodedFrame(
-                status: DecompressionError(.badData, "damaged H.264 data: \(damage)"), frameReference: frameReference))
+                status: VTError(.badData, "damaged H.264 data: \(damage)"), frameReference: frameReference))
         } else if accelerator.startedPictureCount == startedBefore {
             // No picture came of this sample (decoding waits for an IDR or I picture): say so,
             // so the caller does not wait for it.
@@ -236,19 +236,19 @@ final class VAH264Decoder: DecoderBackend {
         return frames
     }
 
-    static func sessionError(_ error: H264DecodingError) -> DecompressionError {
+    static func sessionError(_ error: H264DecodingError) -> VTError {
         switch error {
         case .unsupported(let what):
-            return DecompressionError(.unsupportedFormat, "\(what) (not supported by the VA path)")
+            return VTError(.unsupportedFormat, "\(what) (not supported by the VA path)")
         case .acceleratorFailed(let message):
-            return DecompressionError(.decoderFailed, message)
+            return VTError(.decoderFailed, message)
         case .bitstream(let problem):
-            return DecompressionError(.badData, "damaged H.264 data: \(problem)")
+            return VTError(.badData, "damaged H.264 data: \(problem)")
         }
     }
 
     /// The pictures the state machine output, read back, in output order.
-    private func collectOutput() throws(DecompressionError) -> [DecodedFrame] {
+    private func collectOutput() throws(VTError) -> [DecodedFrame] {
         var frames: [DecodedFrame] = []
         let pictures = accelerator.outputPictures
         accelerator.outputPictures.removeAll()
@@ -258,7 +258,7 @@ final class VAH264Decoder: DecoderBackend {
                 presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid, duration: timing?.duration ?? .invalid,
                 frameReference: picture.frameReference)
             if picture.decodingFailed {
-                frame.status = DecompressionError(.decoderFailed, "the VA-API device failed to decode this picture")
+                frame.status = VTError(.decoderFailed, "the VA-API device failed to decode this picture")
             } else {
                 frame.imageBuffer = try accelerator.readBack(picture)
                 frame.infoFlags.insert(.imageBufferModifiable)
@@ -268,7 +268,7 @@ final class VAH264Decoder: DecoderBackend {
         return frames
     }
 
-    func drain() throws(DecompressionError) -> [DecodedFrame] {
+    func drain() throws(VTError) -> [DecodedFrame] {
         do throws(H264DecodingError) {
             try decoder.drain()
         } catch {

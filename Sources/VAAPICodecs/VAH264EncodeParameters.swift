@@ -21,7 +21,7 @@ struct VAH264RateControl: Equatable {
     /// what a device lacking it gets instead.
     static func choose(
         _ properties: CompressionProperties, offered modes: UInt32, strict: Bool
-    ) throws(CompressionError) -> (VAH264RateControl, [EncoderNotice]) {
+    ) throws(VTError) -> (VAH264RateControl, [EncoderNotice]) {
         let quantizer = Int((51 * (1 - (properties.quality ?? (1 - 23.0 / 51)))).rounded())
         guard let average = properties.averageBitRate else {
             // The factory refused a device without CQP for quality-based encoding.

@@ -11,9 +11,9 @@ import VAPlumbing
 extension VAH264Encoder {
     /// Multi-pass rate control sets each picture's QP, which only constant-QP mode takes: the
     /// objects are reopened in that mode, before the first picture of a sequence only.
-    func switchToConstantQuantizer() throws(CompressionError) {
+    func switchToConstantQuantizer() throws(VTError) {
         guard picturesSincePrepare == 0 && planner.heldFrameCount == 0 else {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "the VA-API encoder was asked for a per-frame QP in the middle of a \(rateControl.mode.rawValue) sequence")
         }
         guard choice.options.rateControlModes & UInt32(VA_RC_CQP) != 0 else {
@@ -62,7 +62,7 @@ extension VAH264Encoder {
             try connection.beginPicture(context: objects.context, renderTarget: objects.sourceSurfaces.ids[picture.frame.sourceSlot])
             entropyRefused = true
             pps.entropyCodingModeFlag = false
-            do throws(CompressionError) {
+            do throws(VTError) {
                 try makeFormatDescription()
             } catch {
                 throw VAError(call: "vaRenderPicture", status: VAStatus(VA_STATUS_ERROR_OPERATION_FAILED), context: error.message)

@@ -13,7 +13,7 @@ extension VAH264Encoder {
     /// format description, which SwiftVT wrote itself).
     func readCodedPicture(
         _ picture: H264CodingPicture<HeldFrame>, qp: Int, objects: VAEncodeObjects
-    ) throws(CompressionError) -> EncodedFrame {
+    ) throws(VTError) -> EncodedFrame {
         let held = picture.frame
         var annexB: [UInt8] = []
         var problem: String?
@@ -31,12 +31,12 @@ extension VAH264Encoder {
                 }
             }
         } catch {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "VA-API: the coded picture could not be read: \(error)", backendStatus: error.status,
                 operation: error.call)
         }
         if let problem {
-            throw CompressionError(.encoderFailed, "VA-API: picture \(picture.codingIndex) (\(picture.type.rawValue)): \(problem)")
+            throw VTError(.encoderFailed, "VA-API: picture \(picture.codingIndex) (\(picture.type.rawValue)): \(problem)")
         }
         var sample: [UInt8] = []
         sample.reserveCapacity(annexB.count + 16)
@@ -78,7 +78,7 @@ extension VAH264Encoder {
             }
         }
         guard !sample.isEmpty else {
-            throw CompressionError(.encoderFailed, "VA-API: picture \(picture.codingIndex) came back with no slice data")
+            throw VTError(.encoderFailed, "VA-API: picture \(picture.codingIndex) came back with no slice data")
         }
         let decodeTimeStamp = timeStamps.next(presentationTimeStamp: held.presentationTimeStamp, frameDuration: held.duration)
         let timing = SampleTimingInfo(

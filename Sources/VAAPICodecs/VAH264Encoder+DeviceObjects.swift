@@ -31,7 +31,7 @@ final class VAEncodeObjects {
 extension VAH264Encoder {
     /// Config, surfaces, context and coded buffer for `rateControl`'s mode (kept when it is the
     /// mode they were made for).
-    func openObjects(rateControl: VAH264RateControl) throws(CompressionError) {
+    func openObjects(rateControl: VAH264RateControl) throws(VTError) {
         let sourceCount = structure.consecutiveBFrames + 2
         let reconstructedCount = structure.maxReferenceFrames + 1
         if let objects, objects.sourceSurfaces.ids.count == sourceCount,
@@ -76,7 +76,7 @@ extension VAH264Encoder {
                 config: config, sourceSurfaces: sources, reconstructedSurfaces: reconstructedSurfaces, context: context,
                 codedBuffer: codedBuffer)
         } catch {
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "the VA-API encoder could not be set up: \(error)", backendStatus: error.status,
                 operation: error.call)
         }

@@ -10,7 +10,7 @@ import VAPlumbing
 
 extension VAH264Encoder {
     /// The GOP for `properties` (the table in ``VAH264EncoderFactory/supportedProperties``).
-    func chooseStructure(_ properties: CompressionProperties, frameRate: Double) throws(CompressionError) -> H264GOPStructure {
+    func chooseStructure(_ properties: CompressionProperties, frameRate: Double) throws(VTError) -> H264GOPStructure {
         var idrPeriod = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : 250
         if properties.maxKeyFrameIntervalDuration > 0 {
             idrPeriod = min(idrPeriod, max(1, Int(properties.maxKeyFrameIntervalDuration * frameRate)))
@@ -27,7 +27,7 @@ extension VAH264Encoder {
     }
 
     /// The SPS and PPS of the stream, and its format description.
-    func describeStream(_ properties: CompressionProperties, rateControl: VAH264RateControl) throws(CompressionError) {
+    func describeStream(_ properties: CompressionProperties, rateControl: VAH264RateControl) throws(VTError) {
         var sps = SequenceParameterSet()
         switch choice.profileName {
         case .constrainedBaseline, .baseline:
@@ -113,18 +113,18 @@ extension VAH264Encoder {
         try makeFormatDescription()
     }
 
-    func makeFormatDescription() throws(CompressionError) {
+    func makeFormatDescription() throws(VTError) {
         do {
             formatDescription = try FormatDescription(h264ParameterSets: [sps.writeNALUnit(), pps.writeNALUnit()])
         } catch {
-            throw CompressionError(.encoderFailed, "the SPS/PPS of the VA encoder cannot be written: \(error)")
+            throw VTError(.encoderFailed, "the SPS/PPS of the VA encoder cannot be written: \(error)")
         }
     }
 
     /// A device that writes its own SPS/PPS (no packed sequence or picture headers) describes
     /// the stream with them: they become the format description, and the slice headers it
     /// writes are read with them. With packed headers the device's copies are SwiftVT's own.
-    func adoptDeviceParameterSets(_ sets: [[UInt8]]) throws(CompressionError) {
+    func adoptDeviceParameterSets(_ sets: [[UInt8]]) throws(VTError) {
         let packed = choice.options.packedHeaders
         let ownSequence = packed & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) != 0
         let ownPicture = packed & UInt32(VA_ENC_PACKED_HEADER_PICTURE) != 0
@@ -143,7 +143,7 @@ extension VAH264Encoder {
             sps = deviceSPS
             pps = devicePPS
         } catch {
-            throw CompressionError(.encoderFailed, "VA-API: the device's own SPS/PPS cannot be read: \(error)")
+            throw VTError(.encoderFailed, "VA-API: the device's own SPS/PPS cannot be read: \(error)")
         }
     }
 }

@@ -83,7 +83,7 @@ final class VAH264Encoder: EncoderBackend {
 
     // MARK: Preparing
 
-    func prepare(properties: CompressionProperties, frameRate: Double) throws(CompressionError) {
+    func prepare(properties: CompressionProperties, frameRate: Double) throws(VTError) {
         self.properties = properties
         self.frameRate = frameRate
         let (rateControl, rateNotices) = try VAH264RateControl.choose(
@@ -105,9 +105,9 @@ final class VAH264Encoder: EncoderBackend {
 
     // MARK: Encoding
 
-    func encode(_ request: EncoderFrameRequest) throws(CompressionError) -> [EncodedFrame] {
+    func encode(_ request: EncoderFrameRequest) throws(VTError) -> [EncodedFrame] {
         guard let objects else {
-            throw CompressionError(.encoderFailed, "the VA-API encoder is not prepared", operation: "vaCreateContext")
+            throw VTError(.encoderFailed, "the VA-API encoder is not prepared", operation: "vaCreateContext")
         }
         if request.quantizer != nil && rateControl.mode != .cqp {
             // Multi-pass rate control sets each picture's QP, which only constant-QP mode takes.
@@ -115,7 +115,7 @@ final class VAH264Encoder: EncoderBackend {
             return try encode(request)
         }
         guard let slot = freeSourceSlots.popLast() else {
-            throw CompressionError(.encoderFailed, "the VA-API encoder has no free source surface (more frames held than planned)")
+            throw VTError(.encoderFailed, "the VA-API encoder has no free source surface (more frames held than planned)")
         }
         let surface = objects.sourceSurfaces.ids[slot]
         do throws(VAError) {
@@ -123,7 +123,7 @@ final class VAH264Encoder: EncoderBackend {
         } catch {
             freeSourceSlots.append(slot)
             takeover = makeTakeover(encoded: [], failing: [], includesRequest: false)
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "VA-API: a picture could not be uploaded: \(error)", backendStatus: error.status,
                 operation: error.call)
         }
@@ -134,14 +134,14 @@ final class VAH264Encoder: EncoderBackend {
         return try code(planner.submit(held, forceIDR: request.frameType == .idr), includesRequest: true)
     }
 
-    func flush() throws(CompressionError) -> [EncodedFrame] {
+    func flush() throws(VTError) -> [EncodedFrame] {
         guard objects != nil else { return [] }
         let frames = try code(planner.flush(), includesRequest: false)
         planner.reset()
         return frames
     }
 
-    func reconfigureRateControl(_ properties: CompressionProperties) throws(CompressionError) -> [EncodedFrame] {
+    func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame] {
         let (updated, rateNotices) = try VAH264RateControl.choose(
             properties, offered: choice.options.rateControlModes, strict: strict)
         notices += rateNotices
@@ -160,7 +160,7 @@ final class VAH264Encoder: EncoderBackend {
 
     /// Codes `pictures` (coding order) and returns their frames. On a failure the frames of the
     /// groups finished before it are kept for the takeover, and the rest are read back.
-    func code(_ pictures: [H264CodingPicture<HeldFrame>], includesRequest: Bool) throws(CompressionError) -> [EncodedFrame] {
+    func code(_ pictures: [H264CodingPicture<HeldFrame>], includesRequest: Bool) throws(VTError) -> [EncodedFrame] {
         var frames: [EncodedFrame] = []
         /// frames.count at the start of the current group (an anchor and its B pictures).
         var groupStart = 0
@@ -207,9 +207,9 @@ final class VAH264Encoder: EncoderBackend {
     /// Encodes one picture and reads its access unit back.
     func encodePicture(
         _ picture: H264CodingPicture<HeldFrame>, keeping live: Set<UInt64>
-    ) throws(CompressionError) -> EncodedFrame {
+    ) throws(VTError) -> EncodedFrame {
         guard let objects, let reconstructedSlot = freeReconstructedSlots.popLast() else {
-            throw CompressionError(.encoderFailed, "the VA-API encoder has no free reconstructed surface")
+            throw VTError(.encoderFailed, "the VA-API encoder has no free reconstructed surface")
         }
         let held = picture.frame
         let qp = rateControl.pictureQuantizer(type: picture.type, forced: held.quantizer)
@@ -229,7 +229,7 @@ final class VAH264Encoder: EncoderBackend {
             try connection.syncSurface(source)
         } catch {
             freeReconstructedSlots.append(reconstructedSlot)
-            throw CompressionError(
+            throw VTError(
                 .encoderFailed, "VA-API: picture \(picture.codingIndex) (\(picture.type.rawValue)) failed: \(error)",
                 backendStatus: error.status, operation: error.call)
         }

@@ -30,14 +30,14 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         }
     }
 
-    public func makeBackend(configuration: EncoderConfiguration) throws(CompressionError) -> any EncoderBackend {
+    public func makeBackend(configuration: EncoderConfiguration) throws(VTError) -> any EncoderBackend {
         let choice: VAH264EncodeChoice
         switch choose(
             width: configuration.width, height: configuration.height, pixelFormat: configuration.pixelFormat,
             properties: configuration.properties)
         {
         case .success(let value): choice = value
-        case .failure(let reason): throw CompressionError(.unsupportedFormat, reason.reason)
+        case .failure(let reason): throw VTError(.unsupportedFormat, reason.reason)
         }
         return VAH264Encoder(choice: choice, configuration: configuration)
     }

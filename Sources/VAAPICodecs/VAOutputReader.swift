@@ -36,20 +36,20 @@ final class VAOutputReader {
         }
     }
 
-    func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(DecompressionError) -> PixelBuffer {
-        guard let pool else { throw DecompressionError(.decoderFailed, "VA-API: a picture was output before its sequence") }
+    func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> PixelBuffer {
+        guard let pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
         let destination: PixelBuffer
         do {
             destination = try pool.makePixelBuffer()
         } catch {
-            throw DecompressionError(.allocationFailed, "no output picture available: \(error)")
+            throw VTError(.allocationFailed, "no output picture available: \(error)")
         }
         do throws(VAError) {
             try connection.syncSurface(surface)
             let image = try mapImage(surface: surface, codedSize: codedSize)
             try copy(from: image, to: destination)
         } catch {
-            throw DecompressionError(.decoderFailed, "VA-API: the decoded picture cannot be read back: \(error)", backendStatus: error.status, operation: error.call)
+            throw VTError(.decoderFailed, "VA-API: the decoded picture cannot be read back: \(error)", backendStatus: error.status, operation: error.call)
         }
         return destination
     }

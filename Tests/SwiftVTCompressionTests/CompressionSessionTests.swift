@@ -183,7 +183,7 @@ struct CompressionSessionTests {
 
     @Test("invalid properties and sizes are errors naming the property")
     func invalid() throws {
-        func error(_ properties: CompressionProperties, width: Int = 64, height: Int = 64) -> CompressionError? {
+        func error(_ properties: CompressionProperties, width: Int = 64, height: Int = 64) -> VTError? {
             do {
                 _ = try CompressionSession(
                     width: width, height: height, sourcePixelFormat: .i420, properties: properties,
@@ -212,10 +212,10 @@ struct CompressionSessionTests {
             #expect(failure?.code == .unsupportedFormat)
             #expect(failure?.message.contains(word) == true)
         }
-        let unsupported = Result { () throws(CompressionError) in
+        let unsupported = Result { () throws(VTError) in
             _ = try CompressionSession(width: 64, height: 64, sourcePixelFormat: .bgra, backends: [X264EncoderFactory()]) { _ in }
         }
-        #expect(throws: CompressionError.self) { try unsupported.get() }
+        #expect(throws: VTError.self) { try unsupported.get() }
     }
 
     @Test("after prepare only rate control may change; invalidated sessions say so")
@@ -246,15 +246,15 @@ struct CompressionSessionTests {
         try session.encode(source[0], presentationTimeStamp: .zero, duration: Encoder.frameDuration12)
         session.invalidate()
         session.invalidate()
-        func code(_ body: () throws(CompressionError) -> Void) -> CompressionError.Code? {
+        func code(_ body: () throws(VTError) -> Void) -> VTError.Code? {
             do { try body() } catch { return error.code }
             return nil
         }
-        #expect(code { () throws(CompressionError) in
+        #expect(code { () throws(VTError) in
             try session.encode(source[1], presentationTimeStamp: Encoder.frameDuration12, duration: Encoder.frameDuration12)
         } == .invalidSession)
-        #expect(code { () throws(CompressionError) in try session.completeFrames() } == .invalidSession)
-        #expect(code { () throws(CompressionError) in try session.setProperties { $0.quality = 0.5 } } == .invalidSession)
+        #expect(code { () throws(VTError) in try session.completeFrames() } == .invalidSession)
+        #expect(code { () throws(VTError) in try session.setProperties { $0.quality = 0.5 } } == .invalidSession)
         let keys = CompressionSession.supportedProperties(for: X264EncoderFactory())
         #expect(Set(keys.keys) == Set(CompressionPropertyKey.allCases))
     }
@@ -263,7 +263,7 @@ struct CompressionSessionTests {
     func reentrancy() throws {
         let source = try #require(Clips.ciscoLoop(4))
         let box = Mutex<CompressionSession?>(nil)
-        let codes = Mutex<[CompressionError.Code]>([])
+        let codes = Mutex<[VTError.Code]>([])
         let session = try CompressionSession(
             width: 320, height: 192, sourcePixelFormat: .i420, properties: CompressionProperties(realTime: true),
             backends: [X264EncoderFactory()]
@@ -272,7 +272,7 @@ struct CompressionSessionTests {
             do {
                 try session.encode(image, presentationTimeStamp: .zero, duration: Encoder.frameDuration12)
             } catch {
-                codes.withLock { $0.append((error as? CompressionError)?.code ?? .encoderFailed) }
+                codes.withLock { $0.append((error as? VTError)?.code ?? .encoderFailed) }
             }
             try? session.setProperties { $0.quality = 0.7 }
             if frame.frameReference == 1 { session.invalidate() }

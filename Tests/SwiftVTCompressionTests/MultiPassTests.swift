@@ -203,7 +203,7 @@ extension MediaTime {
             try session.beginPass()
             // A frame outside the ranges is refused.
             if let outside = (0..<120).first(where: { index in !ranges.contains { $0.contains(frameDuration.multiplied(by: index)) } }) {
-                #expect(throws: CompressionError.self) {
+                #expect(throws: VTError.self) {
                     try session.encode(pictures[outside], presentationTimeStamp: frameDuration.multiplied(by: outside), duration: frameDuration)
                 }
             }
@@ -254,17 +254,17 @@ extension MediaTime {
             width: 64, height: 64, sourcePixelFormat: .i420, properties: CompressionProperties(averageBitRate: 100_000),
             backends: [X264EncoderFactory()]) { _ in }
         defer { session.invalidate() }
-        #expect(throws: CompressionError.self) { try session.beginPass() }
+        #expect(throws: VTError.self) { try session.beginPass() }
         let directory = try TemporaryDirectory("session")
         let storage = try MultiPassStorage(creatingIn: directory.path, timeRange: .invalid)
         defer { try? storage.close() }
         try session.setMultiPassStorage(storage, maximumPasses: 2)
-        #expect(throws: CompressionError.self) { _ = try session.endPass() }
-        #expect(throws: CompressionError.self) { _ = try session.timeRangesForNextPass() }
+        #expect(throws: VTError.self) { _ = try session.endPass() }
+        #expect(throws: VTError.self) { _ = try session.timeRangesForNextPass() }
         // Without a bit rate there is nothing to allocate.
         let noRate = try CompressionSession(
             width: 64, height: 64, sourcePixelFormat: .i420, backends: [X264EncoderFactory()]) { _ in }
         defer { noRate.invalidate() }
-        #expect(throws: CompressionError.self) { try noRate.setMultiPassStorage(storage) }
+        #expect(throws: VTError.self) { try noRate.setMultiPassStorage(storage) }
     }
 }

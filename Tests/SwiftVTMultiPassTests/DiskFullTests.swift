@@ -30,7 +30,7 @@ struct DiskFullTests {
 
         let silo = try FrameSilo(directory: directory.path)
         let samples = try Stream.samples(frames: 0..<200, pass: 1, description: { _ in nil })
-        var failure: MultiPassError?
+        var failure: VTError?
         var added = 0
         for sample in samples {
             do {
@@ -92,7 +92,7 @@ enum FileSizeLimitChild {
 
         let silo = try FrameSilo(directory: directory)
         let samples = try Stream.samples(frames: 0..<200, pass: 1, description: { _ in nil })
-        var failure: MultiPassError?
+        var failure: VTError?
         var added = 0
         for sample in samples {
             do {

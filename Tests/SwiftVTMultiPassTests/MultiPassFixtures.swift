@@ -34,12 +34,12 @@ func writeFile(_ path: String, _ bytes: [UInt8]) {
     fclose(file)
 }
 
-/// The error a throwing call threw, as a MultiPassError (nil if it did not throw one).
-func multiPassError(_ body: () throws -> Void) -> MultiPassError? {
+/// The error a throwing call threw, as a VTError (nil if it did not throw one).
+func multiPassError(_ body: () throws -> Void) -> VTError? {
     do {
         try body()
         return nil
-    } catch let error as MultiPassError {
+    } catch let error as VTError {
         return error
     } catch {
         return nil

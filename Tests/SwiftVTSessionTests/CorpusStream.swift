@@ -135,7 +135,7 @@ final class OutputCollector: Sendable {
     struct Collected {
         var digest = PictureDigest()
         var frames: [DecodedFrame] = []
-        var failures: [DecompressionError] = []
+        var failures: [VTError] = []
         var keepFrames: Bool
     }
 
@@ -160,7 +160,7 @@ final class OutputCollector: Sendable {
     }
 
     var pictureCount: Int { state.withLock { $0.digest.pictureCount } }
-    var failures: [DecompressionError] { state.withLock { $0.failures } }
+    var failures: [VTError] { state.withLock { $0.failures } }
     var frames: [DecodedFrame] { state.withLock { $0.frames } }
     func digest() -> String { state.withLock { $0.digest.finalize() } }
 }

@@ -23,7 +23,7 @@ struct DecompressionSessionTests {
     static func decodeAll(
         _ stream: CorpusStream, asynchronous: Bool, attributes: DestinationImageBufferAttributes = .init(),
         collector: OutputCollector, specification: DecoderSpecification = .init()
-    ) throws(DecompressionError) -> DecompressionSession {
+    ) throws(VTError) -> DecompressionSession {
         let session = try DecompressionSession(
             formatDescription: stream.format, decoderSpecification: specification,
             destinationImageBufferAttributes: attributes, backends: software, outputHandler: collector.handler)
@@ -31,7 +31,7 @@ struct DecompressionSessionTests {
         for (index, sample) in stream.samples.enumerated() {
             let info = try session.decode(sample, flags: flags, frameReference: UInt64(index))
             if asynchronous != info.contains(.asynchronous) {
-                throw DecompressionError(.decoderFailed, "info flags \(info) for asynchronous=\(asynchronous)")
+                throw VTError(.decoderFailed, "info flags \(info) for asynchronous=\(asynchronous)")
             }
         }
         try session.finishDelayedFrames()
@@ -100,7 +100,7 @@ struct DecompressionSessionTests {
     @Test("an output format the decoder cannot produce is refused at creation", .requiresCorpus)
     func unsupportedOutputFormat() throws {
         let (_, stream) = try Self.load("SVA_Base_B.264")
-        let error = #expect(throws: DecompressionError.self) {
+        let error = #expect(throws: VTError.self) {
             _ = try DecompressionSession(
                 formatDescription: stream.format,
                 destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: [.bgra, .p010VideoRange]),
@@ -195,7 +195,7 @@ struct DecompressionSessionTests {
     @Test("hardware policy: require fails naming what was tried; disable and auto use libavcodec", .requiresCorpus)
     func hardwarePolicy() throws {
         let (_, stream) = try Self.load("SVA_Base_B.264")
-        let error = #expect(throws: DecompressionError.self) {
+        let error = #expect(throws: VTError.self) {
             _ = try DecompressionSession(
                 formatDescription: stream.format, decoderSpecification: DecoderSpecification(hardwarePolicy: .require),
                 backends: Self.software, outputHandler: { _ in })
@@ -208,7 +208,7 @@ struct DecompressionSessionTests {
         // With a hardware factory that is unavailable, its reason is in the message too; auto
         // falls back past it.
         let backends: [any DecoderBackendFactory] = [UnavailableHardwareFactory()] + Self.software
-        let withHardware = #expect(throws: DecompressionError.self) {
+        let withHardware = #expect(throws: VTError.self) {
             _ = try DecompressionSession(
                 formatDescription: stream.format, decoderSpecification: DecoderSpecification(hardwarePolicy: .require),
                 backends: backends, outputHandler: { _ in })
@@ -246,11 +246,11 @@ struct DecompressionSessionTests {
         session.invalidate()
         session.invalidate()
         for flags in [DecodeFrameFlags(), .enableAsynchronousDecompression] {
-            let error = #expect(throws: DecompressionError.self) { try session.decode(stream.samples[1], flags: flags) }
+            let error = #expect(throws: VTError.self) { try session.decode(stream.samples[1], flags: flags) }
             #expect(error?.code == .invalidSession)
         }
-        #expect((#expect(throws: DecompressionError.self) { try session.finishDelayedFrames() })?.code == .invalidSession)
-        #expect((#expect(throws: DecompressionError.self) { try session.waitForAsynchronousFrames() })?.code == .invalidSession)
+        #expect((#expect(throws: VTError.self) { try session.finishDelayedFrames() })?.code == .invalidSession)
+        #expect((#expect(throws: VTError.self) { try session.waitForAsynchronousFrames() })?.code == .invalidSession)
         session.flush()
     }
 
@@ -266,8 +266,8 @@ struct DecompressionSessionTests {
                     guard let session = box.withLock({ $0 }) else { return }
                     var notes: [String] = []
                     notes.append("canAccept \(session.canAccept(stream.format))")
-                    do throws(DecompressionError) { try session.finishDelayedFrames() } catch { notes.append("finish \(error.code)") }
-                    do throws(DecompressionError) { try session.decode(stream.samples[0]) } catch { notes.append("decode \(error.code)") }
+                    do throws(VTError) { try session.finishDelayedFrames() } catch { notes.append("finish \(error.code)") }
+                    do throws(VTError) { try session.decode(stream.samples[0]) } catch { notes.append("decode \(error.code)") }
                     observed.withLock { $0 += notes }
                 })
             box.withLock { $0 = session }
@@ -340,11 +340,11 @@ struct CountingFactory: DecoderBackendFactory {
             self.inner = inner
             self.counters = counters
         }
-        func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(DecompressionError) -> [DecodedFrame] {
+        func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(VTError) -> [DecodedFrame] {
             defer { counters.completed.add(1, ordering: .releasing) }
             return try inner.decode(sample, frameReference: frameReference)
         }
-        func drain() throws(DecompressionError) -> [DecodedFrame] { try inner.drain() }
+        func drain() throws(VTError) -> [DecodedFrame] { try inner.drain() }
         func flush() { inner.flush() }
     }
 
@@ -354,7 +354,7 @@ struct CountingFactory: DecoderBackendFactory {
     var isHardware: Bool { false }
     func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
-    ) throws(DecompressionError) -> any DecoderBackend {
+    ) throws(VTError) -> any DecoderBackend {
         Backend(inner: try inner.makeBackend(format: format, specification: specification, attributes: attributes), counters: counters)
     }
     func unavailableReason(for format: FormatDescription) -> String? { inner.unavailableReason(for: format) }
@@ -367,8 +367,8 @@ struct UnavailableHardwareFactory: DecoderBackendFactory {
     var isHardware: Bool { true }
     func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
-    ) throws(DecompressionError) -> any DecoderBackend {
-        throw DecompressionError(.hardwareUnavailable, Self.reason)
+    ) throws(VTError) -> any DecoderBackend {
+        throw VTError(.hardwareUnavailable, Self.reason)
     }
     func unavailableReason(for format: FormatDescription) -> String? { Self.reason }
 }

@@ -88,8 +88,6 @@ static inline gboolean swiftvt_log_enabled(GstDebugCategory *category, GstDebugL
 GstDebugCategory *swiftvt_h264parse_to_avcc_debug_category(void);
 
 // Implemented in Swift (SwiftVTElements/H264ParseToAVCC).
-gboolean swiftvt_h264parse_to_avcc_start(void *state, GstBaseParse *parse);
-gboolean swiftvt_h264parse_to_avcc_stop(void *state, GstBaseParse *parse);
 gboolean swiftvt_h264parse_to_avcc_set_sink_caps(void *state, GstBaseParse *parse, GstCaps *caps);
 GstFlowReturn swiftvt_h264parse_to_avcc_handle_frame(void *state, GstBaseParse *parse,
                                                      GstBaseParseFrame *frame, gint *skipsize);
@@ -131,7 +129,15 @@ const gchar *swiftvt_hardware_sink_caps(void);
 static const guint swiftvt_param_mutable_ready = GST_PARAM_MUTABLE_READY;
 static const guint swiftvt_param_mutable_playing = GST_PARAM_MUTABLE_PLAYING;
 
+/// The base classes' start, stop and close, the same for every element.
+typedef enum { SWIFTVT_STEP_START = 0, SWIFTVT_STEP_STOP = 1, SWIFTVT_STEP_CLOSE = 2 } SwiftVTLifecycleStep;
+/// A start/stop/close vfunc of any element: forwards to the Swift object's.
+gboolean swiftvt_element_vfunc_step(gpointer instance, SwiftVTLifecycleStep step);
+
 // Implemented in Swift (SwiftVTElements/Support/ElementInterface.swift).
+gboolean swiftvt_element_prepare(void *element, const char *kind, GstStateChange transition);
+void swiftvt_element_transition_failed(void *element, const char *kind, GstStateChange transition);
+gboolean swiftvt_element_step(void *element, const char *kind, SwiftVTLifecycleStep step);
 void swiftvt_element_install_interface(gpointer klass, const char *kind, SwiftVTHardwarePolicy default_hardware);
 void *swiftvt_element_create(GTypeInstance *instance, const char *kind, SwiftVTHardwarePolicy default_hardware);
 void swiftvt_element_destroy(void *element, const char *kind);
@@ -191,11 +197,6 @@ GstBuffer *swiftvt_buffer_wrap_video(void *data, gsize size, GstVideoFormat form
 
 GstDebugCategory *swiftvt_vtdec_debug_category(void);
 // Implemented in Swift (SwiftVTElements/VTDec).
-/// FALSE (after posting the element's ERROR) when hardware=require cannot be met on this machine.
-gboolean swiftvt_vtdec_check_hardware_policy(void *state);
-gboolean swiftvt_vtdec_close(void *state, GstVideoDecoder *decoder);
-gboolean swiftvt_vtdec_start(void *state, GstVideoDecoder *decoder);
-gboolean swiftvt_vtdec_stop(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_set_format(void *state, GstVideoDecoder *decoder, GstVideoCodecState *input);
 GstFlowReturn swiftvt_vtdec_handle_frame(void *state, GstVideoDecoder *decoder, GstVideoCodecFrame *frame);
 GstFlowReturn swiftvt_vtdec_drain(void *state, GstVideoDecoder *decoder);
@@ -232,11 +233,6 @@ static inline void swiftvt_codec_state_set_caps(GstVideoCodecState *state, GstCa
 }
 
 // Implemented in Swift (SwiftVTElements/VTEnc).
-/// FALSE (after posting the element's ERROR) when hardware=require cannot be met on this machine.
-gboolean swiftvt_vtenc_check_hardware_policy(void *state);
-gboolean swiftvt_vtenc_close(void *state, GstVideoEncoder *encoder);
-gboolean swiftvt_vtenc_start(void *state, GstVideoEncoder *encoder);
-gboolean swiftvt_vtenc_stop(void *state, GstVideoEncoder *encoder);
 gboolean swiftvt_vtenc_set_format(void *state, GstVideoEncoder *encoder, GstVideoCodecState *input);
 GstFlowReturn swiftvt_vtenc_handle_frame(void *state, GstVideoEncoder *encoder, GstVideoCodecFrame *frame);
 GstFlowReturn swiftvt_vtenc_finish(void *state, GstVideoEncoder *encoder);
@@ -296,8 +292,6 @@ static inline void swiftvt_buffer_set_timing(GstBuffer *buffer, GstClockTime pts
     GST_BUFFER_DURATION(buffer) = duration;
 }
 // Implemented in Swift (SwiftVTElements/VTMultiPassSink).
-gboolean swiftvt_vtmultipasssink_start(void *state, GstBaseSink *sink);
-gboolean swiftvt_vtmultipasssink_stop(void *state, GstBaseSink *sink);
 gboolean swiftvt_vtmultipasssink_set_caps(void *state, GstBaseSink *sink, GstCaps *caps);
 GstFlowReturn swiftvt_vtmultipasssink_render(void *state, GstBaseSink *sink, GstBuffer *buffer);
 SwiftVTEOSAction swiftvt_vtmultipasssink_eos(void *state, GstBaseSink *sink);

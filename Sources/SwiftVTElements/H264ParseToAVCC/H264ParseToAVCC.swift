@@ -513,16 +513,6 @@ private func element(_ state: UnsafeMutableRawPointer?) -> H264ParseToAVCC? {
     ElementObject.borrow(state)
 }
 
-@_cdecl("swiftvt_h264parse_to_avcc_start")
-func h264ParseToAVCCStart(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) -> gboolean {
-    (element(state)?.start() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_stop")
-func h264ParseToAVCCStop(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) -> gboolean {
-    (element(state)?.stop() ?? false) ? 1 : 0
-}
-
 @_cdecl("swiftvt_h264parse_to_avcc_set_sink_caps")
 func h264ParseToAVCCSetSinkCaps(
     _ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?, _ caps: UnsafeMutablePointer<GstCaps>?

@@ -347,10 +347,30 @@ extension ElementInterface {
     }
 }
 
-/// An element implemented in Swift: its interface, and how an instance is made.
+/// An element implemented in Swift: its interface, how an instance is made, and its life cycle
+/// (the generic class calls these for every element; the defaults do nothing and succeed).
 protocol SwiftElement: AnyObject, Sendable {
     static func interface(for context: ElementClassContext) -> ElementInterface<Self>
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext)
+    /// Before the base class makes `transition`: false fails it (the element posted its ERROR).
+    /// hardware=require is checked here, before GstVideoDecoder/GstVideoEncoder open or start
+    /// (a failed open/start vfunc would add the base class's generic "Failed to open"), so
+    /// decodebin, which brings a candidate to READY and PAUSED before using it, moves on.
+    func prepare(_ transition: GstStateChange) -> Bool
+    /// The base class failed `transition` (it will not call stop for it).
+    func transitionFailed(_ transition: GstStateChange)
+    /// The base class's start, stop and close (open is not used).
+    func start() -> Bool
+    func stop() -> Bool
+    func close() -> Bool
+}
+
+extension SwiftElement {
+    func prepare(_ transition: GstStateChange) -> Bool { true }
+    func transitionFailed(_ transition: GstStateChange) {}
+    func start() -> Bool { true }
+    func stop() -> Bool { true }
+    func close() -> Bool { true }
 }
 
 /// What the generic C class (element.c) needs of one Swift element type, type-erased.
@@ -360,6 +380,9 @@ struct ElementType: Sendable {
     let release: @Sendable (UnsafeMutableRawPointer) -> Void
     let setProperty: @Sendable (UnsafeMutableRawPointer, guint, UnsafePointer<GValue>, ElementClassContext) -> Void
     let getProperty: @Sendable (UnsafeMutableRawPointer, guint, UnsafeMutablePointer<GValue>, ElementClassContext) -> Void
+    let prepare: @Sendable (UnsafeMutableRawPointer, GstStateChange) -> Bool
+    let transitionFailed: @Sendable (UnsafeMutableRawPointer, GstStateChange) -> Void
+    let step: @Sendable (UnsafeMutableRawPointer, SwiftVTLifecycleStep) -> Bool
 
     init<Element: SwiftElement>(_ type: Element.Type) {
         install = { klass, context in Element.interface(for: context).install(in: klass) }
@@ -372,6 +395,22 @@ struct ElementType: Sendable {
         getProperty = { pointer, id, value, context in
             guard let element: Element = ElementObject.borrow(pointer) else { return }
             Element.interface(for: context).getProperty(id, of: element, into: value)
+        }
+        prepare = { pointer, transition in
+            guard let element: Element = ElementObject.borrow(pointer) else { return false }
+            return element.prepare(transition)
+        }
+        transitionFailed = { pointer, transition in
+            let element: Element? = ElementObject.borrow(pointer)
+            element?.transitionFailed(transition)
+        }
+        step = { pointer, step in
+            guard let element: Element = ElementObject.borrow(pointer) else { return false }
+            switch step {
+            case SWIFTVT_STEP_START: return element.start()
+            case SWIFTVT_STEP_STOP: return element.stop()
+            default: return element.close()
+            }
         }
     }
 }
@@ -420,4 +459,22 @@ func elementGetProperty(
 ) {
     guard let pointer, let value, let type = ElementTypes.named(kind) else { return }
     type.getProperty(pointer, id, value, ElementClassContext(defaultHardware: defaultHardware))
+}
+
+@_cdecl("swiftvt_element_prepare")
+func elementPrepare(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ transition: GstStateChange) -> gboolean {
+    guard let pointer, let type = ElementTypes.named(kind) else { return 0 }
+    return type.prepare(pointer, transition) ? 1 : 0
+}
+
+@_cdecl("swiftvt_element_transition_failed")
+func elementTransitionFailed(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ transition: GstStateChange) {
+    guard let pointer, let type = ElementTypes.named(kind) else { return }
+    type.transitionFailed(pointer, transition)
+}
+
+@_cdecl("swiftvt_element_step")
+func elementStep(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ step: SwiftVTLifecycleStep) -> gboolean {
+    guard let pointer, let type = ElementTypes.named(kind) else { return 0 }
+    return type.step(pointer, step) ? 1 : 0
 }

@@ -50,7 +50,7 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
     func makeCompressionSession(
         width: Int, height: Int, sourcePixelFormat: PixelFormat, settings: EncoderSettings,
         properties: CompressionProperties, outputHandler: @escaping CompressionOutputHandler
-    ) throws(CompressionError) -> CompressionSession {
+    ) throws(VTError) -> CompressionSession {
         var sessionProperties = properties
         settings.apply(to: &sessionProperties)
         return try CompressionSession(
@@ -61,7 +61,7 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
 
     /// The ERROR for a compression session that could not be made, in the element's terms.
     static func failure(
-        _ error: CompressionError, elementName: String, width: Int, height: Int, format: PixelFormat
+        _ error: VTError, elementName: String, width: Int, height: Int, format: PixelFormat
     ) -> ElementMessage {
         if error.code == .hardwareUnavailable {
             return ElementMessage(
@@ -89,7 +89,7 @@ extension SessionFactory where Hardware == VAH264DecoderFactory {
     func makeDecompressionSession(
         formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int,
         pixelFormats: [PixelFormat], outputHandler: @escaping DecompressionOutputHandler
-    ) throws(DecompressionError) -> DecompressionSession {
+    ) throws(VTError) -> DecompressionSession {
         try DecompressionSession(
             formatDescription: description,
             decoderSpecification: DecoderSpecification(hardwarePolicy: hardwarePolicy, threadCount: threadCount),

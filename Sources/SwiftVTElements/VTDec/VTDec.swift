@@ -107,7 +107,12 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// hardware=require at NULL -> READY and READY -> PAUSED (vtdec.c's change_state): whether a
     /// VA-API device here decodes H.264 at all. Whether it takes this stream's profile is known
     /// from the caps or the first SPS (vtdec_hw's sink caps already list what the device decodes).
-    func checkHardwarePolicy() -> Bool {
+    func prepare(_ transition: GstStateChange) -> Bool {
+        guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else { return true }
+        return checkHardwarePolicy()
+    }
+
+    private func checkHardwarePolicy() -> Bool {
         sessions.checkHardwarePolicy(hardware, work: .decoding, element: object)
     }
 
@@ -289,7 +294,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                 let sampleBuffer = try H264SampleBuilder.sampleBuffer(
                     unit, original: input.blockBuffer(), inBandParameterSets: inBand,
                     formatDescription: session.formatDescription, timing: timing, isSync: isSync)
-                do throws(DecompressionError) {
+                do throws(VTError) {
                     try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
                     noteBackendChange(of: session)
                 } catch {
@@ -369,7 +374,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         let handler: DecompressionOutputHandler = { [delivered] frame in
             delivered.append(frame)
         }
-        do throws(DecompressionError) {
+        do throws(VTError) {
             let session = try sessions.makeDecompressionSession(
                 formatDescription: description, hardwarePolicy: configuration.hardware,
                 threadCount: Int(configuration.maxThreads), pixelFormats: formats, outputHandler: handler)
@@ -439,7 +444,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     }
 
     private func drainSession(_ session: DecompressionSession) -> GstFlowReturn {
-        do throws(DecompressionError) {
+        do throws(VTError) {
             try session.finishDelayedFrames()
         } catch {
             log.warning(object, "draining failed: \(error)")
@@ -577,26 +582,6 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
 
 private func vtdec(_ state: UnsafeMutableRawPointer?) -> VTDec? {
     ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtdec_check_hardware_policy")
-func vtdecCheckHardwarePolicy(_ state: UnsafeMutableRawPointer?) -> gboolean {
-    (vtdec(state)?.checkHardwarePolicy() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtdec_close")
-func vtdecClose(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
-    (vtdec(state)?.close() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtdec_start")
-func vtdecStart(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
-    (vtdec(state)?.start() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtdec_stop")
-func vtdecStop(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
-    (vtdec(state)?.stop() ?? false) ? 1 : 0
 }
 
 @_cdecl("swiftvt_vtdec_set_format")

@@ -120,7 +120,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             log.warning(object, problem)
             return
         }
-        do throws(CompressionError) {
+        do throws(VTError) {
             try session.setProperties { current in
                 current.averageBitRate = properties.averageBitRate
                 current.dataRateLimits = properties.dataRateLimits
@@ -179,7 +179,12 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
 
     /// hardware=require at NULL -> READY and READY -> PAUSED (vtenc.c's change_state): whether a
     /// VA-API device here encodes H.264 at all (sizes and profiles are checked at set_format).
-    func checkHardwarePolicy() -> Bool {
+    func prepare(_ transition: GstStateChange) -> Bool {
+        guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else { return true }
+        return checkHardwarePolicy()
+    }
+
+    private func checkHardwarePolicy() -> Bool {
         sessions.checkHardwarePolicy(settings.withLock { $0.encoder.hardware }, work: .encoding, element: object)
     }
 
@@ -276,7 +281,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
         }
         let configuration = settings.withLock { $0.encoder }
         let handler: CompressionOutputHandler = { [delivered] frame in delivered.append(frame) }
-        do throws(CompressionError) {
+        do throws(VTError) {
             let session = try sessions.makeCompressionSession(
                 width: width, height: height, sourcePixelFormat: format, settings: configuration,
                 properties: sessionProperties, outputHandler: handler)
@@ -345,7 +350,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
-        do throws(CompressionError) {
+        do throws(VTError) {
             try session.encode(
                 image,
                 presentationTimeStamp: MediaTime(gstreamerNanoseconds: UInt64(pts)),
@@ -369,7 +374,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
 
     /// The text of an encoding error: under hardware=require a failing VA-API encoder says that
     /// no fallback was allowed.
-    private func encodingFailure(_ error: CompressionError, session: CompressionSession) -> String {
+    private func encodingFailure(_ error: VTError, session: CompressionSession) -> String {
         let hardware = settings.withLock { $0.encoder.hardware }
         if session.isHardwareAccelerated && hardware == .require {
             return "vtenc: the VA-API encoder failed: \(error.message). hardware=require allows no software fallback; "
@@ -393,7 +398,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     }
 
     private func complete(_ session: CompressionSession) -> GstFlowReturn {
-        do throws(CompressionError) {
+        do throws(VTError) {
             try session.completeFrames()
         } catch {
             noteBackend(of: session)
@@ -576,26 +581,6 @@ struct UntimedFrameClock: Sendable {
 
 private func vtenc(_ state: UnsafeMutableRawPointer?) -> VTEnc? {
     ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtenc_check_hardware_policy")
-func vtencCheckHardwarePolicy(_ state: UnsafeMutableRawPointer?) -> gboolean {
-    (vtenc(state)?.checkHardwarePolicy() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtenc_close")
-func vtencClose(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
-    (vtenc(state)?.close() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtenc_start")
-func vtencStart(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
-    (vtenc(state)?.start() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtenc_stop")
-func vtencStop(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
-    (vtenc(state)?.stop() ?? false) ? 1 : 0
 }
 
 @_cdecl("swiftvt_vtenc_set_format")

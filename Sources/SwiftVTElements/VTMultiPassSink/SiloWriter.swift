@@ -76,7 +76,7 @@ struct SiloWriter {
                 tally.add(sample, pts: nanoseconds(sample.presentationTimeStamp), duration: nanoseconds(sample.duration))
                 try data.withContiguousBytes { avcc in
                     guard let layout = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: sample.isSync) else {
-                        throw MultiPassError(.corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
+                        throw VTError(.corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
                     }
                     if unit.count < layout.size { unit = [UInt8](repeating: 0, count: layout.size) }
                     unit.withUnsafeMutableBytes { layout.write(avcc, into: $0) }
@@ -84,7 +84,7 @@ struct SiloWriter {
                     try unit.withUnsafeBytes { bytes in try output.append(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.size])) }
                 }
             }
-        } catch let error as MultiPassError {
+        } catch let error as VTError {
             let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
             return .failure(ElementMessage(
                 domain: .resource(code), text: "vtmultipasssink: could not write \(output.finalPath): \(error.message)",

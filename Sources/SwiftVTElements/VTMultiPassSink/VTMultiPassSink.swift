@@ -127,7 +127,19 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
     /// READY -> PAUSED: checks the location by creating the temporary output beside it (so an
     /// unwritable location fails now, not after an hour of encoding), removes what crashed runs
     /// left, and creates the silo and the storage.
-    func start() -> Bool {
+    /// The run is prepared (hardware=require, the location, the silo) before the base class's
+    /// NULL -> READY, which calls its start vfunc: a failed start makes GstBaseSink post its own
+    /// fallback ERROR ("Failed to start") after the element's, and one clear ERROR is the goal.
+    func prepare(_ transition: GstStateChange) -> Bool {
+        transition == GST_STATE_CHANGE_NULL_TO_READY ? prepareRun() : true
+    }
+
+    /// The base class will not call stop for a NULL -> READY that failed: the run is dropped here.
+    func transitionFailed(_ transition: GstStateChange) {
+        if transition == GST_STATE_CHANGE_NULL_TO_READY { _ = stop() }
+    }
+
+    private func prepareRun() -> Bool {
         let current = settings.withLock { $0 }
         // hardware=require: whether a VA-API device here encodes H.264 at all, before any file
         // is touched (the factory keeps the opened device for this run's sessions).
@@ -148,11 +160,11 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         for removed in PartialOutputFile.removeStaleFiles(besides: location) + FrameSilo.removeStaleFiles(in: temporaryDirectory) {
             log.info(object, "removed \(removed), left by a run that did not finish")
         }
-        do throws(MultiPassError) {
+        do throws(VTError) {
             let output = try PartialOutputFile(finalPath: location)
             let silo: FrameSilo
             let storage: MultiPassStorage
-            do throws(MultiPassError) {
+            do throws(VTError) {
                 silo = try FrameSilo(directory: temporaryDirectory)
                 storage = try MultiPassStorage(
                     creatingIn: temporaryDirectory, timeRange: .invalid, keepOnClose: current.keepTemporaryFiles)
@@ -257,7 +269,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         }
         let feed = FrameSiloFeed(silo: silo)
         let handler = feed.outputHandler
-        do throws(CompressionError) {
+        do throws(VTError) {
             let session = try sessions.makeCompressionSession(
                 width: width, height: height, sourcePixelFormat: format, settings: encoderSettings,
                 properties: properties, outputHandler: handler)
@@ -364,7 +376,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         }
     }
 
-    private static func storageMessage(_ error: MultiPassError, what: String) -> ElementMessage {
+    private static func storageMessage(_ error: VTError, what: String) -> ElementMessage {
         let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
         return ElementMessage(
             domain: .resource(code), text: "vtmultipasssink: \(what) could not be written: \(error.message)",
@@ -382,14 +394,14 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                 postProgress(progress)
             case .passEnded(let pass, let plan):
                 if let plan, plan.targetBits > 0 {
-                    log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(Self.format((Double(plan.codedBits) / plan.targetBits - 1) * 100, digits: 2)) %)")
+                    log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(((Double(plan.codedBits) / plan.targetBits - 1) * 100).decimalText(digits: 2)) %)")
                 }
             case .rangesRestored(let pass, let restoration):
                 log.warning(object, "pass \(pass): \(restoration.rangesRestored) range(s) did not get all their frames from the encoder; they keep their earlier frames")
             case .passStarting(let pass, let ranges, let plan):
                 let quantizers = plan.map { Array($0.quantizers.values) } ?? []
                 let mean = quantizers.isEmpty ? 0 : quantizers.reduce(0, +) / Double(quantizers.count)
-                log.info(object, "pass \(pass): QP \(Self.format(quantizers.min() ?? 0, digits: 1))...\(Self.format(quantizers.max() ?? 0, digits: 1)) (mean \(Self.format(mean, digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(Self.format((plan?.predictedBits ?? 0) / 1000, digits: 0)) kbit of \(Self.format((plan?.targetBits ?? 0) / 1000, digits: 0))")
+                log.info(object, "pass \(pass): QP \((quantizers.min() ?? 0).decimalText(digits: 1))...\((quantizers.max() ?? 0).decimalText(digits: 1)) (mean \(mean.decimalText(digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(((plan?.predictedBits ?? 0) / 1000).decimalText(digits: 0)) kbit of \(((plan?.targetBits ?? 0) / 1000).decimalText(digits: 0))")
             case .heldFramesLost(let pass, let error):
                 log.warning(object, "pass \(pass): the encoder failed to output the frames it held: \(error.message)")
             }
@@ -453,7 +465,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
             let kept = seconds > 0 ? Double(taken.codedBitsKept) / seconds / 1000 : 0
             let landed = seconds > 0 ? Double(taken.codedBits) / seconds / 1000 : 0
             let off = target > 0 ? (kept / target - 1) * 100 : 0
-            let text = "vtmultipasssink: pass \(taken.pass) came out farther from bitrate=\(Self.format(target, digits: 0)) kbit/s (\(Self.format(landed, digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(Self.format(kept, digits: 1)) kbit/s, \(Self.format(off, digits: 1)) % from the target) and no further pass runs"
+            let text = "vtmultipasssink: pass \(taken.pass) came out farther from bitrate=\(target.decimalText(digits: 0)) kbit/s (\(landed.decimalText(digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(kept.decimalText(digits: 1)) kbit/s, \(off.decimalText(digits: 1)) % from the target) and no further pass runs"
             // Within a few per cent is what two-pass encoders promise (x264's 2-pass ends
             // within about 1-2 %); beyond that the user did not get the rate asked for.
             if abs(off) > 5 {
@@ -512,7 +524,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         case .success(let value):
             summary = value
         }
-        do throws(MultiPassError) {
+        do throws(VTError) {
             try output.commit()
         } catch {
             output.discard()
@@ -523,11 +535,11 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         let target = settings.withLock { Double($0.bitrateKilobits) }
         let passes = outcome.passes
         let reencoded = outcome.framesReencoded
-        log.info(object, "wrote \(location): \(summary.frames) frames, \(Self.format(bitrate, digits: 1)) kbit/s (target \(Self.format(target, digits: 0))), \(passes) passes, \(reencoded) frames re-encoded")
+        log.info(object, "wrote \(location): \(summary.frames) frames, \(bitrate.decimalText(digits: 1)) kbit/s (target \(target.decimalText(digits: 0))), \(passes) passes, \(reencoded) frames re-encoded")
         if let reason = outcome.targetOutOfReach {
             ElementMessage.stream(
                 GST_STREAM_ERROR_ENCODE,
-                "vtmultipasssink: bitrate=\(Self.format(target, digits: 0)) kbit/s is out of reach for this video: the file is \(Self.format(bitrate, digits: 1)) kbit/s, "
+                "vtmultipasssink: bitrate=\(target.decimalText(digits: 0)) kbit/s is out of reach for this video: the file is \(bitrate.decimalText(digits: 1)) kbit/s, "
                     + "the closest the encoder gets: \(reason). Set bitrate nearer that figure.")
                 .post(from: object, isError: false)
         }
@@ -541,17 +553,6 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
     static let minimumGOPLength: Int32 = 4
     /// Seconds between IDR pictures at most when `max-keyframe-interval` is 0.
     static let automaticGOPDuration = 10.0
-
-    static func format(_ value: Double, digits: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = Int((value * scale).rounded())
-        guard digits > 0 else { return "\(scaled)" }
-        let whole = scaled / Int(scale)
-        var fraction = "\(abs(scaled) % Int(scale))"
-        while fraction.count < digits { fraction = "0" + fraction }
-        return "\(scaled < 0 && whole == 0 ? "-" : "")\(whole).\(fraction)"
-    }
 }
 
 /// The file types `location` may name.
@@ -585,16 +586,6 @@ enum OutputContainer: String, CustomStringConvertible {
 
 private func multiPassSink(_ state: UnsafeMutableRawPointer?) -> VTMultiPassSink? {
     ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_start")
-func vtmultipasssinkStart(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> gboolean {
-    (multiPassSink(state)?.start() ?? false) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtmultipasssink_stop")
-func vtmultipasssinkStop(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> gboolean {
-    (multiPassSink(state)?.stop() ?? true) ? 1 : 0
 }
 
 @_cdecl("swiftvt_vtmultipasssink_set_caps")
