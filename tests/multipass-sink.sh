@@ -12,7 +12,8 @@
 #  6. kill -9 during pass 2, then a new run: no partial output at any time, the stale temporary files
 #     are removed by the new run;
 #  7. .h264 (Annex B) and .mov outputs decode;
-#  8. GOPs shorter than 4 frames (where two IDR pictures could be consecutive, and a spliced range's
+#  8. Settings that can never work (also CABAC with profile=baseline) and caps the encoder refuses: one
+#     ERROR each, at the state change for settings. GOPs shorter than 4 frames (where two IDR pictures could be consecutive, and a spliced range's
 #     fresh encoder could repeat its neighbour's idr_pic_id, 7.4.3) are refused with a clear error;
 #  9. a source that does not replay its frames after the seek back: one WARNING naming pass 2, and
 #     the file is pass 1's result (the .h264 byte-identical to a max-passes=1 run);
@@ -185,14 +186,29 @@ for ext in h264 mov; do
 done
 echo "multipass-sink: 7. .h264 and .mov outputs decode to 60 frames each"
 
-# 8. GOPs too short to keep IDR pictures apart across spliced ranges are refused.
-log="$work/short-gop.log"
-status=0
-"$run_pipeline" --timeout 60 --expect error -- filesrc location="$short_clip" ! $source_caps ! vtmultipasssink location="$work/gop.mp4" max-keyframe-interval=1 >"$log" 2>&1 || status=$?
-[ "$status" = 0 ] || { tail -5 "$log" >&2; fail "max-keyframe-interval=1 did not end in an ERROR (run-pipeline exit $status)"; }
-grep -q "ERROR.*max-keyframe-interval=1 is too short" "$log" || fail "no clear error for max-keyframe-interval=1"
-[ ! -e "$work/gop.mp4" ] || fail "a file was written"
-echo "multipass-sink: 8. max-keyframe-interval=1: $(grep -o 'ERROR.*' "$log" | head -1 | cut -c1-120)"
+# 8. Settings that can never work are refused at the state change, with one ERROR: GOPs too short
+# to keep IDR pictures apart across spliced ranges, CABAC with a Baseline profile. Caps the encoder
+# cannot take (an odd height in 4:2:0) get one ERROR from the sink, not one per sticky-event retry,
+# and no second "nothing to write" at the EOS that follows.
+refused() { # refused NAME EXPECTED-TEXT ENDED-BY PIPELINE-TAIL...
+    local name="$1" expected="$2" ended="$3"
+    shift 3
+    log="$work/refused-$name.log"
+    status=0
+    "$run_pipeline" --timeout 60 --expect error -- "$@" >"$log" 2>&1 || status=$?
+    [ "$status" = 0 ] || { tail -5 "$log" >&2; fail "$name did not end in an ERROR (run-pipeline exit $status)"; }
+    grep -q "ERROR.*$expected" "$log" || { cat "$log" >&2; fail "no clear error for $name"; }
+    [ "$(grep -c '^ERROR: from element .*SwiftVTMultiPassSink' "$log")" = 1 ] || { cat "$log" >&2; fail "$name: not exactly one ERROR from vtmultipasssink"; }
+    grep -q "ended by $ended" "$log" || { tail -3 "$log" >&2; fail "$name: not ended by $ended"; }
+    [ ! -e "$work/refused.mp4" ] || fail "$name: a file was written"
+    echo "multipass-sink: 8. $name: one ERROR, ended by $ended: $(grep -o 'ERROR.*' "$log" | head -1 | sed 's/^ERROR: from element .*SwiftVTMultiPassSink[^ ]*: //' | cut -c1-110)"
+}
+refused max-keyframe-interval=1 "max-keyframe-interval=1 is too short" state-change-failure \
+    filesrc location="$short_clip" ! $source_caps ! vtmultipasssink location="$work/refused.mp4" max-keyframe-interval=1
+refused "profile=baseline entropy-mode=cabac" "CABAC is not allowed in the baseline profile; use entropy-mode=cavlc or auto" state-change-failure \
+    filesrc location="$short_clip" ! $source_caps ! vtmultipasssink location="$work/refused.mp4" profile=baseline entropy-mode=cabac
+refused "66x65 I420" "height 65 is odd" error \
+    videotestsrc num-buffers=10 ! video/x-raw,format=I420,width=66,height=65 ! vtmultipasssink location="$work/refused.mp4"
 
 # 9. A source that does not replay its frames after the seek back (videotestsrc num-buffers counts
 # across seeks): pass 2 gets no frame, so the file is pass 1's result, with one WARNING.

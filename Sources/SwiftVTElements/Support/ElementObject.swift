@@ -52,6 +52,9 @@ final class CapsRefusals: Sendable {
         message.post(from: object, isError: true)
     }
 
+    /// Whether caps were refused since the last ``forget()``.
+    var hasRefused: Bool { last.withLock { $0 != nil } }
+
     /// A new run (start): every caps gets its own answer again.
     func forget() { last.withLock { $0 = nil } }
 }

@@ -66,6 +66,8 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
     /// The VA-API factory (and its opened device) is kept from the hardware=require check in
     /// start to stop.
     private let sessions: SessionFactory<VAH264EncoderFactory>
+    /// The caps setCaps refused last (one ERROR, not one per sticky-event retry).
+    private let refusedCaps = CapsRefusals()
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         sink = instance.assumingMemoryBound(to: GstBaseSink.self)
@@ -124,10 +126,9 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
 
     // MARK: Lifecycle
 
-    /// READY -> PAUSED: checks the location by creating the temporary output beside it (so an
-    /// unwritable location fails now, not after an hour of encoding), removes what crashed runs
-    /// left, and creates the silo and the storage.
-    /// The run is prepared (hardware=require, the location, the silo) before the base class's
+    /// The run is prepared (hardware=require, settings that contradict each other, the location:
+    /// the temporary output is created beside it so an unwritable location fails now, not after
+    /// an hour of encoding; what crashed runs left is removed; the silo and the storage) before the base class's
     /// NULL -> READY, which calls its start vfunc: a failed start makes GstBaseSink post its own
     /// fallback ERROR ("Failed to start") after the element's, and one clear ERROR is the goal.
     func prepare(_ transition: GstStateChange) -> Bool {
@@ -144,6 +145,11 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         // hardware=require: whether a VA-API device here encodes H.264 at all, before any file
         // is touched (the factory keeps the opened device for this run's sessions).
         guard sessions.checkHardwarePolicy(current.encoder.hardware, work: .encoding, element: object) else { return false }
+        refusedCaps.forget()
+        if let problem = Self.settingsProblem(current) {
+            problem.post(from: object, isError: true)
+            return false
+        }
         guard let location = current.location, !location.isEmpty else {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
                            text: "vtmultipasssink: no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
@@ -210,14 +216,52 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         return true
     }
 
+    /// Settings that can never work together, found at the state change rather than at the caps
+    /// (which upstream would send again with every buffer).
+    private static func settingsProblem(_ settings: Settings) -> ElementMessage? {
+        let interval = settings.encoder.maxKeyframeInterval
+        guard interval == 0 || interval >= minimumGOPLength else {
+            return ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "vtmultipasssink: max-keyframe-interval=\(interval) is too short for multi-pass encoding; use 0 or at least \(minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
+        }
+        // The profile's own rules (no CABAC in Baseline, A.2.1) are the session's: asked here
+        // with the settings alone, before any frame.
+        var properties = CompressionProperties(profileLevel: H264ProfileLevel(profile: settings.profile.sessionValue))
+        settings.encoder.apply(to: &properties)
+        do throws(VTError) {
+            try properties.validate()
+        } catch {
+            let property = error.property.map { EncoderNotices.propertyName($0) } ?? "settings"
+            let prefix = error.property.map { "\($0.rawValue): " } ?? ""
+            let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+            return ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "vtmultipasssink: \(property) with profile=\(settings.profile.nick): \(SessionWording.gstreamer(problem))",
+                debug: error.description)
+        }
+        return nil
+    }
+
     // MARK: Caps
 
+    /// New caps: one ERROR for caps that can never work, not one per sticky-event retry.
     func setCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        if let reason = refusedCaps.reasonPosted(for: caps) {
+            log.debug(object, "refusing the same caps again: \(reason)")
+            return false
+        }
+        guard let refusal = configure(for: caps) else { return true }
+        refusedCaps.refuse(caps, with: refusal, from: object)
+        return false
+    }
+
+    /// Makes the session and the driver for the caps (or checks that caps sent again after a
+    /// seek are the same); the ERROR to post otherwise.
+    private func configure(for caps: UnsafeMutablePointer<GstCaps>) -> ElementMessage? {
         let info = VideoInfoBox()
         guard gst_video_info_from_caps(&info.info, caps) != 0 else {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: the caps are not raw video it can read")
-                .post(from: object, isError: true)
-            return false
+            return .stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: the caps are not raw video it can read")
         }
         let width = Int(info.info.width)
         let height = Int(info.info.height)
@@ -234,13 +278,11 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         if let existing {
             // After a seek upstream sends its caps again: the same ones are fine.
             guard existing == (width, height, format) else {
-                ElementMessage.stream(
+                return .stream(
                     GST_STREAM_ERROR_FORMAT,
                     "vtmultipasssink: the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)")
-                    .post(from: object, isError: true)
-                return false
             }
-            return true
+            return nil
         }
         let current = settings.withLock { $0 }
         var properties = CompressionProperties(averageBitRate: Int(current.bitrateKilobits) * 1000)
@@ -250,12 +292,6 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         // key-int-max (its SEI says keyint=300 at 30 frames/s), plus IDR pictures at scene cuts:
         // with x264's own 250 frames the 300-frame clip carried a second IDR picture, 4 % of its
         // bits, that x264enc does not pay.
-        guard current.encoder.maxKeyframeInterval == 0 || current.encoder.maxKeyframeInterval >= Self.minimumGOPLength else {
-            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                           text: "vtmultipasssink: max-keyframe-interval=\(current.encoder.maxKeyframeInterval) is too short for multi-pass encoding; use 0 or at least \(Self.minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(Self.minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
-                .post(from: object, isError: true)
-            return false
-        }
         var encoderSettings = current.encoder
         if current.encoder.maxKeyframeInterval == 0 {
             properties.maxKeyFrameIntervalDuration = Self.automaticGOPDuration
@@ -265,7 +301,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         }
         properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
         guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
-            return false
+            return .stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: caps arrived before the run was prepared (the element is not in READY)")
         }
         let feed = FrameSiloFeed(silo: silo)
         let handler = feed.outputHandler
@@ -287,11 +323,9 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                 run.activeBackend = session.activeBackendName
             }
             log.info(object, "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes")
-            return true
+            return nil
         } catch {
-            SessionFactory.failure(error, elementName: "vtmultipasssink", width: width, height: height, format: format)
-                .post(from: object, isError: true)
-            return false
+            return SessionFactory.failure(error, elementName: "vtmultipasssink", width: width, height: height, format: format)
         }
     }
 
@@ -427,6 +461,8 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
     /// the sink seeks, or writes the file and lets the EOS through.
     func endOfStream() -> SwiftVTEOSAction {
         guard let (session, driver) = run.withLock({ run in run.session.flatMap { session in run.driver.map { (session, $0) } } }) else {
+            // After refused caps the ERROR that matters is posted already: no second one.
+            if refusedCaps.hasRefused { return SWIFTVT_EOS_FAILED }
             ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream ended before any frame arrived; there is nothing to write")
                 .post(from: object, isError: true)
             return SWIFTVT_EOS_FAILED
