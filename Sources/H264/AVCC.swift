@@ -49,6 +49,16 @@ public enum AVCC {
         return ranges
     }
 
+    /// Appends one NAL unit with a 4-byte big-endian length in front (the AVCC samples the
+    /// sessions exchange).
+    @inlinable
+    public static func appendLengthPrefixed(nalUnit: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        let length = UInt32(truncatingIfNeeded: nalUnit.count)
+        output += [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8),
+                   UInt8(truncatingIfNeeded: length)]
+        output += nalUnit
+    }
+
     @inlinable
     static func writeLength(_ length: Int, size: Int, to destination: UnsafeMutableRawPointer) {
         var remaining = length

@@ -120,7 +120,7 @@ public struct H264SampleBuilder: Sendable {
             var converted: [UInt8] = []
             converted.reserveCapacity(intact.count + 16)
             _ = try? AVCC.forEachNALUnit(in: intact, nalUnitHeaderLength: length) { range in
-                Self.appendLengthPrefixed(UnsafeRawBufferPointer(rebasing: intact[range]), to: &converted)
+                AVCC.appendLengthPrefixed(nalUnit: UnsafeRawBufferPointer(rebasing: intact[range]), to: &converted)
             }
             return AccessUnit(convertedBytes: converted, notices: notices, formatChanged: changed)
         case .byteStream:
@@ -143,7 +143,7 @@ public struct H264SampleBuilder: Sendable {
         var data = BlockBuffer()
         if !inBandParameterSets.isEmpty {
             var prefix: [UInt8] = []
-            for set in inBandParameterSets { set.withUnsafeBytes { appendLengthPrefixed($0, to: &prefix) } }
+            for set in inBandParameterSets { set.withUnsafeBytes { AVCC.appendLengthPrefixed(nalUnit: $0, to: &prefix) } }
             data.append(BlockBuffer(prefix))
         }
         if let converted = unit.convertedBytes {
@@ -218,12 +218,6 @@ public struct H264SampleBuilder: Sendable {
         guard let description = try? FormatDescription(h264ParameterSets: sets), description != formatDescription else { return false }
         formatDescription = description
         return true
-    }
-
-    private static func appendLengthPrefixed(_ nal: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        let count = UInt32(truncatingIfNeeded: nal.count)
-        output += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
-        output += nal
     }
 }
 

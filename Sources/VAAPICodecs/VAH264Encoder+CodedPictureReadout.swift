@@ -58,9 +58,7 @@ extension VAH264Encoder {
                 default:
                     break
                 }
-                let length = UInt32(range.count)
-                sample += [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)]
-                sample += bytes[range]
+                AVCC.appendLengthPrefixed(nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]), to: &sample)
             }
         }
         if !deviceParameterSets.isEmpty {
