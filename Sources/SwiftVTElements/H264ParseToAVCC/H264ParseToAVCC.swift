@@ -12,8 +12,12 @@ import Synchronization
 /// module's `AccessUnitSplitter` and rewrites it. All codec logic (access-unit boundaries, POC,
 /// parameter sets) is in the H264 module; this file maps it to buffers, caps and messages.
 ///
-/// Lock order: only `state` is locked, and nothing calls out of the element (pushes, sets caps,
-/// posts messages) while holding it.
+/// Locks: only `state`. While it is held the element calls nothing that can reach another
+/// element or the application: no pad query, push, caps, event, bus message or latency change
+/// (a bus sync handler or a downstream query handler may call back into this element on the same
+/// thread, and `Mutex` is not recursive). Under the lock it only allocates, maps and flags its own
+/// output buffers and writes debug log lines. The downstream stream-format query runs before the
+/// lock is taken, the frame rate and caps go to the base class after it is released.
 final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `state`.
@@ -170,8 +174,13 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         let inputPTS = swiftvt_buffer_pts(input)
         let inputDTS = swiftvt_buffer_dts(input)
 
+        // Downstream's stream-format preference is asked once, before the first caps, and outside
+        // the lock: the caps query may come back into this element.
+        let decidedStreamFormat = state.withLock { $0.streamFormat }
+        let streamFormat = decidedStreamFormat ?? negotiatedStreamFormat()
         let outcome = state.withLock { state in
             if drainingAtEnd { state.atEndOfStream = true }
+            if state.streamFormat == nil { state.streamFormat = streamFormat }
             return process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
         }
         // The output holds its own copy of what it needs; finishing the frame releases the input.
@@ -192,6 +201,10 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         case .consume(let byteCount, let output):
             // Order matters: access units held under the old caps go out before the new caps.
             let before = push(output.pushBeforeCaps)
+            if let rate = output.newFrameRate {
+                // Outside the lock: it changes the latency, which posts a bus message.
+                gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
+            }
             if let caps = output.newCaps {
                 let accepted = gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps) != 0
                 swiftvt_caps_unref(caps)
@@ -250,6 +263,8 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     private struct Output {
         var pushBeforeCaps: [OwnedBuffer] = []
         var newCaps: UnsafeMutablePointer<GstCaps>?
+        /// The frame rate of `newCaps`, for the base class's duration and latency.
+        var newFrameRate: (numerator: Int, denominator: Int)?
         var buffer: UnsafeMutablePointer<GstBuffer>?
         var pushAfterCaps: [OwnedBuffer] = []
     }
@@ -372,9 +387,9 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
 
         // Caps: new ones whenever a parameter set is new or changed, before the first access
         // unit that may use it.
-        let streamFormat = state.streamFormat ?? negotiatedStreamFormat()
-        state.streamFormat = streamFormat
+        let streamFormat = state.streamFormat ?? .avc
         var newCaps: UnsafeMutablePointer<GstCaps>?
+        var newFrameRate: (numerator: Int, denominator: Int)?
         if state.currentCaps == nil || unit.parameterSetsChanged {
             let codecData = Self.codecData(parameterSets)
             let caps = H264OutputCaps(sps: sps, codecData: codecData, streamFormat: streamFormat,
@@ -383,9 +398,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
                 state.currentCaps = caps
                 newCaps = caps.makeCaps()
                 log.info(object, "new caps: \(caps.width)x\(caps.height), \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
-                if let rate = caps.frameRate {
-                    gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
-                }
+                newFrameRate = caps.frameRate
             }
         }
 
@@ -435,7 +448,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         // Timestamps: upstream's when it has them; otherwise from the frame rate and the output
         // order, which needs the pictures that follow (see PresentationOrderQueue).
         if state.upstreamTimestamps == nil { state.upstreamTimestamps = inputPTS != swiftvt_clock_time_none }
-        var output = Output(newCaps: newCaps)
+        var output = Output(newCaps: newCaps, newFrameRate: newFrameRate)
         if state.upstreamTimestamps == true {
             swiftvt_buffer_set_pts(buffer, inputPTS)
             swiftvt_buffer_set_dts(buffer, inputDTS)
