@@ -14,8 +14,13 @@ import SwiftVT
 /// (wrapped with a GstVideoMeta when downstream takes one; copied into standard layout only when it
 /// does not). All decoding is in the `DecompressionSession` and its backend.
 ///
-/// Locks: `settings` and `state` are never held together, and neither is held while calling
-/// out of the element (finishing frames, negotiating, posting messages).
+/// Locks: `settings`, `state` and `input` are never held together, and none is held while
+/// calling out of the element (finishing frames, negotiating, queries, posting messages, calls
+/// into the session): each is taken for a few field reads or writes. `input` (the sample
+/// builder) is the one held across work, the reading of one input frame, which may rewrite the
+/// frame into length-prefixed NAL units (a copy); only the streaming thread (set_format,
+/// handle_frame, start/stop) ever takes it, so that copy holds up no other thread, while `state`
+/// is read by property reads (active-backend) and queries from other threads.
 final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     // `decoder` is the GObject that owns this object (created in instance_init, released in
     // finalize); mutable state is behind the two mutexes.
@@ -34,8 +39,6 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     typealias InputFormat = H264SampleBuilder.InputFormat
 
     struct State: SessionElementState {
-        /// The stream's parameter sets and the description they make; access units as samples.
-        var builder = H264SampleBuilder()
         var frameRate: (numerator: Int32, denominator: Int32)?
         var session: DecompressionSession?
         /// Parameter sets a running session has not seen yet: sent in band before the next frame.
@@ -50,6 +53,8 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    /// The stream's parameter sets and the description they make; access units as samples.
+    private let input = Mutex(H264SampleBuilder())
     private let sessions: SessionFactory<VAH264DecoderFactory>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     private let refusedCaps = CapsRefusals()
@@ -118,6 +123,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
 
     func start() -> Bool {
         state.resetSession(keepingBackendName: false)
+        input.withLock { $0 = H264SampleBuilder() }
         refusedCaps.forget()
         return true
     }
@@ -130,6 +136,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
 
     func stop() -> Bool {
         state.resetSession(keepingBackendName: true)
+        input.withLock { $0 = H264SampleBuilder() }
         delivered.discardAll()
         return true
     }
@@ -232,10 +239,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         state.withLock { state in
             state.inputState = reference
             state.frameRate = frameRate
-            // New codec_data (a resolution change, new PPSs): the next frame checks whether the
-            // running session can take it.
-            state.builder.setInput(inputFormat, configuration: record)
         }
+        // New codec_data (a resolution change, new PPSs): the next frame checks whether the
+        // running session can take it.
+        self.input.withLock { _ = $0.setInput(inputFormat, configuration: record) }
         log.info(object, "input: stream-format \(streamFormat)\(record.map { ", codec_data with \($0.sequenceParameterSets.count) SPS and \($0.pictureParameterSets.count) PPS" } ?? "")")
         // The session follows on the first frame, once the parameter sets are known.
     }
@@ -255,7 +262,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
 
         // The frame's NAL units as the session's samples carry them, and any parameter sets.
-        let read = state.withLock { state in Result { () throws(H264Error) in try state.builder.read(input.bytes) } }
+        let read = self.input.withLock { builder in Result { () throws(H264Error) in try builder.read(input.bytes) } }
         let unit: H264SampleBuilder.AccessUnit
         switch read {
         case .failure(let damage):
@@ -352,7 +359,8 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// The running session when it can decode the current description; otherwise the old one is
     /// drained and a new one made. nil when there are no parameter sets yet.
     private func ensureSession() -> Result<DecompressionSession?, ElementMessage> {
-        let (current, description) = state.withLock { ($0.session, $0.builder.formatDescription) }
+        let current = state.withLock { $0.session }
+        let description = input.withLock { $0.formatDescription }
         guard let description else { return .success(nil) }
         if let current {
             if current.formatDescription == description { return .success(current) }

@@ -26,6 +26,12 @@ import SwiftVT
 ///
 /// Threads: everything runs on the streaming thread except the seeks, which the shim sends from a
 /// GStreamer thread pool (a flushing seek waits for the streaming thread).
+///
+/// Locks: `settings` and `run` are never held together, and neither is held while calling out
+/// (posting messages, seeking, the session, the driver, the silo, the muxing pipeline): each is
+/// taken to read or swap a few fields, and what it holds (the session, the silo, the driver) is
+/// used after it is released. A bus sync handler or a property read from another thread never
+/// waits behind an encode.
 final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable {
     // `sink` is the GObject that owns this object; mutable state is behind the mutexes.
     private let sink: UnsafeMutablePointer<GstBaseSink>
