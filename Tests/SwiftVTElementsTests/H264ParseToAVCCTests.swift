@@ -158,6 +158,43 @@ struct H264ParseToAVCCTests {
         #expect(parsed.buffers.map(\.isDeltaUnit) == encoded.buffers.map(\.isDeltaUnit))
     }
 
+    @Test("upstream's framerate wins over the VUI's, as in h264parse; the VUI's is the fallback; durations and derived timestamps follow the rate chosen")
+    func upstreamFrameRateWins() throws {
+        // x264enc writes VUI timing for 25 frames/s (E.2.1); no B-frames, so output order is
+        // decoding order and the derived timestamps are i x the frame duration.
+        let encoded = runPipeline(
+            "videotestsrc num-buffers=20 ! video/x-raw,width=320,height=240,framerate=25/1 ! x264enc bframes=0 speed-preset=ultrafast "
+                + "! video/x-h264,stream-format=byte-stream ! fakesink name=sink")
+        #expect(encoded.buffers.count == 20)
+        let path = try #require(temporaryFile(named: "vui25.h264", contents: encoded.buffers.flatMap(\.bytes)))
+        defer { removeTemporaryFile(path) }
+
+        func framerate(_ result: PipelineResult) -> String? {
+            let marker = "framerate=(fraction)"
+            guard let caps = result.caps.last?.description,
+                  let start = caps.indices.first(where: { caps[$0...].hasPrefix(marker) }) else { return nil }
+            return String(caps[start...].dropFirst(marker.count).prefix { $0.isNumber || $0 == "/" })
+        }
+        // filesrc gives no timestamps: the parser derives them from the rate it chose. The queue
+        // puts the parser in push mode, where the capsfilter's caps reach it (pulling from
+        // filesrc, a parser sees no upstream caps at all).
+        let upstream50 = "filesrc location=\(path) ! queue ! video/x-h264,stream-format=byte-stream,framerate=50/1"
+        let ours = runPipeline("\(upstream50) ! h264parse-to-avcc ! fakesink name=sink", keepBytes: false)
+        let peer = runPipeline("\(upstream50) ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink name=sink", keepBytes: false)
+        #expect(ours.reachedEndOfStream && ours.errors.isEmpty, "\(ours.errors)")
+        #expect(framerate(ours) == "50/1")
+        #expect(framerate(peer) == "50/1", "h264parse: \(String(describing: peer.caps.last?.description))")
+        #expect(ours.buffers.count == 20)
+        #expect(ours.buffers.allSatisfy { $0.duration == 20_000_000 }, "\(ours.buffers.map(\.duration))")
+        #expect(ours.buffers.map(\.pts) == (0..<20).map { UInt64($0) * 20_000_000 }, "\(ours.buffers.map(\.pts))")
+
+        // Without a rate upstream, the VUI's.
+        let vuiOnly = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", keepBytes: false)
+        #expect(framerate(vuiOnly) == "25/1")
+        #expect(vuiOnly.buffers.allSatisfy { $0.duration == 40_000_000 })
+        #expect(vuiOnly.buffers.map(\.pts) == (0..<20).map { UInt64($0) * 40_000_000 })
+    }
+
     @Test("stream-format=avc3 keeps the parameter sets in band; avc leaves them to codec_data", .requiresCorpus)
     func avc3() throws {
         let entry = try #require(Corpus.entry("VID_1280x720_cabac_temporal_direct.264"))

@@ -37,9 +37,17 @@ struct H264OutputCaps: Equatable, Sendable {
             && lhs.bitDepthChroma == rhs.bitDepthChroma && lhs.profile == rhs.profile && lhs.level == rhs.level
     }
 
+    /// The VUI's frame rate (E.2.1 timing information), when it has one; kept to tell when it
+    /// disagrees with upstream's.
+    var frameRateInVUI: (numerator: Int, denominator: Int)?
+
     /// Caps for a stream whose active SPS is `sps`.
     ///
-    /// - Parameter upstreamFrameRate: used when the VUI has no timing information (E.2.1).
+    /// - Parameter upstreamFrameRate: the sink caps' framerate. It wins over the VUI's, as in
+    ///   `h264parse`: VUI timing is often wrong in the wild (encoders that leave a default, and the
+    ///   tick-per-field reading of num_units_in_tick, E.2.1, doubles or halves a rate that was meant
+    ///   per frame), while a container's or source's rate describes the samples actually delivered.
+    ///   The VUI's rate is the fallback when upstream has none (or 0/1, "variable").
     init(sps: SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat,
          upstreamFrameRate: (numerator: Int, denominator: Int)?) {
         self.streamFormat = streamFormat
@@ -49,9 +57,12 @@ struct H264OutputCaps: Equatable, Sendable {
         if let rate = sps.vui?.frameRate, rate.numerator > 0, rate.denominator > 0,
            let numerator = Int(exactly: rate.numerator), let denominator = Int(exactly: rate.denominator),
            numerator <= Int(Int32.max), denominator <= Int(Int32.max) {
-            frameRate = Self.reduced(numerator, denominator)
+            frameRateInVUI = Self.reduced(numerator, denominator)
+        }
+        if let upstream = upstreamFrameRate, upstream.numerator > 0, upstream.denominator > 0 {
+            frameRate = Self.reduced(upstream.numerator, upstream.denominator)
         } else {
-            frameRate = upstreamFrameRate
+            frameRate = frameRateInVUI
         }
         if let sar = sps.vui?.sampleAspectRatio {
             pixelAspectRatio = (sar.width, sar.height)

@@ -399,6 +399,10 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
                 newCaps = caps.makeCaps()
                 log.info(object, "new caps: \(caps.width)x\(caps.height), \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
                 newFrameRate = caps.frameRate
+                if let vui = caps.frameRateInVUI, let chosen = caps.frameRate,
+                   vui.numerator * chosen.denominator != chosen.numerator * vui.denominator {
+                    log.info(object, "upstream's framerate \(chosen.numerator)/\(chosen.denominator) is used; the SPS VUI says \(vui.numerator)/\(vui.denominator) (as h264parse, upstream's caps win)")
+                }
             }
         }
 
