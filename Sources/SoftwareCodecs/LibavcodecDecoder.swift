@@ -30,8 +30,8 @@ private final class FrameOwner: @unchecked Sendable {
 ///
 /// Timing: libavcodec carries a packet's `pts` to the frame decoded from it, through reordering
 /// and frame threads. The pts given to libavcodec is a sequence number, and the sample's exact
-/// rational timestamps and frame reference are kept in `timings` under it: MediaTime has no
-/// common time base, and a round trip through one would round.
+/// rational timestamps and frame reference are kept in `timings` (``SampleTimingTable``) under
+/// it: MediaTime has no common time base, and a round trip through one would round.
 final class LibavcodecDecoder: DecoderBackend {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -45,14 +45,7 @@ final class LibavcodecDecoder: DecoderBackend {
     /// Pictures converted to NV12/P010 (only used when the caller does not take the native format).
     private var conversionPool: PixelBufferPool?
 
-    private struct Timing {
-        var presentationTimeStamp: MediaTime
-        var duration: MediaTime
-        var frameReference: UInt64
-    }
-
-    private var timings: [Int64: Timing] = [:]
-    private var nextSequenceNumber: Int64 = 0
+    private var timings = SampleTimingTable()
 
     init(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
@@ -178,16 +171,15 @@ final class LibavcodecDecoder: DecoderBackend {
                 continue
             }
             guard !data.isEmpty else { continue }
-            let sequenceNumber = nextSequenceNumber
-            nextSequenceNumber += 1
+            let sequenceNumber = timings.takeSequenceNumber()
             if let failure = send(data, pts: sequenceNumber) {
                 frames.append(DecodedFrame(
                     status: failure, presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
                     frameReference: frameReference))
             } else {
-                timings[sequenceNumber] = Timing(
+                timings.record(SampleTimingTable.Timing(
                     presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
-                    frameReference: frameReference)
+                    frameReference: frameReference), for: sequenceNumber)
             }
             receiveFrames(into: &frames, fallbackReference: frameReference)
         }
@@ -206,13 +198,13 @@ final class LibavcodecDecoder: DecoderBackend {
         // After EOF libavcodec accepts no packets until flushed; flushing after a complete drain
         // drops nothing and keeps the decoder usable, as the protocol promises.
         avcodec_flush_buffers(context)
-        timings.removeAll(keepingCapacity: true)
+        timings.removeAll()
         return frames
     }
 
     func flush() {
         avcodec_flush_buffers(context)
-        timings.removeAll(keepingCapacity: true)
+        timings.removeAll()
     }
 
     // MARK: Packets in
@@ -282,12 +274,7 @@ final class LibavcodecDecoder: DecoderBackend {
     private func output(_ decoded: UnsafeMutablePointer<AVFrame>) -> DecodedFrame {
         let noPTS = cffmpeg_no_pts()
         let pts = decoded.pointee.pts != noPTS ? decoded.pointee.pts : decoded.pointee.best_effort_timestamp
-        let timing = timings.removeValue(forKey: pts)
-        if timings.count > 256 {
-            // Entries of samples that produced no picture of their own (the second field of a
-            // pair, data the decoder skipped). Reordering never reaches this far back.
-            timings = timings.filter { $0.key >= pts - 128 }
-        }
+        let timing = timings.take(framePTS: pts)
         var result = DecodedFrame(
             presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid, duration: timing?.duration ?? .invalid,
             frameReference: timing?.frameReference ?? 0)

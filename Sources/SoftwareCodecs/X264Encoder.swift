@@ -227,7 +227,7 @@ final class X264Encoder: EncoderBackend {
         if !properties.usesBFrames { p.i_bframe = 0 }
         var keyint = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : Int(p.i_keyint_max)
         if properties.maxKeyFrameIntervalDuration > 0 {
-            keyint = min(keyint, max(1, Int(properties.maxKeyFrameIntervalDuration * frameRate)))
+            keyint = min(keyint, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))
         }
         if !properties.allowTemporalCompression { keyint = 1 }
         p.i_keyint_max = Int32(clamping: keyint)

@@ -268,6 +268,12 @@ public final class CompressionSession: Sendable {
                     + "\(width)x\(height) '\(sourcePixelFormat.rawValue)'; create a session for the new size or format")
         }
         guard presentationTimeStamp.isNumeric else {
+            // GStreamer's clock times above 2^63 ns arrive as +infinity (MediaTime's range is
+            // CMTime's: a signed 64-bit value).
+            if presentationTimeStamp.isPositiveInfinity {
+                throw VTError(.invalidArgument, "the frame's presentation time stamp is beyond the largest time a session handles "
+                    + "(2^63 - 1 ns, about 292 years); the time stamps upstream are out of range")
+            }
             throw VTError(.invalidArgument, "the presentation time stamp is not a number")
         }
         let me = pthread_self()

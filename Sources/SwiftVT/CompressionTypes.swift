@@ -76,6 +76,11 @@ public struct DataRateLimit: Sendable, Hashable {
 
     /// Bits per second this window allows.
     public var bitsPerSecond: Double { Double(bytes) * 8 / seconds }
+
+    /// The highest rate a limit may allow (1 Tbit/s, far above every H.264 level).
+    public static let highestBitsPerSecond = 1e12
+    /// The longest window a limit may span (one day).
+    public static let longestWindow = 86_400.0
 }
 
 /// The properties of a compression session, VideoToolbox's `kVTCompressionPropertyKey_*`.
@@ -173,6 +178,17 @@ public struct CompressionProperties: Sendable, Equatable {
                 throw .invalidProperty(
                     .dataRateLimits,
                     "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is not a positive amount over a positive time")
+            }
+            // The backends work in bits and in bits per second (x264's VBV, VA-API's HRD): a
+            // limit whose bits do not fit an Int, or whose rate is beyond any H.264 level
+            // (Table A-1 tops out near 800 Mbit/s; 10^12 leaves room for every profile), means
+            // no limit the encoder could act on.
+            guard limit.bytes <= Int.max / 8, limit.seconds <= DataRateLimit.longestWindow,
+                  limit.bitsPerSecond <= DataRateLimit.highestBitsPerSecond else {
+                throw .invalidProperty(
+                    .dataRateLimits,
+                    "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is out of range: at most \(Int(DataRateLimit.highestBitsPerSecond / 8)) bytes per second, "
+                        + "over windows of at most \(Int(DataRateLimit.longestWindow)) seconds")
             }
         }
         if let quality, !(0...1).contains(quality) {

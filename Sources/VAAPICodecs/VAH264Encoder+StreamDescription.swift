@@ -13,7 +13,7 @@ extension VAH264Encoder {
     func chooseStructure(_ properties: CompressionProperties, frameRate: Double) throws(VTError) -> H264GOPStructure {
         var idrPeriod = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : 250
         if properties.maxKeyFrameIntervalDuration > 0 {
-            idrPeriod = min(idrPeriod, max(1, Int(properties.maxKeyFrameIntervalDuration * frameRate)))
+            idrPeriod = min(idrPeriod, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))
         }
         if !properties.allowTemporalCompression { idrPeriod = 1 }
         var bFrames = properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline ? 2 : 0

@@ -156,3 +156,19 @@ struct H264EncodingTests {
         #expect(H264LevelLimits.lowestLevel(widthInMacroblocks: 120, heightInMacroblocks: 68, frameRate: 60, referenceFrames: 2, bitRate: nil, high: true) == 42)
     }
 }
+
+@Suite("decode time stamps from upstream's durations")
+struct DecodeTimeStampRangeTests {
+    @Test("a frame duration near 2^63 ns with B-frame delay saturates instead of trapping; DTS stays before PTS")
+    func hugeFrameDuration() {
+        var sequencer = DecodeTimeStampSequencer(reorderDelay: 2)
+        let pts = MediaTime(value: 0, timescale: 1_000_000_000)
+        sequencer.noteInput(presentationTimeStamp: pts)
+        // The old code multiplied the raw value: (2^62) * 2 trapped.
+        let duration = MediaTime(value: Int64.max / 2 + 1, timescale: 1_000_000_000)
+        let dts = sequencer.next(presentationTimeStamp: pts, frameDuration: duration)
+        #expect(dts < pts)
+        let second = sequencer.next(presentationTimeStamp: pts, frameDuration: duration)
+        #expect(second > dts && second <= pts)
+    }
+}

@@ -308,3 +308,35 @@ extension MediaCoreTests {
         }
     }
 }
+
+@Suite("saturating integer arithmetic")
+struct SaturatingArithmeticTests {
+    @Test("sums, differences and products clamp at the range instead of trapping")
+    func clamps() {
+        #expect(Int64.max.addingSaturating(1) == .max)
+        #expect(Int64.min.addingSaturating(-1) == .min)
+        #expect(Int64(5).addingSaturating(-7) == -2)
+        #expect(Int64.min.subtractingSaturating(1) == .min)
+        #expect(Int64.max.subtractingSaturating(-1) == .max)
+        #expect(Int64(0).subtractingSaturating(Int64.min) == .max)
+        #expect(UInt64(3).subtractingSaturating(5) == 0)
+        #expect((UInt64.max - 1).addingSaturating(33_000_000) == .max)
+        #expect(Int64.max.multipliedSaturating(by: 2) == .max)
+        #expect(Int64.max.multipliedSaturating(by: -2) == .min)
+        #expect(Int64.min.multipliedSaturating(by: -1) == .max)
+        #expect(Int64(-4).multipliedSaturating(by: 3) == -12)
+    }
+}
+
+@Suite("clamped Int from Double")
+struct ClampedIntegerConversionTests {
+    @Test("beyond Int's range and NaN clamp instead of trapping")
+    func clamps() {
+        #expect(Int(clampingTowardZero: 3.9e19) == .max)
+        #expect(Int(clampingTowardZero: -3.9e19) == .min)
+        #expect(Int(clampingTowardZero: .infinity) == .max)
+        #expect(Int(clampingTowardZero: .nan) == 0)
+        #expect(Int(clampingTowardZero: 12.9) == 12)
+        #expect(Int(clampingTowardZero: -12.9) == -12)
+    }
+}

@@ -37,7 +37,9 @@ public struct DecodeTimeStampSequencer: Sendable {
         var dts: MediaTime
         if coded < reorderDelay, let first = firstPresentationTime {
             let step = frameDuration.isNumeric && frameDuration > .zero ? frameDuration : MediaTime(value: 1, timescale: 90_000)
-            dts = first - MediaTime(value: step.value * Int64(reorderDelay - coded), timescale: step.timescale)
+            // MediaTime's multiplication saturates: `step` is upstream's frame duration, which may
+            // be absurdly long.
+            dts = first - step.multiplied(by: reorderDelay - coded)
         } else if !pending.isEmpty {
             dts = pending.removeFirst()
         } else {

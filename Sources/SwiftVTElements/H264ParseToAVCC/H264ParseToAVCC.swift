@@ -289,19 +289,20 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             state.expectedOffset = frameOffset
         }
         let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
-        state.bytesSeen = max(state.bytesSeen, Int(frameOffset) + data.count)
+        // Offsets come from upstream's buffers (GstBaseParse takes them at a DISCONT): any value.
+        state.bytesSeen = max(state.bytesSeen, Int(clamping: frameOffset).addingSaturating(data.count))
         var outcome: Outcome
         switch state.splitter.next(in: data, dataEnd: dataEnd) {
         case .skip(let count):
             log.debug(object, "skipping \(count) bytes that belong to no NAL unit")
-            state.expectedOffset += UInt64(count)
+            state.expectedOffset = state.expectedOffset.addingSaturating(UInt64(count))
             state.bytesHeldByBaseClass = data.count - count
             outcome = Outcome(action: .skip(count))
         case .needMoreData:
             state.bytesHeldByBaseClass = data.count
             outcome = Outcome(action: .needMoreData)
         case .accessUnit(let unit):
-            state.expectedOffset += UInt64(unit.byteCount)
+            state.expectedOffset = state.expectedOffset.addingSaturating(UInt64(unit.byteCount))
             state.bytesHeldByBaseClass = data.count - unit.byteCount
             outcome = accessUnit(unit, in: data, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
         }

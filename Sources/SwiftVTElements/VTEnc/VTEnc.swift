@@ -571,7 +571,9 @@ struct UntimedFrameClock: Sendable {
         } else {
             step = lastDuration ?? second / 25
         }
-        let next = lastPresentationTime.map { $0 + step } ?? 0
+        // Saturating: the previous time stamp (upstream's) may be at the end of the range; the
+        // session then reports the frame's time as out of range instead of the element trapping.
+        let next = lastPresentationTime.map { $0.addingSaturating(step) } ?? 0
         lastPresentationTime = next
         return GstClockTime(next)
     }

@@ -28,7 +28,8 @@ struct SiloWriter {
 
         mutating func next(decode: Int64, presentation: Int64) -> Int64 {
             var value = min(decode, presentation)
-            if let last, value <= last { value = last + 1 }
+            // Saturating: upstream's time stamps may reach the end of the range.
+            if let last, value <= last { value = last.addingSaturating(1) }
             last = value
             return value
         }
@@ -57,7 +58,7 @@ struct SiloWriter {
             summary.frames += 1
             summary.bytes += sample.totalSampleSize
             first = min(first ?? pts, pts)
-            end = max(end, pts + max(0, duration))
+            end = max(end, pts.addingSaturating(max(0, duration)))
             summary.seconds = Double(end - (first ?? 0)) / 1e9
         }
     }
@@ -144,11 +145,12 @@ struct SiloWriter {
                 let pts = nanoseconds(sample.presentationTimeStamp)
                 tally.add(sample, pts: pts, duration: nanoseconds(sample.duration))
                 let isFirst = offset == nil
-                let shift = offset ?? max(0, -min(pts, nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp)))
+                let shift = offset ?? max(0, Int64(0).subtractingSaturating(min(pts, nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))))
                 offset = shift
                 let dts = clock.next(decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp), presentation: pts)
                 let duration = sample.duration.isNumeric ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
-                swiftvt_buffer_set_timing(buffer, GstClockTime(max(0, pts + shift)), GstClockTime(max(0, dts + shift)), duration)
+                swiftvt_buffer_set_timing(
+                    buffer, GstClockTime(max(0, pts.addingSaturating(shift))), GstClockTime(max(0, dts.addingSaturating(shift))), duration)
                 if sample.isSync {
                     swiftvt_buffer_unset_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
                 } else {

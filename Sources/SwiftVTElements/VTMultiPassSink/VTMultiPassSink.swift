@@ -316,7 +316,9 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                 width: width, height: height, sourcePixelFormat: format, settings: encoderSettings,
                 properties: properties, outputHandler: handler)
             let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
-            let expected: Int? = duration > 0 && frameRate != nil ? Int((Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
+            // Upstream's duration (for progress only) may be anything: a count that is no Int
+            // (beyond its range) means "unknown" rather than a trap.
+            let expected: Int? = duration > 0 && frameRate != nil ? Int(exactly: (Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
             let driver = try MultiPassDriver(
                 session: session, feed: feed, storage: storage, maximumPasses: Int(current.maxPasses),
                 expectedFramesInFirstPass: expected)
@@ -586,8 +588,8 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                 .post(from: object, isError: false)
         }
         swiftvt_post_multipass_summary(
-            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(passes),
-            Int32(summary.frames), Int32(reencoded), bitrate, target, summary.seconds)
+            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(clamping: passes),
+            Int32(clamping: summary.frames), Int32(clamping: reencoded), bitrate, target, summary.seconds)
         return true
     }
 
