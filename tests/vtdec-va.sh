@@ -269,6 +269,35 @@ else
 fi
 
 echo
+echo "== an SPS re-sent mid-GOP with only its VUI changed: references kept, one VA context"
+# The same slices; the SPS/PPS that h264_metadata rewrote (colour description, full range) are
+# inserted before picture 10, a non-IDR picture. Nothing decoding depends on changed, so the
+# decoder adopts the SPS without a new sequence (GStreamer's H.264 decoder does the same): the
+# pictures are the original's, and the VA context is not made again (NVDEC stalls on that).
+if gst-launch-1.0 -q videotestsrc num-buffers=60 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 \
+        ! x264enc key-int-max=30 bframes=2 speed-preset=ultrafast ! video/x-h264,stream-format=byte-stream,profile=high \
+        ! filesink location="$work/vui-original.h264" &&
+   ffmpeg -v error -y -i "$work/vui-original.h264" -c copy \
+        -bsf:v h264_metadata=colour_primaries=9:transfer_characteristics=16:matrix_coefficients=9:video_full_range_flag=1 \
+        "$work/vui-modified.h264" &&
+   /usr/bin/python3 "$root/tests/splice_sps.py" "$work/vui-original.h264" "$work/vui-modified.h264" "$work/vui-spliced.h264" 10 &&
+   gst-launch-1.0 -q filesrc location="$work/vui-original.h264" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 \
+        ! filesink location="$work/vui-reference.yuv"; then
+    rc=0
+    SWIFTVT_VA_LOG=1 decode "$work/vui-spliced.h264" require "$work/vui-spliced.yuv" >"$work/vui.log" 2>&1 || rc=$?
+    expected="$(md5sum <"$work/vui-reference.yuv" | cut -d' ' -f1)"
+    got="$(md5sum <"$work/vui-spliced.yuv" | cut -d' ' -f1)"
+    contexts="$(grep -c 'vaCreateContext:' "$work/vui.log" || true)"
+    if [ "$rc" = 0 ] && [ "$got" = "$expected" ] && [ "$contexts" = 1 ]; then
+        echo "VUI-only SPS change mid-GOP: MD5 $got = avdec_h264 on the original stream, $contexts VA context"
+    else
+        fail "VUI-only SPS change mid-GOP: exit $rc, MD5 $got (expected $expected), $contexts VA contexts (expected 1)"
+    fi
+else
+    fail "could not make the stream with a re-sent SPS (x264enc, ffmpeg h264_metadata, tests/splice_sps.py)"
+fi
+
+echo
 if [ "$failures" -gt 0 ]; then
     echo "vtdec-va: $failures failure(s)"
     exit 1

@@ -71,12 +71,23 @@ final class VAH264Accelerator: H264Accelerator {
         .acceleratorFailed(error.description)
     }
 
+    /// Decoding surfaces beyond the DPB's frames (see ``newSequence(_:)``).
+    static let surfacesBeyondDPB = 4
+
     func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
         let sps = sequence.sequenceParameterSet
         let width = sps.codedWidth, height = sps.codedHeight
-        // Surfaces: every DPB frame, the current picture, and one more so that a picture can
-        // be read back while the next is being decoded.
-        let count = sequence.maxDpbFrames + 2
+        // Surfaces: every DPB frame, the current picture, one being read back while the next is
+        // decoded, and two for drivers that complete pictures asynchronously (GStreamer's va
+        // decoder allocates DPB + 4 too).
+        let count = sequence.maxDpbFrames + Self.surfacesBeyondDPB
+        if context != nil, let pool, codedSize == (width, height), pool.ids.count >= count {
+            // The same coded size (the config fixes profile and RT format): the context and its
+            // surfaces stay, as in GStreamer's va decoder. Re-creating them for a sequence whose
+            // size did not change stalls NVDEC and loses nothing else.
+            try output.startSequence(sps)
+            return
+        }
         context = nil
         pool = nil
         do throws(VAError) {

@@ -253,3 +253,53 @@ struct H264PictureDecoderTests {
         #expect(dpb.bumpAll().map(\.picOrderCnt) == [4, 8])
     }
 }
+
+@Suite("when an SPS starts a new sequence")
+struct SequenceRestartRuleTests {
+    static var base: SequenceParameterSet {
+        var sps = SequenceParameterSet()
+        sps.profileIdc = 100
+        sps.levelIdc = 31
+        sps.picWidthInMbsMinus1 = 19
+        sps.picHeightInMapUnitsMinus1 = 14
+        sps.maxNumRefFrames = 4
+        var vui = VUIParameters()
+        vui.colourPrimaries = 1
+        sps.vuiParametersPresentFlag = true
+        sps.vui = vui
+        return sps
+    }
+
+    @Test("VUI-only changes (colour, timing, reorder window) keep the sequence; size, crop, DPB, profile, bit depth and chroma format start one")
+    func restartRules() {
+        let old = Self.base
+        var colour = old
+        colour.vui?.colourPrimaries = 9
+        colour.vui?.videoFullRangeFlag = true
+        #expect(!H264PictureDecoder.startsNewSequence(from: old, to: colour))
+        var reorder = old
+        reorder.vui?.maxNumReorderFrames = 1
+        #expect(!H264PictureDecoder.startsNewSequence(from: old, to: reorder))
+
+        var wider = old
+        wider.picWidthInMbsMinus1 += 1
+        var cropped = old
+        cropped.frameCroppingFlag = true
+        cropped.frameCropBottomOffset = 4
+        var profile = old
+        profile.profileIdc = 77
+        var deeper = old
+        deeper.bitDepthLumaMinus8 = 2
+        var chroma = old
+        chroma.chromaFormatIdc = 2
+        var fields = old
+        fields.frameMbsOnlyFlag = false
+        var smallerDPB = old
+        smallerDPB.vui?.bitstreamRestrictionFlag = true
+        smallerDPB.vui?.maxDecFrameBuffering = 2
+        for (label, new) in [("width", wider), ("crop", cropped), ("profile", profile), ("bit depth", deeper),
+                             ("chroma format", chroma), ("field coding", fields), ("DPB size", smallerDPB)] {
+            #expect(H264PictureDecoder.startsNewSequence(from: old, to: new), "\(label)")
+        }
+    }
+}

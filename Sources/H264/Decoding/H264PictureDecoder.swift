@@ -170,9 +170,13 @@ public final class H264PictureDecoder {
         else {
             throw .bitstream(.missingParameterSet(kind: "PPS", id: header.picParameterSetID))
         }
-        // 7.4.1.2.1: a new SPS is activated only at an IDR picture; one that differs starts a
-        // new sequence for the accelerator (new sizes, new DPB).
-        if activeSequenceParameterSet != sps {
+        // 7.4.1.2.1: a new SPS is activated only at an IDR picture. One that changes what
+        // decoding depends on starts a new sequence for the accelerator (new sizes, new DPB); one
+        // that changes only the rest (VUI, HRD: re-sent with new colour or timing information,
+        // even mid-GOP) is adopted with the references kept.
+        if let active = activeSequenceParameterSet, active != sps, !Self.startsNewSequence(from: active, to: sps) {
+            adoptSequenceParameterSet(sps)
+        } else if activeSequenceParameterSet != sps {
             try startSequence(sps, firstSlice: header)
         }
         let maxFrameNum = sps.maxFrameNum
@@ -218,6 +222,36 @@ public final class H264PictureDecoder {
         return true
     }
 
+    /// Whether activating `new` after `old` needs a new sequence (the DPB emptied, the
+    /// accelerator's surfaces and context made again): only when what decoding depends on changes,
+    /// as GStreamer's H.264 decoder base class decides: the profile, chroma format, bit depths, the
+    /// picture size and cropping, frame or field coding (frame_mbs_only_flag) and the DPB size
+    /// (A.3.1, or max_dec_frame_buffering). Anything else an SPS carries (the VUI's colour, timing
+    /// and HRD) does not touch the pictures already decoded.
+    static func startsNewSequence(from old: SequenceParameterSet, to new: SequenceParameterSet) -> Bool {
+        old.profileIdc != new.profileIdc || old.chromaFormatIdc != new.chromaFormatIdc
+            || old.separateColourPlaneFlag != new.separateColourPlaneFlag
+            || old.bitDepthLuma != new.bitDepthLuma || old.bitDepthChroma != new.bitDepthChroma
+            || old.widthInMbs != new.widthInMbs || old.heightInMapUnits != new.heightInMapUnits
+            || old.frameMbsOnlyFlag != new.frameMbsOnlyFlag || old.cropRect != new.cropRect
+            || old.maxDpbFrames != new.maxDpbFrames
+    }
+
+    /// An SPS that changes nothing decoding depends on: later pictures use its fields, and the
+    /// reorder window follows its VUI (C.4.5.3 bumps with the active SPS's max_num_reorder_frames).
+    private func adoptSequenceParameterSet(_ sps: SequenceParameterSet) {
+        activeSequenceParameterSet = sps
+        decodedPictureBuffer.maxReorderFrames = Self.reorderFrames(of: sps)
+    }
+
+    /// How many pictures may precede a picture in decoding order and follow it in output order:
+    /// the VUI's max_num_reorder_frames, else 0 for POC type 2 (output order is decoding order,
+    /// 8.2.1.3), else the whole DPB.
+    private static func reorderFrames(of sps: SequenceParameterSet) -> Int {
+        if let fromVUI = sps.vui?.maxNumReorderFrames { return Swift.min(fromVUI, sps.maxDpbFrames) }
+        return sps.picOrderCntType == 2 ? 0 : sps.maxDpbFrames
+    }
+
     private func startSequence(_ sps: SequenceParameterSet, firstSlice: SliceHeader) throws(H264DecodingError) {
         // Everything of the previous sequence is output first (C.4.4: an IDR picture without
         // no_output_of_prior_pics_flag; a resolution change infers the flag 1 but dropping
@@ -225,14 +259,7 @@ public final class H264PictureDecoder {
         for picture in decodedPictureBuffer.bumpAll() { try accelerator.outputPicture(picture) }
         decodedPictureBuffer.removeAll()
         let dpbFrames = sps.maxDpbFrames
-        let reorder: Int
-        if let fromVUI = sps.vui?.maxNumReorderFrames {
-            reorder = Swift.min(fromVUI, dpbFrames)
-        } else if sps.picOrderCntType == 2 {
-            reorder = 0
-        } else {
-            reorder = dpbFrames
-        }
+        let reorder = Self.reorderFrames(of: sps)
         decodedPictureBuffer.capacity = dpbFrames
         decodedPictureBuffer.maxReorderFrames = reorder
         activeSequenceParameterSet = sps
