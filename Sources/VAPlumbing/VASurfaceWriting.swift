@@ -33,11 +33,17 @@ extension VADisplayConnection {
         _ write: (UnsafeMutableRawBufferPointer, VAImage) -> Void
     ) throws(VAError) {
         var image = VAImage()
-        if vaDeriveImage(display, surface, &image) == VA_STATUS_SUCCESS, image.format.fourcc == fourcc {
+        // A refused derive gives no image: only one that succeeded is destroyed. (A zeroed
+        // VAImage names image 0, a real image on drivers whose IDs start at 0, such as iHD:
+        // destroying it would free another session's image.)
+        image.image_id = cva_invalid_id()
+        image.buf = cva_invalid_id()
+        let derived = vaDeriveImage(display, surface, &image) == VA_STATUS_SUCCESS && image.image_id != cva_invalid_id()
+        if derived, image.format.fourcc == fourcc {
             defer { release("vaDestroyImage") { vaDestroyImage(display, image.image_id) } }
             try withMapped(image) { write($0, image) }
             return
-        } else if image.image_id != cva_invalid_id() && image.buf != cva_invalid_id() {
+        } else if derived {
             // Derived, but in another layout than we write: use an image of our own instead.
             release("vaDestroyImage") { vaDestroyImage(display, image.image_id) }
         }
