@@ -245,6 +245,12 @@ expect_line rc-cqp "^encconfig .*rc=cqp" "constant QP for rate-control=quality"
 expect_line rc-cqp "^encpic type=I .*qp=17" "I pictures at QP 17 (51 x 0.4 - 3)"
 expect_line rc-cqp "^encpic type=P .*qp=20" "P pictures at QP 20"
 expect_line rc-cqp "^encpic type=B .*qp=22" "B pictures at QP 22"
+# The P pictures' QP travels in the PPS too (pic_init_qp 20, slice_qp_delta -3/0/+2), for drivers
+# that read only pic_init_qp; FFmpeg's bitstream tracer reads the PPS SwiftVT wrote.
+init_qp="$(ffmpeg -v trace -i "$work/rc-cqp.h264" -c copy -bsf:v trace_headers -f null - 2>&1 \
+    | grep -m1 -o 'pic_init_qp_minus26 .*= *-\?[0-9]*' | grep -o -- '-\?[0-9]*$' || true)"
+if [ "$init_qp" = "-6" ]; then pass "rc-cqp: PPS pic_init_qp_minus26 $init_qp (QP 20, the P pictures')"
+else fail "rc-cqp: PPS pic_init_qp_minus26 '$init_qp', expected -6 (pic_init_qp 20)"; fi
 if grep "^encmisc ratecontrol" "$work/rc-cqp.params" >/dev/null; then fail "rc-cqp: a rate-control misc parameter in CQP mode"; fi
 for run in rc-cbr rc-vbr rc-cqp; do clean "$run" || fail "$run: driver report: $(grep -m1 -e VALIDATION -e live-objects "$work/$run.report")"; done
 

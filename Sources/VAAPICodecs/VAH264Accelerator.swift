@@ -49,6 +49,8 @@ final class VAH264Accelerator: H264Accelerator {
     private var context: VAContext?
     private var pool: VASurfacePool?
     private var codedSize = (width: 0, height: 0)
+    /// vaBeginPicture succeeded and vaEndPicture has not been called yet.
+    private var pictureIsOpen = false
     /// The buffers of the picture being decoded, destroyed once it is submitted (va.h: the
     /// client owns buffers it created; they may be destroyed after vaEndPicture).
     private var pictureBuffers: [VABufferObject] = []
@@ -122,15 +124,20 @@ final class VAH264Accelerator: H264Accelerator {
         var matrix = VAH264DecodeParameters.inverseQuantizationMatrix(parameterSets)
         pictureBuffers = []
         do throws(VAError) {
-            try connection.beginPicture(context: context, renderTarget: lease.surface)
+            // Every buffer exists before the picture begins (as in FFmpeg and GStreamer): a
+            // buffer that cannot be made leaves no picture open on the device.
             let parameterBuffer = try VABufferObject.holding(
                 &pictureParameters, connection: connection, context: context, type: VAPictureParameterBufferType)
             let matrixBuffer = try VABufferObject.holding(
                 &matrix, connection: connection, context: context, type: VAIQMatrixBufferType)
-            try connection.renderPicture(context: context, buffers: [parameterBuffer.id, matrixBuffer.id])
             pictureBuffers.append(parameterBuffer)
             pictureBuffers.append(matrixBuffer)
+            try connection.beginPicture(context: context, renderTarget: lease.surface)
+            pictureIsOpen = true
+            try connection.renderPicture(context: context, buffers: [parameterBuffer.id, matrixBuffer.id])
         } catch {
+            // An open picture is ended by endPicture, which the decoder calls for every picture
+            // it started, failed or not.
             throw Self.failed(error)
         }
     }
@@ -159,9 +166,15 @@ final class VAH264Accelerator: H264Accelerator {
         }
     }
 
+    /// Ends the picture on the device whenever it was begun, also after a failed slice or
+    /// render (`picture.decodingFailed`): a picture left open keeps its slices in the context,
+    /// and nvidia-vaapi-driver decodes them with the next picture. The slices given so far are
+    /// decoded into a picture that is not output (the decoder knows it failed).
     func endPicture(_ picture: H264Picture) throws(H264DecodingError) {
         guard let context else { throw .acceleratorFailed("VA-API: a picture ended before its sequence") }
         defer { pictureBuffers = [] }
+        guard pictureIsOpen else { return }
+        pictureIsOpen = false
         do throws(VAError) {
             try connection.endPicture(context: context)
         } catch {

@@ -103,7 +103,10 @@ extension VAH264Encoder {
         pps.entropyCodingModeFlag = cabacAllowed && (properties.entropyMode ?? .cabac) == .cabac && !entropyRefused
         pps.numRefIdxL0DefaultActiveMinus1 = 0
         pps.numRefIdxL1DefaultActiveMinus1 = 0
-        pps.picInitQpMinus26 = 0
+        // Constant QP: the P pictures' quantizer is the PPS's pic_init_qp (7.4.2.2), I and B
+        // pictures differ by slice_qp_delta. Drivers that read only pic_init_qp (older Mesa)
+        // then still code at about the QP asked for, not at 26 (FFmpeg's VA encoder does the same).
+        pps.picInitQpMinus26 = rateControl.mode == .cqp ? rateControl.pictureQuantizer(type: .predicted, forced: nil) - 26 : 0
         pps.deblockingFilterControlPresentFlag = true
         // 8x8 transforms are High profile's main tool (A.2.4).
         pps.transform8x8ModeFlag = choice.profileName == .high

@@ -19,6 +19,10 @@ final class RecordingAccelerator: H264Accelerator {
     var ended: [H264Picture] = []
     var output: [H264Picture] = []
     var failEndPictureNumber: Int?
+    /// The slice (counted from 1 over the stream) whose decodeSlice fails.
+    var failSliceNumber: Int?
+    /// The picture (counted from 1) whose startPicture fails.
+    var failStartPictureNumber: Int?
     /// The run between IDR / MMCO 5 pictures each picture belongs to, by decoding order.
     var epochs: [ObjectIdentifier: Int] = [:]
     private var epoch = 0
@@ -28,6 +32,9 @@ final class RecordingAccelerator: H264Accelerator {
         _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
     ) throws(H264DecodingError) {
         started.append(picture)
+        if let failStartPictureNumber, started.count == failStartPictureNumber {
+            throw .acceleratorFailed("simulated failure at the start of picture \(failStartPictureNumber)")
+        }
         if picture.isIDR || picture.hasMemoryManagementControlOperation5 { epoch += 1 }
         epochs[ObjectIdentifier(picture)] = epoch
         referenceFrameCounts.append(referenceFrames.count)
@@ -39,6 +46,9 @@ final class RecordingAccelerator: H264Accelerator {
         slices.append(SliceRecord(
             picture: picture, list0: referencePictureList0, list1: referencePictureList1,
             expectedCount0: slice.header.numRefIdxL0Active, expectedCount1: slice.header.numRefIdxL1Active))
+        if let failSliceNumber, slices.count == failSliceNumber {
+            throw .acceleratorFailed("simulated failure of slice \(failSliceNumber)")
+        }
     }
     func endPicture(_ picture: H264Picture) throws(H264DecodingError) {
         ended.append(picture)
@@ -162,6 +172,33 @@ struct H264PictureDecoderTests {
         #expect(failures == 1)
         #expect(accelerator.output.count == entry.frames)
         #expect(accelerator.output.filter(\.decodingFailed).count == 1)
+    }
+
+    @Test("every started picture is ended, also after its start or a slice failed (a VA picture must not stay open)")
+    func failedPicturesAreEnded() throws {
+        guard let entry = Corpus.entry("BA_MW_D.264"), let bytes = Corpus.bytes(of: entry) else { return }
+        for (failSlice, failStart) in [(7, nil), (nil, 4)] as [(Int?, Int?)] {
+            let accelerator = RecordingAccelerator()
+            accelerator.failSliceNumber = failSlice
+            accelerator.failStartPictureNumber = failStart
+            let decoder = H264PictureDecoder(accelerator: accelerator)
+            var failures = 0
+            bytes.withUnsafeBytes { data in
+                AnnexB.forEachNALUnit(in: data) { unit in
+                    do {
+                        try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
+                    } catch {
+                        failures += 1
+                    }
+                }
+            }
+            try decoder.drain()
+            #expect(failures == 1)
+            #expect(accelerator.started.map(ObjectIdentifier.init) == accelerator.ended.map(ObjectIdentifier.init),
+                    "started \(accelerator.started.count), ended \(accelerator.ended.count)")
+            #expect(accelerator.output.count == entry.frames)
+            #expect(accelerator.output.filter(\.decodingFailed).count == 1)
+        }
     }
 
     // MARK: - Reference lists and marking on made-up DPBs

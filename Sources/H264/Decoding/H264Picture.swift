@@ -142,7 +142,9 @@ public protocol H264Accelerator: AnyObject {
         _ picture: H264Picture, slice: H264SliceData, parameterSets: H264ActiveParameterSets,
         referencePictureList0: [H264Picture?], referencePictureList1: [H264Picture?]
     ) throws(H264DecodingError)
-    /// All slices of `picture` were given.
+    /// All slices of `picture` were given. Called for every picture `startPicture` was called
+    /// for, also when `startPicture` or a `decodeSlice` failed (`picture.decodingFailed` is then
+    /// true): an accelerator that began the picture on its device ends it here.
     func endPicture(_ picture: H264Picture) throws(H264DecodingError)
     /// `picture` is output (C.4.5.3); it may stay in the DPB as a reference.
     func outputPicture(_ picture: H264Picture) throws(H264DecodingError)

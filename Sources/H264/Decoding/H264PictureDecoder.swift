@@ -360,13 +360,14 @@ public final class H264PictureDecoder {
         let picture = finished.picture
         let header = finished.firstSlice
         var acceleratorError: H264DecodingError?
-        if !picture.decodingFailed {
-            do {
-                try accelerator.endPicture(picture)
-            } catch {
-                picture.decodingFailed = true
-                acceleratorError = error
-            }
+        // Every started picture is ended, also one whose start or slices failed: an accelerator
+        // must not leave a picture open on its device (see H264Accelerator.endPicture). The
+        // failure that came first is the one reported.
+        do {
+            try accelerator.endPicture(picture)
+        } catch {
+            if !picture.decodingFailed { acceleratorError = error }
+            picture.decodingFailed = true
         }
         // Marking and storage happen whether or not the accelerator succeeded: the DPB must
         // stay what the stream describes, so that later pictures find their references.
