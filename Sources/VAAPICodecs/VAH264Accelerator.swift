@@ -41,7 +41,7 @@ final class VASurfacePool {
 /// into VA picture, IQ matrix, slice parameter and slice data buffers, and reads output
 /// pictures back into ``PixelBuffer``s.
 ///
-/// One decoding context per sequence; surfaces from a pool sized DPB + 2.
+/// One decoding context per coded size; surfaces from a pool sized DPB + 4.
 final class VAH264Accelerator: H264Accelerator {
     private let connection: VADisplayConnection
     private let config: VAConfig
@@ -180,6 +180,14 @@ final class VAH264Accelerator: H264Accelerator {
         } catch {
             throw Self.failed(error)
         }
+    }
+
+    /// A surface of its own for a frame inferred for a frame_num gap: it goes into
+    /// ReferenceFrames like any reference (its content is whatever the surface last held; a
+    /// conforming stream never predicts from it, 8.2.5.2). With no surface free it stays without
+    /// one, as before: decoding goes on, only devices that need it in ReferenceFrames miss it.
+    func storeNonExistingFrame(_ picture: H264Picture) throws(H264DecodingError) {
+        picture.acceleratorData = pool?.lease()
     }
 
     func outputPicture(_ picture: H264Picture) throws(H264DecodingError) {

@@ -148,4 +148,15 @@ public protocol H264Accelerator: AnyObject {
     func endPicture(_ picture: H264Picture) throws(H264DecodingError)
     /// `picture` is output (C.4.5.3); it may stay in the DPB as a reference.
     func outputPicture(_ picture: H264Picture) throws(H264DecodingError)
+    /// A frame inferred for a gap in frame_num (8.2.5.2, `picture.isNonExisting`) enters the DPB
+    /// as a short-term reference. It is never decoded or output, but devices that build their
+    /// reference state from the picture parameters' ReferenceFrames (NVDEC, AMD firmware) need
+    /// every entry to be a real surface, so an accelerator gives it one here (FFmpeg allocates
+    /// gap frames too).
+    func storeNonExistingFrame(_ picture: H264Picture) throws(H264DecodingError)
+}
+
+extension H264Accelerator {
+    /// Accelerators that keep no per-picture memory need nothing for an inferred frame.
+    public func storeNonExistingFrame(_ picture: H264Picture) throws(H264DecodingError) {}
 }

@@ -312,6 +312,9 @@ public final class H264PictureDecoder {
                     isIDR: false, nalRefIdc: 1, isNonExisting: true, frameReference: frameReference)
                 decodedPictureBuffer.updateFrameNumWrap(currentFrameNum: unusedFrameNum, maxFrameNum: maxFrameNum)
                 decodedPictureBuffer.slidingWindow(maxNumRefFrames: sps.maxNumRefFrames)
+                // The sliding window has made room: the accelerator's surface for the inferred
+                // frame comes from what the DPB let go of.
+                try accelerator.storeNonExistingFrame(picture)
                 for output in decodedPictureBuffer.storeNonExisting(picture) { try accelerator.outputPicture(output) }
             }
             previousReferenceFrameNum = unusedFrameNum
