@@ -7,8 +7,9 @@
 #             -hwaccel_output_format vaapi -i STREAM -vf hwdownload,format=nv12 -pix_fmt <native> ...
 #    and must give MANIFEST.tsv's ref_md5 (all frames, cropped, in the stream's native pixel format,
 #    as the manifest defines it), with zero VALIDATION complaints from the driver, zero SELFCHECK
-#    failures and no VA object left at vaTerminate. Streams the driver refuses (pic_order_cnt_type 1:
-#    the SPS cannot be rebuilt from VA parameters) are listed as refused, not failed;
+#    failures and no VA object left at vaTerminate (pic_order_cnt_type 1 streams included: the
+#    driver rebuilds them as type 0 from FFmpeg's POCs). Streams the driver refuses are listed as
+#    refused, not failed;
 # 2. the validation layer is alive: each simulated client bug (SWIFTVT_VA_TAMPER) is reported,
 #    naming the field, and fails the picture;
 # 3. fault injection: each SWIFTVT_VA_FAIL value, a busy device and a failed vaEndPicture end in a

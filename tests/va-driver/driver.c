@@ -1398,11 +1398,8 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
                context->num_slices == 0 ? "no slice data" : "slice parameters without a following slice data buffer");
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     }
-    /* What the rebuilt parameter sets or the model cannot represent. */
-    if (pp->seq_fields.bits.pic_order_cnt_type == 1)
-        return refuse(drv, context, VA_STATUS_ERROR_UNSUPPORTED_PROFILE,
-                      "pic_order_cnt_type 1: its offsets (offset_for_ref_frame[] ...) are not in VA parameters, "
-                      "the SPS cannot be rebuilt");
+    /* What the rebuilt parameter sets or the model cannot represent. (pic_order_cnt_type 1 is
+     * rebuilt as type 0 from the client's POCs: h264.h, h264_rewrite_slice_poc.) */
     if (!pp->seq_fields.bits.frame_mbs_only_flag || pp->pic_fields.bits.field_pic_flag)
         return refuse(drv, context, VA_STATUS_ERROR_UNSUPPORTED_PROFILE, "field pictures and MBAFF are not supported");
     if (pp->seq_fields.bits.chroma_format_idc != 1 || pp->bit_depth_luma_minus8 || pp->bit_depth_chroma_minus8 ||
@@ -1478,6 +1475,10 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
         goto out;
     }
 
+    int sps_changed = sps_size != context->sps_size || memcmp(sps, context->sps, sps_size) != 0;
+    if (sps_changed)
+        h264_refs_forget_poc_type1(&context->refs);
+
     /* Validation before decoding: the model's own view of the picture against the client's. */
     VAPictureParameterBufferH264 checked_pp = *pp;
     if (drv->tamper)
@@ -1492,7 +1493,7 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
 
     /* The access unit for libavcodec: parameter sets only when they changed (a repeated SPS is
      * harmless, a changed one starts a new sequence), then the slices as the client sent them. */
-    if (sps_size != context->sps_size || memcmp(sps, context->sps, sps_size) != 0) {
+    if (sps_changed) {
         if (context->sps_size)
             drv_log(drv, "picture %ld: the rebuilt SPS changed: new sequence", context->pictures);
         /* 7.4.1.2.1: a new SPS can only be activated by an IDR picture. */
@@ -1529,7 +1530,29 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
         }
     }
     for (int i = 0; i < n; i++) {
-        if (append_nal(&au, &au_size, &au_capacity, context->slices[i].nal, context->slices[i].size) < 0) {
+        const uint8_t *nal = context->slices[i].nal;
+        size_t nal_size = context->slices[i].size;
+        uint8_t *rewritten = NULL;
+        if (h264_rebuild_rewrites_poc(pp)) {
+            /* The client's POC, relative to its offset learnt at the IDR picture (the model's
+             * type 1 POC when the client agrees with it), is the rewritten pic_order_cnt_lsb:
+             * 8.2.1.1 gives the same TopFieldOrderCnt back from 16-bit LSBs as long as two
+             * successive reference pictures are less than 2^15 apart. */
+            int32_t top = pp->CurrPic.TopFieldOrderCnt - context->refs.client_poc_offset;
+            rewritten = h264_rewrite_slice_poc(nal, nal_size, &headers[i], pp->pic_fields.bits.entropy_coding_mode_flag,
+                                               (uint32_t)top, pp->CurrPic.BottomFieldOrderCnt - pp->CurrPic.TopFieldOrderCnt,
+                                               &nal_size);
+            if (!rewritten) {
+                report(drv, 1, "swiftvt_sw DECODE: picture %ld: slice[%d]: its POC fields could not be rewritten",
+                       context->pictures, i);
+                status = VA_STATUS_ERROR_DECODING_ERROR;
+                goto out;
+            }
+            nal = rewritten;
+        }
+        int failed = append_nal(&au, &au_size, &au_capacity, nal, nal_size) < 0;
+        free(rewritten);
+        if (failed) {
             status = VA_STATUS_ERROR_ALLOCATION_FAILED;
             goto out;
         }
