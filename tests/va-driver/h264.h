@@ -215,6 +215,9 @@ struct h264_check_input {
     int num_slices;
     VASurfaceID target;
     FILE *paramlog;                               /* NULL: no log */
+    /* The driver builds its reference lists from ReferenceFrames alone (NVDEC, AMD): frames
+     * inferred from a frame_num gap must be there too, as real surfaces with their frame_idx. */
+    int gap_frames_required;
 };
 
 /* Validates one picture against the model before it is decoded; reports each mismatch through

@@ -500,6 +500,25 @@ static int in_client_refs(const VAPictureParameterBufferH264 *pp, const VAPictur
     return 0;
 }
 
+static void check_gap_frames(struct checker *c, const struct h264_refs *refs, const VAPictureParameterBufferH264 *pp)
+{
+    for (int k = 0; k < refs->num_dpb; k++) {
+        const struct h264_dpb_pic *p = &refs->dpb[k];
+        if (!p->non_existing)
+            continue;
+        int found = 0;
+        for (int i = 0; i < 16 && !found; i++)
+            found = !VA_INVALID_PICTURE(pp->ReferenceFrames[i]) && pp->ReferenceFrames[i].frame_idx == p->frame_num &&
+                    !(pp->ReferenceFrames[i].flags & VA_PICTURE_H264_LONG_TERM_REFERENCE);
+        if (!found) {
+            char b[160];
+            snprintf(b, sizeof(b), "frame_num %u (inferred from a frame_num gap, 8.2.5.2) as a surface: this driver "
+                                   "builds its reference lists from ReferenceFrames alone", p->frame_num);
+            complain(c, "ReferenceFrames (frame_num gap)", "no entry", b);
+        }
+    }
+}
+
 static void check_reference_frames(struct checker *c, const struct h264_refs *refs,
                                    const VAPictureParameterBufferH264 *pp)
 {
@@ -695,6 +714,8 @@ int h264_check_picture(struct h264_refs *refs, const struct h264_check_input *in
         compare_int(&c, "CurrPic.frame_idx", pp->CurrPic.frame_idx, first->frame_num);
         if (!idr)
             check_reference_frames(&c, refs, pp);
+        if (!idr && in->gap_frames_required)
+            check_gap_frames(&c, refs, pp);
         /* Decoding into a surface that still holds a reference destroys it; at an IDR every
          * reference is dropped anyway (8.2.5.1), so only other pictures are checked. */
         for (int k = 0; !idr && k < refs->num_dpb; k++) {
