@@ -19,7 +19,7 @@
 #    matrices, multiple slices, B-pyramid, an odd size) match libavcodec's own decoding;
 # 6. driver personalities (SWIFTVT_VA_PERSONALITY=ihd|mesa|nvdec, tests/va-driver/README.md): a
 #    subset of the corpus (a pic_order_cnt_type 1 stream among them) decodes exactly under each,
-#    the personality is the one vaInitialize read, completion is asynchronous (a latency of 30 ms
+#    the personality is the one vaInitialize read, completion is asynchronous (a latency of 100 ms
 #    per picture shows in the run time), and iHD's decoding error from vaSyncSurface reaches
 #    FFmpeg. The whole test also runs with SWIFTVT_VA_PERSONALITY set in the environment (every
 #    run then has that personality unless a section sets another).
@@ -301,17 +301,19 @@ for personality in ihd mesa nvdec; do
             "$([ -n "$leaked" ] && echo yes || echo no)" "$result"
     done
 done
-# Asynchronous completion: 100 pictures of which FFmpeg waits for each before reading it back.
+# Asynchronous completion: FFmpeg waits for each of 100 pictures before reading it back. Its
+# decoder runs a few pictures ahead of the read-back, so the waits overlap: 100 ms each gave
+# about 4 s here (0.3 s without a latency); 2 s is the bound.
 started=$(date +%s.%N)
 rc=0
-SWIFTVT_VA_PERSONALITY=mesa SWIFTVT_VA_LATENCY_MS=30 decode "$small" yuv420p "$work/async.yuv" -y 2>"$work/async.stderr" || rc=$?
+SWIFTVT_VA_PERSONALITY=mesa SWIFTVT_VA_LATENCY_MS=100 decode "$small" yuv420p "$work/async.yuv" -y 2>"$work/async.stderr" || rc=$?
 seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 async_md5="$(md5sum <"$work/async.yuv" | cut -d' ' -f1)"
 if [ "$rc" = 0 ] && [ "$async_md5" = "$(grep -P "^BA_MW_D.264\t" "$manifest" | cut -f8)" ] &&
-   awk -v s="$seconds" 'BEGIN { exit !(s >= 2.4) }'; then
-    echo "asynchronous completion (30 ms per picture, 100 pictures): exact, $seconds s"
+   awk -v s="$seconds" 'BEGIN { exit !(s >= 2.0) }'; then
+    echo "asynchronous completion (100 ms per picture, 100 pictures): exact, $seconds s"
 else
-    fail "asynchronous completion: exit $rc, md5 $async_md5, $seconds s (at least 2.4 s expected with 30 ms per picture)"
+    fail "asynchronous completion: exit $rc, md5 $async_md5, $seconds s (at least 2 s expected with 100 ms per picture)"
 fi
 # iHD: a damaged picture is reported by vaSyncSurface (VA_STATUS_ERROR_DECODING_ERROR).
 rc=0

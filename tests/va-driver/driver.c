@@ -42,6 +42,13 @@
  * Encoding capabilities:
  *   SWIFTVT_VA_ENCODE_RC=cqp,cbr,vbr                 the rate control modes offered (default all)
  *   SWIFTVT_VA_ENCODE_PACKED=sequence,picture,slice|none  the packed headers offered (default all)
+ * Driver personalities (personality.h; README.md "Driver personalities"):
+ *   SWIFTVT_VA_PERSONALITY=ihd|mesa|nvdec   behave like iHD, Mesa (radeonsi) or nvidia-vaapi-driver
+ *   SWIFTVT_VA_LATENCY_MS=N        pictures complete on a worker thread N ms after vaEndPicture
+ *   SWIFTVT_VA_SYNC_ERROR=decoding-error:N|hw-busy:N  the Nth decoded picture's vaSyncSurface status
+ *   SWIFTVT_VA_DERIVE_NS_PER_BYTE=N   what mapping a derived image costs
+ *   SWIFTVT_VA_CONTEXT_REFUSES_RC=cqp,cbr,vbr  offered, but vaCreateContext refuses them
+ *   SWIFTVT_VA_NO_H264=x11:<name>|drm:<path>|any  the display(s) whose driver offers no profile
  * Self-test of the validation layer (a simulated client bug; decoding itself is unaffected):
  *   SWIFTVT_VA_TAMPER=bit-offset|ref-list|poc|ref-frames|weights|qp-delta (comma-separated list)
  *                                  alters the client's parameters before they are checked:
