@@ -3,11 +3,13 @@
 #
 # 1. every undamaged, progressive corpus stream through `vtdec hardware=require`: the MD5 of the
 #    decoded frames (I420, cropped) equals MANIFEST.tsv's ref_md5, with zero VALIDATION complaints
-#    and zero SELFCHECK failures from the driver and no VA object left at vaTerminate. Streams the
-#    driver itself refuses (pic_order_cnt_type 1: its SPS cannot be rebuilt from VA parameters)
-#    must fail cleanly under require and decode exactly under auto (software fallback);
+#    and zero SELFCHECK failures from the driver and no VA object left at vaTerminate. A stream
+#    the driver refuses (none in the corpus today; pic_order_cnt_type 1 streams are decoded by
+#    rewriting them as type 0 from the client's POCs) must fail cleanly under require and decode
+#    exactly under auto (software fallback);
 # 2. FFmpeg's own VA-API client through the same driver on streams with P, B and weighted
-#    prediction: the driver's normalised parameter logs of both clients must be identical;
+#    prediction, and on a pic_order_cnt_type 1 stream (the client's own 8.2.1.2 POCs): the
+#    driver's normalised parameter logs of both clients must be identical;
 # 3. fault injection: each injected failure ends in software fallback (auto) or a clear error
 #    (require), never a hang (every run is under a time limit), and nothing is leaked;
 # 4. no VA device at all (no render node, no DISPLAY): auto decodes in software, require fails
@@ -124,7 +126,7 @@ echo
 echo "== the same driver, two clients: SwiftVT's and FFmpeg's normalised VA parameters (SWIFTVT_VA_PARAMLOG)"
 printf '%-44s %9s %9s %s\n' stream pictures slices result
 for file in BA_MW_D.264 CVPCMNL1_SVA_C.264 Cisco_Men_whisper_640x320_CABAC_Bframe_9.264 \
-            VID_1280x720_cabac_temporal_direct.264 test_scalinglist_jm.264 MPS_MW_A.264; do
+            VID_1280x720_cabac_temporal_direct.264 test_scalinglist_jm.264 MPS_MW_A.264 BAMQ1_JVC_C.264; do
     stream="$corpus/h264/$file"
     [ -f "$stream" ] || { fail "$file: missing from the corpus"; continue; }
     rm -f "$work/ours.paramlog" "$work/ffmpeg.paramlog"

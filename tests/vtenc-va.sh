@@ -72,6 +72,12 @@ small_frames=$(($(stat -c %s "$small_raw") / (152 * 100 * 3 / 2)))
 
 # decoded_md5 FILE: MD5 of the I420 frames avdec_h264 decodes from the Annex B file.
 decoded_md5() {
+    # An empty file (a failed encode) is an early ERROR for h264parse, on which gst-launch-1.0
+    # waits until the timeout: "none" at once instead.
+    if [ ! -s "$1" ]; then
+        echo none
+        return
+    fi
     timeout 120 gst-launch-1.0 -q filesrc location="$1" ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1
 }
 # key_frames FILE: display-order indices of the key frames, comma separated.

@@ -120,6 +120,12 @@ void bw_copy_bits(struct bitwriter *bw, const uint8_t *src, size_t bits)
         bw_bit(bw, (src[i >> 3] >> (7 - (i & 7))) & 1);
 }
 
+void bw_copy_bit_range(struct bitwriter *bw, const uint8_t *src, size_t from, size_t bits)
+{
+    for (size_t i = from; i < from + bits; i++)
+        bw_bit(bw, (src[i >> 3] >> (7 - (i & 7))) & 1);
+}
+
 void bw_put_aligned_bytes(struct bitwriter *bw, const uint8_t *bytes, size_t size)
 {
     if ((bw->pos & 7) || bw->pos / 8 + size > bw->capacity) {

@@ -37,6 +37,8 @@ void bw_trailing(struct bitwriter *bw);
 size_t bw_bytes(const struct bitwriter *bw);
 /* Appends the first `bits` bits of src (most significant bit first), at any bit position. */
 void bw_copy_bits(struct bitwriter *bw, const uint8_t *src, size_t bits);
+/* Appends `bits` bits of src starting at bit `from` (most significant bit first). */
+void bw_copy_bit_range(struct bitwriter *bw, const uint8_t *src, size_t from, size_t bits);
 /* Appends whole bytes; the writer must be byte-aligned (bw->pos % 8 == 0). */
 void bw_put_aligned_bytes(struct bitwriter *bw, const uint8_t *bytes, size_t size);
 

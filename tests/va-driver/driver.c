@@ -42,6 +42,13 @@
  * Encoding capabilities:
  *   SWIFTVT_VA_ENCODE_RC=cqp,cbr,vbr                 the rate control modes offered (default all)
  *   SWIFTVT_VA_ENCODE_PACKED=sequence,picture,slice|none  the packed headers offered (default all)
+ * Driver personalities (personality.h; README.md "Driver personalities"):
+ *   SWIFTVT_VA_PERSONALITY=ihd|mesa|nvdec   behave like iHD, Mesa (radeonsi) or nvidia-vaapi-driver
+ *   SWIFTVT_VA_LATENCY_MS=N        pictures complete on a worker thread N ms after vaEndPicture
+ *   SWIFTVT_VA_SYNC_ERROR=decoding-error:N|hw-busy:N  the Nth decoded picture's vaSyncSurface status
+ *   SWIFTVT_VA_DERIVE_NS_PER_BYTE=N   what mapping a derived image costs
+ *   SWIFTVT_VA_CONTEXT_REFUSES_RC=cqp,cbr,vbr  offered, but vaCreateContext refuses them
+ *   SWIFTVT_VA_NO_H264=x11:<name>|drm:<path>|any  the display(s) whose driver offers no profile
  * Self-test of the validation layer (a simulated client bug; decoding itself is unaffected):
  *   SWIFTVT_VA_TAMPER=bit-offset|ref-list|poc|ref-frames|weights|qp-delta (comma-separated list)
  *                                  alters the client's parameters before they are checked:
@@ -56,6 +63,7 @@
 #include <va/va.h>
 #include <va/va_backend.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -64,13 +72,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <va/va_drmcommon.h>
 #include <va/va_str.h>
 
 #include "avdecode.h"
 #include "encode.h"
 #include "h264.h"
+#include "personality.h"
 
 #define VENDOR "SwiftVT software VA driver for tests (swiftvt_sw, libavcodec)"
 #define MAX_SIZE 4096
@@ -152,9 +163,11 @@ struct sw_surface {
     uint32_t width, height;
     uint32_t pitch, alloc_height;
     uint8_t *data;
-    int references;            /* the surface table plus each image derived from it */
+    int references;            /* the surface table plus each image derived from it, and each pending job */
     VAStatus status;           /* of the last picture decoded into it */
     VASurfaceDecodeMBErrors errors[2];
+    int pending;               /* pictures submitted to it (decoded into it, or encoded from it) not yet complete */
+    VAStatus sync_status;      /* what vaSyncSurface returns once they are (SWIFTVT_VA_SYNC_ERROR) */
 };
 
 struct sw_buffer {
@@ -164,6 +177,7 @@ struct sw_buffer {
     uint8_t *data;
     struct sw_surface *surface; /* set for a derived image's buffer: data points into it */
     int map_count;
+    int pending;               /* a coded buffer: encoded pictures not yet complete */
 };
 
 struct sw_image {
@@ -202,6 +216,28 @@ struct sw_context {
     struct h264_refs refs;
     long pictures;
     long refused;              /* pictures refused; reported once per context */
+    /* A personality's cap on the distinct render targets of a decoding context (nvdec: NVDEC's
+     * picture indices); 0: none. */
+    int surface_cap;
+    VASurfaceID *used_targets;
+    int num_used_targets;
+};
+
+/* A picture whose completion the worker thread publishes after the latency (a personality's
+ * asynchronous completion, SWIFTVT_VA_LATENCY_MS). */
+struct job {
+    struct job *next;
+    struct timespec due;        /* CLOCK_MONOTONIC */
+    struct sw_surface *surface; /* decoding: the render target; encoding: the source (a reference is held) */
+    uint8_t *pixels;            /* decoding: the decoded picture, copied into the surface at completion */
+    VAStatus sync_status;
+    /* Encoding: the coded buffer (looked up again at completion: the client may have destroyed
+     * it), the segment and bitstream as encoded, and the source's hash at vaEndPicture. */
+    VABufferID coded_id;
+    struct sw_buffer *coded_buffer;
+    uint8_t *coded;
+    uint64_t source_hash;
+    long picture;
 };
 
 enum {
@@ -239,6 +275,20 @@ struct sw_driver {
     uint32_t encode_packed_headers; /* VA_ENC_PACKED_HEADER_* offered (SWIFTVT_VA_ENCODE_PACKED) */
     char *report_path;
     FILE *paramlog;
+    /* SWIFTVT_VA_PERSONALITY and its knobs (personality.h, README.md "Driver personalities"). */
+    struct personality_traits personality;
+    long latency_ms;                /* > 0: pictures complete on the worker thread after this long */
+    int sync_error_kind;            /* SWIFTVT_VA_SYNC_ERROR: VA_STATUS_ERROR_DECODING_ERROR or _HW_BUSY */
+    long sync_error_picture;        /* ... for the Nth decoded picture (0: never) */
+    long decoded_pictures;
+    int no_h264;                    /* SWIFTVT_VA_NO_H264 names this display: no H.264 profile */
+    uint32_t context_refuses_rc;    /* SWIFTVT_VA_CONTEXT_REFUSES_RC: VA_RC_* bits vaCreateContext refuses */
+    /* The completion worker (latency_ms > 0). */
+    int worker_started, stopping;
+    pthread_t worker;
+    pthread_cond_t work_cond;       /* a job was queued, or stopping */
+    pthread_cond_t done_cond;       /* a job completed */
+    struct job *jobs, *jobs_tail;
 };
 
 /* vaEndPicture calls in this process, for SWIFTVT_VA_FAIL_END_PICTURE; encoded pictures, for
@@ -247,6 +297,11 @@ static atomic_long end_picture_calls;
 static atomic_long encoded_pictures;
 
 #define DRIVER(ctx) ((struct sw_driver *)(ctx)->pDriverData)
+
+/* Asynchronous completion (below, "asynchronous completion"): waiting for a surface's pictures
+ * and for a coded buffer's, with the driver lock held. */
+static int wait_surface(struct sw_driver *drv, struct sw_surface *surface, uint64_t timeout_ns);
+static void wait_coded_buffer(struct sw_driver *drv, VABufferID id, struct sw_buffer *buffer);
 
 /* Removes object `id` from `t` under the driver lock and returns it for the caller to free
  * (NULL when there is no such object): the first half of every vaDestroy* call. */
@@ -326,8 +381,10 @@ static struct enc_hooks encode_hooks(struct sw_driver *drv)
 
 /* ---------- configs ---------- */
 
-static int profile_supported(VAProfile profile)
+static int profile_supported(const struct sw_driver *drv, VAProfile profile)
 {
+    if (drv->no_h264)
+        return 0;
     for (int i = 0; i < NUM_PROFILES; i++)
         if (supported_profiles[i] == profile)
             return 1;
@@ -336,22 +393,45 @@ static int profile_supported(VAProfile profile)
 
 static VAStatus sw_QueryConfigProfiles(VADriverContextP ctx, VAProfile *profile_list, int *num_profiles)
 {
-    (void)ctx;
+    struct sw_driver *drv = DRIVER(ctx);
+    *num_profiles = 0;
+    if (drv->no_h264)
+        return VA_STATUS_SUCCESS; /* SWIFTVT_VA_NO_H264: a device without H.264 */
     for (int i = 0; i < NUM_PROFILES; i++)
         profile_list[i] = supported_profiles[i];
     *num_profiles = NUM_PROFILES;
     return VA_STATUS_SUCCESS;
 }
 
+/* The encoding entrypoints: EncSlice, and EncSliceLP for a personality that offers it. */
+static int is_encoding(const struct sw_driver *drv, VAEntrypoint entrypoint)
+{
+    if (drv->personality.decode_only)
+        return 0;
+    return entrypoint == VAEntrypointEncSlice || (drv->personality.enc_slice_lp && entrypoint == VAEntrypointEncSliceLP);
+}
+
+/* The rate control modes an encoding entrypoint offers: iHD's EncSliceLP (VDEnc) is often CQP only. */
+static uint32_t offered_rate_controls(const struct sw_driver *drv, VAEntrypoint entrypoint)
+{
+    if (entrypoint == VAEntrypointEncSliceLP)
+        return drv->encode_rate_controls & VA_RC_CQP ? VA_RC_CQP : drv->encode_rate_controls;
+    return drv->encode_rate_controls;
+}
+
 static VAStatus sw_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profile, VAEntrypoint *entrypoint_list,
                                           int *num_entrypoints)
 {
-    (void)ctx;
-    if (!profile_supported(profile))
+    struct sw_driver *drv = DRIVER(ctx);
+    if (!profile_supported(drv, profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    entrypoint_list[0] = VAEntrypointVLD;
-    entrypoint_list[1] = VAEntrypointEncSlice;
-    *num_entrypoints = 2;
+    int n = 0;
+    entrypoint_list[n++] = VAEntrypointVLD;
+    if (!drv->personality.decode_only)
+        entrypoint_list[n++] = VAEntrypointEncSlice;
+    if (drv->personality.enc_slice_lp)
+        entrypoint_list[n++] = VAEntrypointEncSliceLP;
+    *num_entrypoints = n;
     return VA_STATUS_SUCCESS;
 }
 
@@ -376,14 +456,15 @@ static void fill_attribute(VAConfigAttrib *attrib)
 
 /* What an encoding config offers; a config's own choices replace RateControl and EncPackedHeaders
  * (config NULL: what vaGetConfigAttributes offers). */
-static void fill_encode_attribute(const struct sw_driver *drv, const struct sw_config *config, VAConfigAttrib *attrib)
+static void fill_encode_attribute(const struct sw_driver *drv, VAEntrypoint entrypoint, const struct sw_config *config,
+                                  VAConfigAttrib *attrib)
 {
     switch (attrib->type) {
     case VAConfigAttribRTFormat:
         attrib->value = VA_RT_FORMAT_YUV420;
         break;
     case VAConfigAttribRateControl:
-        attrib->value = config ? config->rate_control : drv->encode_rate_controls;
+        attrib->value = config ? config->rate_control : offered_rate_controls(drv, entrypoint);
         break;
     case VAConfigAttribEncPackedHeaders:
         attrib->value = config ? config->packed_headers : drv->encode_packed_headers;
@@ -395,7 +476,8 @@ static void fill_encode_attribute(const struct sw_driver *drv, const struct sw_c
         attrib->value = 1;
         break;
     case VAConfigAttribEncQualityRange:
-        attrib->value = ENCODE_QUALITY_LEVELS;
+        attrib->value = drv->personality.encode_quality_range ? (uint32_t)drv->personality.encode_quality_range
+                                                              : ENCODE_QUALITY_LEVELS;
         break;
     case VAConfigAttribMaxPictureWidth:
     case VAConfigAttribMaxPictureHeight:
@@ -411,13 +493,13 @@ static VAStatus sw_GetConfigAttributes(VADriverContextP ctx, VAProfile profile, 
                                        VAConfigAttrib *attrib_list, int num_attribs)
 {
     struct sw_driver *drv = DRIVER(ctx);
-    if (!profile_supported(profile))
+    if (!profile_supported(drv, profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    if (entrypoint != VAEntrypointVLD && entrypoint != VAEntrypointEncSlice)
+    if (entrypoint != VAEntrypointVLD && !is_encoding(drv, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
     for (int i = 0; i < num_attribs; i++) {
-        if (entrypoint == VAEntrypointEncSlice)
-            fill_encode_attribute(drv, NULL, &attrib_list[i]);
+        if (is_encoding(drv, entrypoint))
+            fill_encode_attribute(drv, entrypoint, NULL, &attrib_list[i]);
         else
             fill_attribute(&attrib_list[i]);
     }
@@ -431,7 +513,7 @@ static VAStatus sw_GetConfigAttributes(VADriverContextP ctx, VAProfile profile, 
 static VAStatus encode_config_attributes(const struct sw_driver *drv, const VAConfigAttrib *attrib_list,
                                          int num_attribs, struct sw_config *config)
 {
-    uint32_t offered = drv->encode_rate_controls;
+    uint32_t offered = offered_rate_controls(drv, config->entrypoint);
     config->rate_control = (offered & VA_RC_CQP) ? VA_RC_CQP : (offered & VA_RC_CBR) ? VA_RC_CBR : VA_RC_VBR;
     config->packed_headers = VA_ENC_PACKED_HEADER_NONE;
     for (int i = 0; i < num_attribs; i++) {
@@ -464,7 +546,7 @@ static VAStatus encode_config_attributes(const struct sw_driver *drv, const VACo
         case VAConfigAttribEncQualityRange:
         case VAConfigAttribMaxPictureWidth:
         case VAConfigAttribMaxPictureHeight:
-            fill_encode_attribute(drv, NULL, &expected);
+            fill_encode_attribute(drv, config->entrypoint, NULL, &expected);
             if (a->value != expected.value)
                 return VA_STATUS_ERROR_INVALID_VALUE;
             break;
@@ -485,12 +567,12 @@ static VAStatus sw_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntry
         drv_log(drv, "vaCreateConfig: injected failure (SWIFTVT_VA_FAIL=create-config)");
         return VA_STATUS_ERROR_OPERATION_FAILED;
     }
-    if (!profile_supported(profile))
+    if (!profile_supported(drv, profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    if (entrypoint != VAEntrypointVLD && entrypoint != VAEntrypointEncSlice)
+    if (entrypoint != VAEntrypointVLD && !is_encoding(drv, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
     struct sw_config chosen = { .profile = profile, .entrypoint = entrypoint };
-    if (entrypoint == VAEntrypointEncSlice) {
+    if (is_encoding(drv, entrypoint)) {
         VAStatus status = encode_config_attributes(drv, attrib_list, num_attribs, &chosen);
         if (status != VA_STATUS_SUCCESS)
             return status;
@@ -508,7 +590,7 @@ static VAStatus sw_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntry
     *config = chosen;
     pthread_mutex_lock(&drv->lock);
     *config_id = table_add(&drv->configs, config);
-    if (*config_id != VA_INVALID_ID && entrypoint == VAEntrypointEncSlice && drv->paramlog) {
+    if (*config_id != VA_INVALID_ID && is_encoding(drv, entrypoint) && drv->paramlog) {
         fprintf(drv->paramlog, "encconfig profile=%s rc=%s packed=%#x\n", h264_encoder_profile_name(profile),
                 h264_encoder_rc_name(config->rate_control), config->packed_headers);
         fflush(drv->paramlog);
@@ -518,8 +600,9 @@ static VAStatus sw_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntry
         free(config);
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
-    if (entrypoint == VAEntrypointEncSlice)
-        drv_log(drv, "vaCreateConfig: profile %d, EncSlice, rate control %s, packed headers %#x -> config %#x", profile,
+    if (is_encoding(drv, entrypoint))
+        drv_log(drv, "vaCreateConfig: profile %d, %s, rate control %s, packed headers %#x -> config %#x", profile,
+                vaEntrypointStr(entrypoint) + 12,
                 h264_encoder_rc_name(config->rate_control), config->packed_headers, *config_id);
     else
         drv_log(drv, "vaCreateConfig: profile %d -> config %#x", profile, *config_id);
@@ -546,7 +629,7 @@ static VAStatus sw_QueryConfigAttributes(VADriverContextP ctx, VAConfigID config
     if (config) {
         *profile = config->profile;
         *entrypoint = config->entrypoint;
-        if (config->entrypoint == VAEntrypointEncSlice) {
+        if (is_encoding(drv, config->entrypoint)) {
             static const VAConfigAttribType types[NUM_ENCODE_CONFIG_ATTRIBUTES] = {
                 VAConfigAttribRTFormat, VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders,
                 VAConfigAttribEncMaxRefFrames, VAConfigAttribEncMaxSlices, VAConfigAttribEncQualityRange,
@@ -554,7 +637,7 @@ static VAStatus sw_QueryConfigAttributes(VADriverContextP ctx, VAConfigID config
             };
             for (int i = 0; i < NUM_ENCODE_CONFIG_ATTRIBUTES; i++) {
                 attrib_list[i].type = types[i];
-                fill_encode_attribute(drv, config, &attrib_list[i]);
+                fill_encode_attribute(drv, config->entrypoint, config, &attrib_list[i]);
             }
             *num_attribs = NUM_ENCODE_CONFIG_ATTRIBUTES;
         } else {
@@ -757,39 +840,53 @@ static VAStatus sw_GetSurfaceAttributes(VADriverContextP ctx, VAConfigID config_
     return VA_STATUS_SUCCESS;
 }
 
-static VAStatus sw_SyncSurface(VADriverContextP ctx, VASurfaceID render_target)
+/* Without a latency, decoding and encoding are synchronous (they happen in vaEndPicture): nothing
+ * to wait for. A failed picture was reported by vaEndPicture and stays visible through
+ * vaQuerySurfaceError. With one, this waits for the worker to complete the surface's pictures.
+ * The status is SWIFTVT_VA_SYNC_ERROR's, for the surface's last picture. */
+static VAStatus sync_surface(VADriverContextP ctx, VASurfaceID render_target, uint64_t timeout_ns)
 {
-    /* Decoding is synchronous (it happens in vaEndPicture): nothing to wait for. A failed picture
-     * was reported by vaEndPicture and stays visible through vaQuerySurfaceError. */
     struct sw_driver *drv = DRIVER(ctx);
     pthread_mutex_lock(&drv->lock);
-    int valid = table_get(&drv->surfaces, render_target) != NULL;
+    struct sw_surface *surface = table_get(&drv->surfaces, render_target);
+    VAStatus status = VA_STATUS_ERROR_INVALID_SURFACE;
+    if (surface) {
+        status = wait_surface(drv, surface, timeout_ns) < 0 ? VA_STATUS_ERROR_TIMEDOUT : surface->sync_status;
+    }
     pthread_mutex_unlock(&drv->lock);
-    return valid ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_SURFACE;
+    return status;
+}
+
+static VAStatus sw_SyncSurface(VADriverContextP ctx, VASurfaceID render_target)
+{
+    return sync_surface(ctx, render_target, 0);
 }
 
 static VAStatus sw_SyncSurface2(VADriverContextP ctx, VASurfaceID surface, uint64_t timeout_ns)
 {
-    (void)timeout_ns;
-    return sw_SyncSurface(ctx, surface);
+    /* VA_TIMEOUT_INFINITE is UINT64_MAX: as good as no limit. */
+    return sync_surface(ctx, surface, timeout_ns == VA_TIMEOUT_INFINITE ? 0 : timeout_ns);
 }
 
 static VAStatus sw_QuerySurfaceStatus(VADriverContextP ctx, VASurfaceID render_target, VASurfaceStatus *status)
 {
     struct sw_driver *drv = DRIVER(ctx);
+    if (drv->personality.query_status_unimplemented)
+        return VA_STATUS_ERROR_UNIMPLEMENTED; /* nvidia-vaapi-driver: nvQuerySurfaceStatus */
     pthread_mutex_lock(&drv->lock);
-    int valid = table_get(&drv->surfaces, render_target) != NULL;
+    struct sw_surface *surface = table_get(&drv->surfaces, render_target);
+    if (surface)
+        *status = surface->pending ? VASurfaceRendering : VASurfaceReady;
     pthread_mutex_unlock(&drv->lock);
-    if (!valid)
-        return VA_STATUS_ERROR_INVALID_SURFACE;
-    *status = VASurfaceReady;
-    return VA_STATUS_SUCCESS;
+    return surface ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_SURFACE;
 }
 
 static VAStatus sw_QuerySurfaceError(VADriverContextP ctx, VASurfaceID render_target, VAStatus error_status,
                                      void **error_info)
 {
     struct sw_driver *drv = DRIVER(ctx);
+    if (drv->personality.query_error_unimplemented)
+        return VA_STATUS_ERROR_UNIMPLEMENTED; /* nvidia-vaapi-driver: nvQuerySurfaceError */
     pthread_mutex_lock(&drv->lock);
     struct sw_surface *surface = table_get(&drv->surfaces, render_target);
     VAStatus status = VA_STATUS_ERROR_INVALID_SURFACE;
@@ -940,11 +1037,30 @@ static VAStatus sw_MapBuffer(VADriverContextP ctx, VABufferID buf_id, void **pbu
     struct sw_driver *drv = DRIVER(ctx);
     pthread_mutex_lock(&drv->lock);
     struct sw_buffer *buffer = table_get(&drv->buffers, buf_id);
+    size_t derived_bytes = 0;
+    if (buffer && buffer->type == VAEncCodedBufferType && !drv->personality.coded_map_early) {
+        /* Mapping a coded buffer waits for its picture (iHD); old Mesa filled in the size only
+         * in vaSyncSurface, so that a map before it shows size 0 (coded_map_early). */
+        wait_coded_buffer(drv, buf_id, buffer);
+        buffer = table_get(&drv->buffers, buf_id);
+    }
+    if (buffer && buffer->surface) {
+        /* A derived image maps the surface memory, which the GPU finishes writing first. */
+        wait_surface(drv, buffer->surface, 0);
+        derived_bytes = buffer->size;
+    }
     if (buffer) {
         buffer->map_count++;
         *pbuf = buffer->data;
     }
     pthread_mutex_unlock(&drv->lock);
+    if (derived_bytes && drv->personality.derive_ns_per_byte > 0) {
+        /* iHD: the CPU reads derived images from uncached, tiled memory, slowly in proportion to
+         * their size; a client that can choose copies with vaGetImage instead. */
+        long ns = drv->personality.derive_ns_per_byte * (long)derived_bytes;
+        struct timespec pause = { ns / 1000000000L, ns % 1000000000L };
+        nanosleep(&pause, NULL);
+    }
     return buffer ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_BUFFER;
 }
 
@@ -1005,6 +1121,9 @@ static VAStatus sw_SyncBuffer(VADriverContextP ctx, VABufferID buf_id, uint64_t 
     (void)timeout_ns;
     struct sw_driver *drv = DRIVER(ctx);
     pthread_mutex_lock(&drv->lock);
+    struct sw_buffer *buffer = table_get(&drv->buffers, buf_id);
+    if (buffer)
+        wait_coded_buffer(drv, buf_id, buffer);
     int valid = table_get(&drv->buffers, buf_id) != NULL;
     pthread_mutex_unlock(&drv->lock);
     return valid ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_BUFFER;
@@ -1025,6 +1144,7 @@ static void context_clear_picture(struct sw_context *context)
 static void context_free(struct sw_context *context)
 {
     context_clear_picture(context);
+    free(context->used_targets);
     free(context->slices);
     free(context->pending);
     for (int i = 0; i < 256; i++)
@@ -1050,7 +1170,7 @@ static VAStatus sw_CreateContext(VADriverContextP ctx, VAConfigID config_id, int
     struct sw_config *config = table_get(&drv->configs, config_id);
     if (!config)
         status = VA_STATUS_ERROR_INVALID_CONFIG;
-    int encoding = config && config->entrypoint == VAEntrypointEncSlice;
+    int encoding = config && is_encoding(drv, config->entrypoint);
     for (int i = 0; status == VA_STATUS_SUCCESS && i < num_render_targets; i++)
         if (!table_get(&drv->surfaces, render_targets[i]))
             status = VA_STATUS_ERROR_INVALID_SURFACE;
@@ -1068,8 +1188,28 @@ static VAStatus sw_CreateContext(VADriverContextP ctx, VAConfigID config_id, int
         for (int i = 0; i < 256; i++)
             context->pps_default[i][0] = context->pps_default[i][1] = 1;
         context->refs.max_long_term_frame_idx = -1;
-        if (encoding) {
-            context->encoder = h264_encoder_new(config->profile, config->rate_control, config->packed_headers);
+        /* NVDEC gives each surface a picture index when it is first decoded into, up to the
+         * context's render target count (32 when none is given, and at most 32). */
+        if (!encoding && drv->personality.surface_cap) {
+            int cap = drv->personality.surface_cap;
+            context->surface_cap = num_render_targets > 0 && num_render_targets < cap ? num_render_targets : cap;
+            context->used_targets = calloc((size_t)context->surface_cap, sizeof(VASurfaceID));
+            if (!context->used_targets) {
+                free(context);
+                context = NULL;
+                status = VA_STATUS_ERROR_ALLOCATION_FAILED;
+            }
+        }
+        if (context && encoding && (config->rate_control & drv->context_refuses_rc)) {
+            drv_log(drv, "vaCreateContext: rate control %s refused (SWIFTVT_VA_CONTEXT_REFUSES_RC)",
+                    h264_encoder_rc_name(config->rate_control));
+            free(context);
+            context = NULL;
+            status = VA_STATUS_ERROR_INVALID_CONFIG;
+        }
+        if (context && encoding) {
+            context->encoder = h264_encoder_new(config->profile, config->rate_control, config->packed_headers,
+                                                &drv->personality.enc);
             if (!context->encoder) {
                 free(context);
                 context = NULL;
@@ -1120,10 +1260,35 @@ static VAStatus sw_BeginPicture(VADriverContextP ctx, VAContextID context_id, VA
         status = VA_STATUS_ERROR_INVALID_CONTEXT;
     else if (!table_get(&drv->surfaces, render_target))
         status = VA_STATUS_ERROR_INVALID_SURFACE;
+    if (status == VA_STATUS_SUCCESS && context->surface_cap) {
+        /* NVDEC (nvBeginPicture): a surface new to the context takes the next picture index; when
+         * they are used up, VA_STATUS_ERROR_MAX_NUM_EXCEEDED. */
+        int known = 0;
+        for (int i = 0; i < context->num_used_targets && !known; i++)
+            known = context->used_targets[i] == render_target;
+        if (!known && context->num_used_targets == context->surface_cap) {
+            drv_log(drv, "vaBeginPicture: surface %#x would be render target number %d of a context limited to %d "
+                         "(personality %s)", render_target, context->surface_cap + 1, context->surface_cap,
+                    drv->personality.name);
+            status = VA_STATUS_ERROR_MAX_NUM_EXCEEDED;
+        } else if (!known) {
+            context->used_targets[context->num_used_targets++] = render_target;
+        }
+    }
     if (status == VA_STATUS_SUCCESS) {
-        if (context->in_picture)
-            drv_log(drv, "vaBeginPicture: the previous picture had no vaEndPicture; dropped");
-        context_clear_picture(context);
+        if (context->in_picture && drv->personality.keep_abandoned_slices && !context->encoder) {
+            /* nvidia-vaapi-driver resets its bitstream and slice offsets only in vaEndPicture: the
+             * slices of a picture abandoned without vaEndPicture go into the next one. */
+            drv_log(drv, "vaBeginPicture: the previous picture had no vaEndPicture; its %d slice(s) stay "
+                         "(personality %s)", context->num_slices, drv->personality.name);
+            context->num_pending = 0;
+            context->have_pp = 0;
+            context->have_iq = 0;
+        } else {
+            if (context->in_picture)
+                drv_log(drv, "vaBeginPicture: the previous picture had no vaEndPicture; dropped");
+            context_clear_picture(context);
+        }
         if (context->encoder)
             h264_encoder_begin(context->encoder);
         context->in_picture = 1;
@@ -1238,6 +1403,154 @@ static VAStatus sw_RenderPicture(VADriverContextP ctx, VAContextID context_id, V
     return status;
 }
 
+/* ---------- asynchronous completion (a personality's SWIFTVT_VA_LATENCY_MS) ---------- */
+
+/* Hardware decodes and encodes after vaEndPicture returns: the render target holds its new
+ * picture, and the coded buffer its bitstream, only once the picture is complete. Here the work
+ * is done in vaEndPicture, into a copy, and the worker thread publishes the copy after the
+ * latency; vaSyncSurface and vaSyncBuffer wait for that. */
+
+static uint64_t fnv1a(const uint8_t *data, size_t size)
+{
+    uint64_t hash = 1469598103934665603ull;
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ data[i]) * 1099511628211ull;
+    return hash;
+}
+
+static size_t surface_bytes(const struct sw_surface *surface)
+{
+    return (size_t)surface->pitch * surface->alloc_height * 3 / 2;
+}
+
+static void complete_job(struct sw_driver *drv, struct job *job)
+{
+    struct sw_surface *surface = job->surface;
+    if (job->pixels)
+        memcpy(surface->data, job->pixels, surface_bytes(surface));
+    surface->sync_status = job->sync_status;
+    surface->pending--;
+    if (job->coded) {
+        /* The hardware reads the source while it encodes: a client that changed it before the
+         * picture completed gets a picture made of the changed samples. */
+        if (fnv1a(surface->data, surface_bytes(surface)) != job->source_hash)
+            report(drv, 1, "swiftvt_sw VALIDATION: encode picture %ld: the source surface changed between vaEndPicture "
+                           "and the picture's completion (the hardware reads it until then; wait with vaSyncSurface "
+                           "before reusing it)", job->picture);
+        struct sw_buffer *buffer = table_get(&drv->buffers, job->coded_id);
+        if (buffer && buffer == job->coded_buffer) {
+            const VACodedBufferSegment *done = (const VACodedBufferSegment *)job->coded;
+            VACodedBufferSegment *segment = (VACodedBufferSegment *)buffer->data;
+            memcpy(buffer->data + sizeof(VACodedBufferSegment), job->coded + sizeof(VACodedBufferSegment), done->size);
+            *segment = *done;
+            segment->buf = buffer->data + sizeof(VACodedBufferSegment);
+            buffer->pending--;
+        }
+    }
+    surface_release(surface);
+    free(job->pixels);
+    free(job->coded);
+    free(job);
+}
+
+static int time_reached(const struct timespec *due)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > due->tv_sec || (now.tv_sec == due->tv_sec && now.tv_nsec >= due->tv_nsec);
+}
+
+static void *completion_worker(void *opaque)
+{
+    struct sw_driver *drv = opaque;
+    pthread_mutex_lock(&drv->lock);
+    for (;;) {
+        struct job *job = drv->jobs;
+        if (!job) {
+            if (drv->stopping)
+                break;
+            pthread_cond_wait(&drv->work_cond, &drv->lock);
+            continue;
+        }
+        /* Jobs are queued in submission order with one latency, so the first is due first. */
+        if (!drv->stopping && !time_reached(&job->due)) {
+            pthread_cond_timedwait(&drv->work_cond, &drv->lock, &job->due);
+            continue;
+        }
+        drv->jobs = job->next;
+        if (!drv->jobs)
+            drv->jobs_tail = NULL;
+        complete_job(drv, job);
+        pthread_cond_broadcast(&drv->done_cond);
+    }
+    pthread_mutex_unlock(&drv->lock);
+    return NULL;
+}
+
+/* Queues a job (driver lock held); it holds a reference on its surface. */
+static void queue_job(struct sw_driver *drv, struct job *job)
+{
+    clock_gettime(CLOCK_MONOTONIC, &job->due);
+    job->due.tv_nsec += drv->latency_ms * 1000000L;
+    job->due.tv_sec += job->due.tv_nsec / 1000000000L;
+    job->due.tv_nsec %= 1000000000L;
+    job->surface->references++;
+    job->surface->pending++;
+    job->next = NULL;
+    if (drv->jobs_tail)
+        drv->jobs_tail->next = job;
+    else
+        drv->jobs = job;
+    drv->jobs_tail = job;
+    pthread_cond_signal(&drv->work_cond);
+}
+
+/* Waits (driver lock held) until the surface's pictures are complete; 0, or -1 when timeout_ns
+ * (0: none) passed first. */
+static int wait_surface(struct sw_driver *drv, struct sw_surface *surface, uint64_t timeout_ns)
+{
+    if (!surface->pending)
+        return 0;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(timeout_ns / 1000000000u);
+    until.tv_nsec += (long)(timeout_ns % 1000000000u);
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    surface->references++; /* the client may destroy it meanwhile */
+    while (surface->pending) {
+        if (timeout_ns) {
+            if (pthread_cond_timedwait(&drv->done_cond, &drv->lock, &until) == ETIMEDOUT && surface->pending) {
+                surface_release(surface);
+                return -1;
+            }
+        } else {
+            pthread_cond_wait(&drv->done_cond, &drv->lock);
+        }
+    }
+    surface_release(surface);
+    return 0;
+}
+
+/* Waits (driver lock held) until the coded buffer's pictures are complete or it is destroyed. */
+static void wait_coded_buffer(struct sw_driver *drv, VABufferID id, struct sw_buffer *buffer)
+{
+    while (table_get(&drv->buffers, id) == buffer && buffer->pending)
+        pthread_cond_wait(&drv->done_cond, &drv->lock);
+}
+
+static void stop_worker(struct sw_driver *drv)
+{
+    if (!drv->worker_started)
+        return;
+    pthread_mutex_lock(&drv->lock);
+    drv->stopping = 1;
+    pthread_cond_signal(&drv->work_cond);
+    pthread_mutex_unlock(&drv->lock);
+    pthread_join(drv->worker, NULL);
+    drv->worker_started = 0;
+}
+
 /* ---------- encoding (encode.c) ---------- */
 
 static struct enc_surface encode_surface(const struct sw_surface *surface)
@@ -1247,7 +1560,8 @@ static struct enc_surface encode_surface(const struct sw_surface *surface)
 
 /* vaEndPicture of an encoding context (driver lock held): the source is the render target, the
  * reconstruction and the coded buffer are named by the picture parameters. */
-static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context, struct sw_surface *source, long call)
+static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context, struct sw_surface *source, long call,
+                               struct job *job)
 {
     struct enc_hooks hooks = encode_hooks(drv);
     struct enc_surface source_view = encode_surface(source), reconstructed_view;
@@ -1263,9 +1577,20 @@ static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context
         }
         struct sw_buffer *buffer = table_get(&drv->buffers, coded_id);
         if (buffer && buffer->type == VAEncCodedBufferType && !buffer->surface) {
+            size_t capacity = (size_t)buffer->size * buffer->num_elements;
             coded = (struct enc_coded){ .segment = (VACodedBufferSegment *)buffer->data,
-                                        .data = buffer->data + sizeof(VACodedBufferSegment),
-                                        .capacity = (size_t)buffer->size * buffer->num_elements };
+                                        .data = buffer->data + sizeof(VACodedBufferSegment), .capacity = capacity };
+            if (job && (job->coded = calloc(1, sizeof(VACodedBufferSegment) + capacity)) != NULL) {
+                /* Asynchronous: encoded into a copy that the worker publishes; until then the
+                 * coded buffer is empty. */
+                coded.segment = (VACodedBufferSegment *)job->coded;
+                coded.data = job->coded + sizeof(VACodedBufferSegment);
+                memset(buffer->data, 0, sizeof(VACodedBufferSegment));
+                ((VACodedBufferSegment *)buffer->data)->buf = buffer->data + sizeof(VACodedBufferSegment);
+                job->coded_id = coded_id;
+                job->coded_buffer = buffer;
+                buffer->pending++;
+            }
             in.coded = &coded;
         }
     }
@@ -1280,6 +1605,11 @@ static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context
     in.tamper = ((drv->tamper & TAMPER_ENCODE_FRAME_NUM) ? ENCODE_TAMPER_FRAME_NUM : 0) |
                 ((drv->tamper & TAMPER_ENCODE_REF_LIST) ? ENCODE_TAMPER_REF_LIST : 0);
     VAStatus status = h264_encoder_end(context->encoder, &hooks, &in);
+    if (job) {
+        job->surface = source;
+        job->source_hash = fnv1a(source->data, surface_bytes(source));
+        job->picture = picture;
+    }
     if (in.discard_output) {
         drv_log(drv, "vaEndPicture #%ld: injected failure (SWIFTVT_VA_FAIL_END_PICTURE): empty coded buffer", call);
         status = VA_STATUS_ERROR_ENCODING_ERROR;
@@ -1398,11 +1728,8 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
                context->num_slices == 0 ? "no slice data" : "slice parameters without a following slice data buffer");
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     }
-    /* What the rebuilt parameter sets or the model cannot represent. */
-    if (pp->seq_fields.bits.pic_order_cnt_type == 1)
-        return refuse(drv, context, VA_STATUS_ERROR_UNSUPPORTED_PROFILE,
-                      "pic_order_cnt_type 1: its offsets (offset_for_ref_frame[] ...) are not in VA parameters, "
-                      "the SPS cannot be rebuilt");
+    /* What the rebuilt parameter sets or the model cannot represent. (pic_order_cnt_type 1 is
+     * rebuilt as type 0 from the client's POCs: h264.h, h264_rewrite_slice_poc.) */
     if (!pp->seq_fields.bits.frame_mbs_only_flag || pp->pic_fields.bits.field_pic_flag)
         return refuse(drv, context, VA_STATUS_ERROR_UNSUPPORTED_PROFILE, "field pictures and MBAFF are not supported");
     if (pp->seq_fields.bits.chroma_format_idc != 1 || pp->bit_depth_luma_minus8 || pp->bit_depth_chroma_minus8 ||
@@ -1478,6 +1805,10 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
         goto out;
     }
 
+    int sps_changed = sps_size != context->sps_size || memcmp(sps, context->sps, sps_size) != 0;
+    if (sps_changed)
+        h264_refs_forget_poc_type1(&context->refs);
+
     /* Validation before decoding: the model's own view of the picture against the client's. */
     VAPictureParameterBufferH264 checked_pp = *pp;
     if (drv->tamper)
@@ -1485,6 +1816,7 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
     struct h264_check_input check = {
         .params = &params, .pp = &checked_pp, .headers = headers, .slices = slice_params, .num_slices = n,
         .target = context->target, .paramlog = drv->paramlog,
+        .gap_frames_required = drv->personality.gap_frames_required,
     };
     struct h264_pic_info info;
     memset(&info, 0, sizeof(info));
@@ -1492,7 +1824,7 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
 
     /* The access unit for libavcodec: parameter sets only when they changed (a repeated SPS is
      * harmless, a changed one starts a new sequence), then the slices as the client sent them. */
-    if (sps_size != context->sps_size || memcmp(sps, context->sps, sps_size) != 0) {
+    if (sps_changed) {
         if (context->sps_size)
             drv_log(drv, "picture %ld: the rebuilt SPS changed: new sequence", context->pictures);
         /* 7.4.1.2.1: a new SPS can only be activated by an IDR picture. */
@@ -1529,7 +1861,29 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
         }
     }
     for (int i = 0; i < n; i++) {
-        if (append_nal(&au, &au_size, &au_capacity, context->slices[i].nal, context->slices[i].size) < 0) {
+        const uint8_t *nal = context->slices[i].nal;
+        size_t nal_size = context->slices[i].size;
+        uint8_t *rewritten = NULL;
+        if (h264_rebuild_rewrites_poc(pp)) {
+            /* The client's POC, relative to its offset learnt at the IDR picture (the model's
+             * type 1 POC when the client agrees with it), is the rewritten pic_order_cnt_lsb:
+             * 8.2.1.1 gives the same TopFieldOrderCnt back from 16-bit LSBs as long as two
+             * successive reference pictures are less than 2^15 apart. */
+            int32_t top = pp->CurrPic.TopFieldOrderCnt - context->refs.client_poc_offset;
+            rewritten = h264_rewrite_slice_poc(nal, nal_size, &headers[i], pp->pic_fields.bits.entropy_coding_mode_flag,
+                                               (uint32_t)top, pp->CurrPic.BottomFieldOrderCnt - pp->CurrPic.TopFieldOrderCnt,
+                                               &nal_size);
+            if (!rewritten) {
+                report(drv, 1, "swiftvt_sw DECODE: picture %ld: slice[%d]: its POC fields could not be rewritten",
+                       context->pictures, i);
+                status = VA_STATUS_ERROR_DECODING_ERROR;
+                goto out;
+            }
+            nal = rewritten;
+        }
+        int failed = append_nal(&au, &au_size, &au_capacity, nal, nal_size) < 0;
+        free(rewritten);
+        if (failed) {
             status = VA_STATUS_ERROR_ALLOCATION_FAILED;
             goto out;
         }
@@ -1580,24 +1934,69 @@ static VAStatus sw_EndPicture(VADriverContextP ctx, VAContextID context_id)
     context->in_picture = 0;
     long call = atomic_fetch_add(&end_picture_calls, 1) + 1;
     struct sw_surface *surface = table_get(&drv->surfaces, context->target);
+    /* With a latency the picture completes on the worker thread (asynchronous completion). */
+    struct job *job = NULL;
+    if (surface && drv->latency_ms > 0) {
+        job = calloc(1, sizeof(*job));
+        if (!job) {
+            status = VA_STATUS_ERROR_ALLOCATION_FAILED;
+            goto done;
+        }
+        job->coded_id = VA_INVALID_ID;
+        job->sync_status = VA_STATUS_SUCCESS;
+    }
     if (!surface) {
         status = VA_STATUS_ERROR_INVALID_SURFACE;
     } else if (context->encoder) {
-        status = encode_picture(drv, context, surface, call);
+        status = encode_picture(drv, context, surface, call, job);
     } else {
-        status = decode_picture(drv, context, surface);
+        /* Decoding writes into the surface, or into a copy of it that the worker publishes. */
+        struct sw_surface target = *surface;
+        if (job) {
+            job->pixels = malloc(surface_bytes(surface));
+            if (!job->pixels) {
+                free(job);
+                job = NULL;
+                status = VA_STATUS_ERROR_ALLOCATION_FAILED;
+                goto done;
+            }
+            memcpy(job->pixels, surface->data, surface_bytes(surface));
+            target.data = job->pixels;
+        }
+        status = decode_picture(drv, context, &target);
         if (drv->fail_end_picture == call) {
             drv_log(drv, "vaEndPicture #%ld: injected failure (SWIFTVT_VA_FAIL_END_PICTURE)", call);
-            fill_failed(surface);
+            fill_failed(&target);
             status = VA_STATUS_ERROR_DECODING_ERROR;
         }
-        surface->status = status;
+        /* SWIFTVT_VA_SYNC_ERROR: iHD reports a decoding error or an engine reset when the picture
+         * completes, from vaSyncSurface (DdiDecodeFunctions::StatusReport); vaEndPicture succeeded. */
+        VAStatus sync_status = VA_STATUS_SUCCESS;
+        if (drv->sync_error_kind && ++drv->decoded_pictures == drv->sync_error_picture) {
+            drv_log(drv, "picture %ld: vaSyncSurface will return %s (SWIFTVT_VA_SYNC_ERROR)", context->pictures,
+                    vaErrorStr(drv->sync_error_kind));
+            sync_status = drv->sync_error_kind;
+        }
+        surface->status = sync_status == VA_STATUS_ERROR_DECODING_ERROR ? sync_status : status;
         uint32_t mbs = (uint32_t)(context->pp.picture_width_in_mbs_minus1 + 1) *
                        (uint32_t)(context->pp.picture_height_in_mbs_minus1 + 1);
         surface->errors[0] = (VASurfaceDecodeMBErrors){ .status = 1, .start_mb = 0, .end_mb = mbs ? mbs - 1 : 0,
                                                         .decode_error_type = VADecodeMBError, .num_mb = mbs };
         surface->errors[1] = (VASurfaceDecodeMBErrors){ .status = -1 };
+        if (job) {
+            job->surface = surface;
+            job->sync_status = sync_status;
+        } else {
+            surface->sync_status = sync_status;
+        }
     }
+    if (job && job->surface)
+        queue_job(drv, job);
+    else if (job) {
+        free(job->coded);
+        free(job);
+    }
+done:
     context->pictures++;
     context_clear_picture(context);
 out:
@@ -1674,8 +2073,8 @@ static VAStatus sw_CreateImage(VADriverContextP ctx, VAImageFormat *format, int 
 static VAStatus sw_DeriveImage(VADriverContextP ctx, VASurfaceID surface_id, VAImage *out)
 {
     struct sw_driver *drv = DRIVER(ctx);
-    if (drv->no_derive)
-        return VA_STATUS_ERROR_OPERATION_FAILED;
+    if (drv->no_derive || drv->personality.derive_refused)
+        return VA_STATUS_ERROR_OPERATION_FAILED; /* nvidia-vaapi-driver: nvDeriveImage */
     pthread_mutex_lock(&drv->lock);
     VAStatus status = VA_STATUS_SUCCESS;
     struct sw_surface *surface = table_get(&drv->surfaces, surface_id);
@@ -1772,6 +2171,8 @@ static VAStatus sw_GetImage(VADriverContextP ctx, VASurfaceID surface_id, int x,
     struct sw_surface *surface = table_get(&drv->surfaces, surface_id);
     struct sw_image *image = table_get(&drv->images, image_id);
     struct sw_buffer *buffer = image ? table_get(&drv->buffers, image->image.buf) : NULL;
+    if (surface)
+        wait_surface(drv, surface, 0); /* the copy waits for the GPU, as real drivers' do */
     if (!surface)
         status = VA_STATUS_ERROR_INVALID_SURFACE;
     else if (!image || !buffer)
@@ -1960,6 +2361,7 @@ static void free_table(struct sw_driver *drv, struct table *t, int kind)
 static VAStatus sw_Terminate(VADriverContextP ctx)
 {
     struct sw_driver *drv = DRIVER(ctx);
+    stop_worker(drv); /* completes what is still pending */
     pthread_mutex_lock(&drv->lock);
     /* What the client did not destroy: tests expect zeros here. */
     char line[256];
@@ -1987,6 +2389,8 @@ static VAStatus sw_Terminate(VADriverContextP ctx)
     if (drv->paramlog)
         fclose(drv->paramlog);
     free(drv->report_path);
+    pthread_cond_destroy(&drv->work_cond);
+    pthread_cond_destroy(&drv->done_cond);
     pthread_mutex_destroy(&drv->lock);
     free(drv);
     ctx->pDriverData = NULL;
@@ -2101,6 +2505,56 @@ static void parse_fail_coded(const char *value, struct sw_driver *drv)
     drv->fail_coded_picture = n;
 }
 
+/* SWIFTVT_VA_SYNC_ERROR=decoding-error:N or hw-busy:N. */
+static void parse_sync_error(const char *value, struct sw_driver *drv)
+{
+    if (!value || !*value)
+        return;
+    const char *colon = strchr(value, ':');
+    long n = colon ? strtol(colon + 1, NULL, 10) : 0;
+    size_t length = colon ? (size_t)(colon - value) : strlen(value);
+    if (n > 0 && length == 14 && !strncmp(value, "decoding-error", 14))
+        drv->sync_error_kind = VA_STATUS_ERROR_DECODING_ERROR;
+    else if (n > 0 && length == 7 && !strncmp(value, "hw-busy", 7))
+        drv->sync_error_kind = VA_STATUS_ERROR_HW_BUSY;
+    else
+        fprintf(stderr, "swiftvt_sw: SWIFTVT_VA_SYNC_ERROR: '%s' is not decoding-error:N or hw-busy:N (N >= 1)\n", value);
+    drv->sync_error_picture = n;
+}
+
+/* Where this driver instance was opened: "x11:<display name>" or "drm:<device path>", for
+ * SWIFTVT_VA_NO_H264. The X11 name comes from libX11's XDisplayString, which the client loaded
+ * with libva-x11 (looked up at run time: the driver does not link libX11). */
+static void display_identity(VADriverContextP ctx, char *out, size_t size)
+{
+    snprintf(out, size, "unknown");
+    unsigned long major = ctx->display_type & VA_DISPLAY_MAJOR_MASK;
+    if (major == VA_DISPLAY_X11 && ctx->native_dpy) {
+        char *(*display_string)(void *) = (char *(*)(void *))dlsym(RTLD_DEFAULT, "XDisplayString");
+        const char *name = display_string ? display_string(ctx->native_dpy) : NULL;
+        snprintf(out, size, "x11:%s", name ? name : "?");
+    } else if (major == VA_DISPLAY_DRM && ctx->drm_state) {
+        char link[64], path[256];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", ((struct drm_state *)ctx->drm_state)->fd);
+        ssize_t n = readlink(link, path, sizeof(path) - 1);
+        path[n > 0 ? n : 0] = 0;
+        snprintf(out, size, "drm:%s", path);
+    }
+}
+
+/* SWIFTVT_VA_NO_H264=<entry>[,<entry>...]: x11:<name>, drm:<path> or any. */
+static int names_display(const char *list, const char *identity)
+{
+    if (!list || !*list)
+        return 0;
+    int found = 0;
+    char *copy = strdup(list), *save = NULL;
+    for (char *item = copy ? strtok_r(copy, ", ", &save) : NULL; item && !found; item = strtok_r(NULL, ", ", &save))
+        found = !strcmp(item, "any") || !strcmp(item, identity);
+    free(copy);
+    return found;
+}
+
 static int env_flag(const char *name)
 {
     const char *value = getenv(name);
@@ -2122,11 +2576,34 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     if (!drv)
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     pthread_mutex_init(&drv->lock, NULL);
+    pthread_condattr_t condattr;
+    pthread_condattr_init(&condattr);
+    pthread_condattr_setclock(&condattr, CLOCK_MONOTONIC);
+    pthread_cond_init(&drv->work_cond, &condattr);
+    pthread_cond_init(&drv->done_cond, &condattr);
+    pthread_condattr_destroy(&condattr);
+    const char *personality = getenv("SWIFTVT_VA_PERSONALITY");
+    if (personality_lookup(personality, &drv->personality) < 0)
+        fprintf(stderr, "swiftvt_sw: SWIFTVT_VA_PERSONALITY: unknown value '%s' (ihd, mesa, nvdec); none\n", personality);
+    const char *latency = getenv("SWIFTVT_VA_LATENCY_MS");
+    drv->latency_ms = latency && *latency ? strtol(latency, NULL, 10) : drv->personality.latency_ms;
+    const char *derive_cost = getenv("SWIFTVT_VA_DERIVE_NS_PER_BYTE");
+    if (derive_cost && *derive_cost)
+        drv->personality.derive_ns_per_byte = strtol(derive_cost, NULL, 10);
+    parse_sync_error(getenv("SWIFTVT_VA_SYNC_ERROR"), drv);
+    drv->context_refuses_rc = parse_encode_list("SWIFTVT_VA_CONTEXT_REFUSES_RC", getenv("SWIFTVT_VA_CONTEXT_REFUSES_RC"),
+                                                rate_control_names, 0);
+    char identity[300];
+    display_identity(ctx, identity, sizeof(identity));
+    drv->no_h264 = names_display(getenv("SWIFTVT_VA_NO_H264"), identity);
     drv->configs.base = 0x01000000;
     drv->contexts.base = 0x02000000;
-    drv->surfaces.base = 0x04000000;
-    drv->buffers.base = 0x08000000;
-    drv->images.base = 0x10000000;
+    /* iHD numbers surfaces, buffers and images from 0 in separate heaps
+     * (media_libva_util: the heap element's index is the ID): 0 is a valid ID there. */
+    int zero = drv->personality.zero_based_ids;
+    drv->surfaces.base = zero ? 0 : 0x04000000;
+    drv->buffers.base = zero ? 0 : 0x08000000;
+    drv->images.base = zero ? 0 : 0x10000000;
     drv->log = env_flag("SWIFTVT_VA_LOG");
     drv->selfcheck = env_flag("SWIFTVT_VA_SELFCHECK");
     drv->no_derive = env_flag("SWIFTVT_VA_NO_DERIVE");
@@ -2154,12 +2631,12 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     ctx->version_minor = VA_MINOR_VERSION;
     /* vaInitialize refuses a driver that leaves any of these at 0. */
     ctx->max_profiles = NUM_PROFILES;
-    ctx->max_entrypoints = 2;
+    ctx->max_entrypoints = 3;
     ctx->max_attributes = NUM_ENCODE_CONFIG_ATTRIBUTES;
     ctx->max_image_formats = 1;
     ctx->max_subpic_formats = 1;
     ctx->max_display_attributes = 1;
-    ctx->str_vendor = VENDOR;
+    ctx->str_vendor = drv->personality.vendor ? drv->personality.vendor : VENDOR;
 
     struct VADriverVTable *vt = ctx->vtable;
     vt->vaTerminate = sw_Terminate;
@@ -2221,6 +2698,14 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     vt->vaSyncSurface2 = sw_SyncSurface2;
     vt->vaSyncBuffer = sw_SyncBuffer;
     vt->vaCopy = sw_Copy;
-    drv_log(drv, "initialised (libva %d.%d ABI)", VA_MAJOR_VERSION, VA_MINOR_VERSION);
+    if (drv->latency_ms > 0) {
+        if (pthread_create(&drv->worker, NULL, completion_worker, drv) == 0)
+            drv->worker_started = 1;
+        else
+            drv->latency_ms = 0; /* synchronous after all */
+    }
+    drv_log(drv, "initialised (libva %d.%d ABI) on %s, personality %s, latency %ld ms%s", VA_MAJOR_VERSION,
+            VA_MINOR_VERSION, identity, drv->personality.name, drv->latency_ms,
+            drv->no_h264 ? ", no H.264 profiles (SWIFTVT_VA_NO_H264)" : "");
     return VA_STATUS_SUCCESS;
 }

@@ -37,6 +37,8 @@ struct reconstructed {
 };
 
 struct h264_encoder {
+    struct enc_quirks quirks;
+    int cabac_pending;         /* ENC_CABAC_REFUSED_AT_END: this picture asked for CABAC */
     VAProfile profile;
     uint32_t rate_control;
     uint32_t packed_headers;
@@ -164,11 +166,14 @@ const char *h264_encoder_rc_name(uint32_t rate_control)
 
 /* ---------- life cycle ---------- */
 
-struct h264_encoder *h264_encoder_new(VAProfile profile, uint32_t rate_control, uint32_t packed_headers)
+struct h264_encoder *h264_encoder_new(VAProfile profile, uint32_t rate_control, uint32_t packed_headers,
+                                      const struct enc_quirks *quirks)
 {
     struct h264_encoder *enc = calloc(1, sizeof(*enc));
     if (!enc)
         return NULL;
+    if (quirks)
+        enc->quirks = *quirks;
     enc->profile = profile;
     enc->rate_control = rate_control;
     enc->packed_headers = packed_headers;
@@ -184,6 +189,7 @@ static void clear_picture(struct h264_encoder *enc)
     enc->have_pic = 0;
     enc->have_packed_param = 0;
     enc->refused = 0;
+    enc->cabac_pending = 0;
 }
 
 void h264_encoder_free(struct h264_encoder *enc)
@@ -261,8 +267,18 @@ static VAStatus render_picture(struct h264_encoder *enc, const struct enc_hooks 
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     VAEncPictureParameterBufferH264 pic;
     memcpy(&pic, data, sizeof(pic));
-    if (pic.pic_fields.bits.entropy_coding_mode_flag)
-        return refuse(enc, hooks, "CABAC (entropy_coding_mode_flag 1); this driver encodes CAVLC only");
+    if (pic.pic_fields.bits.entropy_coding_mode_flag) {
+        switch (enc->quirks.cabac) {
+        case ENC_CABAC_REFUSED_AT_RENDER:
+            return refuse(enc, hooks, "CABAC (entropy_coding_mode_flag 1); this driver encodes CAVLC only");
+        case ENC_CABAC_REFUSED_AT_END:
+            enc->cabac_pending = 1; /* h264_encoder_end refuses it */
+            break;
+        case ENC_CABAC_IGNORED:
+            hook_log(hooks, "entropy_coding_mode_flag 1 stored and ignored (personality): the slices are CAVLC");
+            break;
+        }
+    }
     if (pic.CurrPic.flags & (VA_PICTURE_H264_TOP_FIELD | VA_PICTURE_H264_BOTTOM_FIELD))
         return refuse(enc, hooks, "field pictures (CurrPic flags TOP_FIELD/BOTTOM_FIELD); this driver encodes "
                                   "frames only");
@@ -382,7 +398,16 @@ static VAStatus render_misc(const struct h264_encoder *enc, const struct enc_hoo
         NEED(VAEncMiscParameterBufferQualityLevel);
         VAEncMiscParameterBufferQualityLevel quality;
         memcpy(&quality, body, offsetof(VAEncMiscParameterBufferQualityLevel, va_reserved));
-        paramlog(hooks, "encmisc quality level=%u", quality.quality_level);
+        if (enc->quirks.quality_bitfield && quality.quality_level > 1) {
+            /* radeonsi reads the level as bits (Mesa vlVaQualityBits): bit 0 valid, bits 1-2 the
+             * preset, bit 3 pre-encoding, bit 4 VBAQ; 1 is the default (balanced). */
+            static const char *presets[] = { "speed", "balanced", "quality", "high-quality" };
+            uint32_t q = quality.quality_level;
+            paramlog(hooks, "encmisc quality level=%u bitfield=valid:%u,preset:%s,pre_encode:%u,vbaq:%u", q, q & 1,
+                     presets[(q >> 1) & 3], (q >> 3) & 1, (q >> 4) & 1);
+        } else {
+            paramlog(hooks, "encmisc quality level=%u", quality.quality_level);
+        }
         break;
     }
     default:
@@ -694,8 +719,13 @@ static void check_slice_header(struct h264_encoder *enc, struct checker *c, int 
     free(nal);
     const char *src = "packed slice header";
 #define FIELD(name) (snprintf(field, sizeof(field), "slice[%d] %s", index, name), field)
+    /* With CABAC, slice_data() starts with cabac_alignment_one_bits (7.3.4), which a client may
+     * put at the end of its packed header (FFmpeg does). */
+    long parsed_bits = sh.header_bits;
+    if (params.entropy_coding_mode && (long)header_bits == ((parsed_bits + 7) & ~7L))
+        parsed_bits = (long)header_bits;
     compare(c, FIELD("length in bits (bit_length less start code and emulation prevention bytes)"),
-            (long)header_bits, "parse of the packed slice header", sh.header_bits);
+            (long)header_bits, "parse of the packed slice header", parsed_bits);
     int idr = pic->pic_fields.bits.idr_pic_flag;
     compare(c, FIELD("nal_unit_type (idr_pic_flag)"), idr ? 5 : 1, src, sh.nal_unit_type);
     compare(c, FIELD("nal_ref_idc != 0 (reference_pic_flag)"), pic->pic_fields.bits.reference_pic_flag != 0 || idr,
@@ -972,7 +1002,8 @@ static void log_picture(const struct h264_encoder *enc, const struct enc_hooks *
     paramlog(hooks, "encpic type=%s idr=%u ref=%u frame_num=%u poc=%d entropy=%s qp=%d refs=%s l0=%s l1=%s",
              types[first->slice_type % 5], pic->pic_fields.bits.idr_pic_flag, pic->pic_fields.bits.reference_pic_flag != 0,
              pic->frame_num, pic->CurrPic.TopFieldOrderCnt - enc->idr_poc,
-             pic->pic_fields.bits.entropy_coding_mode_flag ? "cabac" : "cavlc", pic->pic_init_qp + first->slice_qp_delta,
+             pic->pic_fields.bits.entropy_coding_mode_flag ? "cabac" : "cavlc",
+             pic->pic_init_qp + (enc->quirks.qp_from_pic_init_only ? 0 : first->slice_qp_delta),
              n ? refs : "-", lists[0][0] ? lists[0] : "-", lists[1][0] ? lists[1] : "-");
 }
 
@@ -981,19 +1012,28 @@ static void log_picture(const struct h264_encoder *enc, const struct enc_hooks *
 /* The parameter sets the driver writes itself at an IDR: an SPS when the config has no packed
  * sequence header and the picture brought no SPS, a PPS when the config has no packed picture
  * header and the picture brought no PPS (also at other pictures, when the PPS changed). */
+static void append_driver_sps(const struct h264_encoder *enc, struct bytes *out)
+{
+    uint8_t rbsp[2048];
+    struct bitwriter bw;
+    VAEncSequenceParameterBufferH264 seq = enc->seq;
+    if (enc->quirks.sps_without_vui)
+        seq.vui_parameters_present_flag = 0;
+    bw_init(&bw, rbsp, sizeof(rbsp));
+    h264_write_enc_sps(&bw, enc->profile, &seq);
+    if (bw.overflow)
+        out->failed = 1;
+    else
+        append_rbsp_nal(out, rbsp, bw_bytes(&bw));
+}
+
 static void write_parameter_sets(struct h264_encoder *enc, int has_sps, int has_pps, struct bytes *out)
 {
     int idr = enc->pic.pic_fields.bits.idr_pic_flag;
     uint8_t rbsp[2048];
     struct bitwriter bw;
-    if (idr && !has_sps && !(enc->packed_headers & VA_ENC_PACKED_HEADER_SEQUENCE)) {
-        bw_init(&bw, rbsp, sizeof(rbsp));
-        h264_write_enc_sps(&bw, enc->profile, &enc->seq);
-        if (bw.overflow)
-            out->failed = 1;
-        else
-            append_rbsp_nal(out, rbsp, bw_bytes(&bw));
-    }
+    if (idr && !has_sps && !(enc->packed_headers & VA_ENC_PACKED_HEADER_SEQUENCE))
+        append_driver_sps(enc, out);
     if (!has_pps && !(enc->packed_headers & VA_ENC_PACKED_HEADER_PICTURE)) {
         bw_init(&bw, rbsp, sizeof(enc->written_pps));
         h264_write_enc_pps(&bw, enc->profile, &enc->pic);
@@ -1079,7 +1119,9 @@ static int write_packed_headers(struct h264_encoder *enc, struct checker *c, con
             *has_sps |= (nal[0] & 0x1f) == 7;
             *has_pps |= (nal[0] & 0x1f) == 8;
             read_parameter_set(enc, c, nal, spans[k].size);
-            if (ph->has_emulation_bytes)
+            if ((nal[0] & 0x1f) == 7 && enc->quirks.sps_without_vui)
+                append_driver_sps(enc, body); /* the client's SPS is read, then regenerated (Mesa) */
+            else if (ph->has_emulation_bytes)
                 append_nal(body, nal, spans[k].size);
             else
                 append_rbsp_nal(body, nal, spans[k].size);
@@ -1146,6 +1188,16 @@ VAStatus h264_encoder_end(struct h264_encoder *enc, const struct enc_hooks *hook
         /* Nothing encoded; a refusal was reported by vaRenderPicture. */
         if (in->coded)
             fill_coded_buffer(enc, hooks, in, &stream);
+        enc->pictures++;
+        clear_picture(enc);
+        return VA_STATUS_ERROR_INVALID_PARAMETER;
+    }
+    if (enc->cabac_pending) {
+        /* ENC_CABAC_REFUSED_AT_END: nothing was said at vaRenderPicture. */
+        enc->cabac_pending = 0;
+        refuse(enc, hooks, "CABAC (entropy_coding_mode_flag 1), at vaEndPicture (personality); this driver encodes "
+                           "CAVLC only");
+        fill_coded_buffer(enc, hooks, in, &stream);
         enc->pictures++;
         clear_picture(enc);
         return VA_STATUS_ERROR_INVALID_PARAMETER;

@@ -49,10 +49,25 @@ enum {
     ENCODE_TAMPER_REF_LIST = 2,  /* RefPicList0[0] of P and B slices names the picture's own reconstruction */
 };
 
+/* What a real driver's encoder does differently (SWIFTVT_VA_PERSONALITY, README.md "Driver
+ * personalities"); all zero: this driver's own behaviour. */
+enum enc_cabac_handling {
+    ENC_CABAC_REFUSED_AT_RENDER = 0, /* REFUSED at vaRenderPicture */
+    ENC_CABAC_REFUSED_AT_END,        /* accepted at vaRenderPicture, REFUSED at vaEndPicture (iHD) */
+    ENC_CABAC_IGNORED,               /* the flag is stored, the slices are CAVLC anyway (Mesa) */
+};
+struct enc_quirks {
+    int qp_from_pic_init_only;       /* the QP is pic_init_qp; slice_qp_delta is not read (old Mesa) */
+    enum enc_cabac_handling cabac;
+    int sps_without_vui;             /* every SPS is the driver's, without VUI (Mesa) */
+    int quality_bitfield;            /* the quality level is radeonsi's bit-field (Mesa vlVaQualityBits) */
+};
+
 struct h264_encoder;
 
 /* packed_headers: the VA_ENC_PACKED_HEADER_* bits of the config; rate_control its VA_RC_* mode. */
-struct h264_encoder *h264_encoder_new(VAProfile profile, uint32_t rate_control, uint32_t packed_headers);
+struct h264_encoder *h264_encoder_new(VAProfile profile, uint32_t rate_control, uint32_t packed_headers,
+                                      const struct enc_quirks *quirks);
 void h264_encoder_free(struct h264_encoder *enc);
 /* vaBeginPicture: forgets what an unfinished picture had rendered. */
 void h264_encoder_begin(struct h264_encoder *enc);

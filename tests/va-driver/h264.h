@@ -16,6 +16,7 @@ enum { SLICE_P = 0, SLICE_B = 1, SLICE_I = 2, SLICE_SP = 3, SLICE_SI = 4 };
 #define H264_MAX_REFS 32     /* num_ref_idx_lX_active_minus1 <= 31 (7.4.3) */
 #define H264_MAX_MMCO 64     /* far more than a frame DPB (16 frames) can use */
 #define H264_MAX_DPB 16
+#define H264_POC1_TABLE 4096 /* absFrameNum values whose expectedPicOrderCnt the model remembers */
 
 /* The sequence and picture parameter set fields a slice header parse depends on (7.3.3), taken
  * from VAPictureParameterBufferH264. */
@@ -90,6 +91,11 @@ struct h264_slice_header {
     uint32_t cabac_init_idc;
     int32_t slice_qp_delta;
     int32_t slice_qs_delta;
+    /* Where the picture order count fields (pic_order_cnt_lsb .. delta_pic_order_cnt[1], 7.3.3)
+     * are, in bits of the RBSP after the NAL unit header byte: [poc_bits_start, poc_bits_end).
+     * Empty when the slice has none (pic_order_cnt_type 1 with delta_pic_order_always_zero_flag). */
+    uint32_t poc_bits_start;
+    uint32_t poc_bits_end;
     uint32_t disable_deblocking_filter_idc;
     int32_t slice_alpha_c0_offset_div2;
     int32_t slice_beta_offset_div2;
@@ -114,6 +120,25 @@ struct h264_rebuild_input {
     uint32_t pps_id;
     int num_ref_idx_default[2];     /* 1..32 */
 };
+
+/* A pic_order_cnt_type 1 sequence is rebuilt as pic_order_cnt_type 0: its SPS fields
+ * (offset_for_non_ref_pic, offset_for_top_to_bottom_field, offset_for_ref_frame[]) are not in VA
+ * parameters, but the client's POCs are (CurrPic.TopFieldOrderCnt/BottomFieldOrderCnt). The
+ * rebuilt SPS says type 0 with the largest pic_order_cnt_lsb (16 bits, 7.4.2.1.1), the PPS says
+ * bottom_field_pic_order_in_frame_present_flag 1, and every slice gets pic_order_cnt_lsb and
+ * delta_pic_order_cnt_bottom in place of its delta_pic_order_cnt[] (h264_rewrite_slice_poc). */
+#define H264_REWRITTEN_LOG2_MAX_POC_LSB 16
+
+/* Whether the rebuilt parameter sets rewrite pic_order_cnt_type 1 into type 0 (see above). */
+int h264_rebuild_rewrites_poc(const VAPictureParameterBufferH264 *pp);
+
+/* Rewrites one slice NAL unit (escaped, header byte first) of a pic_order_cnt_type 1 sequence
+ * for the rebuilt type-0 SPS and PPS: the bits from sh->poc_bits_start to sh->poc_bits_end are
+ * replaced by pic_order_cnt_lsb u(16) and delta_pic_order_cnt_bottom se(v); the rest of the
+ * header is copied, then slice_data(), re-aligned for CABAC (cabac_alignment_one_bit, 7.3.4).
+ * Returns the new NAL unit (malloc'd, escaped) and its size in *out_size, or NULL. */
+uint8_t *h264_rewrite_slice_poc(const uint8_t *nal, size_t size, const struct h264_slice_header *sh, int cabac,
+                                uint32_t pic_order_cnt_lsb, int32_t delta_pic_order_cnt_bottom, size_t *out_size);
 
 /* Writes the SPS / PPS NAL units (header byte included, escaped, no start code). Return the size,
  * or 0 when out is too small. */
@@ -152,7 +177,22 @@ struct h264_refs {
      * CurrPic at each IDR (or after memory_management_control_operation 5) and every later POC is
      * compared after subtracting it. */
     int32_t client_poc_offset;
+    /* pic_order_cnt_type 1 (8.2.1.2): the SPS offsets are not in VA parameters, so the model
+     * learns them from the client and checks that later pictures agree. expectedPicOrderCnt of a
+     * reference picture depends only on absFrameNum (the same in every coded video sequence of
+     * the SPS); a non-reference picture adds offset_for_non_ref_pic; the bottom field adds
+     * offset_for_top_to_bottom_field. Forgotten when the sequence parameters change. */
+    struct {
+        uint8_t known[H264_POC1_TABLE];
+        int32_t expected[H264_POC1_TABLE];  /* expectedPicOrderCnt of a reference picture, by absFrameNum */
+        int non_ref_known, top_to_bottom_known;
+        int32_t offset_for_non_ref_pic;
+        int32_t offset_for_top_to_bottom_field;
+    } poc1;
 };
+
+/* Forgets what was learnt about a pic_order_cnt_type 1 SPS (a new SPS is active). */
+void h264_refs_forget_poc_type1(struct h264_refs *refs);
 
 /* One picture's POC as the model derives it (8.2.1). */
 struct h264_pic_info {
@@ -175,6 +215,9 @@ struct h264_check_input {
     int num_slices;
     VASurfaceID target;
     FILE *paramlog;                               /* NULL: no log */
+    /* The driver builds its reference lists from ReferenceFrames alone (NVDEC, AMD): frames
+     * inferred from a frame_num gap must be there too, as real surfaces with their frame_idx. */
+    int gap_frames_required;
 };
 
 /* Validates one picture against the model before it is decoded; reports each mismatch through

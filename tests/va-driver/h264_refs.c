@@ -1,5 +1,6 @@
 /* The software VA driver's independent reference model and the checks it runs on every picture a
- * client submits: picture order count (H.264 8.2.1, types 0 and 2), reference picture lists
+ * client submits: picture order count (H.264 8.2.1; types 0 and 2 computed, type 1 learnt from the
+ * client and checked for consistency, its SPS offsets not being in VA parameters), reference picture lists
  * (8.2.4, frames) and decoded reference picture marking (8.2.5, frames). The model is built from
  * the driver's own parse of the slice headers, never from the client's picture parameters, so
  * that a client error shows up as a difference. */
@@ -47,7 +48,8 @@ static void compute_poc(const struct h264_refs *refs, const struct h264_params *
         info->top_poc = msb + lsb;
         info->bottom_poc = info->top_poc + sh->delta_pic_order_cnt_bottom;
     } else {
-        /* 8.2.1.3 (type 2). Type 1 is refused before the model runs. */
+        /* FrameNumOffset: the same for type 1 (8.2.1.2) and type 2 (8.2.1.3). The rest of type 1
+         * is resolve_poc_type1's, with the client's POC. */
         int32_t prev_offset = refs->prev_had_mmco5 ? 0 : refs->prev_frame_num_offset;
         int32_t offset;
         if (info->idr)
@@ -57,6 +59,8 @@ static void compute_poc(const struct h264_refs *refs, const struct h264_params *
         else
             offset = prev_offset;
         info->frame_num_offset = offset;
+        if (params->poc_type == 1)
+            return;
         int32_t temp;
         if (info->idr)
             temp = 0;
@@ -67,6 +71,53 @@ static void compute_poc(const struct h264_refs *refs, const struct h264_params *
         info->top_poc = temp;
         info->bottom_poc = temp;
     }
+}
+
+void h264_refs_forget_poc_type1(struct h264_refs *refs)
+{
+    memset(&refs->poc1, 0, sizeof(refs->poc1));
+}
+
+/* 8.2.1.2 for a frame, with the SPS offsets the model does not know: the POC is
+ * expectedPicOrderCnt(absFrameNum) + delta_pic_order_cnt[0], where a reference picture's
+ * expectedPicOrderCnt depends only on absFrameNum (0 at an IDR picture), a non-reference
+ * picture's is its predecessor's (absFrameNum - 1) plus offset_for_non_ref_pic, and the bottom
+ * field adds offset_for_top_to_bottom_field + delta_pic_order_cnt[1]. What is known gives the
+ * model's POC (and the client's offset at an IDR picture); what is not yet known is learnt from
+ * the client's CurrPic, so that a later picture contradicting it is reported. */
+static void resolve_poc_type1(struct h264_refs *refs, const struct h264_slice_header *sh,
+                              const VAPictureParameterBufferH264 *pp, struct h264_pic_info *info, int relearn_offset)
+{
+    int64_t abs_frame_num = (int64_t)info->frame_num_offset + sh->frame_num;
+    int reference = sh->nal_ref_idc != 0;
+    if (!reference && abs_frame_num > 0)
+        abs_frame_num--;
+    int in_table = abs_frame_num >= 0 && abs_frame_num < H264_POC1_TABLE;
+    int ref_known = abs_frame_num == 0 || (in_table && refs->poc1.known[abs_frame_num]);
+    int32_t ref_expected = abs_frame_num == 0 ? 0 : ref_known ? refs->poc1.expected[abs_frame_num] : 0;
+    int expected_known = ref_known && (reference || refs->poc1.non_ref_known);
+    int32_t expected = ref_expected + (reference ? 0 : refs->poc1.offset_for_non_ref_pic);
+    if (relearn_offset && expected_known)
+        refs->client_poc_offset = pp->CurrPic.TopFieldOrderCnt - (expected + sh->delta_pic_order_cnt[0]);
+    int32_t client_top = pp->CurrPic.TopFieldOrderCnt - refs->client_poc_offset;
+    int32_t client_expected = client_top - sh->delta_pic_order_cnt[0];
+    if (!expected_known) {
+        if (reference && in_table) {
+            refs->poc1.expected[abs_frame_num] = client_expected;
+            refs->poc1.known[abs_frame_num] = 1;
+        } else if (!reference && ref_known) {
+            refs->poc1.offset_for_non_ref_pic = client_expected - ref_expected;
+            refs->poc1.non_ref_known = 1;
+        }
+        expected = client_expected;
+    }
+    info->top_poc = expected + sh->delta_pic_order_cnt[0];
+    int32_t client_step = pp->CurrPic.BottomFieldOrderCnt - pp->CurrPic.TopFieldOrderCnt - sh->delta_pic_order_cnt[1];
+    if (!refs->poc1.top_to_bottom_known) {
+        refs->poc1.offset_for_top_to_bottom_field = client_step;
+        refs->poc1.top_to_bottom_known = 1;
+    }
+    info->bottom_poc = info->top_poc + refs->poc1.offset_for_top_to_bottom_field + sh->delta_pic_order_cnt[1];
 }
 
 /* ---------- 8.2.4.1 picture numbers ---------- */
@@ -449,6 +500,25 @@ static int in_client_refs(const VAPictureParameterBufferH264 *pp, const VAPictur
     return 0;
 }
 
+static void check_gap_frames(struct checker *c, const struct h264_refs *refs, const VAPictureParameterBufferH264 *pp)
+{
+    for (int k = 0; k < refs->num_dpb; k++) {
+        const struct h264_dpb_pic *p = &refs->dpb[k];
+        if (!p->non_existing)
+            continue;
+        int found = 0;
+        for (int i = 0; i < 16 && !found; i++)
+            found = !VA_INVALID_PICTURE(pp->ReferenceFrames[i]) && pp->ReferenceFrames[i].frame_idx == p->frame_num &&
+                    !(pp->ReferenceFrames[i].flags & VA_PICTURE_H264_LONG_TERM_REFERENCE);
+        if (!found) {
+            char b[160];
+            snprintf(b, sizeof(b), "frame_num %u (inferred from a frame_num gap, 8.2.5.2) as a surface: this driver "
+                                   "builds its reference lists from ReferenceFrames alone", p->frame_num);
+            complain(c, "ReferenceFrames (frame_num gap)", "no entry", b);
+        }
+    }
+}
+
 static void check_reference_frames(struct checker *c, const struct h264_refs *refs,
                                    const VAPictureParameterBufferH264 *pp)
 {
@@ -607,7 +677,9 @@ int h264_check_picture(struct h264_refs *refs, const struct h264_check_input *in
         if (sh->frame_num != first->frame_num || sh->pps_id != first->pps_id ||
             (sh->nal_ref_idc != 0) != (first->nal_ref_idc != 0) || sh->nal_unit_type != first->nal_unit_type ||
             sh->pic_order_cnt_lsb != first->pic_order_cnt_lsb ||
-            sh->delta_pic_order_cnt_bottom != first->delta_pic_order_cnt_bottom || sh->idr_pic_id != first->idr_pic_id) {
+            sh->delta_pic_order_cnt_bottom != first->delta_pic_order_cnt_bottom || sh->idr_pic_id != first->idr_pic_id ||
+            sh->delta_pic_order_cnt[0] != first->delta_pic_order_cnt[0] ||
+            sh->delta_pic_order_cnt[1] != first->delta_pic_order_cnt[1]) {
             snprintf(field, sizeof(field), "slice[%d] picture identity (frame_num, pps_id, nal_ref_idc, POC, idr)", i);
             complain(&c, field, "slice of another picture in the same vaBeginPicture/vaEndPicture",
                      "one picture per vaEndPicture");
@@ -621,7 +693,9 @@ int h264_check_picture(struct h264_refs *refs, const struct h264_check_input *in
     update_frame_num_wrap(refs, params, first->frame_num);
     int model_valid = refs->started || idr;
 
-    if (idr || refs->prev_had_mmco5)
+    if (params->poc_type == 1 && model_valid)
+        resolve_poc_type1(refs, first, pp, info, idr || refs->prev_had_mmco5);
+    else if (idr || refs->prev_had_mmco5)
         refs->client_poc_offset = pp->CurrPic.TopFieldOrderCnt - info->top_poc;
     const int32_t off = refs->client_poc_offset;
 
@@ -640,6 +714,8 @@ int h264_check_picture(struct h264_refs *refs, const struct h264_check_input *in
         compare_int(&c, "CurrPic.frame_idx", pp->CurrPic.frame_idx, first->frame_num);
         if (!idr)
             check_reference_frames(&c, refs, pp);
+        if (!idr && in->gap_frames_required)
+            check_gap_frames(&c, refs, pp);
         /* Decoding into a surface that still holds a reference destroys it; at an IDR every
          * reference is dropped anyway (8.2.5.1), so only other pictures are checked. */
         for (int k = 0; !idr && k < refs->num_dpb; k++) {

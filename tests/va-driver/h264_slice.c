@@ -154,6 +154,7 @@ int h264_parse_slice_header(const uint8_t *nal, size_t size, const struct h264_p
     }
     if (sh->nal_unit_type == 5)
         sh->idr_pic_id = br_ue(&br);
+    sh->poc_bits_start = (uint32_t)br.pos;
     if (params->poc_type == 0) {
         sh->pic_order_cnt_lsb = br_u(&br, params->log2_max_poc_lsb);
         if (params->bottom_field_pic_order_in_frame_present && !sh->field_pic_flag)
@@ -164,6 +165,7 @@ int h264_parse_slice_header(const uint8_t *nal, size_t size, const struct h264_p
         if (params->bottom_field_pic_order_in_frame_present && !sh->field_pic_flag)
             sh->delta_pic_order_cnt[1] = br_se(&br);
     }
+    sh->poc_bits_end = (uint32_t)br.pos;
     if (params->redundant_pic_cnt_present)
         sh->redundant_pic_cnt = br_ue(&br);
     if (sh->slice_type == SLICE_B)
