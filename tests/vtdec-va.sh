@@ -300,6 +300,20 @@ else
 fi
 
 echo
+echo "== one VA display per process: vtenc and vtdec in one pipeline share it"
+rc=0
+SWIFTVT_VA_REPORT="$work/shared.report" GST_DEBUG="vtdec:5,vtenc:5" GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 120 -- \
+    videotestsrc num-buffers=10 ! video/x-raw,format=I420,width=320,height=240 ! vtenc hardware=require \
+    ! vtdec hardware=require ! fakesink >"$work/shared.log" 2>&1 || rc=$?
+# The driver writes one live-objects line at each vaTerminate: one per display opened.
+displays="$(grep -c '^live-objects' "$work/shared.report" || true)"
+if [ "$rc" = 0 ] && [ "$displays" = 1 ] && grep -q "shared with the other SwiftVT elements" "$work/shared.log"; then
+    echo "vtenc ! vtdec: one VA display for both ($displays vaTerminate)"
+else
+    fail "vtenc ! vtdec: exit $rc, $displays displays opened (expected 1, shared)"
+fi
+
+echo
 if [ "$failures" -gt 0 ]; then
     echo "vtdec-va: $failures failure(s)"
     exit 1

@@ -25,7 +25,7 @@ public struct VAH264DeviceOffer: Sendable {
         guard VADisplayConnection.hasCandidateDisplays() else {
             return .none("no VA-API device: no DRM render node and no X11 display")
         }
-        switch VADevice.open(log: log) {
+        switch VADevice.open(for: nil, log: log) {
         case .failure(let unavailable):
             return .none(unavailable.reason)
         case .success(let device):
@@ -63,30 +63,24 @@ public struct VAH264DeviceOffer: Sendable {
 }
 
 extension CachedVADevice {
-    /// Why this device cannot decode (`VAEntrypointVLD`) or encode H.264 at all, or nil when it
-    /// can: the element-level check behind hardware=require at a state change, before any stream
-    /// is known. (Whether it takes a particular stream is decided per session.)
-    func h264UnavailableReason(encoding: Bool) -> String? {
+    /// Why no device here does this factory's work with H.264 (decoding: `VAEntrypointVLD`,
+    /// encoding: EncSlice or EncSliceLP), or nil when one does: the element-level check behind
+    /// hardware=require at a state change, before any stream is known. (Whether it takes a
+    /// particular stream is decided per session.)
+    func h264UnavailableReason() -> String? {
         switch open() {
-        case .failure(let unavailable):
-            return unavailable.reason
-        case .success(let device):
-            if encoding {
-                if VAH264DeviceOffer.encodingEntrypoint(device.capabilities) != nil { return nil }
-                return "\(device.summary) has no H.264 encoder (VAEntrypointEncSlice or EncSliceLP; it offers \(device.capabilities.summary))"
-            }
-            if !VAH264DeviceOffer.decodableProfiles(device.capabilities).isEmpty { return nil }
-            return "\(device.summary) has no H.264 decoder (VAEntrypointVLD; it offers \(device.capabilities.summary))"
+        case .failure(let unavailable): return unavailable.reason
+        case .success: return nil
         }
     }
 }
 
 extension VAH264DecoderFactory {
     /// Why no VA-API device here decodes H.264, or nil when one does (opens and keeps the device).
-    public func deviceUnavailableReason() -> String? { cachedDevice.h264UnavailableReason(encoding: false) }
+    public func deviceUnavailableReason() -> String? { cachedDevice.h264UnavailableReason() }
 }
 
 extension VAH264EncoderFactory {
     /// Why no VA-API device here encodes H.264, or nil when one does (opens and keeps the device).
-    public func deviceUnavailableReason() -> String? { cachedDevice.h264UnavailableReason(encoding: true) }
+    public func deviceUnavailableReason() -> String? { cachedDevice.h264UnavailableReason() }
 }

@@ -12,7 +12,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
 
     /// - Parameter log: libva's and the probe's messages (vtenc sends them to GStreamer's debug log).
     public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
-        cachedDevice = CachedVADevice(log: log)
+        cachedDevice = CachedVADevice(purpose: .encoding, log: log)
     }
 
     public var name: String { cachedDevice.name }

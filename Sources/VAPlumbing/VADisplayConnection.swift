@@ -7,11 +7,17 @@ public struct VADisplayDiscoveryError: Error, Sendable, CustomStringConvertible 
     /// :99: vaInitialize failed: HW busy now (VAStatus 0x22) (driver swiftvt_sw from
     /// LIBVA_DRIVERS_PATH=/x)".
     public var attempts: [String]
+    /// Displays that opened but were passed over (they lack what was asked for).
+    public var displaysPassedOver: Int
 
-    public init(attempts: [String]) { self.attempts = attempts }
+    public init(attempts: [String], displaysPassedOver: Int = 0) {
+        self.attempts = attempts
+        self.displaysPassedOver = displaysPassedOver
+    }
 
     public var description: String {
-        "no VA-API display could be opened (tried: \(attempts.joined(separator: "; "))). A VA device is looked for on the "
+        (displaysPassedOver > 0 ? "no VA-API display offers what is needed" : "no VA-API display could be opened")
+            + " (tried: \(attempts.joined(separator: "; "))). A VA device is looked for on the "
             + "DRM render nodes /dev/dri/renderD*, then on the X11 display named by DISPLAY; LIBVA_DRIVER_NAME and "
             + "LIBVA_DRIVERS_PATH choose the driver"
     }
@@ -97,19 +103,27 @@ public final class VADisplayConnection: @unchecked Sendable {
         return "\(driver) from \(directory)"
     }
 
-    /// Opens the first VA display that initialises: each DRM render node (`renderD*`) of
-    /// `renderNodeDirectory` in name order, then the X11 display `x11DisplayName` (DISPLAY by
-    /// default). libva picks the driver (LIBVA_DRIVER_NAME, LIBVA_DRIVERS_PATH).
+    /// Opens the first VA display that initialises and that `accept` takes: each DRM render
+    /// node (`renderD*`) of `renderNodeDirectory` in name order, then the X11 displays
+    /// `x11DisplayNames` (DISPLAY by default). libva picks the driver (LIBVA_DRIVER_NAME,
+    /// LIBVA_DRIVERS_PATH).
     ///
-    /// - Parameter log: libva's own info and error messages (instead of stderr) and the
-    ///   discovery's, for a debug log; kept for the connection's lifetime and called from
-    ///   whichever thread uses the display.
+    /// A display `accept` refuses (a hybrid machine's integrated GPU without H.264, in front of
+    /// the discrete GPU that has it) is closed and the search goes on, as GStreamer's va plugin
+    /// looks at every device.
+    ///
+    /// - Parameters:
+    ///   - log: libva's own info and error messages (instead of stderr) and the discovery's, for
+    ///     a debug log; kept for the connection's lifetime and called from whichever thread uses
+    ///     the display.
+    ///   - accept: nil to take the display, or why it does not serve (for the attempts list).
     /// - Throws: every attempt and why it failed, also when libva itself cannot be loaded.
     public static func open(
-        renderNodeDirectory: String = "/dev/dri", x11DisplayName: String? = getenv("DISPLAY").map { String(cString: $0) },
-        log: @escaping (String) -> Void = { _ in }
+        renderNodeDirectory: String = "/dev/dri", x11DisplayNames: [String] = defaultX11DisplayNames,
+        log: @escaping (String) -> Void = { _ in }, accept: (VADisplayConnection) -> String? = { _ in nil }
     ) throws(VADisplayDiscoveryError) -> VADisplayConnection {
         var attempts: [String] = []
+        var passedOver = 0
         if let problem = cva_load() {
             throw VADisplayDiscoveryError(attempts: ["libva: \(String(cString: problem)) (install libva2)"])
         }
@@ -133,10 +147,18 @@ public final class VADisplayConnection: @unchecked Sendable {
                 }
                 switch initialize(display, sink: sink) {
                 case .success(let result):
-                    log("VA display: DRM render node \(node), \(result.vendor)")
-                    return VADisplayConnection(
+                    let connection = VADisplayConnection(
                         display: display, description: "DRM render node \(node)", vendor: result.vendor,
                         apiVersion: result.version, sink: sink, close: { Glibc.close(fd) })
+                    if let refusal = accept(connection) {
+                        // Closed (vaTerminate, close) as `connection` goes away.
+                        attempts.append("\(node): \(result.vendor): \(refusal)")
+                        passedOver += 1
+                        log("VA display: passed over: \(attempts[attempts.count - 1])")
+                        continue
+                    }
+                    log("VA display: DRM render node \(node), \(result.vendor)")
+                    return connection
                 case .failure(let error):
                     attempts.append("\(node): \(error) (\(driverOrigin))")
                     log("VA display: \(attempts[attempts.count - 1])")
@@ -144,32 +166,47 @@ public final class VADisplayConnection: @unchecked Sendable {
                 }
             }
         }
-        if let name = x11DisplayName, !name.isEmpty {
+        let names = x11DisplayNames.filter { !$0.isEmpty }
+        if names.isEmpty { attempts.append("X11: DISPLAY is not set") }
+        for name in names {
             if let problem = cva_load_x11() {
                 attempts.append("X11 display \(name): \(String(cString: problem)) (install libva-x11-2)")
-            } else if let x11 = cva_x_open_display(name) {
-                if let display = cva_get_display_x11(x11) {
-                    switch initialize(display, sink: sink) {
-                    case .success(let result):
-                        log("VA display: X11 display \(name), \(result.vendor)")
-                        return VADisplayConnection(
-                            display: display, description: "X11 display \(name)", vendor: result.vendor,
-                            apiVersion: result.version, sink: sink, close: { cva_x_close_display(x11) })
-                    case .failure(let error):
-                        attempts.append("X11 display \(name): \(error) (\(driverOrigin))")
-                        log("VA display: \(attempts[attempts.count - 1])")
-                    }
-                } else {
-                    attempts.append("X11 display \(name): vaGetDisplay gave no display")
-                }
-                cva_x_close_display(x11)
-            } else {
-                attempts.append("X11 display \(name): cannot connect to the X server (XOpenDisplay failed)")
+                break
             }
-        } else {
-            attempts.append("X11: DISPLAY is not set")
+            guard let x11 = cva_x_open_display(name) else {
+                attempts.append("X11 display \(name): cannot connect to the X server (XOpenDisplay failed)")
+                continue
+            }
+            guard let display = cva_get_display_x11(x11) else {
+                attempts.append("X11 display \(name): vaGetDisplay gave no display")
+                cva_x_close_display(x11)
+                continue
+            }
+            switch initialize(display, sink: sink) {
+            case .success(let result):
+                let connection = VADisplayConnection(
+                    display: display, description: "X11 display \(name)", vendor: result.vendor,
+                    apiVersion: result.version, sink: sink, close: { cva_x_close_display(x11) })
+                if let refusal = accept(connection) {
+                    attempts.append("X11 display \(name): \(result.vendor): \(refusal)")
+                    passedOver += 1
+                    log("VA display: passed over: \(attempts[attempts.count - 1])")
+                    continue
+                }
+                log("VA display: X11 display \(name), \(result.vendor)")
+                return connection
+            case .failure(let error):
+                attempts.append("X11 display \(name): \(error) (\(driverOrigin))")
+                log("VA display: \(attempts[attempts.count - 1])")
+                cva_x_close_display(x11)
+            }
         }
-        throw VADisplayDiscoveryError(attempts: attempts)
+        throw VADisplayDiscoveryError(attempts: attempts, displaysPassedOver: passedOver)
+    }
+
+    /// The X11 display named by DISPLAY, when it is set.
+    public static var defaultX11DisplayNames: [String] {
+        getenv("DISPLAY").map { [String(cString: $0)] } ?? []
     }
 
     private static func initialize(
@@ -192,13 +229,13 @@ public final class VADisplayConnection: @unchecked Sendable {
         return .success((vendor, (Int(major), Int(minor))))
     }
 
-    /// Whether there is anything for ``open(renderNodeDirectory:x11DisplayName:log:)`` to try: a
+    /// Whether there is anything for ``open(renderNodeDirectory:x11DisplayNames:log:accept:)`` to try: a
     /// render node or a named X11 display. Answered without loading libva, so that a machine
     /// with neither (the common case without a GPU) pays nothing at plugin load.
     public static func hasCandidateDisplays(
-        renderNodeDirectory: String = "/dev/dri", x11DisplayName: String? = getenv("DISPLAY").map { String(cString: $0) }
+        renderNodeDirectory: String = "/dev/dri", x11DisplayNames: [String] = defaultX11DisplayNames
     ) -> Bool {
-        !renderNodes(in: renderNodeDirectory).isEmpty || !(x11DisplayName ?? "").isEmpty
+        !renderNodes(in: renderNodeDirectory).isEmpty || x11DisplayNames.contains { !$0.isEmpty }
     }
 
     /// `renderD*` entries of `directory`, sorted (renderD128 first: the first GPU). A missing

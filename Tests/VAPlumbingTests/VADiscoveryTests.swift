@@ -15,7 +15,7 @@ struct VADiscoveryTests {
     func nothingToOpen() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         do throws(VADisplayDiscoveryError) {
-            _ = try VADisplayConnection.open(renderNodeDirectory: empty.path, x11DisplayName: nil)
+            _ = try VADisplayConnection.open(renderNodeDirectory: empty.path, x11DisplayNames: [])
             Issue.record("a display was opened without any device")
         } catch {
             if Self.hasLibva {
@@ -37,7 +37,7 @@ struct VADiscoveryTests {
         let empty = try TemporaryDirectory("va-plumbing")
         let missing = empty.path + "/no-such-directory"
         do throws(VADisplayDiscoveryError) {
-            _ = try VADisplayConnection.open(renderNodeDirectory: missing, x11DisplayName: nil)
+            _ = try VADisplayConnection.open(renderNodeDirectory: missing, x11DisplayNames: [])
             Issue.record("a display was opened without any device")
         } catch {
             #expect(error.attempts.first == "\(missing): no render nodes", "\(error.attempts)")
@@ -50,7 +50,7 @@ struct VADiscoveryTests {
         // A display number nothing listens on (with-software-va.sh uses :90 to :189).
         let name = ":4711"
         do throws(VADisplayDiscoveryError) {
-            _ = try VADisplayConnection.open(renderNodeDirectory: empty.path, x11DisplayName: name)
+            _ = try VADisplayConnection.open(renderNodeDirectory: empty.path, x11DisplayNames: [name])
             Issue.record("a display was opened on \(name)")
         } catch {
             #expect(error.attempts.count == 2, "\(error.attempts)")
