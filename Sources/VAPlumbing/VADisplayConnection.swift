@@ -128,6 +128,30 @@ public final class VADisplayConnection: @unchecked Sendable {
             throw VADisplayDiscoveryError(attempts: ["libva: \(String(cString: problem)) (install libva2)"])
         }
         let sink = MessageSink(log: log)
+        /// Initialises `display` and offers it to `accept`: the connection when taken; otherwise
+        /// the attempt is recorded and the display closed (vaTerminate, then `close`, as the
+        /// connection goes away; `close` alone when vaInitialize failed).
+        func take(_ display: VADisplay, label: String, description: String, close: @escaping () -> Void) -> VADisplayConnection? {
+            switch initialize(display, sink: sink) {
+            case .success(let result):
+                let connection = VADisplayConnection(
+                    display: display, description: description, vendor: result.vendor, apiVersion: result.version, sink: sink,
+                    close: close)
+                if let refusal = accept(connection) {
+                    attempts.append("\(label): \(result.vendor): \(refusal)")
+                    passedOver += 1
+                    log("VA display: passed over: \(attempts[attempts.count - 1])")
+                    return nil
+                }
+                log("VA display: \(description), \(result.vendor)")
+                return connection
+            case .failure(let error):
+                attempts.append("\(label): \(error) (\(driverOrigin))")
+                log("VA display: \(attempts[attempts.count - 1])")
+                close()
+                return nil
+            }
+        }
         let nodes = renderNodes(in: renderNodeDirectory)
         if nodes.isEmpty {
             attempts.append("\(renderNodeDirectory): no render nodes")
@@ -145,24 +169,8 @@ public final class VADisplayConnection: @unchecked Sendable {
                     Glibc.close(fd)
                     continue
                 }
-                switch initialize(display, sink: sink) {
-                case .success(let result):
-                    let connection = VADisplayConnection(
-                        display: display, description: "DRM render node \(node)", vendor: result.vendor,
-                        apiVersion: result.version, sink: sink, close: { Glibc.close(fd) })
-                    if let refusal = accept(connection) {
-                        // Closed (vaTerminate, close) as `connection` goes away.
-                        attempts.append("\(node): \(result.vendor): \(refusal)")
-                        passedOver += 1
-                        log("VA display: passed over: \(attempts[attempts.count - 1])")
-                        continue
-                    }
-                    log("VA display: DRM render node \(node), \(result.vendor)")
-                    return connection
-                case .failure(let error):
-                    attempts.append("\(node): \(error) (\(driverOrigin))")
-                    log("VA display: \(attempts[attempts.count - 1])")
-                    Glibc.close(fd)
+                if let taken = take(display, label: node, description: "DRM render node \(node)", close: { Glibc.close(fd) }) {
+                    return taken
                 }
             }
         }
@@ -182,23 +190,8 @@ public final class VADisplayConnection: @unchecked Sendable {
                 cva_x_close_display(x11)
                 continue
             }
-            switch initialize(display, sink: sink) {
-            case .success(let result):
-                let connection = VADisplayConnection(
-                    display: display, description: "X11 display \(name)", vendor: result.vendor,
-                    apiVersion: result.version, sink: sink, close: { cva_x_close_display(x11) })
-                if let refusal = accept(connection) {
-                    attempts.append("X11 display \(name): \(result.vendor): \(refusal)")
-                    passedOver += 1
-                    log("VA display: passed over: \(attempts[attempts.count - 1])")
-                    continue
-                }
-                log("VA display: X11 display \(name), \(result.vendor)")
-                return connection
-            case .failure(let error):
-                attempts.append("X11 display \(name): \(error) (\(driverOrigin))")
-                log("VA display: \(attempts[attempts.count - 1])")
-                cva_x_close_display(x11)
+            if let taken = take(display, label: "X11 display \(name)", description: "X11 display \(name)", close: { cva_x_close_display(x11) }) {
+                return taken
             }
         }
         throw VADisplayDiscoveryError(attempts: attempts, displaysPassedOver: passedOver)

@@ -152,11 +152,8 @@ struct H264PictureDecoderTests {
         }
     }
 
-    @Test("a failing accelerator: the error reaches the caller, the DPB stays consistent and later pictures decode")
-    func acceleratorFailure() throws {
-        guard let entry = Corpus.entry("BA_MW_D.264"), let bytes = Corpus.bytes(of: entry) else { return }
-        let accelerator = RecordingAccelerator()
-        accelerator.failEndPictureNumber = 5
+    /// Decodes an Annex B stream to the end, going on after each failing NAL unit; the failures.
+    static func decodeCountingFailures(_ bytes: [UInt8], accelerator: RecordingAccelerator) throws -> Int {
         let decoder = H264PictureDecoder(accelerator: accelerator)
         var failures = 0
         bytes.withUnsafeBytes { data in
@@ -169,7 +166,15 @@ struct H264PictureDecoderTests {
             }
         }
         try decoder.drain()
-        #expect(failures == 1)
+        return failures
+    }
+
+    @Test("a failing accelerator: the error reaches the caller, the DPB stays consistent and later pictures decode")
+    func acceleratorFailure() throws {
+        guard let entry = Corpus.entry("BA_MW_D.264"), let bytes = Corpus.bytes(of: entry) else { return }
+        let accelerator = RecordingAccelerator()
+        accelerator.failEndPictureNumber = 5
+        #expect(try Self.decodeCountingFailures(bytes, accelerator: accelerator) == 1)
         #expect(accelerator.output.count == entry.frames)
         #expect(accelerator.output.filter(\.decodingFailed).count == 1)
     }
@@ -181,19 +186,7 @@ struct H264PictureDecoderTests {
             let accelerator = RecordingAccelerator()
             accelerator.failSliceNumber = failSlice
             accelerator.failStartPictureNumber = failStart
-            let decoder = H264PictureDecoder(accelerator: accelerator)
-            var failures = 0
-            bytes.withUnsafeBytes { data in
-                AnnexB.forEachNALUnit(in: data) { unit in
-                    do {
-                        try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
-                    } catch {
-                        failures += 1
-                    }
-                }
-            }
-            try decoder.drain()
-            #expect(failures == 1)
+            #expect(try Self.decodeCountingFailures(bytes, accelerator: accelerator) == 1)
             #expect(accelerator.started.map(ObjectIdentifier.init) == accelerator.ended.map(ObjectIdentifier.init),
                     "started \(accelerator.started.count), ended \(accelerator.ended.count)")
             #expect(accelerator.output.count == entry.frames)
