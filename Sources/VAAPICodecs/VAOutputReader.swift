@@ -40,13 +40,14 @@ final class VAOutputReader {
         // may output every picture the DPB held (an IDR or a drain bumps them all, C.4.4), all
         // read back before the caller sees any: the DPB, plus two in transit to the consumer,
         // plus what the consumer holds (PixelBufferConsumer).
+        let wanted = PixelBufferPool.Attributes(
+            width: rect.width, height: rect.height, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
+            maximumBufferCount: sps.maxDpbFrames + 2, attachments: attachments)
+        // A sequence with the same output keeps the pool and its pictures.
+        if pool?.attributes == wanted { return }
         pool?.invalidate()
         do {
-            pool = try PixelBufferPool(
-                attributes: PixelBufferPool.Attributes(
-                    width: rect.width, height: rect.height, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
-                    maximumBufferCount: sps.maxDpbFrames + 2, attachments: attachments),
-                consumer: consumer)
+            pool = try PixelBufferPool(attributes: wanted, consumer: consumer)
         } catch {
             throw .acceleratorFailed("no \(rect.width)x\(rect.height) \(pixelFormat) output pictures: \(error)")
         }
