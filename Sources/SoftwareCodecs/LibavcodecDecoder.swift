@@ -113,11 +113,15 @@ final class LibavcodecDecoder: DecoderBackend {
         allocator.install(in: context)
         try Libav.check(avcodec_open2(context, codec, nil), "avcodec_open2")
         opened = true
-        // The bound needs libavcodec's real thread count (0 became one per core, plus one), known
-        // once the codec is open; get_buffer2 first runs in the first decode.
-        allocator.maximumBufferCount = Self.pictureBudget(
-            of: format, threadCount: Int(context.pointee.thread_count),
-            frameThreads: context.pointee.active_thread_type & FF_THREAD_FRAME != 0)
+        // Bounded only for a consumer that said what it holds (DestinationImageBufferAttributes):
+        // a caller keeping every picture would otherwise wait forever. The bound needs
+        // libavcodec's real thread count (0 became one per core, plus one), known once the codec
+        // is open; get_buffer2 first runs in the first decode.
+        if attributes.consumer != nil {
+            allocator.maximumBufferCount = Self.pictureBudget(
+                of: format, threadCount: Int(context.pointee.thread_count),
+                frameThreads: context.pointee.active_thread_type & FF_THREAD_FRAME != 0)
+        }
         self.context = context
         self.packet = packet
         self.scratchFrame = frame
@@ -398,8 +402,9 @@ final class LibavcodecDecoder: DecoderBackend {
 
     private func converted(_ picture: PixelBuffer, to format: PixelFormat) throws(VTError) -> PixelBuffer {
         // As many as the decoder may output in one call (a drain outputs every picture it
-        // held), all converted before the caller sees any: the decoder's own budget; plus what
-        // the consumer holds. Fewer would make a drain wait for itself.
+        // held), all converted before the caller sees any: the decoder's own budget (0, no
+        // bound, without a consumer); plus what the consumer holds. Fewer would make a drain
+        // wait for itself.
         let budget = allocator.maximumBufferCount
         let attributes = PixelBufferPool.Attributes(
             width: picture.width, height: picture.height, pixelFormat: format, rowAlignment: rowAlignment,

@@ -39,10 +39,11 @@ final class VAOutputReader {
         // The pictures are copies, so the DPB (in VA surfaces) holds none of them; but one call
         // may output every picture the DPB held (an IDR or a drain bumps them all, C.4.4), all
         // read back before the caller sees any: the DPB, plus two in transit to the consumer,
-        // plus what the consumer holds (PixelBufferConsumer).
+        // plus what the consumer holds (PixelBufferConsumer). Without a consumer, no bound: the
+        // caller may keep every picture.
         let wanted = PixelBufferPool.Attributes(
             width: rect.width, height: rect.height, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
-            maximumBufferCount: sps.maxDpbFrames + 2, attachments: attachments)
+            maximumBufferCount: consumer == nil ? nil : sps.maxDpbFrames + 2, attachments: attachments)
         // A sequence with the same output keeps the pool and its pictures.
         if pool?.attributes == wanted { return }
         pool?.invalidate()
