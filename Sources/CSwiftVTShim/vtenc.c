@@ -21,6 +21,8 @@ typedef struct {
 
 #define SELF(object) ((SwiftVTEnc *) (object))
 
+static GstElementClass *parent_class = NULL;
+
 static gboolean start(GstVideoEncoder *encoder) { return swiftvt_element_vfunc_step(encoder, SWIFTVT_STEP_START); }
 static gboolean stop(GstVideoEncoder *encoder) { return swiftvt_element_vfunc_step(encoder, SWIFTVT_STEP_STOP); }
 static gboolean set_format(GstVideoEncoder *encoder, GstVideoCodecState *state) {
@@ -34,8 +36,24 @@ static gboolean flush(GstVideoEncoder *encoder) { return swiftvt_vtenc_flush(SEL
 
 static gboolean close_encoder(GstVideoEncoder *encoder) { return swiftvt_element_vfunc_step(encoder, SWIFTVT_STEP_CLOSE); }
 
+/// The allocation query upstream sends after the caps (the session exists by then): the base
+/// class keeps every input buffer until its frame is encoded, so vtenc holds the session's frame
+/// delay plus one. Saying so as min_buffers (as x264enc does) lets an upstream with a bounded
+/// pool - vtdec - allow for them instead of waiting for buffers vtenc keeps until it gets more.
+static gboolean propose_allocation(GstVideoEncoder *encoder, GstQuery *query) {
+    GstCaps *caps = NULL;
+    gst_query_parse_allocation(query, &caps, NULL);
+    GstVideoInfo info;
+    guint held = swiftvt_vtenc_held_input_frames(SELF(encoder)->swift);
+    if (caps != NULL && held > 0 && gst_query_get_n_allocation_pools(query) == 0 && gst_video_info_from_caps(&info, caps)) {
+        gst_query_add_allocation_pool(query, NULL, (guint) GST_VIDEO_INFO_SIZE(&info), held, 0);
+    }
+    return GST_VIDEO_ENCODER_CLASS(parent_class)->propose_allocation(encoder, query);
+}
+
 static void wire_vfuncs(gpointer klass) {
     GstVideoEncoderClass *encoder_class = GST_VIDEO_ENCODER_CLASS(klass);
+    parent_class = g_type_class_peek_parent(klass);
     encoder_class->close = close_encoder;
     encoder_class->start = start;
     encoder_class->stop = stop;
@@ -43,6 +61,7 @@ static void wire_vfuncs(gpointer klass) {
     encoder_class->handle_frame = handle_frame;
     encoder_class->finish = finish;
     encoder_class->flush = flush;
+    encoder_class->propose_allocation = propose_allocation;
 }
 
 static const SwiftVTElementClassData software_first = {"vtenc", SWIFTVT_HARDWARE_AUTO, wire_vfuncs, offsetof(SwiftVTEnc, swift)};

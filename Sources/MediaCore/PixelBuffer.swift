@@ -103,6 +103,8 @@ public final class PixelBuffer: @unchecked Sendable {
     private enum Memory {
         case owned(UnsafeMutableRawPointer)
         case external(release: @Sendable () -> Void)
+        /// A pool's allocation, lent for this buffer's lifetime and given back in `deinit`.
+        case pooled(PooledPixelMemory, PixelBufferPool)
     }
 
     private let memory: Memory
@@ -140,6 +142,16 @@ public final class PixelBuffer: @unchecked Sendable {
             Plane(baseAddress: base + $0.offset, bytesPerRow: $0.bytesPerRow, width: $0.width, height: $0.height)
         }
         memory = .owned(base)
+        attachmentStorage = Mutex(attachments)
+    }
+
+    /// A buffer over `memory`, which `pool` lent and gets back when this buffer goes away.
+    init(lending memory: PooledPixelMemory, from pool: PixelBufferPool, attachments: PixelBufferAttachments) {
+        width = memory.layout.width
+        height = memory.layout.height
+        pixelFormat = memory.layout.pixelFormat
+        planes = memory.planes
+        self.memory = .pooled(memory, pool)
         attachmentStorage = Mutex(attachments)
     }
 
@@ -183,6 +195,7 @@ public final class PixelBuffer: @unchecked Sendable {
         switch memory {
         case .owned(let base): free(base)
         case .external(let release): release()
+        case .pooled(let memory, let pool): pool.giveBack(memory)
         }
     }
 
@@ -190,8 +203,10 @@ public final class PixelBuffer: @unchecked Sendable {
 
     /// Whether the pixel memory was allocated by MediaCore (false for wrapped external memory).
     public var ownsMemory: Bool {
-        if case .owned = memory { return true }
-        return false
+        switch memory {
+        case .owned, .pooled: return true
+        case .external: return false
+        }
     }
 
     /// A snapshot of the attachments.
@@ -209,6 +224,33 @@ public final class PixelBuffer: @unchecked Sendable {
     public func updateAttachments(_ update: (inout PixelBufferAttachments) -> Void) {
         attachmentStorage.withLock { update(&$0) }
     }
+}
+
+/// One allocation of a ``PixelBufferPool``: the pixel memory and its planes, kept across the
+/// buffers that borrow it in turn, freed when the pool drops it.
+///
+/// `@unchecked Sendable` invariant: every property is immutable; the memory is freed once, in
+/// `deinit`, when neither the pool nor a buffer references the object.
+final class PooledPixelMemory: @unchecked Sendable {
+    let layout: PixelBufferLayout
+    let base: UnsafeMutableRawPointer
+    let planes: [PixelBuffer.Plane]
+
+    init(layout: PixelBufferLayout) throws(PixelBufferError) {
+        var allocation: UnsafeMutableRawPointer?
+        // As PixelBuffer's own allocation: a typed error instead of a trap for a huge size.
+        let alignment = max(layout.rowAlignment, MemoryLayout<UnsafeRawPointer>.size)
+        guard posix_memalign(&allocation, alignment, max(layout.byteCount, 1)) == 0, let base = allocation else {
+            throw .allocationFailed(byteCount: layout.byteCount)
+        }
+        self.layout = layout
+        self.base = base
+        planes = layout.planes.map {
+            PixelBuffer.Plane(baseAddress: base + $0.offset, bytesPerRow: $0.bytesPerRow, width: $0.width, height: $0.height)
+        }
+    }
+
+    deinit { free(base) }
 }
 
 /// The geometry of an owned pixel buffer: where each plane starts and how long its rows are.

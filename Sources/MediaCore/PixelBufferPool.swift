@@ -6,29 +6,43 @@ public enum PixelBufferPoolError: Error, Hashable, Sendable {
     case invalidBufferAttributes(PixelBufferError)
     /// `minimumBufferCount` is negative or above `maximumBufferCount`, or the maximum is below 1.
     case invalidBufferCounts(minimum: Int, maximum: Int?)
-    /// Every buffer the pool may own is in use; release one and retry (back-pressure).
+    /// Every buffer the pool may own is in use and the caller asked not to wait
+    /// (``PixelBufferPool/makePixelBuffer(waitIfExhausted:)``); the associated value is the
+    /// maximum in force.
     case maximumBufferCountReached(Int)
+    /// The pool's ``PixelBufferConsumer`` is flushing (a seek, a state change): no buffer is
+    /// handed out, and a caller waiting for one stops waiting.
+    case flushing
     /// Allocating a new buffer failed.
     case allocationFailed(PixelBufferError)
 }
 
-/// A recycler of identically shaped ``PixelBuffer``s: CoreVideo's `CVPixelBufferPool`.
+/// A recycler of identically shaped ``PixelBuffer``s: CoreVideo's `CVPixelBufferPool`, with the
+/// blocking of GStreamer's `GstBufferPool` when it has a maximum.
 ///
 /// Decoders produce a picture per frame; allocating (and page-faulting) several megabytes each
-/// time would dominate the cost of cheap codecs, so buffers are reused.
+/// time would dominate the cost of cheap codecs, so the pixel memory is reused.
 ///
-/// Design: the pool keeps a strong reference to every buffer it has created. A buffer is free
-/// again when the pool's reference is the *only* one left (`isKnownUniquelyReferenced`), i.e.
-/// when every consumer has dropped it. ``makePixelBuffer()`` hands out such a buffer as it is.
-/// Compared with the alternative - a wrapper object whose `deinit` gives the memory back - this
-/// allocates nothing at all in steady state (no wrapper per frame), needs no callback from
-/// consumer threads into the pool, and leaves consumers holding a plain `PixelBuffer`. The
-/// price is a linear scan over the pool's buffers, which are few (a decoder's DPB plus a queue).
+/// Design: the pool owns allocations; ``makePixelBuffer(waitIfExhausted:)`` lends a free one
+/// (or makes a new one) to a fresh ``PixelBuffer``, whose `deinit` gives it back - on whichever
+/// thread drops the last reference, typically a GStreamer sink unreffing the buffer that wraps
+/// the picture. Giving back wakes a caller waiting at the maximum, so a decoder whose pictures
+/// sit in a slow consumer's queue waits for that consumer (back pressure) instead of allocating
+/// more: without a maximum, the consumer's queue would set the pool's size for the whole session.
+/// The cost is one small object per buffer handed out (the `PixelBuffer`, whose planes array is
+/// shared with the allocation); the pixel memory itself is allocated only while the pool grows.
+/// A buffer keeps its pool alive, as with CoreVideo.
 ///
-/// Consumers must hold buffers only through strong references: a `weak` or `unowned` reference
-/// does not keep a buffer out of the pool and would end up pointing at a recycled picture.
+/// Waits end when a buffer comes back, when the maximum rises
+/// (``PixelBufferConsumer/setHeldBufferCount(_:)``) or when the consumer starts flushing
+/// (``PixelBufferConsumer/setFlushing(_:)``), which is how a seek or a state change gets a
+/// decoder out of a wait for buffers that a flushed consumer may never give back.
 ///
-/// Thread-safe: all state is behind a `Mutex`, and releases happen without touching the pool.
+/// Idle allocations are freed by ``flush()``, and on their own when the high-water mark falls:
+/// at the end of every window of ``trimWindow`` buffers handed out, allocations beyond the most
+/// that were in use at once during the window (and beyond `minimumBufferCount`) are freed.
+///
+/// Thread-safe: all state is behind one ``Monitor``.
 public final class PixelBufferPool: Sendable {
     /// What the pool's buffers look like and how many of them it may keep.
     public struct Attributes: Hashable, Sendable {
@@ -39,9 +53,9 @@ public final class PixelBufferPool: Sendable {
         public var rowAlignment: Int
         /// Buffers created up front, so the first frames do not pay for allocation.
         public var minimumBufferCount: Int
-        /// Upper bound on buffers in existence; nil for unbounded. Reaching it makes
-        /// ``PixelBufferPool/makePixelBuffer()`` throw instead of growing without limit when a
-        /// consumer holds on to frames.
+        /// Upper bound on buffers in existence (plus the consumer's
+        /// ``PixelBufferConsumer/heldBufferCount``); nil for unbounded. At the bound,
+        /// ``PixelBufferPool/makePixelBuffer(waitIfExhausted:)`` waits for a buffer to come back.
         public var maximumBufferCount: Int?
         /// Attachments every buffer starts with, restored each time a buffer is handed out again.
         public var attachments: PixelBufferAttachments
@@ -61,22 +75,38 @@ public final class PixelBufferPool: Sendable {
         }
     }
 
+    /// Buffers handed out per trimming window (see the type's description): long enough that a
+    /// consumer's ordinary jitter does not free and reallocate pictures, short enough (a few
+    /// seconds of video) that memory a burst needed comes back soon after.
+    public static let trimWindow = 64
+
     private struct State {
-        /// Every buffer the pool owns, in use or free.
-        var buffers: [PixelBuffer]
+        /// Allocations nobody borrows, most recently returned last (handed out first: warm in cache).
+        var free: [PooledPixelMemory]
+        /// Allocations lent to buffers that still exist.
+        var inUse = 0
         var allocationCount: Int
+        /// Most allocations in use at once since the window started, and buffers handed out in it.
+        var windowPeak = 0
+        var windowHandouts = 0
+        var isInvalidated = false
+        var total: Int { free.count + inUse }
     }
 
     public let attributes: Attributes
+    /// Who takes the pool's buffers, if someone said: their held count and flushing state.
+    public let consumer: PixelBufferConsumer?
     private let layout: PixelBufferLayout
-    private let state: Mutex<State>
+    private let monitor: Monitor<State>
 
     /// Creates the pool and its `minimumBufferCount` buffers.
     ///
+    /// - Parameter consumer: shared by the pools whose buffers go to one consumer; its held count
+    ///   raises the maximum, and its flushing state stops waits.
     /// - Throws: ``PixelBufferPoolError/invalidBufferAttributes(_:)``,
     ///   ``PixelBufferPoolError/invalidBufferCounts(minimum:maximum:)`` or
     ///   ``PixelBufferPoolError/allocationFailed(_:)``.
-    public init(attributes: Attributes) throws(PixelBufferPoolError) {
+    public init(attributes: Attributes, consumer: PixelBufferConsumer? = nil) throws(PixelBufferPoolError) {
         let minimum = attributes.minimumBufferCount
         let maximum = attributes.maximumBufferCount
         guard minimum >= 0, maximum.map({ $0 >= max(minimum, 1) }) ?? true else {
@@ -90,89 +120,211 @@ public final class PixelBufferPool: Sendable {
         } catch {
             throw .invalidBufferAttributes(error)
         }
-        var buffers: [PixelBuffer] = []
-        // Room for the expected population, so the array does not reallocate while buffers are
-        // added during warm-up.
-        buffers.reserveCapacity(max(minimum, maximum ?? 16))
+        var free: [PooledPixelMemory] = []
+        free.reserveCapacity(max(minimum, maximum ?? 16))
         for _ in 0..<minimum {
             do {
-                buffers.append(try PixelBuffer(layout: layout, attachments: attributes.attachments))
+                free.append(try PooledPixelMemory(layout: layout))
             } catch {
                 throw .allocationFailed(error)
             }
         }
         self.attributes = attributes
+        self.consumer = consumer
         self.layout = layout
-        self.state = Mutex(State(buffers: buffers, allocationCount: minimum))
+        self.monitor = Monitor(State(free: free, allocationCount: minimum))
+        consumer?.register(self)
     }
 
-    /// A buffer nobody else references, recycled if one is free, otherwise newly allocated.
-    /// Its attachments are reset to ``Attributes/attachments``; its pixels are whatever the
-    /// previous user left.
+    /// The bound in force: the attributes' maximum plus what the consumer holds; nil for none.
+    public var effectiveMaximumBufferCount: Int? {
+        attributes.maximumBufferCount.map { $0 + (consumer?.heldBufferCount ?? 0) }
+    }
+
+    /// A buffer nobody else references: recycled memory if some is free, newly allocated below
+    /// the maximum, otherwise - with `waitIfExhausted` - the next one given back.
+    /// Its attachments are ``Attributes/attachments``; its pixels are whatever the previous user left.
     ///
-    /// - Throws: ``PixelBufferPoolError/maximumBufferCountReached(_:)`` when all allowed buffers
-    ///   are in use, ``PixelBufferPoolError/allocationFailed(_:)`` if memory runs out.
-    public func makePixelBuffer() throws(PixelBufferPoolError) -> PixelBuffer {
-        let result: Result<PixelBuffer, PixelBufferPoolError> = state.withLock { state in
-            for index in state.buffers.indices where isKnownUniquelyReferenced(&state.buffers[index]) {
-                // The consumer that dropped the last other reference did so without taking our
-                // lock; its release decrement has release ordering, and this acquire fence after
-                // observing it makes all of that thread's writes to the buffer visible here
-                // before the buffer is handed to someone else.
-                atomicMemoryFence(ordering: .acquiring)
-                let buffer = state.buffers[index]
-                buffer.setAttachments(attributes.attachments)
-                return .success(buffer)
+    /// Blocks at the maximum until a buffer is given back (by any thread), the maximum rises, or
+    /// the consumer flushes; so a caller must not hold, while calling this, anything the threads
+    /// releasing buffers need.
+    ///
+    /// - Throws: ``PixelBufferPoolError/flushing`` while the consumer is flushing (also for a
+    ///   caller that was waiting); ``PixelBufferPoolError/maximumBufferCountReached(_:)`` at the
+    ///   maximum when `waitIfExhausted` is false; ``PixelBufferPoolError/allocationFailed(_:)``
+    ///   if memory runs out.
+    public func makePixelBuffer(waitIfExhausted: Bool = true) throws(PixelBufferPoolError) -> PixelBuffer {
+        let consumer = consumer
+        let maximum = attributes.maximumBufferCount
+        let result: Result<(PooledPixelMemory?, trimmed: [PooledPixelMemory]), PixelBufferPoolError> = monitor.withLock(
+            waitingUntil: { state in
+                guard waitIfExhausted, let maximum else { return true }
+                return !state.free.isEmpty || state.total < maximum + (consumer?.heldBufferCount ?? 0)
+                    || consumer?.isFlushing == true
             }
-            if let maximum = attributes.maximumBufferCount, state.buffers.count >= maximum {
-                return .failure(.maximumBufferCountReached(maximum))
+        ) { state in
+            if consumer?.isFlushing == true { return .failure(.flushing) }
+            let recycled = state.free.popLast()
+            if recycled == nil, let maximum {
+                let bound = maximum + (consumer?.heldBufferCount ?? 0)
+                if state.total >= bound { return .failure(.maximumBufferCountReached(bound)) }
             }
-            do throws(PixelBufferError) {
-                let buffer = try PixelBuffer(layout: layout, attachments: attributes.attachments)
-                state.buffers.append(buffer)
-                state.allocationCount += 1
-                return .success(buffer)
-            } catch {
-                return .failure(.allocationFailed(error))
-            }
+            // Counted in use at once: a new allocation reserves its place under the maximum
+            // before it is made, so concurrent callers cannot overshoot.
+            state.inUse += 1
+            return .success((recycled, noteHandout(&state)))
         }
-        return try result.get()
+        let (recycled, trimmed) = try result.get()
+        withExtendedLifetime(trimmed) {}
+        if let recycled {
+            return PixelBuffer(lending: recycled, from: self, attachments: attributes.attachments)
+        }
+        // Allocated outside the lock: page-faulting megabytes must not stall threads giving
+        // buffers back.
+        do {
+            let allocated = try PooledPixelMemory(layout: layout)
+            monitor.withLock { $0.allocationCount += 1 }
+            return PixelBuffer(lending: allocated, from: self, attachments: attributes.attachments)
+        } catch {
+            monitor.withLock { $0.inUse -= 1 }
+            throw .allocationFailed(error)
+        }
+    }
+
+    /// Window bookkeeping after a handout (under the lock). At the end of a window, the idle
+    /// allocations beyond the window's peak are taken out of the pool and returned, for the
+    /// caller to free after unlocking.
+    private func noteHandout(_ state: inout State) -> [PooledPixelMemory] {
+        state.windowPeak = max(state.windowPeak, state.inUse)
+        state.windowHandouts += 1
+        guard state.windowHandouts >= Self.trimWindow else { return [] }
+        let keep = max(state.windowPeak, attributes.minimumBufferCount)
+        var trimmed: [PooledPixelMemory] = []
+        if state.total > keep {
+            // The least recently used ones: the free list hands out from its end.
+            let count = min(state.free.count, state.total - keep)
+            trimmed = Array(state.free.prefix(count))
+            state.free.removeFirst(count)
+        }
+        state.windowPeak = state.inUse
+        state.windowHandouts = 0
+        return trimmed
+    }
+
+    /// Called by a buffer's `deinit`: the memory is free again, and a waiter may take it.
+    func giveBack(_ memory: PooledPixelMemory) {
+        // The buffer's last release decremented its reference count with release ordering; the
+        // monitor's mutex orders everything that thread wrote to the pixels before the next
+        // borrower sees the memory.
+        let dropped: PooledPixelMemory? = monitor.withLock { state in
+            state.inUse -= 1
+            if state.isInvalidated { return memory }
+            state.free.append(memory)
+            return nil
+        }
+        withExtendedLifetime(dropped) {}
+    }
+
+    /// Wakes waiters so that they re-check the consumer's state (called by the consumer).
+    func wakeWaiters() {
+        monitor.withLock { _ in }
     }
 
     /// How many buffers the pool has ever allocated. Constant in steady state: that is the
     /// point of the pool, and what tests and benchmarks check.
     public var allocationCount: Int {
-        state.withLock { $0.allocationCount }
+        monitor.withLock { $0.allocationCount }
     }
 
-    /// How many buffers the pool currently owns, in use or free.
+    /// How many allocations the pool currently owns, lent or free.
     public var bufferCount: Int {
-        state.withLock { $0.buffers.count }
+        monitor.withLock { $0.total }
     }
 
-    /// How many of the pool's buffers are currently referenced outside the pool.
+    /// How many of the pool's buffers currently exist outside the pool.
     public var buffersInUseCount: Int {
-        state.withLock { state in
-            var inUse = 0
-            for index in state.buffers.indices where !isKnownUniquelyReferenced(&state.buffers[index]) {
-                inUse += 1
-            }
-            return inUse
-        }
+        monitor.withLock { $0.inUse }
     }
 
-    /// Frees every buffer that is not in use (e.g. after a resolution change or when memory is
-    /// tight). Buffers in use stay owned by the pool and are recycled normally once released.
-    /// Later requests allocate again as needed, regardless of the minimum count.
+    /// Frees every allocation that is not in use (after a resolution change, a seek, or when
+    /// memory is tight). Buffers in use are recycled normally once given back. Later requests
+    /// allocate again as needed, regardless of the minimum count.
     public func flush() {
+        let dropped: [PooledPixelMemory] = monitor.withLock { state in
+            defer { state.free.removeAll() }
+            return state.free
+        }
+        withExtendedLifetime(dropped) {}
+    }
+
+    /// For a pool nobody will take buffers from again (its decoder changed format): frees the
+    /// idle allocations now and every lent one as soon as it is given back.
+    public func invalidate() {
+        let dropped: [PooledPixelMemory] = monitor.withLock { state in
+            state.isInvalidated = true
+            defer { state.free.removeAll() }
+            return state.free
+        }
+        withExtendedLifetime(dropped) {}
+    }
+}
+
+/// The consumer of one producer's pictures, as the producer's pools see it: how many buffers it
+/// keeps at once (GStreamer's `min_buffers` from the allocation query: a sink's last sample, an
+/// encoder's lookahead), which raises every pool's maximum, and whether it is flushing, which
+/// stops every wait for a buffer (`gst_buffer_pool_set_flushing` over several pools).
+///
+/// An element makes one, gives it to its decoder (``DestinationImageBufferAttributes``), sets
+/// the held count from each allocation query and the flushing state on FLUSH_START/FLUSH_STOP and
+/// on the way down to READY, so that a decode waiting for downstream never outlives a seek or a
+/// state change.
+public final class PixelBufferConsumer: Sendable {
+    private struct WeakPool {
+        weak var pool: PixelBufferPool?
+    }
+
+    private struct State {
+        var heldBufferCount: Int
+        var isFlushing = false
+        var pools: [WeakPool] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(heldBufferCount: Int = 0) {
+        state = Mutex(State(heldBufferCount: max(0, heldBufferCount)))
+    }
+
+    /// Buffers the consumer holds at once, added to every pool's maximum.
+    public var heldBufferCount: Int { state.withLock { $0.heldBufferCount } }
+
+    /// Whether waits for buffers stop (and new requests fail) with ``PixelBufferPoolError/flushing``.
+    public var isFlushing: Bool { state.withLock { $0.isFlushing } }
+
+    public func setHeldBufferCount(_ count: Int) {
+        let pools = state.withLock { state in
+            state.heldBufferCount = max(0, count)
+            return state.pools
+        }
+        // A larger maximum may let a waiter allocate. Woken outside this lock: a pool's waiter
+        // reads this object while holding the pool's lock (order: pool, then consumer).
+        for entry in pools { entry.pool?.wakeWaiters() }
+    }
+
+    /// Starts (true) or ends (false) flushing. Starting wakes every waiter of every pool, which
+    /// then throws ``PixelBufferPoolError/flushing``.
+    public func setFlushing(_ flushing: Bool) {
+        let pools = state.withLock { state in
+            state.isFlushing = flushing
+            return state.pools
+        }
+        for entry in pools { entry.pool?.wakeWaiters() }
+    }
+
+    func register(_ pool: PixelBufferPool) {
         state.withLock { state in
-            var index = state.buffers.count - 1
-            while index >= 0 {
-                if isKnownUniquelyReferenced(&state.buffers[index]) {
-                    state.buffers.remove(at: index)
-                }
-                index -= 1
-            }
+            state.pools.removeAll { $0.pool == nil }
+            state.pools.append(WeakPool(pool: pool))
         }
     }
 }

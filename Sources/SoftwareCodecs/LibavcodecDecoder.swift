@@ -42,6 +42,7 @@ final class LibavcodecDecoder: DecoderBackend {
     private let allocator: PooledFrameAllocator
     private let outputChoice: OutputFormatChoice
     private let rowAlignment: Int
+    private let consumer: PixelBufferConsumer?
     /// Pictures converted to NV12/P010 (only used when the caller does not take the native format).
     private var conversionPool: PixelBufferPool?
 
@@ -108,16 +109,26 @@ final class LibavcodecDecoder: DecoderBackend {
         // and silently drops that picture (Cisco_Men_whisper_*_Bframe_9 lose 7 of 9 frames).
         // ffmpeg's command line avoids it by probing frames first; here the SPS says it.
         context.pointee.has_b_frames = Int32(Self.reorderDepth(of: format))
-        let allocator = PooledFrameAllocator(rowAlignment: attributes.rowAlignment)
+        let allocator = PooledFrameAllocator(rowAlignment: attributes.rowAlignment, consumer: attributes.consumer)
         allocator.install(in: context)
         try Libav.check(avcodec_open2(context, codec, nil), "avcodec_open2")
         opened = true
+        // Bounded only for a consumer that said what it holds (DestinationImageBufferAttributes):
+        // a caller keeping every picture would otherwise wait forever. The bound needs
+        // libavcodec's real thread count (0 became one per core, plus one), known once the codec
+        // is open; get_buffer2 first runs in the first decode.
+        if attributes.consumer != nil {
+            allocator.maximumBufferCount = Self.pictureBudget(
+                of: format, threadCount: Int(context.pointee.thread_count),
+                frameThreads: context.pointee.active_thread_type & FF_THREAD_FRAME != 0)
+        }
         self.context = context
         self.packet = packet
         self.scratchFrame = frame
         self.allocator = allocator
         self.outputChoice = choice
         self.rowAlignment = attributes.rowAlignment
+        self.consumer = attributes.consumer
     }
 
     /// How many frames may precede a picture in decode order and follow it in output order
@@ -141,6 +152,27 @@ final class LibavcodecDecoder: DecoderBackend {
             depth = max(depth, min(max(frames, 0), 16))
         }
         return depth
+    }
+
+    /// How many pictures libavcodec's H.264 decoder may hold at once, which bounds its pool
+    /// (the consumer's held count comes on top):
+    /// - the DPB: max_dec_frame_buffering or the level's MaxDpbFrames (A.3.1 item h, E.2.1), which
+    ///   includes the pictures waiting for output (C.4.5.3); 16 for a stream without an SPS yet;
+    /// - the picture being decoded;
+    /// - with frame threads, each further thread decodes a picture of its own, and its context
+    ///   may still reference DPB pictures the newest one has dropped (up to one per thread), so
+    ///   two per extra thread;
+    /// - two in transit: the picture the session is delivering and one pushed downstream that
+    ///   the consumer has not counted (a downstream that keeps more says so in its held count).
+    /// Too low a bound would make the decoder wait for itself; too high only costs memory.
+    static func pictureBudget(of format: FormatDescription, threadCount: Int, frameThreads: Bool) -> Int {
+        var dpb = 0
+        for nal in format.h264SequenceParameterSets {
+            guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { continue }
+            dpb = max(dpb, sps.maxDpbFrames)
+        }
+        let extraThreads = frameThreads ? max(0, threadCount - 1) : 0
+        return (dpb > 0 ? dpb : 16) + 1 + 2 * extraThreads + 2
     }
 
     deinit {
@@ -183,7 +215,17 @@ final class LibavcodecDecoder: DecoderBackend {
             }
             receiveFrames(into: &frames, fallbackReference: frameReference)
         }
+        try checkFlushingInterruption()
         return frames
+    }
+
+    /// A wait for a picture that the consumer's flushing ended fails the decode as a whole: the
+    /// pictures decoded meanwhile would be dropped by the flush that follows anyway, and the
+    /// errors libavcodec reported for the missing picture are not the stream's fault.
+    private func checkFlushingInterruption() throws(VTError) {
+        if allocator.takeFlushingInterruption() {
+            throw VTError(.flushing, "the consumer is flushing: decoding stopped waiting for an output picture")
+        }
     }
 
     func drain() throws(VTError) -> [DecodedFrame] {
@@ -199,12 +241,18 @@ final class LibavcodecDecoder: DecoderBackend {
         // drops nothing and keeps the decoder usable, as the protocol promises.
         avcodec_flush_buffers(context)
         timings.removeAll()
+        try checkFlushingInterruption()
         return frames
     }
 
     func flush() {
         avcodec_flush_buffers(context)
         timings.removeAll()
+        _ = allocator.takeFlushingInterruption()
+        // The DPB just let go of its pictures: after a seek the pool's idle memory is freed
+        // rather than kept for a playback that may not resume soon.
+        allocator.trimIdle()
+        conversionPool?.flush()
     }
 
     // MARK: Packets in
@@ -353,11 +401,18 @@ final class LibavcodecDecoder: DecoderBackend {
     }
 
     private func converted(_ picture: PixelBuffer, to format: PixelFormat) throws(VTError) -> PixelBuffer {
+        // As many as the decoder may output in one call (a drain outputs every picture it
+        // held), all converted before the caller sees any: the decoder's own budget (0, no
+        // bound, without a consumer); plus what the consumer holds. Fewer would make a drain
+        // wait for itself.
+        let budget = allocator.maximumBufferCount
         let attributes = PixelBufferPool.Attributes(
-            width: picture.width, height: picture.height, pixelFormat: format, rowAlignment: rowAlignment)
+            width: picture.width, height: picture.height, pixelFormat: format, rowAlignment: rowAlignment,
+            maximumBufferCount: budget > 0 ? budget : nil)
         if conversionPool?.attributes != attributes {
+            conversionPool?.invalidate()
             do {
-                conversionPool = try PixelBufferPool(attributes: attributes)
+                conversionPool = try PixelBufferPool(attributes: attributes, consumer: consumer)
             } catch {
                 throw VTError(.allocationFailed, "cannot make \(format) pictures: \(error)")
             }
@@ -367,7 +422,10 @@ final class LibavcodecDecoder: DecoderBackend {
         }
         let destination: PixelBuffer
         do {
+            // May wait for downstream to give a converted picture back.
             destination = try pool.makePixelBuffer()
+        } catch .flushing {
+            throw VTError(.flushing, "the consumer is flushing: conversion stopped waiting for an output picture")
         } catch {
             throw VTError(.allocationFailed, "no \(format) picture available: \(error)")
         }

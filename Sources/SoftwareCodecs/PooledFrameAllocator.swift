@@ -12,6 +12,12 @@ import Synchronization
 /// Called from libavcodec's frame threads as well as from the decoding thread, so the pool lives
 /// behind a `Mutex` (PixelBufferPool itself is thread-safe; the mutex guards replacing it when the
 /// picture size or format changes).
+///
+/// The pool is bounded (``maximumBufferCount`` plus what the consumer holds): at the bound the
+/// frame thread asking for a picture waits until downstream gives one back, which holds up
+/// `avcodec_send_packet` and so the element's streaming thread - back pressure instead of a
+/// pool that grows to whatever a downstream queue holds. A wait ended by the consumer flushing
+/// fails the allocation; ``takeFlushingInterruption()`` tells the decoder it was that.
 final class PooledFrameAllocator: Sendable {
     private struct Shape: Equatable {
         var width: Int
@@ -23,9 +29,30 @@ final class PooledFrameAllocator: Sendable {
     private let pool = Mutex<(shape: Shape, pool: PixelBufferPool)?>(nil)
     /// The caller's row alignment; raised to what libavcodec's SIMD needs.
     private let minimumRowAlignment: Int
+    private let maximum = Atomic<Int>(0)
+    private let consumer: PixelBufferConsumer?
+    private let interruptedByFlushing = Atomic<Bool>(false)
 
-    init(rowAlignment: Int) {
+    init(rowAlignment: Int, consumer: PixelBufferConsumer?) {
         minimumRowAlignment = max(rowAlignment, 64)
+        self.consumer = consumer
+    }
+
+    /// Pictures the decoder itself may hold (LibavcodecDecoder.pictureBudget), before the
+    /// consumer's held count is added; 0 for no bound. Applies to pools made after it is set.
+    var maximumBufferCount: Int {
+        get { maximum.load(ordering: .relaxed) }
+        set { maximum.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Whether an allocation failed because the consumer was flushing since the last call.
+    func takeFlushingInterruption() -> Bool {
+        interruptedByFlushing.exchange(false, ordering: .acquiringAndReleasing)
+    }
+
+    /// Frees the pool's idle pictures (a seek: the decoder just let go of its DPB).
+    func trimIdle() {
+        pool.withLock { $0 }?.pool.flush()
     }
 
     /// Rows added below the aligned picture. libavcodec's own allocator pads every pool buffer
@@ -53,8 +80,10 @@ final class PooledFrameAllocator: Sendable {
             width: Int(width), height: Int(height) + Self.extraRows, pixelFormat: pixelFormat, rowAlignment: rowAlignment)
         let buffer: PixelBuffer
         do {
+            // May wait for downstream to give a picture back (see the type's description).
             buffer = try currentPool(for: shape).makePixelBuffer()
         } catch {
+            if error == .flushing { interruptedByFlushing.store(true, ordering: .releasing) }
             return cffmpeg_error_no_memory()
         }
         let planes = buffer.planes
@@ -82,21 +111,28 @@ final class PooledFrameAllocator: Sendable {
     }
 
     private func currentPool(for shape: Shape) throws(PixelBufferPoolError) -> PixelBufferPool {
-        let result: Result<PixelBufferPool, PixelBufferPoolError> = pool.withLock { current in
-            if let current, current.shape == shape { return .success(current.pool) }
-            // New size or format (a new SPS): a new pool. Pictures of the old one stay valid,
-            // they own their memory, and go away with their last reference.
+        let result: Result<(PixelBufferPool, retired: PixelBufferPool?), PixelBufferPoolError> = pool.withLock { current in
+            if let current, current.shape == shape { return .success((current.pool, nil)) }
+            // New size or format (a new SPS): a new pool. Pictures of the old one stay valid
+            // until their last reference goes; the old pool frees its idle memory now and the
+            // rest as it comes back.
             do throws(PixelBufferPoolError) {
-                let made = try PixelBufferPool(attributes: .init(
-                    width: shape.width, height: shape.height, pixelFormat: shape.pixelFormat,
-                    rowAlignment: shape.rowAlignment))
+                let made = try PixelBufferPool(
+                    attributes: .init(
+                        width: shape.width, height: shape.height, pixelFormat: shape.pixelFormat,
+                        rowAlignment: shape.rowAlignment,
+                        maximumBufferCount: maximumBufferCount > 0 ? maximumBufferCount : nil),
+                    consumer: consumer)
+                let retired = current?.pool
                 current = (shape, made)
-                return .success(made)
+                return .success((made, retired))
             } catch {
                 return .failure(error)
             }
         }
-        return try result.get()
+        let (current, retired) = try result.get()
+        retired?.invalidate()
+        return current
     }
 
     /// Installs `self` as `context`'s allocator. The context must not outlive `self` (the

@@ -31,10 +31,17 @@ public struct DestinationImageBufferAttributes: Sendable {
     public var pixelFormats: [PixelFormat]
     /// Row alignment in bytes of the pictures a backend allocates (a power of two up to 4096).
     public var rowAlignment: Int
+    /// Who receives the pictures, opting in to back pressure: the backend's pools are bounded
+    /// by what the decoder itself needs plus ``PixelBufferConsumer/heldBufferCount``, wait at
+    /// that bound for the consumer to give a picture back, and stop waiting - the decode then
+    /// fails with ``VTError/Code/flushing`` - while the consumer flushes. nil (the default): no
+    /// bound, the caller may keep any number of pictures and the pools grow to match.
+    public var consumer: PixelBufferConsumer?
 
-    public init(pixelFormats: [PixelFormat] = [], rowAlignment: Int = 64) {
+    public init(pixelFormats: [PixelFormat] = [], rowAlignment: Int = 64, consumer: PixelBufferConsumer? = nil) {
         self.pixelFormats = pixelFormats
         self.rowAlignment = rowAlignment
+        self.consumer = consumer
     }
 }
 

@@ -52,6 +52,9 @@ final class FallbackDecoderBackend: DecoderBackend {
         if let primary {
             do {
                 return try primary.decode(sample, frameReference: frameReference)
+            } catch where error.code == .flushing {
+                // The consumer is flushing, the hardware decoder is fine.
+                throw error
             } catch {
                 // What the hardware decoder finished before the failure is still good.
                 var frames = (try? primary.drain()) ?? []

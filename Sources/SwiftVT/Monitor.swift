@@ -1,51 +1,8 @@
 import Glibc
+import MediaCore
 
-/// A value guarded by a pthread mutex, with a condition variable to wait for it to change.
-///
-/// `Synchronization.Mutex` has no condition variable, and the session needs to block callers
-/// (back-pressure, waiting for the worker) without Foundation or Dispatch. Every `withLock`
-/// broadcasts when it ends, so waiters re-check their predicate after any change; the session has
-/// at most a handful of waiters, so precise signalling would buy nothing.
-///
-/// `@unchecked Sendable` invariant: `state` is read and written only while `mutex` is held (inside
-/// `withLock`); the mutex and condition are heap-allocated so their addresses never move, and are
-/// destroyed only in `deinit`, when no thread can be inside `withLock`.
-final class Monitor<State>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var state: State
-
-    init(_ state: State) {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
-        self.state = state
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
-
-    /// Locks, waits until `predicate` holds (releasing the lock while waiting), runs `body`,
-    /// wakes every waiter and unlocks.
-    func withLock<R, E: Error>(
-        waitingUntil predicate: (State) -> Bool = { _ in true }, _ body: (inout State) throws(E) -> R
-    ) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer {
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
-        }
-        while !predicate(state) { pthread_cond_wait(condition, mutex) }
-        return try body(&state)
-    }
-}
+// Monitor, the lock with a condition the sessions wait on, lives in MediaCore (package access):
+// PixelBufferPool waits on one too.
 
 /// Starts `body` on a new joinable pthread (the session's worker: no Dispatch here, and a thread
 /// of its own keeps a slow decoder from starving a shared executor). Returns nil if the system

@@ -1,4 +1,5 @@
 import Glibc
+import MediaCore
 
 /// A file that appears at its final path only when complete: written under a hidden temporary
 /// name in the same directory (so the final rename is atomic, 2.2.2 of POSIX `rename`), locked

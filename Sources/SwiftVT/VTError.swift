@@ -84,6 +84,10 @@ extension VTError.Code {
     public static let badData = Self(rawValue: "badData")
     /// The decoder failed for a reason that is not the data's fault (`kVTVideoDecoderMalfunctionErr`).
     public static let decoderFailed = Self(rawValue: "decoderFailed")
+    /// The decode stopped waiting for an output picture because the consumer is flushing
+    /// (``DestinationImageBufferAttributes/consumer``): nothing is wrong with the stream or the
+    /// decoder; flush the session before decoding on.
+    public static let flushing = Self(rawValue: "flushing")
 }
 
 // MARK: Encoding

@@ -83,7 +83,7 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         }
         return try VAH264Decoder(
             device: chosen.0, profile: chosen.1, format: format, pixelFormat: pixelFormat,
-            rowAlignment: attributes.rowAlignment)
+            rowAlignment: attributes.rowAlignment, consumer: attributes.consumer)
     }
 }
 
@@ -224,6 +224,7 @@ struct VADeviceUnavailable: Error {
 /// One decoder instance on the VA path (``DecoderBackend``).
 final class VAH264Decoder: DecoderBackend {
     private let accelerator: VAH264Accelerator
+    private let output: VAOutputReader
     private let decoder: H264PictureDecoder
     private let nalUnitHeaderLength: Int
     /// Timing of the samples whose pictures have not been output yet, by frame reference.
@@ -231,7 +232,8 @@ final class VAH264Decoder: DecoderBackend {
     private var startedPictures = 0
 
     init(
-        device: VADevice, profile: VAProfile, format: FormatDescription, pixelFormat: PixelFormat, rowAlignment: Int
+        device: VADevice, profile: VAProfile, format: FormatDescription, pixelFormat: PixelFormat, rowAlignment: Int,
+        consumer: PixelBufferConsumer?
     ) throws(VTError) {
         let config: VAConfig
         do {
@@ -251,7 +253,9 @@ final class VAH264Decoder: DecoderBackend {
         attachments.chromaLocation = format.extensions.chromaLocationTopField
         attachments.pixelAspectRatio = format.extensions.pixelAspectRatio
         let output = VAOutputReader(
-            connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment, attachments: attachments)
+            connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment, attachments: attachments,
+            consumer: consumer)
+        self.output = output
         accelerator = VAH264Accelerator(connection: device.connection, config: config, output: output)
         decoder = H264PictureDecoder(accelerator: accelerator)
         nalUnitHeaderLength = format.nalUnitHeaderLength
@@ -353,5 +357,6 @@ final class VAH264Decoder: DecoderBackend {
         decoder.flush()
         accelerator.outputPictures.removeAll()
         timings.removeAll()
+        output.trimIdle()
     }
 }

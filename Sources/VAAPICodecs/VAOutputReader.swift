@@ -6,41 +6,67 @@ import VAPlumbing
 
 /// Reads decoded VA surfaces (NV12) back into ``PixelBuffer``s, cropped to the SPS's
 /// conformance window (7.4.2.1.1), in the pixel format the session asked for (NV12 or I420).
+///
+/// The pictures come from a bounded pool: at the bound, reading back waits for downstream to
+/// give a picture back (back pressure), and stops with ``VTError/Code/flushing`` when the
+/// consumer flushes.
 final class VAOutputReader {
     private let connection: VADisplayConnection
     let pixelFormat: PixelFormat
     private let rowAlignment: Int
     private let attachments: PixelBufferAttachments
+    private let consumer: PixelBufferConsumer?
     private var pool: PixelBufferPool?
     private var crop = (x: 0, y: 0, width: 0, height: 0)
     /// vaDeriveImage maps the surface itself; drivers without it (or with surfaces in a tiled
     /// layout) need vaCreateImage + vaGetImage, a copy inside the driver.
     private var deriveWorks = true
 
-    init(connection: VADisplayConnection, pixelFormat: PixelFormat, rowAlignment: Int, attachments: PixelBufferAttachments) {
+    init(
+        connection: VADisplayConnection, pixelFormat: PixelFormat, rowAlignment: Int, attachments: PixelBufferAttachments,
+        consumer: PixelBufferConsumer? = nil
+    ) {
         self.connection = connection
         self.pixelFormat = pixelFormat
         self.rowAlignment = rowAlignment
         self.attachments = attachments
+        self.consumer = consumer
     }
 
     func startSequence(_ sps: SequenceParameterSet) throws(H264DecodingError) {
         let rect = sps.cropRect
         crop = (rect.x, rect.y, rect.width, rect.height)
+        // The pictures are copies, so the DPB (in VA surfaces) holds none of them; but one call
+        // may output every picture the DPB held (an IDR or a drain bumps them all, C.4.4), all
+        // read back before the caller sees any: the DPB, plus two in transit to the consumer,
+        // plus what the consumer holds (PixelBufferConsumer). Without a consumer, no bound: the
+        // caller may keep every picture.
+        let wanted = PixelBufferPool.Attributes(
+            width: rect.width, height: rect.height, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
+            maximumBufferCount: consumer == nil ? nil : sps.maxDpbFrames + 2, attachments: attachments)
+        // A sequence with the same output keeps the pool and its pictures.
+        if pool?.attributes == wanted { return }
+        pool?.invalidate()
         do {
-            pool = try PixelBufferPool(attributes: PixelBufferPool.Attributes(
-                width: rect.width, height: rect.height, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
-                attachments: attachments))
+            pool = try PixelBufferPool(attributes: wanted, consumer: consumer)
         } catch {
             throw .acceleratorFailed("no \(rect.width)x\(rect.height) \(pixelFormat) output pictures: \(error)")
         }
+    }
+
+    /// Frees the idle pictures (after a seek).
+    func trimIdle() {
+        pool?.flush()
     }
 
     func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> PixelBuffer {
         guard let pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
         let destination: PixelBuffer
         do {
+            // May wait for downstream to give a picture back.
             destination = try pool.makePixelBuffer()
+        } catch .flushing {
+            throw VTError(.flushing, "the consumer is flushing: read-back stopped waiting for an output picture")
         } catch {
             throw VTError(.allocationFailed, "no output picture available: \(error)")
         }

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import SwiftVTTestSupport
 import Testing
 
@@ -6,12 +7,15 @@ import Testing
 
 extension MediaCoreTests {
     @Suite struct PixelBufferPoolTests {
-        func makePool(minimum: Int = 0, maximum: Int? = nil) throws -> PixelBufferPool {
+        func makePool(minimum: Int = 0, maximum: Int? = nil, consumer: PixelBufferConsumer? = nil) throws -> PixelBufferPool {
             try PixelBufferPool(attributes: .init(
                 width: 320, height: 240, pixelFormat: .nv12VideoRange, rowAlignment: 64,
                 minimumBufferCount: minimum, maximumBufferCount: maximum,
-                attachments: PixelBufferAttachments(yCbCrMatrix: .bt709)))
+                attachments: PixelBufferAttachments(yCbCrMatrix: .bt709)), consumer: consumer)
         }
+
+        /// The pixel memory a buffer lends (buffers are fresh objects; their memory is recycled).
+        func memory(of buffer: PixelBuffer?) -> UnsafeMutableRawPointer? { buffer?.planes[0].baseAddress }
 
         @Test func heapProbeSeesAllocations() throws {
             let before = try #require(heapBytesInUse())
@@ -36,7 +40,7 @@ extension MediaCoreTests {
             for index in 0..<10 { try cycle(&held, index) }
             let allocationsAfterWarmUp = pool.allocationCount
             #expect(allocationsAfterWarmUp == 3)
-            let identities = Set(held.compactMap { $0.map(ObjectIdentifier.init) })
+            let memories = Set(held.compactMap { memory(of: $0) })
 
             // Several attempts: the heap is process-wide, and a test in another target running
             // in parallel could allocate during one window. A leak of even one small block per
@@ -48,17 +52,17 @@ extension MediaCoreTests {
             #expect(growths.contains { $0 <= 16 * 1024 }, "heap growth per 10,000 cycles: \(growths)")
             #expect(pool.allocationCount == allocationsAfterWarmUp)
             #expect(pool.bufferCount == 3)
-            #expect(Set(held.compactMap { $0.map(ObjectIdentifier.init) }).isSubset(of: identities))
+            #expect(Set(held.compactMap { memory(of: $0) }).isSubset(of: memories))
         }
 
         @Test func recycledBuffersGetFreshAttachments() throws {
             let pool = try makePool()
             var buffer: PixelBuffer? = try pool.makePixelBuffer()
-            let identity = buffer.map(ObjectIdentifier.init)
+            let lent = memory(of: buffer)
             buffer?.updateAttachments { $0.yCbCrMatrix = .smpte170M; $0.fullRange = true }
             buffer = nil
             let again = try pool.makePixelBuffer()
-            #expect(ObjectIdentifier(again) == identity)
+            #expect(memory(of: again) == lent && again.ownsMemory)
             #expect(again.attachments == PixelBufferAttachments(yCbCrMatrix: .bt709))
             #expect(again.width == 320 && again.height == 240 && again.pixelFormat == .nv12VideoRange)
         }
@@ -67,9 +71,9 @@ extension MediaCoreTests {
             let pool = try makePool(maximum: 2)
             let first = try pool.makePixelBuffer()
             var second: PixelBuffer? = try pool.makePixelBuffer()
-            #expect(first !== second)
+            #expect(memory(of: first) != memory(of: second))
             #expect(pool.buffersInUseCount == 2)
-            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(2)) { try pool.makePixelBuffer() }
+            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(2)) { try pool.makePixelBuffer(waitIfExhausted: false) }
             second = nil
             #expect(pool.buffersInUseCount == 1)
             _ = try pool.makePixelBuffer()
@@ -83,7 +87,123 @@ extension MediaCoreTests {
             pool.flush()
             #expect(pool.bufferCount == 1)
             let next = try pool.makePixelBuffer()  // the in-use one cannot be handed out
-            #expect(next !== inUse && pool.allocationCount == 5)
+            #expect(memory(of: next) != memory(of: inUse) && pool.allocationCount == 5)
+        }
+
+        // MARK: The maximum: waiting, waking, flushing (back pressure)
+
+        /// A thread blocked at the maximum: `take` runs makePixelBuffer on it and reports the
+        /// outcome; `finished` says whether it has returned yet.
+        final class BlockedTaker: @unchecked Sendable {
+            // `outcome` is written by the taker thread and read after `done` is seen set; the
+            // Atomic's ordering makes the write visible.
+            private let done = Atomic<Bool>(false)
+            private var outcome: Result<PixelBuffer, PixelBufferPoolError>?
+            private var thread = pthread_t()
+
+            init(_ pool: PixelBufferPool) {
+                let box = Unmanaged.passRetained(Box { [self] in
+                    self.outcome = Result { () throws(PixelBufferPoolError) in try pool.makePixelBuffer() }
+                    self.done.store(true, ordering: .releasing)
+                })
+                pthread_create(&thread, nil, { argument in
+                    guard let argument else { return nil }
+                    Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
+                    return nil
+                }, box.toOpaque())
+            }
+
+            var finished: Bool { done.load(ordering: .acquiring) }
+
+            /// Joins the thread and returns what makePixelBuffer gave it.
+            func result() -> Result<PixelBuffer, PixelBufferPoolError>? {
+                pthread_join(thread, nil)
+                return outcome
+            }
+
+            final class Box {
+                let body: () -> Void
+                init(_ body: @escaping () -> Void) { self.body = body }
+            }
+        }
+
+        /// Gives a blocked thread time to (wrongly) return: 100 ms is far longer than a lock
+        /// hand-over, so a taker that did not block would have finished.
+        func settle() { usleep(100_000) }
+
+        @Test func atTheMaximumATakerWaitsForABufferGivenBackOnAnotherThread() throws {
+            let pool = try makePool(maximum: 2)
+            let first = try pool.makePixelBuffer()
+            var second: PixelBuffer? = try pool.makePixelBuffer()
+            let secondMemory = memory(of: second)
+            let taker = BlockedTaker(pool)
+            settle()
+            #expect(!taker.finished, "makePixelBuffer returned at the maximum instead of waiting")
+            #expect(pool.bufferCount == 2)
+            // The consumer (this thread, as a GStreamer sink's would) drops its picture.
+            second = nil
+            let taken = try #require(try taker.result()?.get())
+            #expect(memory(of: taken) == secondMemory, "the waiter got the buffer given back")
+            #expect(pool.allocationCount == 2 && pool.buffersInUseCount == 2)
+            withExtendedLifetime(first) {}
+        }
+
+        @Test func flushingWakesAWaiterAndRefusesUntilItEnds() throws {
+            let consumer = PixelBufferConsumer()
+            let pool = try makePool(maximum: 1, consumer: consumer)
+            let held = try pool.makePixelBuffer()
+            let taker = BlockedTaker(pool)
+            settle()
+            #expect(!taker.finished)
+            // A seek: the consumer flushes without giving `held` back.
+            consumer.setFlushing(true)
+            let outcome = taker.result()
+            #expect(throws: PixelBufferPoolError.flushing) { try outcome?.get() }
+            #expect(throws: PixelBufferPoolError.flushing) { try pool.makePixelBuffer() }
+            consumer.setFlushing(false)
+            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(1)) { try pool.makePixelBuffer(waitIfExhausted: false) }
+            withExtendedLifetime(held) {}
+        }
+
+        @Test func theConsumersHeldCountRaisesTheMaximumAndWakesWaiters() throws {
+            let consumer = PixelBufferConsumer(heldBufferCount: 1)
+            let pool = try makePool(maximum: 1, consumer: consumer)
+            #expect(pool.effectiveMaximumBufferCount == 2)
+            let held = [try pool.makePixelBuffer(), try pool.makePixelBuffer()]
+            let taker = BlockedTaker(pool)
+            settle()
+            #expect(!taker.finished)
+            // Downstream's allocation query now says it keeps two buffers.
+            consumer.setHeldBufferCount(2)
+            let taken = try #require(try taker.result()?.get())
+            #expect(pool.bufferCount == 3 && pool.allocationCount == 3)
+            withExtendedLifetime((held, taken)) {}
+        }
+
+        @Test func idleBuffersAreTrimmedWhenTheHighWaterMarkFalls() throws {
+            let pool = try makePool(maximum: 16)
+            // A burst: a consumer holding ten pictures.
+            var burst: [PixelBuffer] = []
+            for _ in 0..<10 { burst.append(try pool.makePixelBuffer()) }
+            burst.removeAll()
+            #expect(pool.bufferCount == 10)
+            // Then steady state with two in use: after a full window the other eight are freed.
+            var held: [PixelBuffer?] = [nil, nil]
+            for index in 0..<(2 * PixelBufferPool.trimWindow) {
+                held[index % 2] = nil
+                held[index % 2] = try pool.makePixelBuffer()
+            }
+            #expect(pool.bufferCount == 2, "idle buffers after the burst: \(pool.bufferCount)")
+            #expect(pool.allocationCount == 10)
+        }
+
+        @Test func anInvalidatedPoolFreesBuffersAsTheyComeBack() throws {
+            let pool = try makePool(minimum: 3)
+            var inUse: PixelBuffer? = try pool.makePixelBuffer()
+            pool.invalidate()
+            #expect(pool.bufferCount == 1)
+            inUse = nil
+            #expect(pool.bufferCount == 0 && inUse == nil)
         }
 
         @Test func invalidAttributes() {
@@ -127,7 +247,10 @@ extension MediaCoreTests {
                 return await group.reduce(0, +)
             }
             #expect(failures == 0)
-            #expect(pool.allocationCount <= taskCount)
+            // Never more than the maximum at once. (allocationCount may exceed it: a window in
+            // which fewer tasks held buffers at once trims the idle ones, and later ones allocate
+            // again.)
+            #expect(pool.bufferCount <= taskCount)
             #expect(pool.buffersInUseCount == 0)
         }
     }

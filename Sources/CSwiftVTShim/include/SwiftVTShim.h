@@ -201,7 +201,13 @@ gboolean swiftvt_vtdec_set_format(void *state, GstVideoDecoder *decoder, GstVide
 GstFlowReturn swiftvt_vtdec_handle_frame(void *state, GstVideoDecoder *decoder, GstVideoCodecFrame *frame);
 GstFlowReturn swiftvt_vtdec_drain(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_flush(void *state, GstVideoDecoder *decoder);
-void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_video_meta);
+void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_video_meta, guint downstream_min_buffers);
+void swiftvt_vtdec_flush_start(void *state);
+// Implemented in vtdec.c.
+/// Sets the base class's output pool (the one pictures are copied into when downstream takes no
+/// GstVideoMeta) flushing or not, which wakes a gst_buffer_pool_acquire_buffer waiting at its
+/// maximum; nothing when there is no active pool.
+void swiftvt_vtdec_set_output_pool_flushing(GstVideoDecoder *decoder, gboolean flushing);
 
 // MARK: vtenc
 
@@ -237,6 +243,9 @@ gboolean swiftvt_vtenc_set_format(void *state, GstVideoEncoder *encoder, GstVide
 GstFlowReturn swiftvt_vtenc_handle_frame(void *state, GstVideoEncoder *encoder, GstVideoCodecFrame *frame);
 GstFlowReturn swiftvt_vtenc_finish(void *state, GstVideoEncoder *encoder);
 gboolean swiftvt_vtenc_flush(void *state, GstVideoEncoder *encoder);
+/// Input frames the running session may hold before it outputs the first of them (its frame
+/// delay, plus the one being encoded); 0 before a session exists.
+guint swiftvt_vtenc_held_input_frames(void *state);
 
 // MARK: Plugin registration (for in-process tests)
 

@@ -88,12 +88,12 @@ extension SessionFactory where Hardware == VAH264DecoderFactory {
     /// A decompression session for `description` with the element's backends.
     func makeDecompressionSession(
         formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int,
-        pixelFormats: [PixelFormat], outputHandler: @escaping DecompressionOutputHandler
+        pixelFormats: [PixelFormat], consumer: PixelBufferConsumer, outputHandler: @escaping DecompressionOutputHandler
     ) throws(VTError) -> DecompressionSession {
         try DecompressionSession(
             formatDescription: description,
             decoderSpecification: DecoderSpecification(hardwarePolicy: hardwarePolicy, threadCount: threadCount),
-            destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: pixelFormats),
+            destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: pixelFormats, consumer: consumer),
             backends: [hardware.current, LibavcodecDecoderFactory()], outputHandler: outputHandler)
     }
 }

@@ -60,6 +60,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     private let refusedCaps = CapsRefusals()
     /// Frames the session's output handler delivered, taken after each call into the session.
     private let delivered = DeliveredOutput<DecodedFrame>()
+    /// Downstream as the decoder's picture pools see it: the min_buffers of the allocation
+    /// query raise their bound, and flushing (FLUSH_START, the way down to READY) ends a decode
+    /// waiting for downstream to give a picture back.
+    private let consumer = PixelBufferConsumer()
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         decoder = instance.assumingMemoryBound(to: GstVideoDecoder.self)
@@ -113,8 +117,25 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// VA-API device here decodes H.264 at all. Whether it takes this stream's profile is known
     /// from the caps or the first SPS (vtdec_hw's sink caps already list what the device decodes).
     func prepare(_ transition: GstStateChange) -> Bool {
+        if transition == GST_STATE_CHANGE_PAUSED_TO_READY {
+            // Before the base class deactivates the pads, which waits for the streaming thread:
+            // a decode waiting for downstream to give a picture back must end first.
+            setFlushing(true)
+            return true
+        }
         guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else { return true }
         return checkHardwarePolicy()
+    }
+
+    /// Starts or ends flushing of the decoder's pools and of the base class's output pool.
+    private func setFlushing(_ flushing: Bool) {
+        consumer.setFlushing(flushing)
+        swiftvt_vtdec_set_output_pool_flushing(decoder, flushing ? 1 : 0)
+    }
+
+    /// FLUSH_START (vtdec.c's sink_event): wakes a decode waiting for a picture.
+    func flushStart() {
+        setFlushing(true)
     }
 
     private func checkHardwarePolicy() -> Bool {
@@ -125,6 +146,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         state.resetSession(keepingBackendName: false)
         input.withLock { $0 = H264SampleBuilder() }
         refusedCaps.forget()
+        consumer.setFlushing(false)
         return true
     }
 
@@ -141,9 +163,12 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         return true
     }
 
-    func noteAllocation(downstreamSupportsVideoMeta: Bool) {
+    func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int) {
         state.withLock { $0.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta }
-        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta")
+        // Downstream keeps this many of the pictures it receives (a sink's last sample, an
+        // encoder's lookahead): the pools must not wait for those.
+        consumer.setHeldBufferCount(downstreamMinimumBuffers)
+        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta, keeps \(downstreamMinimumBuffers) buffers")
     }
 
     // MARK: Caps
@@ -305,6 +330,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                     try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
                     noteBackendChange(of: session)
                 } catch {
+                    if error.code == .flushing || consumer.isFlushing {
+                        // A seek or a state change ended a wait for downstream: not an error.
+                        return dropFlushed(frameNumber: frameNumber, frame: frame)
+                    }
                     if session.isHardwareAccelerated && error.code == .decoderFailed {
                         // hardware=require (auto would have switched to software): the device
                         // cannot go on, and there is nothing to fall back to.
@@ -385,7 +414,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         do throws(VTError) {
             let session = try sessions.makeDecompressionSession(
                 formatDescription: description, hardwarePolicy: configuration.hardware,
-                threadCount: Int(configuration.maxThreads), pixelFormats: formats, outputHandler: handler)
+                threadCount: Int(configuration.maxThreads), pixelFormats: formats, consumer: consumer, outputHandler: handler)
             state.withLock { state in
                 state.session = session
                 state.activeBackend = session.activeBackendName
@@ -463,7 +492,19 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     func flush() -> Bool {
         state.withLock { $0.session }?.flush()
         delivered.discardAll()
+        // FLUSH_STOP: the streaming thread has left handle_frame; decoding may wait again.
+        setFlushing(false)
         return true
+    }
+
+    /// The frame whose decode a flush interrupted, dropped without an error.
+    private func dropFlushed(frameNumber: UInt32, frame: UnsafeMutablePointer<GstVideoCodecFrame>) -> GstFlowReturn {
+        delivered.discardAll()
+        if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
+            gst_video_decoder_drop_frame(decoder, pending)
+        }
+        gst_video_codec_frame_unref(frame)
+        return GST_FLOW_FLUSHING
     }
 
     /// Under hardware=auto a VA-API decoder that fails mid-stream hands over to software: tell
@@ -487,6 +528,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// Finishes the frames the session delivered, in order.
     private func outputDelivered() -> GstFlowReturn {
         let frames = delivered.takeAll()
+        if consumer.isFlushing {
+            // Their pictures go back to the pools; the frames are flushed with the base class's.
+            return GST_FLOW_FLUSHING
+        }
         var result = GST_FLOW_OK
         for decoded in frames {
             guard let frame = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference)) else {
@@ -548,8 +593,13 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         } else {
             // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default
             // strides and plane offsets, which the decoder's pool buffers do not have.
-            guard gst_video_decoder_allocate_output_frame(decoder, frame) == GST_FLOW_OK,
-                  let output = swiftvt_codec_frame_output_buffer(frame),
+            // Allocating waits while the (bounded) output pool is exhausted; a flush ends it.
+            let allocation = gst_video_decoder_allocate_output_frame(decoder, frame)
+            guard allocation == GST_FLOW_OK else {
+                gst_video_decoder_drop_frame(decoder, frame)
+                return allocation
+            }
+            guard let output = swiftvt_codec_frame_output_buffer(frame),
                   let state = gst_video_decoder_get_output_state(decoder) else {
                 gst_video_decoder_drop_frame(decoder, frame)
                 return GST_FLOW_ERROR
@@ -621,6 +671,11 @@ func vtdecFlush(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePoint
 }
 
 @_cdecl("swiftvt_vtdec_note_allocation")
-func vtdecNoteAllocation(_ state: UnsafeMutableRawPointer?, _ supportsVideoMeta: gboolean) {
-    vtdec(state)?.noteAllocation(downstreamSupportsVideoMeta: supportsVideoMeta != 0)
+func vtdecNoteAllocation(_ state: UnsafeMutableRawPointer?, _ supportsVideoMeta: gboolean, _ minimumBuffers: guint) {
+    vtdec(state)?.noteAllocation(downstreamSupportsVideoMeta: supportsVideoMeta != 0, downstreamMinimumBuffers: Int(minimumBuffers))
+}
+
+@_cdecl("swiftvt_vtdec_flush_start")
+func vtdecFlushStart(_ state: UnsafeMutableRawPointer?) {
+    vtdec(state)?.flushStart()
 }

@@ -175,6 +175,12 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
 
     var activeBackend: String { state.withLock { $0.activeBackend } }
 
+    /// Input frames the session may hold at once (vtenc.c's propose_allocation): its frame
+    /// delay and the frame being encoded; 0 before a session exists.
+    var heldInputFrames: UInt32 {
+        state.withLock { $0.session }.map { UInt32(clamping: $0.frameDelay + 1) } ?? 0
+    }
+
     // MARK: Lifecycle
 
     /// hardware=require at NULL -> READY and READY -> PAUSED (vtenc.c's change_state): whether a
@@ -604,6 +610,11 @@ func vtencHandleFrame(
 @_cdecl("swiftvt_vtenc_finish")
 func vtencFinish(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> GstFlowReturn {
     vtenc(state)?.finish() ?? GST_FLOW_OK
+}
+
+@_cdecl("swiftvt_vtenc_held_input_frames")
+func vtencHeldInputFrames(_ state: UnsafeMutableRawPointer?) -> guint {
+    vtenc(state)?.heldInputFrames ?? 0
 }
 
 @_cdecl("swiftvt_vtenc_flush")
