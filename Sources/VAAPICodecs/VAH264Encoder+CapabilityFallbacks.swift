@@ -13,7 +13,7 @@ import VAPlumbing
 /// A rate-control mode the device advertised on an entrypoint and then refused a context for.
 struct VAH264RefusedMode: Hashable {
     var endpointIndex: Int
-    var mode: String
+    var mode: VAH264RateControl.Mode
 }
 
 extension VAH264Encoder {
@@ -21,7 +21,7 @@ extension VAH264Encoder {
     func offeredModes(_ index: Int) -> UInt32 {
         var modes = choice.endpoints[index].options.rateControlModes
         for mode in [VAH264RateControl.Mode.cqp, .cbr, .vbr]
-        where refusedModes.contains(VAH264RefusedMode(endpointIndex: index, mode: mode.rawValue)) {
+        where refusedModes.contains(VAH264RefusedMode(endpointIndex: index, mode: mode)) {
             modes &= ~VAH264RateControl.vaMode(mode)
         }
         return modes
@@ -55,7 +55,7 @@ extension VAH264Encoder {
                 }
                 // Advertised, yet refused: never asked again of this endpoint (the loop ends when
                 // every (endpoint, mode) the properties allow was refused: chooseEndpoint throws).
-                refusedModes.insert(VAH264RefusedMode(endpointIndex: index, mode: rateControl.mode.rawValue))
+                refusedModes.insert(VAH264RefusedMode(endpointIndex: index, mode: rateControl.mode))
                 lastRefusal = error
             }
         }
@@ -89,7 +89,7 @@ extension VAH264Encoder {
             let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, offered: offeredModes(index), strict: strict)
             if rateControl.mode == wanted.mode { return (index, rateControl, rateNotices) }
         }
-        let refused = refusedModes.contains { $0.mode == wanted.mode.rawValue }
+        let refused = refusedModes.contains { $0.mode == wanted.mode }
         let refusal = lastRefusal.map { " (\($0.call): \($0.statusText))" } ?? ""
         let property: CompressionPropertyKey = wanted.mode == .cbr ? .dataRateLimits : .averageBitRate
         if !refused {
@@ -101,17 +101,17 @@ extension VAH264Encoder {
             let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, offered: offeredModes(first), strict: strict)
             return (first, rateControl, rateNotices)
         }
-        let where_ = choice.endpoints.map(\.name).joined(separator: " and ")
+        let entrypointNames = choice.endpoints.map(\.name).joined(separator: " and ")
         if wanted.mode == .cqp || forcedMode != nil {
             throw VTError(
                 .encoderFailed,
-                "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it on \(where_)\(refusal)",
+                "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it on \(entrypointNames)\(refusal)",
                 backendStatus: lastRefusal?.status, operation: lastRefusal?.call ?? "vaCreateContext")
         }
         if strict {
             throw .invalidProperty(
                 property, "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it on "
-                    + "\(where_)\(refusal); hardware=require, so no other rate control is tried")
+                    + "\(entrypointNames)\(refusal); hardware=require, so no other rate control is tried")
         }
         for index in indices {
             let offered = offeredModes(index) & UInt32(VA_RC_CBR | VA_RC_VBR)
@@ -121,11 +121,11 @@ extension VAH264Encoder {
             return (index, rateControl, [EncoderNotice(
                 property: property,
                 message: "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it "
-                    + "on \(where_)\(refusal); encoding \(rateControl.mode.rawValue) instead")])
+                    + "on \(entrypointNames)\(refusal); encoding \(rateControl.mode.rawValue) instead")])
         }
         throw VTError(
             .encoderFailed,
-            "the VA-API device refused a context for every bit-rate mode it advertises (on \(where_))\(refusal)",
+            "the VA-API device refused a context for every bit-rate mode it advertises (on \(entrypointNames))\(refusal)",
             backendStatus: lastRefusal?.status, operation: lastRefusal?.call ?? "vaCreateContext")
     }
 

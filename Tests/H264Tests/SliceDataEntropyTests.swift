@@ -9,10 +9,11 @@ struct SliceDataEntropyTests {
     /// An I slice of an IDR picture under `context`'s PPS, followed by `data` (bits), then the
     /// RBSP trailing bits; the parsed header and the NAL unit.
     func idrSlice(
-        _ context: SliceTestContext, _ layout: HeaderLayout, data: (inout BitWriter) -> Void
+        _ base: SliceTestContext, _ layout: HeaderLayout, data: (inout BitWriter) -> Void
     ) throws -> (SliceHeader, [UInt8]) {
+        var context = base
+        if layout.withoutBottomFieldOrder { context.pps.bottomFieldPicOrderInFramePresentFlag = false }
         var h = SliceHeader()
-        h.fieldPicFlag = layout.fieldPicture
         h.nalRefIdc = 3
         h.nalUnitType = .codedSliceIDR
         h.sliceType = 7
@@ -25,18 +26,18 @@ struct SliceDataEntropyTests {
         return (try context.parse(nal), nal)
     }
 
-    /// What sets the header's length: idr_pic_id (ue(v): 1, 3, 5 ... bits) and a field picture
-    /// (bottom_field_flag, one more bit, under the MBAFF SPS).
+    /// What sets the header's length: idr_pic_id (ue(v): 1, 3, 5 ... bits) and whether the PPS
+    /// has delta_pic_order_cnt_bottom in slice headers (se(v) of 0: one bit less without).
     struct HeaderLayout {
         var idrPicID = 0
-        var fieldPicture = false
+        var withoutBottomFieldOrder = false
     }
 
     /// A layout that leaves the header a number of bits past a byte boundary that `accepts` takes.
     func layout(_ context: SliceTestContext, where accepts: (Int) -> Bool) throws -> HeaderLayout {
-        for fieldPicture in [false, true] {
+        for withoutBottomFieldOrder in [false, true] {
             for id in 0..<16 {
-                let layout = HeaderLayout(idrPicID: id, fieldPicture: fieldPicture)
+                let layout = HeaderLayout(idrPicID: id, withoutBottomFieldOrder: withoutBottomFieldOrder)
                 let (header, _) = try idrSlice(context, layout) { _ in }
                 if accepts(header.headerBitSize % 8) { return layout }
             }
