@@ -19,7 +19,18 @@
 #    target and is taken back (the sink keeps the best complete result, with a WARNING) unless it
 #    happens to come out smaller;
 # 5. fault injection and refusals: each ends in x264 (auto, with a warning where it happens
-#    mid-stream) or a clear error naming the cause (require); never a hang; nothing leaked.
+#    mid-stream) or a clear error naming the cause (require); never a hang; nothing leaked;
+# 6. pictures in flight: with the device completing asynchronously, 4 pictures in flight give
+#    the same stream as 1, sooner, with the source surfaces untouched until each picture is done;
+# 7. driver personalities (tests/va-driver/README.md "Driver personalities"), a few cases each:
+#    iHD refuses CABAC at vaEndPicture, Mesa ignores it (CAVLC slices under a CABAC PPS: caught
+#    in the first picture's slice data and coded again), Mesa's SPS without VUI describes the
+#    stream in avcC and in band alike, Mesa's quality level is a bit-field, advertised rate-control
+#    modes refused at context creation.
+#
+# The whole test also runs with SWIFTVT_VA_PERSONALITY=ihd or mesa in the environment (what
+# differs is expected accordingly); under a decode-only device (SWIFTVT_VA_PERSONALITY=nvdec) it
+# checks that hardware=require fails clearly and auto falls back to x264, and stops there.
 #
 # Encoder runs go through tests/lib/run-pipeline.py (gst-launch-1.0's output format, but no hang
 # when an ERROR comes before its main loop runs, which the require and fault cases provoke).
@@ -48,6 +59,7 @@ work="$swiftvt_work_dir"
 source "$root/tests/lib/va-report.sh"
 run_pipeline="$root/tests/lib/run-pipeline.py"
 failures=0
+personality="${SWIFTVT_VA_PERSONALITY:-}"
 fail() {
     echo "vtenc-va: FAIL: $*"
     failures=$((failures + 1))
@@ -114,6 +126,37 @@ clean() {
     [ "$(count VALIDATION "$report")" = 0 ] && [ -z "$(leaks "$report")" ] && [ "$(count "^live-objects" "$report")" -gt 0 ]
 }
 
+# A decode-only device (nvidia-vaapi-driver): vtenc hardware=require says so, auto encodes with
+# x264, and there is nothing more to test on the VA-API encoder.
+rm -f "$work/device-probe.report"
+rc=0
+SWIFTVT_VA_REPORT="$work/device-probe.report" GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 120 \
+    -- $cisco_src ! vtenc hardware=require ! fakesink >"$work/device-probe.log" 2>&1 || rc=$?
+if grep -q "ERROR.*has no H.264 encoder" "$work/device-probe.log"; then
+    echo "== the VA-API device encodes no H.264 (personality ${personality:-none})"
+    if [ "$rc" != 0 ] && grep -q "ERROR.*hardware=require, but .* has no H.264 encoder (VAEntrypointEncSlice or EncSliceLP" "$work/device-probe.log"; then
+        pass "decode-only device, hardware=require: $(grep -m1 -o 'hardware=require, but.\{0,100\}' "$work/device-probe.log")..."
+    else
+        fail "decode-only device, hardware=require: exit $rc: $(grep -m1 ERROR "$work/device-probe.log")"
+    fi
+    rc=0
+    GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 timeout 120 gst-launch-1.0 $cisco_src ! vtenc \
+        ! video/x-h264,stream-format=byte-stream ! filesink location="$work/decode-only.h264" >"$work/decode-only.log" 2>&1 || rc=$?
+    if [ "$rc" = 0 ] && [ "$(decoded_md5 "$work/decode-only.h264")" != none ] && [ "$(frame_count "$work/decode-only.h264")" = 9 ] \
+        && grep -q "with x264" "$work/decode-only.log"; then
+        pass "decode-only device, hardware=auto: x264 encodes all 9 frames"
+    else
+        fail "decode-only device, hardware=auto: exit $rc: $(grep -m1 -e ERROR -e 'with ' "$work/decode-only.log")"
+    fi
+    if [ "$failures" = 0 ]; then
+        echo "vtenc-va: all checks passed (a decode-only device: the VA-API encoder sections do not apply)"
+        exit 0
+    fi
+    echo "vtenc-va: $failures check(s) failed"
+    exit 1
+fi
+[ "$rc" = 0 ] || fail "vtenc hardware=require on the VA-API device: exit $rc: $(grep -m1 ERROR "$work/device-probe.log")"
+
 echo "== 1. lossless round trips through vtenc hardware=require (driver: $LIBVA_DRIVERS_PATH, display $DISPLAY)"
 printf '%-26s %6s %-10s %-8s %-5s %-9s %s\n' run frames structure md5 keys b-pics result
 # lossless NAME SOURCE FRAMES MD5 INTERVAL FORCED STRUCTURE PROPS...
@@ -150,7 +193,7 @@ lossless() {
 lossless cisco-idr-only "$cisco_src" 9 "$cisco_md5" 1 "" IDR max-keyframe-interval=1
 lossless cisco-ippp "$cisco_src" 9 "$cisco_md5" 4 "" IPPP allow-frame-reordering=false max-keyframe-interval=4
 lossless cisco-ibbp "$cisco_src" 9 "$cisco_md5" 4 "" IBBP max-keyframe-interval=4
-lossless cisco-ibbp-forced "$cisco_src" 9 "$cisco_md5" 0 "2,5" IBBP
+lossless cisco-ibbp-forced "$cisco_src" 9 "$cisco_md5" 0 "2,7" IBBP
 # A device that takes no packed headers writes its own SPS, PPS and slice headers from the VA
 # parameters: the stream is described by the device's parameter sets, still lossless.
 SWIFTVT_VA_ENCODE_PACKED=none lossless cisco-device-headers "$cisco_src" 9 "$cisco_md5" 4 "" IBBP max-keyframe-interval=4
@@ -205,7 +248,7 @@ for structure in ippp ibbp; do
     if [ "$structure" = ibbp ]; then bframes=2; props=(); fi
     rc=0
     ffmpeg_encode "$structure" "$bframes" || rc=$?
-    encode "swiftvt-$structure" "$cisco_src" hardware=require max-keyframe-interval=4 "${props[@]}" || rc=$?
+    encode "swiftvt-$structure" "$cisco_src" hardware=require entropy-mode=cavlc max-keyframe-interval=4 "${props[@]}" || rc=$?
     ffmpeg_md5="$(decoded_md5 "$work/ffmpeg-$structure.h264")"
     swiftvt_md5="$(decoded_md5 "$work/swiftvt-$structure.h264")"
     pictures "$work/ffmpeg-$structure.params" 0 >"$work/ffmpeg-$structure.compared"
@@ -236,7 +279,13 @@ expect_line rc-cbr "^encconfig .*rc=cbr" "CBR config"
 expect_line rc-cbr "^encmisc ratecontrol bits_per_second=500000 target_percentage=100 window_size=1000 " "CBR at 500 kbit/s over 1 s"
 expect_line rc-cbr "^encmisc hrd buffer_size=500000 initial_buffer_fullness=375000" "HRD buffer of one second, 3/4 full"
 expect_line rc-cbr "^encmisc framerate 12/1" "frame rate 12/1"
-expect_line rc-cbr "^encmisc quality level=4" "quality level 4 of 7 (balanced)"
+if [ "$personality" = mesa ]; then
+    # radeonsi's EncQualityRange (32) is the size of a bit-field (Mesa vlVaQualityBits), not a
+    # number of levels: the balanced preset is valid bit + preset 1.
+    expect_line rc-cbr "^encmisc quality level=3 bitfield=valid:1,preset:balanced,pre_encode:0,vbaq:0" "quality bit-field 3: balanced preset"
+else
+    expect_line rc-cbr "^encmisc quality level=4" "quality level 4 of 7 (balanced)"
+fi
 expect_line rc-cbr "^encseq .*bits_per_second=500000" "sequence bits_per_second"
 expect_line rc-cbr "^encseq .*timing=1/24" "VUI timing 1/24 (two ticks a frame)"
 encode rc-vbr "$hd_src ! identity eos-after=30" hardware=require bitrate=800 data-rate-limits="200000,1" realtime=true \
@@ -244,13 +293,23 @@ encode rc-vbr "$hd_src ! identity eos-after=30" hardware=require bitrate=800 dat
 expect_line rc-vbr "^encconfig .*rc=vbr" "VBR config for an average bit rate under a peak"
 expect_line rc-vbr "^encmisc ratecontrol bits_per_second=1600000 target_percentage=50 window_size=1000 " "VBR peak 1.6 Mbit/s, target 50 %"
 expect_line rc-vbr "^encmisc hrd buffer_size=1600000 " "HRD buffer = the 200000-byte window"
-expect_line rc-vbr "^encmisc quality level=7" "realtime: the fastest quality level (7 of 7)"
+if [ "$personality" = mesa ]; then
+    expect_line rc-vbr "^encmisc quality level=0\$" "realtime: quality 0, Mesa's speed preset"
+else
+    expect_line rc-vbr "^encmisc quality level=7" "realtime: the fastest quality level (7 of 7)"
+fi
 if [ "$(count "type=B" "$work/rc-vbr.params")" = 0 ]; then pass "rc-vbr: realtime codes no B pictures"; else fail "rc-vbr: B pictures in realtime"; fi
 encode rc-cqp "$cisco_src" hardware=require rate-control=quality quality=0.6 max-keyframe-interval=4 || fail "rc-cqp: exit $?"
 expect_line rc-cqp "^encconfig .*rc=cqp" "constant QP for rate-control=quality"
-expect_line rc-cqp "^encpic type=I .*qp=17" "I pictures at QP 17 (51 x 0.4 - 3)"
+if [ "$personality" = mesa ]; then
+    # Old Mesa codes every picture at pic_init_qp (slice_qp_delta is not read): the P pictures' QP.
+    expect_line rc-cqp "^encpic type=I .*qp=20" "I pictures at pic_init_qp 20 (old Mesa reads no slice_qp_delta)"
+    expect_line rc-cqp "^encpic type=B .*qp=20" "B pictures at pic_init_qp 20"
+else
+    expect_line rc-cqp "^encpic type=I .*qp=17" "I pictures at QP 17 (51 x 0.4 - 3)"
+    expect_line rc-cqp "^encpic type=B .*qp=22" "B pictures at QP 22"
+fi
 expect_line rc-cqp "^encpic type=P .*qp=20" "P pictures at QP 20"
-expect_line rc-cqp "^encpic type=B .*qp=22" "B pictures at QP 22"
 # The P pictures' QP travels in the PPS too (pic_init_qp 20, slice_qp_delta -3/0/+2), for drivers
 # that read only pic_init_qp; FFmpeg's bitstream tracer reads the PPS SwiftVT wrote.
 init_qp="$(ffmpeg -v trace -i "$work/rc-cqp.h264" -c copy -bsf:v trace_headers -f null - 2>&1 \
@@ -329,8 +388,17 @@ fault overflow-3 auto "warn:did not fit in the" SWIFTVT_VA_FAIL_CODED=overflow:3
 fault overflow-3 require "error:did not fit in the" SWIFTVT_VA_FAIL_CODED=overflow:3 --
 fault bad-bitstream-3 auto "warn:bad bitstream" SWIFTVT_VA_FAIL_CODED=bad-bitstream:3 --
 fault bad-bitstream-3 require "error:bad bitstream" SWIFTVT_VA_FAIL_CODED=bad-bitstream:3 --
-fault cabac auto "warn:entropy-mode: the VA-API encoder refused CABAC" SWIFTVT_VA_LOG=0 -- entropy-mode=cabac
-fault cabac require "error:refused CABAC" SWIFTVT_VA_LOG=0 -- entropy-mode=cabac
+# CABAC: refused (this driver at vaRenderPicture, iHD at vaEndPicture) or ignored (Mesa).
+fault cabac auto "warn:entropy-mode: the VA-API encoder \(refused\|ignored\) CABAC" SWIFTVT_VA_LOG=0 -- entropy-mode=cabac
+fault cabac require "error:\(refused\|ignored\) CABAC" SWIFTVT_VA_LOG=0 -- entropy-mode=cabac
+# Rate-control modes advertised and then refused at vaCreateContext: the other bit-rate mode
+# with a warning (auto) or a clear error (require); constant QP refused everywhere ends in x264.
+fault refuses-vbr auto "warn:bitrate: the VA-API device advertises VBR rate control but refused a context with it.*encoding CBR instead" \
+    SWIFTVT_VA_CONTEXT_REFUSES_RC=vbr -- bitrate=800
+fault refuses-vbr require "error:advertises VBR rate control but refused a context with it.*hardware=require" \
+    SWIFTVT_VA_CONTEXT_REFUSES_RC=vbr -- bitrate=800
+fault refuses-cqp auto fallback SWIFTVT_VA_CONTEXT_REFUSES_RC=cqp --
+fault refuses-cqp require "error:advertises CQP rate control but refused a context with it" SWIFTVT_VA_CONTEXT_REFUSES_RC=cqp --
 fault no-vbr auto "warn:bitrate: the VA-API encoder has no VBR" SWIFTVT_VA_ENCODE_RC=cqp,cbr -- bitrate=800
 fault no-vbr require "error:(bitrate).*no VBR" SWIFTVT_VA_ENCODE_RC=cqp,cbr -- bitrate=800
 fault no-cqp auto fallback SWIFTVT_VA_ENCODE_RC=cbr,vbr --
@@ -349,6 +417,121 @@ if [ "$cabac_md5" = "$cisco_md5" ] && grep -q "^encpic .*entropy=cavlc" "$work/f
     pass "entropy-mode=cabac refused by the device: CAVLC, lossless"
 else
     fail "entropy-mode=cabac under auto: md5 $cabac_md5, $(grep -m1 encpic "$work/fault-cabac-auto.params")"
+fi
+
+# An advertised VBR refused at vaCreateContext: CBR, still lossless.
+if grep -q "^encconfig .*rc=cbr" "$work/fault-refuses-vbr-auto.params" && [ "$(decoded_md5 "$work/fault-refuses-vbr-auto.h264")" = "$cisco_md5" ]; then
+    pass "VBR refused at vaCreateContext: the stream is CBR ($(grep -c "^encconfig" "$work/fault-refuses-vbr-auto.params") configs made), lossless"
+else
+    fail "VBR refused at vaCreateContext, auto: $(grep "^encconfig" "$work/fault-refuses-vbr-auto.params" | tr '\n' ';')"
+fi
+
+echo "== 6. pictures in flight: SWIFTVT_VA_ASYNC_DEPTH 1 and 4, the device completing 20 ms after vaEndPicture"
+# The same stream and time stamps either way; 4 in flight overlap the device's latency (62 x 20
+# ms waited one by one take over a second); the driver checks that no source surface is written
+# before its picture is complete (a VALIDATION line).
+declare -A depth_ms
+for depth in 1 4; do
+    rm -f "$work/depth-$depth.report"
+    started=$(date +%s%N)
+    rc=0
+    SWIFTVT_VA_LATENCY_MS=20 SWIFTVT_VA_ASYNC_DEPTH=$depth SWIFTVT_VA_REPORT="$work/depth-$depth.report" GST_DEBUG="vtenc:4" \
+        GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 300 -- $small_src ! vtenc hardware=require max-keyframe-interval=24 \
+        ! h264parse ! mp4mux ! filesink location="$work/depth-$depth.mp4" >"$work/depth-$depth.log" 2>&1 || rc=$?
+    depth_ms[$depth]=$((($(date +%s%N) - started) / 1000000))
+    [ "$rc" = 0 ] || fail "depth $depth: exit $rc: $(grep -m1 ERROR "$work/depth-$depth.log")"
+    ffprobe -v error -show_entries packet=pts,dts,flags -of csv=p=0 "$work/depth-$depth.mp4" >"$work/depth-$depth.packets"
+    ffmpeg -v error -i "$work/depth-$depth.mp4" -c copy -bsf:v h264_mp4toannexb -f h264 - | md5sum | cut -d' ' -f1 >"$work/depth-$depth.md5"
+done
+depth_md5="$(timeout 120 gst-launch-1.0 -q filesrc location="$work/depth-4.mp4" ! qtdemux ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1)"
+delays="$(grep -ho "[0-9]* frames of delay" "$work/depth-1.log" "$work/depth-4.log" | tr '\n' ',')"
+if [ "$depth_md5" != "$small_md5" ]; then fail "depth 4: decoded MD5 $depth_md5, source $small_md5"
+elif ! cmp -s "$work/depth-1.packets" "$work/depth-4.packets"; then fail "depth 1 and 4: the packets' pts/dts/flags differ"
+elif ! cmp -s "$work/depth-1.md5" "$work/depth-4.md5"; then fail "depth 1 and 4: the coded streams differ"
+elif [ "$delays" != "2 frames of delay,5 frames of delay," ]; then fail "frame delays reported: $delays (expected 2, then 5: two B pictures + 3 more in flight)"
+elif ! clean depth-1 || ! clean depth-4; then fail "depth runs: driver report: $(grep -h -m1 -e VALIDATION -e live-objects "$work/depth-1.report" "$work/depth-4.report")"
+elif [ $((depth_ms[4] * 4)) -ge $((depth_ms[1] * 3)) ]; then fail "4 in flight took ${depth_ms[4]} ms, 1 in flight ${depth_ms[1]} ms: not faster"
+else
+    pass "depth 1 and 4: identical stream and time stamps ($(grep -c . "$work/depth-4.packets") packets), lossless, $delays ${depth_ms[1]} ms vs ${depth_ms[4]} ms"
+fi
+
+echo "== 7. driver personalities"
+# In-band and avcC SPS of a run: the first SPS NAL unit of an Annex B stream, as hex.
+first_sps() {
+    /usr/bin/python3 -c '
+import sys
+data = open(sys.argv[1], "rb").read()
+units = [u.lstrip(b"\x00") for u in data.split(b"\x00\x00\x01")]
+print(next((u.hex() for u in units if u and u[0] & 0x1f == 7), "none"))' "$1"
+}
+# personality_encode PERSONALITY NAME PROPS...: encode (above) with the driver behaving like one.
+personality_encode() {
+    local p="$1"
+    shift
+    SWIFTVT_VA_PERSONALITY="$p" encode "$@"
+}
+# iHD refuses CABAC at vaEndPicture (the High profile's default): the first picture goes again in CAVLC.
+rc=0
+personality_encode ihd ihd-cabac "$cisco_src" hardware=require max-keyframe-interval=4 || rc=$?
+if [ "$rc" = 0 ] && [ "$(decoded_md5 "$work/ihd-cabac.h264")" = "$cisco_md5" ] && grep -q "REFUSED.*CABAC.*at vaEndPicture" "$work/ihd-cabac.report" \
+    && ! grep -q "^encpic .*entropy=cabac" "$work/ihd-cabac.params" && clean ihd-cabac; then
+    pass "ihd: CABAC refused at vaEndPicture, coded again in CAVLC, lossless"
+else
+    fail "ihd CABAC: exit $rc: $(grep -m1 ERROR "$work/ihd-cabac.log") $(grep -m1 -e REFUSED -e VALIDATION "$work/ihd-cabac.report")"
+fi
+# iHD with constant QP refused on every entrypoint: EncSlice, then EncSliceLP (CQP only) are tried.
+rc=0
+SWIFTVT_VA_CONTEXT_REFUSES_RC=cqp personality_encode ihd ihd-refuses-cqp "$cisco_src" hardware=require || rc=$?
+if [ "$rc" != 0 ] && grep -q "ERROR.*advertises CQP rate control but refused a context with it on VAEntrypointEncSlice and VAEntrypointEncSliceLP" "$work/ihd-refuses-cqp.log" \
+    && [ "$(count "^encconfig .*rc=cqp" "$work/ihd-refuses-cqp.params")" = 2 ]; then
+    pass "ihd: constant QP refused by EncSlice, then by EncSliceLP: $(grep -m1 -o 'advertises CQP.\{0,100\}' "$work/ihd-refuses-cqp.log")"
+else
+    fail "ihd CQP refused: exit $rc: $(grep -m1 ERROR "$work/ihd-refuses-cqp.log"), $(count "^encconfig" "$work/ihd-refuses-cqp.params") configs"
+fi
+# Mesa stores CABAC and writes CAVLC slices: seen in the first picture's slice data, coded again.
+rc=0
+personality_encode mesa mesa-cabac "$cisco_src" hardware=require max-keyframe-interval=4 || rc=$?
+entropies="$(grep "^encpic" "$work/mesa-cabac.params" | grep -o "entropy=[a-z]*" | uniq -c | awk '{ printf "%s%s x%s", sep, $2, $1; sep = ", " }')"
+if [ "$rc" = 0 ] && [ "$(decoded_md5 "$work/mesa-cabac.h264")" = "$cisco_md5" ] && [ "$entropies" = "entropy=cabac x1, entropy=cavlc x9" ] && clean mesa-cabac; then
+    pass "mesa: CABAC ignored, caught in the first picture, which is coded again in CAVLC: $entropies pictures, lossless"
+else
+    fail "mesa CABAC: exit $rc, pictures $entropies, md5 $(decoded_md5 "$work/mesa-cabac.h264"): $(grep -m1 ERROR "$work/mesa-cabac.log")"
+fi
+# Mesa's SPS has no VUI: it describes the stream in band and in avcC alike, with a warning.
+rc=0
+SWIFTVT_VA_PERSONALITY=mesa "$run_pipeline" --timeout 120 -- $cisco_src ! vtenc hardware=require entropy-mode=cavlc \
+    ! video/x-h264,stream-format=avc ! mp4mux ! filesink location="$work/mesa-vui.mp4" >"$work/mesa-vui.log" 2>&1 || rc=$?
+ffmpeg -v error -y -i "$work/mesa-vui.mp4" -c copy -bsf:v h264_mp4toannexb "$work/mesa-vui-avcc.h264" || rc=$?
+in_band="$(first_sps "$work/mesa-cabac.h264")"
+from_avcc="$(first_sps "$work/mesa-vui-avcc.h264")"
+vui_flag="$(ffmpeg -v trace -i "$work/mesa-cabac.h264" -c copy -bsf:v trace_headers -f null - 2>&1 | grep -m1 -o 'vui_parameters_present_flag *[0-9]* *= *[0-9]*' | grep -o '[0-9]*$' || true)"
+if [ "$rc" = 0 ] && [ "$in_band" != none ] && [ "$in_band" = "$from_avcc" ] && [ "$vui_flag" = 0 ] \
+    && grep -q "WARNING.*the VA-API device wrote its own SPS without timing" "$work/mesa-cabac.log"; then
+    pass "mesa: the device's SPS (no VUI) in band and in avcC alike ($in_band), $(grep -m1 -o 'wrote its own SPS without.\{0,60\}' "$work/mesa-cabac.log")..."
+else
+    fail "mesa SPS: exit $rc, in band $in_band, avcC $from_avcc, vui_parameters_present_flag '$vui_flag'"
+fi
+if grep -q "^encmisc quality level=3 bitfield=valid:1,preset:balanced,pre_encode:0,vbaq:0" "$work/mesa-cabac.params"; then
+    pass "mesa: the quality level as radeonsi's bit-field: $(grep -m1 '^encmisc quality' "$work/mesa-cabac.params")"
+else
+    fail "mesa quality level: $(grep -m1 '^encmisc quality' "$work/mesa-cabac.params")"
+fi
+# nvidia-vaapi-driver decodes only: require says so, auto is x264.
+rc=0
+SWIFTVT_VA_PERSONALITY=nvdec "$run_pipeline" --timeout 120 --expect error -- $cisco_src ! vtenc hardware=require ! fakesink \
+    >"$work/nvdec-require.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ] && grep -q "ERROR.*hardware=require, but .*NVDEC.* has no H.264 encoder" "$work/nvdec-require.log"; then
+    pass "nvdec, hardware=require: $(grep -m1 -o 'has no H.264 encoder.\{0,40\}' "$work/nvdec-require.log")..."
+else
+    fail "nvdec, require: exit $rc: $(grep -m1 ERROR "$work/nvdec-require.log")"
+fi
+rc=0
+SWIFTVT_VA_PERSONALITY=nvdec GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 timeout 120 gst-launch-1.0 $cisco_src ! vtenc \
+    ! video/x-h264,stream-format=byte-stream ! filesink location="$work/nvdec-auto.h264" >"$work/nvdec-auto.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ] && [ "$(frame_count "$work/nvdec-auto.h264")" = 9 ] && grep -q "with x264" "$work/nvdec-auto.log"; then
+    pass "nvdec, hardware=auto: x264 encodes all 9 frames"
+else
+    fail "nvdec, auto: exit $rc"
 fi
 
 echo "== no VA device"

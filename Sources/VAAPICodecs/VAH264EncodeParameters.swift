@@ -67,7 +67,9 @@ struct VAH264RateControl: Equatable {
             bufferBits: max(bufferBits, 1), windowMilliseconds: max(window, 1)), notices)
     }
 
-    var vaMode: UInt32 {
+    var vaMode: UInt32 { Self.vaMode(mode) }
+
+    static func vaMode(_ mode: Mode) -> UInt32 {
         switch mode {
         case .cqp: UInt32(VA_RC_CQP)
         case .cbr: UInt32(VA_RC_CBR)

@@ -7,7 +7,8 @@ import VAPlumbing
 /// The VA objects of one encoding context. Declared in the order they are destroyed in
 /// (buffers and context before the surfaces they use, the config last).
 final class VAEncodeObjects {
-    let codedBuffer: VABufferObject
+    /// One per picture in flight.
+    let codedBuffers: [VABufferObject]
     let context: VAContext
     let sourceSurfaces: VASurfaceSet
     let reconstructedSurfaces: VASurfaceSet
@@ -15,9 +16,9 @@ final class VAEncodeObjects {
 
     init(
         config: consuming VAConfig, sourceSurfaces: consuming VASurfaceSet, reconstructedSurfaces: consuming VASurfaceSet,
-        context: VAContext, codedBuffer: VABufferObject
+        context: VAContext, codedBuffers: [VABufferObject]
     ) {
-        self.codedBuffer = codedBuffer
+        self.codedBuffers = codedBuffers
         self.context = context
         self.sourceSurfaces = sourceSurfaces
         self.reconstructedSurfaces = reconstructedSurfaces
@@ -25,65 +26,71 @@ final class VAEncodeObjects {
     }
 }
 
-// The device side of the VA encoder: its config, surfaces, context and coded buffer, and the
+// The device side of the VA encoder: its config, surfaces, context and coded buffers, and the
 // copies into and out of source surfaces.
 
 extension VAH264Encoder {
-    /// Config, surfaces, context and coded buffer for `rateControl`'s mode (kept when it is the
-    /// mode they were made for).
-    func openObjects(rateControl: VAH264RateControl) throws(VTError) {
-        let sourceCount = structure.consecutiveBFrames + 2
-        let reconstructedCount = structure.maxReferenceFrames + 1
+    /// Config, surfaces, context and coded buffers for `rateControl`'s mode on the current
+    /// endpoint (kept when they were made for the same). Throws the VA call's error, so that a
+    /// context the device refuses for an advertised mode can be told from other failures.
+    func openObjects(rateControl: VAH264RateControl) throws(VAError) {
+        // Sources: the B pictures the planner holds, the pictures in flight, those read back
+        // waiting for the rest of their group, and the frame being uploaded.
+        let sourceCount = pictureDepth + 2 * (structure.consecutiveBFrames + 1) + 1
+        // Reconstructions: the DPB, and one per picture in flight (a surface leaving the DPB is
+        // reused once the pictures that may read it are complete; submit waits for that).
+        let reconstructedCount = structure.maxReferenceFrames + pictureDepth + 1
+        inFlight.removeAll()
+        readBackGroup.removeAll()
+        reconstructed.removeAll()
         if let objects, objects.sourceSurfaces.ids.count == sourceCount,
-            objects.reconstructedSurfaces.ids.count == reconstructedCount, openedMode == rateControl.mode
+            objects.reconstructedSurfaces.ids.count == reconstructedCount, objects.codedBuffers.count == pictureDepth,
+            openedMode == rateControl.mode, objects.config.entrypoint == endpoint.entrypoint
         {
             freeSourceSlots = Array(0..<sourceCount)
             freeReconstructedSlots = Array(0..<reconstructedCount)
-            reconstructed.removeAll()
+            freeCodedBufferSlots = Array(0..<pictureDepth)
             return
         }
         objects = nil
+        openedMode = nil
         let codedWidth = widthInMacroblocks * 16
         let codedHeight = heightInMacroblocks * 16
-        do throws(VAError) {
-            var attributes = [
-                VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420)),
-                VAConfigAttrib(type: VAConfigAttribRateControl, value: rateControl.vaMode),
-            ]
-            let packed = choice.options.packedHeaders
-                & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
-            if packed != 0 { attributes.append(VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: packed)) }
-            let config = try VAConfig(
-                connection: connection, profile: choice.profile, entrypoint: choice.entrypoint, attributes: attributes)
-            let nv12 = UInt32(VA_FOURCC_NV12)
-            let sources = try VASurfaceSet(
-                connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: codedWidth, height: codedHeight,
-                count: sourceCount, fourcc: nv12)
-            let reconstructedSurfaces = try VASurfaceSet(
-                connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: codedWidth, height: codedHeight,
-                count: reconstructedCount, fourcc: nv12)
-            let context = try VAContext(
-                connection: connection, config: config, width: codedWidth, height: codedHeight,
-                renderTargets: sources.ids + reconstructedSurfaces.ids)
-            // The worst case of a coded picture: every macroblock as I_PCM (384 bytes + a few
-            // bits of macroblock header, 7.3.5), plus headers. A device writing more reports
-            // an overflow, which is checked.
-            let macroblocks = widthInMacroblocks * heightInMacroblocks
-            let codedBuffer = try VABufferObject(
-                connection: connection, context: context, type: VAEncCodedBufferType,
-                elementSize: macroblocks * 400 + 64 * 1024)
-            objects = VAEncodeObjects(
-                config: config, sourceSurfaces: sources, reconstructedSurfaces: reconstructedSurfaces, context: context,
-                codedBuffer: codedBuffer)
-        } catch {
-            throw VTError(
-                .encoderFailed, "the VA-API encoder could not be set up: \(error)", backendStatus: error.status,
-                operation: error.call)
+        var attributes = [
+            VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420)),
+            VAConfigAttrib(type: VAConfigAttribRateControl, value: rateControl.vaMode),
+        ]
+        let packed = options.packedHeaders
+            & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
+        if packed != 0 { attributes.append(VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: packed)) }
+        let config = try VAConfig(
+            connection: connection, profile: choice.profile, entrypoint: endpoint.entrypoint, attributes: attributes)
+        let nv12 = UInt32(VA_FOURCC_NV12)
+        let sources = try VASurfaceSet(
+            connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: codedWidth, height: codedHeight,
+            count: sourceCount, fourcc: nv12)
+        let reconstructedSurfaces = try VASurfaceSet(
+            connection: connection, rtFormat: UInt32(VA_RT_FORMAT_YUV420), width: codedWidth, height: codedHeight,
+            count: reconstructedCount, fourcc: nv12)
+        let context = try VAContext(
+            connection: connection, config: config, width: codedWidth, height: codedHeight,
+            renderTargets: sources.ids + reconstructedSurfaces.ids)
+        // The worst case of a coded picture: every macroblock as I_PCM (384 bytes + a few
+        // bits of macroblock header, 7.3.5), plus headers. A device writing more reports
+        // an overflow, which is checked.
+        let macroblocks = widthInMacroblocks * heightInMacroblocks
+        var codedBuffers: [VABufferObject] = []
+        for _ in 0..<pictureDepth {
+            codedBuffers.append(try VABufferObject(
+                connection: connection, context: context, type: VAEncCodedBufferType, elementSize: macroblocks * 400 + 64 * 1024))
         }
+        objects = VAEncodeObjects(
+            config: config, sourceSurfaces: sources, reconstructedSurfaces: reconstructedSurfaces, context: context,
+            codedBuffers: codedBuffers)
         openedMode = rateControl.mode
         freeSourceSlots = Array(0..<sourceCount)
         freeReconstructedSlots = Array(0..<reconstructedCount)
-        reconstructed.removeAll()
+        freeCodedBufferSlots = Array(0..<pictureDepth)
     }
 
     /// Writes `image` into an NV12 surface, replicating the last column and row into the

@@ -17,16 +17,18 @@ extension VAH264Encoder {
 
     /// Every parameter buffer of a picture, in the order the device gets them.
     func makeBuffers(
-        _ picture: H264CodingPicture<HeldFrame>, qp: Int, reconstructedSlot: Int, objects: VAEncodeObjects
+        _ picture: H264CodingPicture<HeldFrame>, qp: Int, reconstructedSlot: Int, codedBuffer: VABufferObject,
+        objects: VAEncodeObjects
     ) throws(VAError) -> [VABufferObject] {
         var buffers: [VABufferObject] = []
         let context = objects.context
-        let packed = choice.options.packedHeaders
+        let packed = options.packedHeaders
         if picture.type == .idr || sequenceParametersDue {
-            var sequence = VAH264EncodeParameters.sequence(sps, structure: structure, rateControl: rateControl)
+            // SwiftVT's own SPS, also when the device's (regenerated, maybe without VUI) describes
+            // the output: the device is told what SwiftVT wants, every time.
+            var sequence = VAH264EncodeParameters.sequence(ownSPS, structure: structure, rateControl: rateControl)
             buffers.append(try .holding(&sequence, connection: connection, context: context, type: VAEncSequenceParameterBufferType))
-            let qualityLevel: Int? = choice.options.qualityRange > 1
-                ? (properties.realTime ? choice.options.qualityRange : (choice.options.qualityRange + 1) / 2) : nil
+            let qualityLevel = options.qualityLevel(realTime: properties.realTime)
             for (_, bytes) in VAH264EncodeParameters.miscParameters(
                 rateControl: rateControl, frameRate: VAH264EncodeParameters.frameRateFraction(frameRate),
                 qualityLevel: qualityLevel)
@@ -41,17 +43,20 @@ extension VAH264Encoder {
         }
         var pictureParameters = VAH264EncodeParameters.picture(
             picture, pps: pps, reconstructed: objects.reconstructedSurfaces.ids[reconstructedSlot],
-            references: surface(for:), codedBuffer: objects.codedBuffer.id)
+            references: surface(for:), codedBuffer: codedBuffer.id)
         buffers.append(try .holding(&pictureParameters, connection: connection, context: context, type: VAEncPictureParameterBufferType))
         if picture.type == .idr {
             if packed & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) != 0 {
-                buffers += try packedHeader(VAEncPackedHeaderSequence, nalUnit: try written { () throws(H264WritingError) in try sps.writeNALUnit() }, context: context)
+                buffers += try packedHeader(VAEncPackedHeaderSequence, nalUnit: try written { () throws(H264WritingError) in try ownSPS.writeNALUnit() }, context: context)
             }
             if packed & UInt32(VA_ENC_PACKED_HEADER_PICTURE) != 0 {
                 buffers += try packedHeader(VAEncPackedHeaderPicture, nalUnit: try written { () throws(H264WritingError) in try pps.writeNALUnit() }, context: context)
             }
         }
-        let header = picture.sliceHeader(structure: structure, pictureParameterSet: pps, sliceQpDelta: qp - 26 - pps.picInitQpMinus26)
+        var header = picture.sliceHeader(structure: structure, pictureParameterSet: pps, sliceQpDelta: qp - 26 - pps.picInitQpMinus26)
+        if !entropyVerified {
+            header = try headerShowingEntropyCoding(header)
+        }
         var slice = VAH264EncodeParameters.slice(
             picture, header: header, macroblocks: widthInMacroblocks * heightInMacroblocks, references: surface(for:))
         if packed & UInt32(VA_ENC_PACKED_HEADER_SLICE) != 0 {
@@ -67,6 +72,28 @@ extension VAH264Encoder {
         }
         buffers.append(try .holding(&slice, connection: connection, context: context, type: VAEncSliceParameterBufferType))
         return buffers
+    }
+
+    /// The first picture's slice header, made to end inside a byte under CABAC: the device's
+    /// slice data then starts with cabac_alignment_one_bits (7.3.4) that show whether it really
+    /// coded CABAC (readCodedPicture checks them). A device that writes its own slice headers
+    /// writes the same fields from the slice parameters, so the same length is likely. A header that would end on a byte boundary
+    /// takes an idr_pic_id two bits longer (ue(v) codes 1, 3, 5 ... bits): any value other than
+    /// the next IDR picture's will do (7.4.3: consecutive IDR pictures differ), which is the
+    /// planner's value for this one plus 1.
+    func headerShowingEntropyCoding(_ header: SliceHeader) throws(VAError) -> SliceHeader {
+        guard pps.entropyCodingModeFlag, header.idrPicFlag else { return header }
+        let (sps, pps) = (self.sps, self.pps)
+        var predicted = header
+        if options.packedHeaders & UInt32(VA_ENC_PACKED_HEADER_SLICE) == 0 {
+            // The device writes the header from the slice parameters, whose slice_type is 0...4.
+            predicted.sliceType %= 5
+        }
+        let bits = try written { () throws(H264WritingError) in try predicted.write(sequenceParameterSet: sps, pictureParameterSet: pps) }
+        guard bits.bitCount % 8 == 0 else { return header }
+        var longer = header
+        longer.idrPicID = header.idrPicID + 2
+        return longer
     }
 
     /// A header writer's result, its failure as the VAError of the picture it was for.

@@ -18,7 +18,7 @@ extension VAH264Encoder {
         if !properties.allowTemporalCompression { idrPeriod = 1 }
         var bFrames = properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline ? 2 : 0
         if let delay = properties.maxFrameDelayCount { bFrames = min(bFrames, delay) }
-        if bFrames > 0 && choice.options.maxList1References == 0 {
+        if bFrames > 0 && options.maxList1References == 0 {
             // The device cannot code B pictures: I/P only. Reordering is allowed, not asked for,
             // so this is not a property the session failed to honour.
             bFrames = 0
@@ -27,7 +27,11 @@ extension VAH264Encoder {
     }
 
     /// The SPS and PPS of the stream, and its format description.
-    func describeStream(_ properties: CompressionProperties, rateControl: VAH264RateControl) throws(VTError) {
+    /// `levelBitRate`: the bit rate the level must allow, when it is not `rateControl`'s (a
+    /// multi-pass range coded in constant QP towards a bit rate).
+    func describeStream(
+        _ properties: CompressionProperties, rateControl: VAH264RateControl, levelBitRate: Int? = nil
+    ) throws(VTError) {
         var sps = SequenceParameterSet()
         switch choice.profileName {
         case .constrainedBaseline, .baseline:
@@ -66,7 +70,8 @@ extension VAH264Encoder {
         sps.levelIdc = level ?? H264LevelLimits.lowestLevel(
             widthInMacroblocks: widthInMacroblocks, heightInMacroblocks: heightInMacroblocks, frameRate: frameRate,
             referenceFrames: structure.maxReferenceFrames,
-            bitRate: rateControl.mode == .cqp ? nil : rateControl.bitsPerSecond, high: choice.profileName == .high)
+            bitRate: levelBitRate ?? (rateControl.mode == .cqp ? nil : rateControl.bitsPerSecond),
+            high: choice.profileName == .high)
         var vui = VUIParameters()
         let fullRange = properties.fullRange ?? (configuration.pixelFormat == .nv12FullRange)
         let colour = properties.colorPrimaries != nil || properties.transferFunction != nil || properties.yCbCrMatrix != nil
@@ -111,6 +116,7 @@ extension VAH264Encoder {
         // 8x8 transforms are High profile's main tool (A.2.4).
         pps.transform8x8ModeFlag = choice.profileName == .high
         self.sps = sps
+        self.ownSPS = sps
         self.pps = pps
         self.rateControl = rateControl
         try makeFormatDescription()
@@ -118,35 +124,89 @@ extension VAH264Encoder {
 
     func makeFormatDescription() throws(VTError) {
         do {
-            formatDescription = try FormatDescription(h264ParameterSets: [sps.writeNALUnit(), pps.writeNALUnit()])
+            streamDescription = try FormatDescription(h264ParameterSets: [sps.writeNALUnit(), pps.writeNALUnit()])
         } catch {
             throw VTError(.encoderFailed, "the SPS/PPS of the VA encoder cannot be written: \(error)")
         }
     }
 
-    /// A device that writes its own SPS/PPS (no packed sequence or picture headers) describes
-    /// the stream with them: they become the format description, and the slice headers it
-    /// writes are read with them. With packed headers the device's copies are SwiftVT's own.
-    func adoptDeviceParameterSets(_ sets: [[UInt8]]) throws(VTError) {
-        let packed = choice.options.packedHeaders
-        let ownSequence = packed & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) != 0
-        let ownPicture = packed & UInt32(VA_ENC_PACKED_HEADER_PICTURE) != 0
-        guard !(ownSequence && ownPicture), sets != formatDescription?.parameterSets else { return }
+    /// The parameter sets the device wrote into a coded picture, against the ones the stream is
+    /// described with. A device that writes its own (no packed sequence or picture headers), or
+    /// regenerates SwiftVT's from the sequence parameters (Mesa, which may leave out the VUI), is
+    /// believed: its SPS/PPS become the format description (so avcC and the in-band sets never
+    /// disagree), the slice headers it writes are read with them, and what SwiftVT's own had that
+    /// the device's lacks is said once.
+    func reconcileDeviceParameterSets(_ sets: [[UInt8]]) throws(VTError) {
+        let described = streamDescription?.parameterSets ?? []
+        var spsBytes = described.first { NALUnitType(rawValue: $0.first ?? 0) == .sequenceParameterSet }
+        var ppsBytes = described.first { NALUnitType(rawValue: $0.first ?? 0) == .pictureParameterSet }
+        for set in sets {
+            switch NALUnitType(rawValue: set.first ?? 0) {
+            case .sequenceParameterSet: spsBytes = set
+            case .pictureParameterSet: ppsBytes = set
+            default: break
+            }
+        }
+        guard let spsBytes, let ppsBytes, [spsBytes, ppsBytes] != described else { return }
+        let deviceSPS: SequenceParameterSet
+        let devicePPS: PictureParameterSet
         do {
-            var deviceSPS = sps
-            for set in sets where NALUnitType(rawValue: set[0]) == .sequenceParameterSet {
-                deviceSPS = try SequenceParameterSet.parse(nalUnit: set)
-            }
-            var devicePPS = pps
-            for set in sets where NALUnitType(rawValue: set[0]) == .pictureParameterSet {
-                let spsForPPS = deviceSPS
-                devicePPS = try PictureParameterSet.parse(nalUnit: set, sequenceParameterSets: { _ in spsForPPS })
-            }
-            formatDescription = try FormatDescription(h264ParameterSets: sets)
-            sps = deviceSPS
-            pps = devicePPS
+            deviceSPS = try SequenceParameterSet.parse(nalUnit: spsBytes)
+            devicePPS = try PictureParameterSet.parse(nalUnit: ppsBytes, sequenceParameterSets: { _ in deviceSPS })
+            streamDescription = try FormatDescription(h264ParameterSets: [spsBytes, ppsBytes])
         } catch {
             throw VTError(.encoderFailed, "VA-API: the device's own SPS/PPS cannot be read: \(error)")
         }
+        sps = deviceSPS
+        pps = devicePPS
+        // Said once (the device's sets come again at every IDR picture, and after every
+        // prepare, the same).
+        let lost = Self.lostSequenceParameters(own: ownSPS, device: deviceSPS)
+        guard !lost.isEmpty, lost != reportedLosses else { return }
+        reportedLosses = lost
+        let colourAsked = properties.colorPrimaries != nil || properties.transferFunction != nil
+            || properties.yCbCrMatrix != nil || properties.fullRange != nil || configuration.pixelFormat == .nv12FullRange
+        let colourLost = lost.contains { $0.hasPrefix("video signal type") || $0.hasPrefix("colour description") }
+        let property: CompressionPropertyKey? = colourAsked && colourLost ? .colorPrimaries : .expectedFrameRate
+        notices.append(EncoderNotice(
+            property: property,
+            message: "the VA-API device wrote its own SPS without \(lost.joined(separator: ", ")); the stream is described by "
+                + "the device's SPS, in the format description and in band alike"))
+    }
+
+    /// What SwiftVT's SPS says that the device's does not (or says differently), for people.
+    static func lostSequenceParameters(own: SequenceParameterSet, device: SequenceParameterSet) -> [String] {
+        var lost: [String] = []
+        let ownVUI = own.vuiParametersPresentFlag ? own.vui : nil
+        let deviceVUI = device.vuiParametersPresentFlag ? device.vui : nil
+        if let ownVUI {
+            let vui = deviceVUI ?? VUIParameters()
+            if ownVUI.videoSignalTypePresentFlag
+                && (!vui.videoSignalTypePresentFlag || vui.videoFullRangeFlag != ownVUI.videoFullRangeFlag)
+            {
+                lost.append("video signal type (video_full_range_flag \(ownVUI.videoFullRangeFlag ? 1 : 0))")
+            }
+            if ownVUI.colourDescriptionPresentFlag
+                && (!vui.colourDescriptionPresentFlag || vui.colourPrimaries != ownVUI.colourPrimaries
+                    || vui.transferCharacteristics != ownVUI.transferCharacteristics
+                    || vui.matrixCoefficients != ownVUI.matrixCoefficients)
+            {
+                lost.append("colour description (primaries \(ownVUI.colourPrimaries), transfer \(ownVUI.transferCharacteristics), matrix \(ownVUI.matrixCoefficients))")
+            }
+            if ownVUI.timingInfoPresentFlag
+                && (!vui.timingInfoPresentFlag || vui.numUnitsInTick != ownVUI.numUnitsInTick || vui.timeScale != ownVUI.timeScale)
+            {
+                lost.append("timing (\(ownVUI.numUnitsInTick)/\(ownVUI.timeScale))")
+            }
+            if ownVUI.bitstreamRestrictionFlag
+                && (!vui.bitstreamRestrictionFlag || vui.maxNumReorderFrames != ownVUI.maxNumReorderFrames
+                    || vui.maxDecFrameBuffering != ownVUI.maxDecFrameBuffering)
+            {
+                lost.append("bitstream restriction (max_num_reorder_frames \(ownVUI.maxNumReorderFrames ?? 0), max_dec_frame_buffering \(ownVUI.maxDecFrameBuffering ?? 0))")
+            }
+        }
+        if device.levelIdc != own.levelIdc { lost.append("level_idc \(own.levelIdc) (the device's: \(device.levelIdc))") }
+        if device.profileIdc != own.profileIdc { lost.append("profile_idc \(own.profileIdc) (the device's: \(device.profileIdc))") }
+        return lost
     }
 }

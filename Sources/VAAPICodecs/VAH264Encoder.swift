@@ -4,26 +4,45 @@ import MediaCore
 import SwiftVT
 import VAPlumbing
 
-/// One encoder instance on the VA path (``EncoderBackend``). Synchronous: each picture is
-/// submitted, waited for and read back before the next (a device encodes one picture at a time
-/// per context anyway; pipelining several in flight is a later optimisation).
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// One encoder instance on the VA path (``EncoderBackend``).
 ///
 /// Pictures: a frame is uploaded into one of the context's source surfaces when it arrives
 /// (the one copy of the input, into device memory), held there while it waits to be coded as a
-/// B picture, and coded when ``H264CodingPlanner`` says so. Reference pictures keep their
-/// reconstructed surface while they are in the DPB.
+/// B picture, and submitted (vaBeginPicture ... vaEndPicture) when ``H264CodingPlanner`` says
+/// so. Up to ``pictureDepth`` submitted pictures are in flight, each with its own coded buffer:
+/// the device encodes one while the next is uploaded and submitted, and the oldest is waited for
+/// (vaSyncSurface) and read back only when the ring is full or at a flush (FFmpeg's
+/// `async_depth`, GStreamer's `preferred_output_delay`, both 4 by default: waiting for each
+/// picture before submitting the next left the device idle, 20-30 % of the throughput on
+/// Intel). Reference pictures keep their reconstructed surface while they are in the DPB, and
+/// while a picture still in flight may read it.
 ///
-/// One file per job: this one prepares, takes frames and codes pictures; the stream's GOP and
-/// SPS/PPS are chosen in VAH264Encoder+StreamDescription, the VA objects and surface copies are in
-/// +DeviceObjects, a picture's parameter buffers in +PictureBuffers, what happens when the device
-/// refuses CABAC or per-picture QPs in +CapabilityFallbacks, and the coded picture is read back in
+/// One file per job: this one prepares, takes frames and codes pictures; the ring of pictures
+/// in flight is in +PictureRing, the stream's GOP and SPS/PPS in +StreamDescription, the VA objects
+/// and surface copies in +DeviceObjects, a picture's parameter buffers in +PictureBuffers, what
+/// happens when the device refuses or ignores what it advertised (an entrypoint, a rate-control
+/// mode, CABAC) in +CapabilityFallbacks, and the coded picture is read back in
 /// +CodedPictureReadout.
 final class VAH264Encoder: EncoderBackend {
     let choice: VAH264EncodeChoice
     let configuration: EncoderConfiguration
     var connection: VADisplayConnection { choice.device.connection }
     var notices: [EncoderNotice] = []
-    var formatDescription: FormatDescription?
+    /// The SPS/PPS the stream is described with: SwiftVT's own, until a coded picture shows the
+    /// device's (VAH264Encoder+StreamDescription).
+    var streamDescription: FormatDescription?
+    /// Whether a coded picture since prepare confirmed `streamDescription`.
+    var parameterSetsConfirmed = false
+    /// Only once the first picture is read back: a device may write parameter sets of its own
+    /// (Mesa regenerates the SPS, maybe without VUI), and caps announced before that would carry
+    /// an avcC the stream does not match.
+    var formatDescription: FormatDescription? { parameterSetsConfirmed ? streamDescription : nil }
     private(set) var frameDelay = 0
 
     struct HeldFrame {
@@ -38,24 +57,46 @@ final class VAH264Encoder: EncoderBackend {
     var structure = H264GOPStructure(idrPeriod: 250, consecutiveBFrames: 0)
     var sps = SequenceParameterSet()
     var pps = PictureParameterSet()
+    /// SwiftVT's own SPS as written (`sps` becomes the device's when the device writes another).
+    var ownSPS = SequenceParameterSet()
     var rateControl = VAH264RateControl(
         mode: .cqp, quantizer: 23, bitsPerSecond: 0, targetPercentage: 100, bufferBits: 0, windowMilliseconds: 1000)
     var frameRate = 30.0
     var properties: CompressionProperties
-    /// Whether the device took a CABAC picture (checked once, on the first picture).
-    var entropyChecked = false
     var sequenceParametersDue = true
-    /// Set when the device refused CABAC and the stream went on in CAVLC.
+    /// Whether the device's slice data was seen to follow the PPS's entropy coding (CABAC
+    /// alignment bits after a slice header, 7.3.4), or the PPS says CAVLC. Until the first
+    /// picture is verified it is the only one in flight.
+    var entropyVerified = false
+    /// Set when the device refused or ignored CABAC and the stream went on in CAVLC.
     var entropyRefused = false
 
     // The device side (made by prepare).
+    /// Which of `choice.endpoints` the objects are made on.
+    var endpointIndex = 0
+    /// (endpoint, mode) pairs whose context the device refused although it advertised them.
+    var refusedModes: Set<VAH264RefusedMode> = []
+    /// The last such refusal, for the messages.
+    var lastRefusal: VAError?
+    /// What the device's SPS lacked of SwiftVT's when that was last said (said again only when
+    /// it changes).
+    var reportedLosses: [String] = []
     var objects: VAEncodeObjects?
     var planner = H264CodingPlanner<HeldFrame>(structure: H264GOPStructure(idrPeriod: 250, consecutiveBFrames: 0))
     var timeStamps = DecodeTimeStampSequencer(reorderDelay: 0)
     var freeSourceSlots: [Int] = []
     var freeReconstructedSlots: [Int] = []
+    var freeCodedBufferSlots: [Int] = []
     /// Reconstructed surface slot of each reference picture still in the DPB, by coding index.
     var reconstructed: [UInt64: Int] = [:]
+    /// Pictures submitted and not yet read back, in coding order.
+    var inFlight: [InFlightPicture] = []
+    /// Pictures read back whose group (an anchor and its B pictures) is not complete yet: their
+    /// frames wait, and their source surfaces stay, so that a failure can still hand the whole
+    /// group to another encoder.
+    var readBackGroup: [ReadBackPicture] = []
+    /// How many pictures may be in flight (chosen by prepare).
+    var pictureDepth = 1
     var picturesSincePrepare = 0
     var takeover: EncoderTakeover?
     /// The rate-control mode `objects` were made for.
@@ -70,6 +111,24 @@ final class VAH264Encoder: EncoderBackend {
     var strict: Bool { configuration.hardwarePolicy == .require }
     var widthInMacroblocks: Int { (configuration.width + 15) / 16 }
     var heightInMacroblocks: Int { (configuration.height + 15) / 16 }
+    var endpoint: VAH264EncodeEndpoint { choice.endpoints[endpointIndex] }
+    var options: VAH264EncodeOptions { endpoint.options }
+
+    /// Pictures in flight unless the properties say otherwise: `SWIFTVT_VA_ASYNC_DEPTH` (1...16,
+    /// for measuring: bench/va-encode-depth.sh), else 4 as FFmpeg and GStreamer.
+    static let configuredPictureDepth: Int = {
+        guard let text = getenv("SWIFTVT_VA_ASYNC_DEPTH").map({ String(cString: $0) }), let value = Int(text) else { return 4 }
+        return min(max(value, 1), 16)
+    }()
+
+    /// Pictures in flight for `properties`: one in real time (each frame out as soon as the
+    /// device has it, as GStreamer's VA encoders do for live sources), and never more than the
+    /// frame delay allowed leaves after the B pictures.
+    static func pictureDepth(_ properties: CompressionProperties, bFrames: Int) -> Int {
+        var depth = properties.realTime ? 1 : configuredPictureDepth
+        if let allowed = properties.maxFrameDelayCount { depth = min(depth, allowed - bFrames + 1) }
+        return max(depth, 1)
+    }
 
     func takeNotices() -> [EncoderNotice] {
         defer { notices.removeAll() }
@@ -86,21 +145,18 @@ final class VAH264Encoder: EncoderBackend {
     func prepare(properties: CompressionProperties, frameRate: Double) throws(VTError) {
         self.properties = properties
         self.frameRate = frameRate
-        let (rateControl, rateNotices) = try VAH264RateControl.choose(
-            properties, offered: choice.options.rateControlModes, strict: strict)
-        notices += rateNotices
-        structure = try chooseStructure(properties, frameRate: frameRate)
-        try describeStream(properties, rateControl: rateControl)
-        try openObjects(rateControl: rateControl)
+        try openStream(properties)
         planner = H264CodingPlanner(structure: structure)
         if timeStamps.reorderDelay == structure.maxReorderFrames {
             timeStamps.restart()  // keeps DTS increasing across a restart (a multi-pass range)
         } else {
             timeStamps = DecodeTimeStampSequencer(reorderDelay: structure.maxReorderFrames)
         }
-        frameDelay = structure.frameDelay
+        // A picture in flight is a frame held too: it comes out when the ring is full.
+        frameDelay = structure.frameDelay + pictureDepth - 1
         picturesSincePrepare = 0
         sequenceParametersDue = true
+        parameterSetsConfirmed = false
     }
 
     // MARK: Encoding
@@ -131,19 +187,20 @@ final class VAH264Encoder: EncoderBackend {
         let held = HeldFrame(
             sourceSlot: slot, presentationTimeStamp: request.presentationTimeStamp, duration: request.duration,
             frameReference: request.frameReference, quantizer: request.quantizer)
-        return try code(planner.submit(held, forceIDR: request.frameType == .idr), includesRequest: true)
+        let pictures = planner.submit(held, forceIDR: request.frameType == .idr)
+        return try code(pictures, includesRequest: true, drain: false)
     }
 
     func flush() throws(VTError) -> [EncodedFrame] {
         guard objects != nil else { return [] }
-        let frames = try code(planner.flush(), includesRequest: false)
+        let frames = try code(planner.flush(), includesRequest: false, drain: true)
         planner.reset()
         return frames
     }
 
     func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame] {
         let (updated, rateNotices) = try VAH264RateControl.choose(
-            properties, offered: choice.options.rateControlModes, strict: strict)
+            properties, offered: offeredModes(endpointIndex), strict: strict)
         notices += rateNotices
         guard updated != rateControl else { return [] }
         // The mode is unchanged (the session allows only values to change): new misc parameters
@@ -158,37 +215,52 @@ final class VAH264Encoder: EncoderBackend {
         return frames
     }
 
-    /// Codes `pictures` (coding order) and returns their frames. On a failure the frames of the
-    /// groups finished before it are kept for the takeover, and the rest are read back.
-    func code(_ pictures: [H264CodingPicture<HeldFrame>], includesRequest: Bool) throws(VTError) -> [EncodedFrame] {
+    /// Submits `pictures` (coding order), reads back what the ring gives (all of it when
+    /// `drain`), and returns the frames of the groups completed. On a failure, the frames of
+    /// the groups completed go to the takeover with the rest read back from their source surfaces.
+    func code(
+        _ pictures: [H264CodingPicture<HeldFrame>], includesRequest: Bool, drain: Bool
+    ) throws(VTError) -> [EncodedFrame] {
+        var submitted = 0
         var frames: [EncodedFrame] = []
-        /// frames.count at the start of the current group (an anchor and its B pictures).
-        var groupStart = 0
-        for (index, picture) in pictures.enumerated() {
-            if picture.type != .bidirectional { groupStart = frames.count }
-            // The reconstructions to keep after this picture: what the rest of this batch and
-            // the planner's DPB refer to (the planner has already planned the whole batch).
-            var live = Set(planner.referenceFrames.map(\.codingIndex))
-            for later in pictures[(index + 1)...] { live.formUnion(later.referenceFrames.map(\.codingIndex)) }
-            do {
-                frames.append(try encodePicture(picture, keeping: live))
-            } catch {
-                let groupPictures = pictures[(index - (frames.count - groupStart))...]
-                takeover = makeTakeover(
-                    encoded: Array(frames[..<groupStart]), failing: Array(groupPictures), includesRequest: includesRequest)
-                throw error
+        do throws(VTError) {
+            for (index, picture) in pictures.enumerated() {
+                // The reconstructions to keep after this picture: what the rest of this batch and
+                // the planner's DPB refer to (the planner has already planned the whole batch).
+                var live = Set(planner.referenceFrames.map(\.codingIndex))
+                for later in pictures[(index + 1)...] { live.formUnion(later.referenceFrames.map(\.codingIndex)) }
+                // B pictures follow their anchor in the same batch: a group ends before the next
+                // anchor or with the batch.
+                let endsGroup = index == pictures.count - 1 || pictures[index + 1].type != .bidirectional
+                try submit(picture, keeping: live, endsGroup: endsGroup, output: &frames)
+                submitted += 1
+                while inFlight.count >= pictureDepth || (!entropyVerified && !inFlight.isEmpty) {
+                    try retireOldest(into: &frames)
+                }
             }
+            while drain && !inFlight.isEmpty { try retireOldest(into: &frames) }
+        } catch {
+            takeover = makeTakeover(
+                encoded: frames, failing: Array(pictures[submitted...]), includesRequest: includesRequest)
+            throw error
         }
         return frames
     }
 
-    /// The pictures of a failed group plus the frames still held, read back in display order.
+    /// What another encoder needs after a failure: `encoded` (whole groups), and every frame not
+    /// output yet (read back, in flight, `failing`, held by the planner), read back from its source
+    /// surface in display order.
     func makeTakeover(
         encoded: [EncodedFrame], failing: [H264CodingPicture<HeldFrame>], includesRequest: Bool
     ) -> EncoderTakeover {
-        var held = failing.map(\.frame) + planner.flush().map(\.frame)
+        // The device may still be reading the sources of pictures in flight.
+        for picture in inFlight { _ = try? syncSource(of: picture.picture) }
+        var held = readBackGroup.map(\.picture.frame) + inFlight.map(\.picture.frame) + failing.map(\.frame)
+        held += planner.flush().map(\.frame)
         held.sort { $0.presentationTimeStamp < $1.presentationTimeStamp }
         planner.reset()
+        readBackGroup.removeAll()
+        inFlight.removeAll()
         var requests: [EncoderFrameRequest] = []
         var lost: [UInt64] = []
         for frame in held {
@@ -202,48 +274,5 @@ final class VAH264Encoder: EncoderBackend {
         }
         return EncoderTakeover(
             encodedBeforeFailure: encoded, unencodedFrames: requests, includesFailingRequest: includesRequest, lostFrames: lost)
-    }
-
-    /// Encodes one picture and reads its access unit back.
-    func encodePicture(
-        _ picture: H264CodingPicture<HeldFrame>, keeping live: Set<UInt64>
-    ) throws(VTError) -> EncodedFrame {
-        guard let objects, let reconstructedSlot = freeReconstructedSlots.popLast() else {
-            throw VTError(.encoderFailed, "the VA-API encoder has no free reconstructed surface")
-        }
-        let held = picture.frame
-        let qp = rateControl.pictureQuantizer(type: picture.type, forced: held.quantizer)
-        let source = objects.sourceSurfaces.ids[held.sourceSlot]
-        do throws(VAError) {
-            try connection.beginPicture(context: objects.context, renderTarget: source)
-            if !entropyChecked {
-                try checkEntropyMode(picture, reconstructedSlot: reconstructedSlot, objects: objects)
-            }
-            let buffers = try makeBuffers(picture, qp: qp, reconstructedSlot: reconstructedSlot, objects: objects)
-            // The buffers must outlive vaEndPicture (va.h: it consumes them), not just the
-            // expression reading their ids: Swift may release an object after its last use.
-            try withExtendedLifetime(buffers) { () throws(VAError) in
-                try connection.renderPicture(context: objects.context, buffers: buffers.map(\.id))
-                try connection.endPicture(context: objects.context)
-            }
-            try connection.syncSurface(source)
-        } catch {
-            freeReconstructedSlots.append(reconstructedSlot)
-            throw VTError(
-                .encoderFailed, "VA-API: picture \(picture.codingIndex) (\(picture.type.rawValue)) failed: \(error)",
-                backendStatus: error.status, operation: error.call)
-        }
-        picturesSincePrepare += 1
-        sequenceParametersDue = false
-        // The source surface is free again; the reconstruction stays while the picture is a
-        // reference (the planner's DPB), every other one is free.
-        freeSourceSlots.append(held.sourceSlot)
-        if picture.isReference { reconstructed[picture.codingIndex] = reconstructedSlot }
-        else { freeReconstructedSlots.append(reconstructedSlot) }
-        for (index, slot) in reconstructed where !live.contains(index) {
-            reconstructed[index] = nil
-            freeReconstructedSlots.append(slot)
-        }
-        return try readCodedPicture(picture, qp: qp, objects: objects)
     }
 }

@@ -74,43 +74,50 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         case .baseline?, .constrainedBaseline?: candidates = [(VAProfileH264ConstrainedBaseline, .constrainedBaseline)]
         case .high444Predictive?: candidates = []  // no VAProfile encodes it
         }
-        let entrypoints = [VAEntrypointEncSlice, VAEntrypointEncSliceLP]
-        var found: (VAProfile, H264ProfileLevel.Profile, VAEntrypoint)?
+        // Every entrypoint of the profile that can serve the properties, in the order they are
+        // tried: iHD's low-power EncSliceLP (VDEnc) often offers constant QP only, and an
+        // advertised rate-control mode may still be refused when the context is made, so the
+        // encoder keeps the others to move on to (VAH264Encoder+CapabilityFallbacks).
+        var found: (VAProfile, H264ProfileLevel.Profile)?
+        var endpoints: [VAH264EncodeEndpoint] = []
+        var refusals: [String] = []
         for (profile, name) in candidates {
-            if let entrypoint = entrypoints.first(where: { device.capabilities.supports(profile: profile, entrypoint: $0) }) {
-                found = (profile, name, entrypoint)
+            for entrypoint in [VAEntrypointEncSlice, VAEntrypointEncSliceLP]
+            where device.capabilities.supports(profile: profile, entrypoint: entrypoint) {
+                if let maximum = device.capabilities.maxPictureSize(profile: profile, entrypoint: entrypoint),
+                    width > maximum.width || height > maximum.height
+                {
+                    refusals.append("\(width)x\(height) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) encodes")
+                    continue
+                }
+                let options: VAH264EncodeOptions
+                do {
+                    options = try VAH264EncodeOptions.read(
+                        device.connection, profile: profile, entrypoint: entrypoint, vendor: device.connection.vendor)
+                } catch {
+                    refusals.append("\(device.summary) cannot describe its H.264 encoder: \(error)")
+                    continue
+                }
+                let endpoint = VAH264EncodeEndpoint(entrypoint: entrypoint, options: options)
+                if let missing = endpoint.missingRateControl(for: properties, device: device.summary) {
+                    refusals.append(missing)
+                    continue
+                }
+                endpoints.append(endpoint)
+            }
+            if !endpoints.isEmpty {
+                found = (profile, name)
                 break
             }
         }
-        guard let (profile, profileName, entrypoint) = found else {
+        guard let (profile, profileName) = found else {
+            if let first = refusals.first { return .failure(UnsupportedStream(first)) }
             let asked = wanted.map { "the \($0.rawValue) profile" } ?? "any H.264 profile"
             return .failure(UnsupportedStream(
                 "\(device.summary) has no H.264 encoder for \(asked) (VAEntrypointEncSlice or EncSliceLP; the device offers "
                     + "\(device.capabilities.summary))"))
         }
-        if let maximum = device.capabilities.maxPictureSize(profile: profile, entrypoint: entrypoint),
-            width > maximum.width || height > maximum.height
-        {
-            return .failure(UnsupportedStream(
-                "\(width)x\(height) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) encodes"))
-        }
-        let options: VAH264EncodeOptions
-        do {
-            options = try VAH264EncodeOptions.read(device.connection, profile: profile, entrypoint: entrypoint)
-        } catch {
-            return .failure(UnsupportedStream("\(device.summary) cannot describe its H.264 encoder: \(error)"))
-        }
-        if properties.averageBitRate == nil && options.rateControlModes & UInt32(VA_RC_CQP) == 0 {
-            return .failure(UnsupportedStream(
-                "quality: \(device.summary) has no constant-QP rate control (VA_RC_CQP), which quality-based encoding "
-                    + "needs; set averageBitRate (vtenc: bitrate) to encode there"))
-        }
-        if properties.averageBitRate != nil && options.rateControlModes & UInt32(VA_RC_CBR | VA_RC_VBR) == 0 {
-            return .failure(UnsupportedStream(
-                "averageBitRate: \(device.summary) has neither CBR nor VBR rate control"))
-        }
-        return .success(VAH264EncodeChoice(
-            device: device, profile: profile, profileName: profileName, entrypoint: entrypoint, options: options))
+        return .success(VAH264EncodeChoice(device: device, profile: profile, profileName: profileName, endpoints: endpoints))
     }
 
     public var supportedProperties: [CompressionPropertyKey: String] {
@@ -141,8 +148,28 @@ struct VAH264EncodeChoice: @unchecked Sendable {
     var device: VADevice
     var profile: VAProfile
     var profileName: H264ProfileLevel.Profile
+    /// The profile's entrypoints that serve the session's properties, the preferred first.
+    var endpoints: [VAH264EncodeEndpoint]
+}
+
+/// One encoding entrypoint of the chosen profile and what it offers.
+struct VAH264EncodeEndpoint: Sendable {
     var entrypoint: VAEntrypoint
     var options: VAH264EncodeOptions
+
+    var name: String { entrypoint == VAEntrypointEncSliceLP ? "VAEntrypointEncSliceLP" : "VAEntrypointEncSlice" }
+
+    /// Why this entrypoint cannot serve `properties`' rate control, or nil when it can.
+    func missingRateControl(for properties: CompressionProperties, device: String) -> String? {
+        if properties.averageBitRate == nil && options.rateControlModes & UInt32(VA_RC_CQP) == 0 {
+            return "quality: \(device) has no constant-QP rate control (VA_RC_CQP) on \(name), which quality-based "
+                + "encoding needs; set averageBitRate (vtenc: bitrate) to encode there"
+        }
+        if properties.averageBitRate != nil && options.rateControlModes & UInt32(VA_RC_CBR | VA_RC_VBR) == 0 {
+            return "averageBitRate: \(device) has neither CBR nor VBR rate control on \(name)"
+        }
+        return nil
+    }
 }
 
 /// The encoder options a (profile, entrypoint) offers (vaGetConfigAttributes).
@@ -156,8 +183,38 @@ struct VAH264EncodeOptions: Sendable {
     var maxList1References: Int
     /// VAConfigAttribEncQualityRange: 1 (or absent) = one quality level.
     var qualityRange: Int
+    /// How the device reads VAEncMiscParameterBufferQualityLevel.
+    var qualityLevels: QualityLevels
 
-    static func read(_ connection: VADisplayConnection, profile: VAProfile, entrypoint: VAEntrypoint) throws(VAError) -> Self {
+    enum QualityLevels: Sendable, Equatable {
+        /// va.h's meaning: 1 (best quality) ... qualityRange (fastest).
+        case range
+        /// Mesa's gallium frontend (radeonsi, and its others that follow it): `vlVaQualityBits`,
+        /// bit 0 "valid", bits 1-2 the preset (0 speed, 1 balanced, 2 quality), bit 3
+        /// pre-encoding, bit 4 VBAQ; 0 is the speed preset with both off, 1 its "suggested"
+        /// balanced setting. Its EncQualityRange (32 on radeonsi) is the bit-field's size, not a
+        /// number of levels, so a midpoint of it (16: bit 4 without the valid bit) means nothing.
+        case mesaBitField
+    }
+
+    /// The quality level to send, or nil for none: the middle of va.h's range (balanced), or its
+    /// fastest level in real time; under Mesa's bit-field the balanced preset, or the speed preset
+    /// in real time (both without pre-encoding and VBAQ, which cost time).
+    func qualityLevel(realTime: Bool) -> Int? {
+        guard qualityRange > 1 else { return nil }
+        switch qualityLevels {
+        case .range:
+            return realTime ? qualityRange : (qualityRange + 1) / 2
+        case .mesaBitField:
+            let valid = 1
+            let balancedPreset = 1 << 1
+            return realTime ? 0 : valid | balancedPreset
+        }
+    }
+
+    static func read(
+        _ connection: VADisplayConnection, profile: VAProfile, entrypoint: VAEntrypoint, vendor: String
+    ) throws(VAError) -> Self {
         let values = try connection.configAttributes(
             profile: profile, entrypoint: entrypoint,
             types: [VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders, VAConfigAttribEncMaxRefFrames, VAConfigAttribEncQualityRange])
@@ -168,6 +225,9 @@ struct VAH264EncodeOptions: Sendable {
             // va.h: bits 0-15 list 0, bits 16-31 list 1; a driver that does not say takes one each.
             maxList0References: references.map { Int($0 & 0xFFFF) } ?? 1,
             maxList1References: references.map { Int($0 >> 16) } ?? 1,
-            qualityRange: Int(values[VAConfigAttribEncQualityRange.rawValue] ?? 1))
+            qualityRange: Int(values[VAConfigAttribEncQualityRange.rawValue] ?? 1),
+            // The vendor string is how clients tell Mesa apart (GStreamer's gstvadisplay.c
+            // matches the same "Mesa Gallium driver" prefix); nothing in the attributes says it.
+            qualityLevels: vendor.hasPrefix("Mesa Gallium driver") ? .mesaBitField : .range)
     }
 }

@@ -2591,8 +2591,13 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     if (derive_cost && *derive_cost)
         drv->personality.derive_ns_per_byte = strtol(derive_cost, NULL, 10);
     parse_sync_error(getenv("SWIFTVT_VA_SYNC_ERROR"), drv);
-    drv->context_refuses_rc = parse_encode_list("SWIFTVT_VA_CONTEXT_REFUSES_RC", getenv("SWIFTVT_VA_CONTEXT_REFUSES_RC"),
-                                                rate_control_names, 0);
+    /* Unset: nothing refused (parse_encode_list answers its last argument for an unset list, and
+     * masks what it parsed with it). */
+    const char *refuses_rc = getenv("SWIFTVT_VA_CONTEXT_REFUSES_RC");
+    drv->context_refuses_rc = refuses_rc && *refuses_rc
+        ? parse_encode_list("SWIFTVT_VA_CONTEXT_REFUSES_RC", refuses_rc, rate_control_names,
+                            VA_RC_CQP | VA_RC_CBR | VA_RC_VBR)
+        : 0;
     char identity[300];
     display_identity(ctx, identity, sizeof(identity));
     drv->no_h264 = names_display(getenv("SWIFTVT_VA_NO_H264"), identity);
