@@ -153,6 +153,8 @@ echo "== fault injection (every run under a 120 s limit; frames of 100; leaks af
 small="$corpus/h264/BA_MW_D.264"
 small_md5="$(grep -P "^BA_MW_D.264\t" "$manifest" | cut -f8)"
 multi="$corpus/h264/MIDR_MW_D.264"
+multi_md5="$(grep -P "^MIDR_MW_D.264\t" "$manifest" | cut -f8)"
+multi_frames="$(grep -P "^MIDR_MW_D.264\t" "$manifest" | cut -f7)"
 printf '%-32s %-8s %5s %6s %-6s %s\n' injection hardware exit frames leaks outcome
 run_fault() { # run_fault LABEL HARDWARE STREAM EXPECT ENV...
     local label="$1" hardware="$2" stream="$3" expect="$4"
@@ -185,6 +187,23 @@ run_fault() { # run_fault LABEL HARDWARE STREAM EXPECT ENV...
             ok=yes
             outcome="warning, software from the next IDR: $message"
         fi ;;
+    damaged-goes-on)
+        # VA_STATUS_ERROR_DECODING_ERROR: the picture is damaged, the device goes on (va.h):
+        # every frame comes out on the VA path, the damaged one counted as corrupt (max-errors),
+        # no switch to software and no ERROR, under auto and require alike.
+        if [ "$rc" = 0 ] && [ "$frames" = "$multi_frames" ] && [ -z "$leaked" ] &&
+           grep -q "corrupt data in a frame: .*VA_STATUS_ERROR_DECODING_ERROR" "$log" &&
+           ! grep -q "decoding goes on in software\|now decoding with libavcodec" "$log"; then
+            ok=yes
+            outcome="damaged picture output on VA, $frames frames, md5 $([ "$md5" = "$multi_md5" ] && echo exact || echo differs)"
+        fi ;;
+    va-exact)
+        # A passing state (HW_BUSY): retried, nothing to report, every picture exact on VA.
+        if [ "$rc" = 0 ] && [ "$md5" = "$multi_md5" ] && [ -z "$leaked" ] && ! grep -q "WARN" "$log" &&
+           ! grep -q "decoding goes on in software\|now decoding with libavcodec" "$log"; then
+            ok=yes
+            outcome="retried on VA, exact, no warning"
+        fi ;;
     error)
         if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "ERROR" "$log" && [ -n "$message" ] && [ -z "$leaked" ]; then
             ok=yes
@@ -206,10 +225,17 @@ for injection in "SWIFTVT_VA_FAIL=create-config" "SWIFTVT_VA_FAIL=create-context
     run_fault "$injection" auto "$small" software-exact "$injection"
     run_fault "$injection" require "$small" error "$injection"
 done
-# MIDR_MW_D.264 has an IDR picture every few frames: a failure at picture 5 is picked up by
-# software at the next one.
-run_fault "SWIFTVT_VA_FAIL_END_PICTURE=5" auto "$multi" software-from-next-idr "SWIFTVT_VA_FAIL_END_PICTURE=5"
-run_fault "SWIFTVT_VA_FAIL_END_PICTURE=5" require "$multi" error "SWIFTVT_VA_FAIL_END_PICTURE=5"
+# MIDR_MW_D.264 has an IDR picture every few frames: a device failure at picture 5 is picked up
+# by software at the next one.
+run_fault "END_PICTURE=5:operation-failed" auto "$multi" software-from-next-idr "SWIFTVT_VA_FAIL_END_PICTURE=5:operation-failed"
+run_fault "END_PICTURE=5:operation-failed" require "$multi" error "SWIFTVT_VA_FAIL_END_PICTURE=5:operation-failed"
+# A damaged picture (DECODING_ERROR) from vaEndPicture or vaSyncSurface (iHD): output, decoding
+# goes on on the device; a busy engine (HW_BUSY at vaSyncSurface) is retried.
+for hardware in auto require; do
+    run_fault "END_PICTURE=5 (decoding error)" "$hardware" "$multi" damaged-goes-on "SWIFTVT_VA_FAIL_END_PICTURE=5"
+    run_fault "SYNC_ERROR=decoding-error:5" "$hardware" "$multi" damaged-goes-on "SWIFTVT_VA_SYNC_ERROR=decoding-error:5"
+done
+run_fault "SYNC_ERROR=hw-busy:5" require "$multi" va-exact "SWIFTVT_VA_SYNC_ERROR=hw-busy:5"
 # No VA device at all: no render nodes and no X display.
 run_fault "no VA device (no DISPLAY)" auto "$small" software-exact DISPLAY= 
 run_fault "no VA device (no DISPLAY)" require "$small" error DISPLAY=

@@ -8,6 +8,9 @@ import VAPlumbing
 /// ``H264Picture``, which holds it as its accelerator data) goes away.
 final class VASurfaceLease {
     let surface: VASurfaceID
+    /// The device reported the picture in this surface damaged (VA_STATUS_ERROR_DECODING_ERROR
+    /// from vaEndPicture or vaSyncSurface): it holds what the device concealed.
+    var damaged = false
     private let pool: VASurfacePool
     init(surface: VASurfaceID, pool: VASurfacePool) {
         self.surface = surface
@@ -177,6 +180,10 @@ final class VAH264Accelerator: H264Accelerator {
         pictureIsOpen = false
         do throws(VAError) {
             try connection.endPicture(context: context)
+        } catch where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) && !picture.decodingFailed {
+            // va.h: the picture has errors, the device concealed what it could; the stream goes
+            // on (iHD reports damaged slices this way). The picture is output, marked damaged.
+            (picture.acceleratorData as? VASurfaceLease)?.damaged = true
         } catch {
             throw Self.failed(error)
         }
@@ -194,11 +201,14 @@ final class VAH264Accelerator: H264Accelerator {
         outputPictures.append(picture)
     }
 
-    /// Reads the surface of an output picture back into a pixel buffer.
-    func readBack(_ picture: H264Picture) throws(VTError) -> PixelBuffer {
-        guard let surface = surface(of: picture) else {
+    /// Reads the surface of an output picture back into a pixel buffer; `damaged` when the
+    /// device reported the picture damaged (at vaEndPicture or now, at vaSyncSurface).
+    func readBack(_ picture: H264Picture) throws(VTError) -> (image: PixelBuffer, damaged: Bool) {
+        guard let lease = picture.acceleratorData as? VASurfaceLease else {
             throw VTError(.decoderFailed, "VA-API: an output picture has no surface")
         }
-        return try output.read(surface: surface, codedSize: codedSize)
+        let read = try output.read(surface: lease.surface, codedSize: codedSize)
+        if read.damaged { lease.damaged = true }
+        return (read.image, lease.damaged)
     }
 }

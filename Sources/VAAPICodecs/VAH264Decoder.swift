@@ -334,8 +334,15 @@ final class VAH264Decoder: DecoderBackend {
             if picture.decodingFailed {
                 frame.status = VTError(.decoderFailed, "the VA-API device failed to decode this picture")
             } else {
-                frame.imageBuffer = try accelerator.readBack(picture)
+                let read = try accelerator.readBack(picture)
+                frame.imageBuffer = read.image
                 frame.infoFlags.insert(.imageBufferModifiable)
+                if read.damaged {
+                    // As libavcodec's concealed pictures: output, with the damage reported.
+                    frame.status = VTError(
+                        .badData, "the VA-API device decoded this picture with errors (VA_STATUS_ERROR_DECODING_ERROR) "
+                            + "and concealed them; it is output as the device left it")
+                }
             }
             frames.append(frame)
         }

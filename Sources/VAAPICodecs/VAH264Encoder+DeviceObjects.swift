@@ -159,7 +159,7 @@ extension VAH264Encoder {
             try reader.startSequence(sps)
             return try reader.read(
                 surface: objects.sourceSurfaces.ids[sourceSlot],
-                codedSize: (widthInMacroblocks * 16, heightInMacroblocks * 16))
+                codedSize: (widthInMacroblocks * 16, heightInMacroblocks * 16)).image
         } catch {
             return nil
         }

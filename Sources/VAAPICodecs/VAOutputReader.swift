@@ -59,7 +59,10 @@ final class VAOutputReader {
         pool?.flush()
     }
 
-    func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> PixelBuffer {
+    /// The picture in `surface`, cropped; `damaged` when vaSyncSurface reported
+    /// VA_STATUS_ERROR_DECODING_ERROR: the device decoded the picture with errors and concealed
+    /// them (va.h), so it is read back like any other, and the caller says it is damaged.
+    func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> (image: PixelBuffer, damaged: Bool) {
         guard let pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
         let destination: PixelBuffer
         do {
@@ -70,14 +73,19 @@ final class VAOutputReader {
         } catch {
             throw VTError(.allocationFailed, "no output picture available: \(error)")
         }
+        var damaged = false
         do throws(VAError) {
-            try connection.syncSurface(surface)
+            do throws(VAError) {
+                try connection.syncSurface(surface)
+            } catch where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) {
+                damaged = true
+            }
             let image = try mapImage(surface: surface, codedSize: codedSize)
             try copy(from: image, to: destination)
         } catch {
             throw VTError(.decoderFailed, "VA-API: the decoded picture cannot be read back: \(error)", backendStatus: error.status, operation: error.call)
         }
-        return destination
+        return (destination, damaged)
     }
 
     private func mapImage(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VAError) -> VAMappedImage {

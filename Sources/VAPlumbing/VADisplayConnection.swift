@@ -265,14 +265,32 @@ public final class VADisplayConnection: @unchecked Sendable {
     /// vaEndPicture: the picture is complete; the driver decodes it (perhaps asynchronously:
     /// ``syncSurface(_:)`` waits for it).
     public func endPicture(context: VAContext) throws(VAError) {
-        try vaCall("vaEndPicture") { vaEndPicture(display, context.id) }
+        try retryingWhileBusy("vaEndPicture") { vaEndPicture(display, context.id) }
     }
 
     /// vaSyncSurface: waits until every operation on `surface` is done. A decoding error of the
     /// picture may be reported here (VA_STATUS_ERROR_DECODING_ERROR, see
     /// ``querySurfaceError(_:status:)``).
     public func syncSurface(_ surface: VASurfaceID) throws(VAError) {
-        try vaCall("vaSyncSurface") { vaSyncSurface(display, surface) }
+        try retryingWhileBusy("vaSyncSurface") { vaSyncSurface(display, surface) }
+    }
+
+    /// How often a call answered VA_STATUS_ERROR_HW_BUSY is made again (GStreamer's va plugin
+    /// retries as many times), with 1, 2, ... ms between the attempts (55 ms in all).
+    public static let busyRetries = 10
+
+    /// `call`, made again while the driver says the hardware is busy: iHD answers HW_BUSY while
+    /// its engine is reset or under irregular pacing, a state that passes. Any other status
+    /// (and HW_BUSY after the last retry) is thrown.
+    private func retryingWhileBusy(_ name: String, _ call: () -> VAStatus) throws(VAError) {
+        var status = call()
+        var attempt = 0
+        while status == VAStatus(VA_STATUS_ERROR_HW_BUSY) && attempt < Self.busyRetries {
+            attempt += 1
+            usleep(useconds_t(1_000 * attempt))
+            status = call()
+        }
+        try vaCall(name) { status }
     }
 
     /// vaQuerySurfaceStatus: VASurfaceReady, VASurfaceRendering... without waiting.

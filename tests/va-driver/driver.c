@@ -30,10 +30,13 @@
  *                                  vaCreateConfig / vaCreateContext fail with
  *                                  VA_STATUS_ERROR_OPERATION_FAILED, vaCreateSurfaces with
  *                                  VA_STATUS_ERROR_ALLOCATION_FAILED
- *   SWIFTVT_VA_FAIL_END_PICTURE=N  the Nth vaEndPicture of the process (counting from 1) fails with
- *                                  VA_STATUS_ERROR_DECODING_ERROR; its surface is filled with a
- *                                  conspicuous pattern (the decoder state stays consistent); when
- *                                  encoding, VA_STATUS_ERROR_ENCODING_ERROR and an empty coded buffer
+ *   SWIFTVT_VA_FAIL_END_PICTURE=N[:operation-failed]  the Nth vaEndPicture of the process
+ *                                  (counting from 1) fails with VA_STATUS_ERROR_DECODING_ERROR (a
+ *                                  damaged picture: the device goes on), or with
+ *                                  VA_STATUS_ERROR_OPERATION_FAILED (the device failed); its surface
+ *                                  is filled with a conspicuous pattern (the decoder state stays
+ *                                  consistent); when encoding, VA_STATUS_ERROR_ENCODING_ERROR and an
+ *                                  empty coded buffer
  *   SWIFTVT_VA_BUSY=1              driver initialisation (inside vaInitialize) fails with
  *                                  VA_STATUS_ERROR_HW_BUSY
  *   SWIFTVT_VA_FAIL_CODED=overflow:N|bad-bitstream:N
@@ -269,6 +272,7 @@ struct sw_driver {
     unsigned faults;
     unsigned tamper;
     long fail_end_picture;
+    VAStatus fail_end_picture_status; /* ... with this status when decoding */
     int fail_coded;            /* FAIL_CODED_*, for the fail_coded_picture-th encoded picture */
     long fail_coded_picture;
     uint32_t encode_rate_controls;  /* VA_RC_* offered (SWIFTVT_VA_ENCODE_RC) */
@@ -852,6 +856,10 @@ static VAStatus sync_surface(VADriverContextP ctx, VASurfaceID render_target, ui
     VAStatus status = VA_STATUS_ERROR_INVALID_SURFACE;
     if (surface) {
         status = wait_surface(drv, surface, timeout_ns) < 0 ? VA_STATUS_ERROR_TIMEDOUT : surface->sync_status;
+        /* A busy engine is a passing state (iHD during an engine reset): the next call succeeds.
+         * A decoding error stays the picture's. */
+        if (status == VA_STATUS_ERROR_HW_BUSY)
+            surface->sync_status = VA_STATUS_SUCCESS;
     }
     pthread_mutex_unlock(&drv->lock);
     return status;
@@ -1967,7 +1975,7 @@ static VAStatus sw_EndPicture(VADriverContextP ctx, VAContextID context_id)
         if (drv->fail_end_picture == call) {
             drv_log(drv, "vaEndPicture #%ld: injected failure (SWIFTVT_VA_FAIL_END_PICTURE)", call);
             fill_failed(&target);
-            status = VA_STATUS_ERROR_DECODING_ERROR;
+            status = drv->fail_end_picture_status;
         }
         /* SWIFTVT_VA_SYNC_ERROR: iHD reports a decoding error or an engine reset when the picture
          * completes, from vaSyncSurface (DdiDecodeFunctions::StatusReport); vaEndPicture succeeded. */
@@ -2616,6 +2624,8 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     drv->tamper = parse_tamper(getenv("SWIFTVT_VA_TAMPER"));
     const char *nth = getenv("SWIFTVT_VA_FAIL_END_PICTURE");
     drv->fail_end_picture = nth ? strtol(nth, NULL, 10) : 0;
+    drv->fail_end_picture_status = nth && strstr(nth, ":operation-failed") ? VA_STATUS_ERROR_OPERATION_FAILED
+                                                                           : VA_STATUS_ERROR_DECODING_ERROR;
     parse_fail_coded(getenv("SWIFTVT_VA_FAIL_CODED"), drv);
     drv->encode_rate_controls = parse_encode_list("SWIFTVT_VA_ENCODE_RC", getenv("SWIFTVT_VA_ENCODE_RC"),
                                                   rate_control_names, ENCODE_RATE_CONTROLS);
