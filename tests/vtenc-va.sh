@@ -132,9 +132,9 @@ rm -f "$work/device-probe.report"
 rc=0
 SWIFTVT_VA_REPORT="$work/device-probe.report" GST_DEBUG="vtenc:4" GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 120 \
     -- $cisco_src ! vtenc hardware=require ! fakesink >"$work/device-probe.log" 2>&1 || rc=$?
-if grep -q "ERROR.*has no H.264 encoder" "$work/device-probe.log"; then
+if grep -q "ERROR.*no H.264 encoder (VAEntrypointEncSlice" "$work/device-probe.log"; then
     echo "== the VA-API device encodes no H.264 (personality ${personality:-none})"
-    if [ "$rc" != 0 ] && grep -q "ERROR.*hardware=require, but .* has no H.264 encoder (VAEntrypointEncSlice or EncSliceLP" "$work/device-probe.log"; then
+    if [ "$rc" != 0 ] && grep -q "ERROR.*hardware=require, but .*: no H.264 encoder (VAEntrypointEncSlice or EncSliceLP" "$work/device-probe.log"; then
         pass "decode-only device, hardware=require: $(grep -m1 -o 'hardware=require, but.\{0,100\}' "$work/device-probe.log")..."
     else
         fail "decode-only device, hardware=require: exit $rc: $(grep -m1 ERROR "$work/device-probe.log")"
@@ -520,8 +520,8 @@ fi
 rc=0
 SWIFTVT_VA_PERSONALITY=nvdec "$run_pipeline" --timeout 120 --expect error -- $cisco_src ! vtenc hardware=require ! fakesink \
     >"$work/nvdec-require.log" 2>&1 || rc=$?
-if [ "$rc" = 0 ] && grep -q "ERROR.*hardware=require, but .*NVDEC.* has no H.264 encoder" "$work/nvdec-require.log"; then
-    pass "nvdec, hardware=require: $(grep -m1 -o 'has no H.264 encoder.\{0,40\}' "$work/nvdec-require.log")..."
+if [ "$rc" = 0 ] && grep -q "ERROR.*hardware=require, but .*NVDEC.*: no H.264 encoder" "$work/nvdec-require.log"; then
+    pass "nvdec, hardware=require: $(grep -m1 -o 'no H.264 encoder.\{0,40\}' "$work/nvdec-require.log")..."
 else
     fail "nvdec, require: exit $rc: $(grep -m1 ERROR "$work/nvdec-require.log")"
 fi
