@@ -1,4 +1,5 @@
 import CVA
+import Glibc
 import H264
 import MediaCore
 import SwiftVT
@@ -18,9 +19,8 @@ final class VAOutputReader {
     private let consumer: PixelBufferConsumer?
     private var pool: PixelBufferPool?
     private var crop = (x: 0, y: 0, width: 0, height: 0)
-    /// vaDeriveImage maps the surface itself; drivers without it (or with surfaces in a tiled
-    /// layout) need vaCreateImage + vaGetImage, a copy inside the driver.
-    private var deriveWorks = true
+    /// How pictures are read back: see ``ReadBackMethodChoice``.
+    private var method = ReadBackMethodChoice()
 
     init(
         connection: VADisplayConnection, pixelFormat: PixelFormat, rowAlignment: Int, attachments: PixelBufferAttachments,
@@ -80,25 +80,45 @@ final class VAOutputReader {
             } catch where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) {
                 damaged = true
             }
-            let image = try mapImage(surface: surface, codedSize: codedSize)
-            try copy(from: image, to: destination)
+            let started = ReadBackMethodChoice.now()
+            let used = try withMappedImage(surface: surface, codedSize: codedSize) { (image) throws(VAError) in
+                try copy(from: image, to: destination)
+            }
+            method.record(used, nanoseconds: ReadBackMethodChoice.now() &- started)
         } catch {
             throw VTError(.decoderFailed, "VA-API: the decoded picture cannot be read back: \(error)", backendStatus: error.status, operation: error.call)
         }
         return (destination, damaged)
     }
 
-    private func mapImage(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VAError) -> VAMappedImage {
-        if deriveWorks {
+    /// Maps the picture in `surface` by the method chosen so far and gives it to `body`; the
+    /// method used.
+    private func withMappedImage(
+        surface: VASurfaceID, codedSize: (width: Int, height: Int), _ body: (borrowing VAMappedImage) throws(VAError) -> Void
+    ) throws(VAError) -> ReadBackMethodChoice.Method {
+        if method.next == .derive {
             do throws(VAError) {
-                return try VAMappedImage(deriving: surface, connection: connection)
-            } catch {
-                deriveWorks = false
+                let image = try VAMappedImage(deriving: surface, connection: connection)
+                try body(image)
+                return .derive
+            } catch where error.call == "vaDeriveImage" {
+                // nvidia-vaapi-driver refuses derive; tiled or compressed surfaces cannot be mapped.
+                method.unavailable(.derive)
             }
         }
-        return try VAMappedImage(
-            copying: surface, connection: connection, fourcc: UInt32(VA_FOURCC_NV12), width: codedSize.width,
-            height: codedSize.height)
+        do throws(VAError) {
+            let image = try VAMappedImage(
+                copying: surface, connection: connection, fourcc: UInt32(VA_FOURCC_NV12), width: codedSize.width,
+                height: codedSize.height)
+            try body(image)
+            return .getImage
+        } catch where error.call == "vaCreateImage" || error.call == "vaGetImage" {
+            // A driver without images may still derive.
+            guard method.unavailable(.getImage) else { throw error }
+            let image = try VAMappedImage(deriving: surface, connection: connection)
+            try body(image)
+            return .derive
+        }
     }
 
     /// Copy: the picture is in VA surface memory, which goes back to the decoder as soon as the
@@ -135,13 +155,8 @@ final class VAOutputReader {
         if destination.pixelFormat == .i420 {
             let u = destination.planes[1], v = destination.planes[2]
             for row in 0..<chromaHeight {
-                let source = (base + chromaOffset + (crop.y / 2 + row) * chromaPitch + crop.x).assumingMemoryBound(to: UInt8.self)
-                let uRow = (u.baseAddress + row * u.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                let vRow = (v.baseAddress + row * v.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                for column in 0..<chromaWidth {
-                    uRow[column] = source[2 * column]
-                    vRow[column] = source[2 * column + 1]
-                }
+                let source = UnsafeRawPointer(base + chromaOffset + (crop.y / 2 + row) * chromaPitch + crop.x)
+                Self.deinterleave(source, u: u.baseAddress + row * u.bytesPerRow, v: v.baseAddress + row * v.bytesPerRow, count: chromaWidth)
             }
         } else {
             let chroma = destination.planes[1]
@@ -150,5 +165,82 @@ final class VAOutputReader {
                 (chroma.baseAddress + row * chroma.bytesPerRow).copyMemory(from: source, byteCount: chromaWidth * 2)
             }
         }
+    }
+
+    /// NV12's interleaved CbCr row into I420's two planes, 32 bytes (16 pairs) at a time: SIMD
+    /// loads and the even/odd halves, which the compiler turns into byte shuffles (pshufb/unpck
+    /// on x86, uzp on ARM), then the remaining pairs one by one.
+    static func deinterleave(_ source: UnsafeRawPointer, u: UnsafeMutableRawPointer, v: UnsafeMutableRawPointer, count: Int) {
+        var column = 0
+        while column + 16 <= count {
+            let pairs = source.loadUnaligned(fromByteOffset: 2 * column, as: SIMD32<UInt8>.self)
+            u.storeBytes(of: pairs.evenHalf, toByteOffset: column, as: SIMD16<UInt8>.self)
+            v.storeBytes(of: pairs.oddHalf, toByteOffset: column, as: SIMD16<UInt8>.self)
+            column += 16
+        }
+        while column < count {
+            u.storeBytes(of: source.load(fromByteOffset: 2 * column, as: UInt8.self), toByteOffset: column, as: UInt8.self)
+            v.storeBytes(of: source.load(fromByteOffset: 2 * column + 1, as: UInt8.self), toByteOffset: column, as: UInt8.self)
+            column += 1
+        }
+    }
+}
+
+/// Which of the two ways to read a VA surface back this device reads faster, measured on the
+/// pictures themselves: vaDeriveImage maps the surface's own memory (no copy in the driver, but
+/// on many Intel generations the memory is uncached or tiled and reading it is very slow; FFmpeg
+/// and GStreamer avoid derive there), vaCreateImage + vaGetImage has the driver copy the picture
+/// into an image first (a fast GPU copy on real hardware). The first pictures alternate between
+/// the two; after that the faster per picture is kept. A method the driver refuses
+/// (nvidia-vaapi-driver has no derive) is never tried again.
+struct ReadBackMethodChoice {
+    enum Method: Equatable { case derive, getImage }
+
+    /// Pictures read with each method before deciding.
+    static let trialsPerMethod = 2
+    private var deriveAvailable = true
+    private var getImageAvailable = true
+    private var deriveTimes: [UInt64] = []
+    private var getImageTimes: [UInt64] = []
+    private var decided: Method?
+
+    /// The method for the next picture.
+    var next: Method {
+        if let decided { return decided }
+        if !deriveAvailable { return .getImage }
+        if !getImageAvailable { return .derive }
+        return deriveTimes.count <= getImageTimes.count ? .derive : .getImage
+    }
+
+    mutating func record(_ method: Method, nanoseconds: UInt64) {
+        guard decided == nil else { return }
+        switch method {
+        case .derive: deriveTimes.append(nanoseconds)
+        case .getImage: getImageTimes.append(nanoseconds)
+        }
+        if deriveTimes.count >= Self.trialsPerMethod && getImageTimes.count >= Self.trialsPerMethod {
+            // The better of each method's trials: the first picture also pays for page faults.
+            decided = (deriveTimes.min() ?? 0) <= (getImageTimes.min() ?? 0) ? .derive : .getImage
+        }
+    }
+
+    /// The driver refused `method`; false when the other one is refused too.
+    @discardableResult
+    mutating func unavailable(_ method: Method) -> Bool {
+        switch method {
+        case .derive: deriveAvailable = false
+        case .getImage: getImageAvailable = false
+        }
+        if deriveAvailable != getImageAvailable { decided = deriveAvailable ? .derive : .getImage }
+        return deriveAvailable || getImageAvailable
+    }
+
+    /// The method kept, once decided.
+    var chosen: Method? { decided }
+
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }

@@ -17,7 +17,8 @@
  *                                  live-object count at vaTerminate
  *   SWIFTVT_VA_REPORT=<file>       append to <file>: every VALIDATION / REFUSED / SELFCHECK line and,
  *                                  at vaTerminate, "live-objects configs=N contexts=N surfaces=N
- *                                  buffers=N images=N" (objects the client did not destroy)
+ *                                  buffers=N images=N" (objects the client did not destroy) and
+ *                                  "image-reads derived=N copied=N" (vaDeriveImage and vaGetImage calls)
  *   SWIFTVT_VA_PARAMLOG=<file>     append one normalised line per picture and per slice with the
  *                                  parameters two correct clients must agree on (surfaces shown as
  *                                  POCs), for comparing clients
@@ -271,6 +272,7 @@ struct sw_driver {
     int no_derive;
     unsigned faults;
     unsigned tamper;
+    long derived_images, copied_images; /* successful vaDeriveImage / vaGetImage calls */
     long fail_end_picture;
     VAStatus fail_end_picture_status; /* ... with this status when decoding */
     int fail_coded;            /* FAIL_CODED_*, for the fail_coded_picture-th encoded picture */
@@ -2121,6 +2123,7 @@ static VAStatus sw_DeriveImage(VADriverContextP ctx, VASurfaceID surface_id, VAI
         goto out;
     }
     *out = image->image;
+    drv->derived_images++;
 out:
     pthread_mutex_unlock(&drv->lock);
     return status;
@@ -2193,6 +2196,7 @@ static VAStatus sw_GetImage(VADriverContextP ctx, VASurfaceID surface_id, int x,
         uint32_t src_offset[2] = { 0, surface->pitch * surface->alloc_height };
         copy_nv12(buffer->data, image->image.pitches, image->image.offsets, 0, 0, surface->data, src_pitch, src_offset,
                   x, y, width, height);
+        drv->copied_images++;
     }
     pthread_mutex_unlock(&drv->lock);
     return status;
@@ -2377,6 +2381,8 @@ static VAStatus sw_Terminate(VADriverContextP ctx)
              drv->configs.live, drv->contexts.live, drv->surfaces.live, drv->buffers.live, drv->images.live);
     drv_log(drv, "vaTerminate: %s", line);
     report(drv, 0, "%s", line);
+    /* How the client read surfaces back: which of derive and get-image it settled on. */
+    report(drv, 0, "image-reads derived=%ld copied=%ld", drv->derived_images, drv->copied_images);
     for (uint32_t i = 0; i < drv->contexts.capacity; i++) {
         struct sw_context *context = drv->contexts.slots[i];
         if (context && context->dec && drv->selfcheck) {
