@@ -276,6 +276,17 @@ read_back() {
 read_back "derive in system memory" SWIFTVT_VA_DERIVE_NS_PER_BYTE=0 derive
 read_back "derive as slow as uncached memory (20 ns/byte)" SWIFTVT_VA_DERIVE_NS_PER_BYTE=20 copy
 read_back "derive refused (SWIFTVT_VA_NO_DERIVE=1)" SWIFTVT_VA_NO_DERIVE=1 copy
+# Downstream taking NV12 as well (videoconvert): the surfaces' own layout goes out, no de-interleave
+# (vtdec logs the pixel format by its CoreVideo code: 420v is NV12).
+rc=0
+GST_DEBUG="vtdec:4" GST_DEBUG_NO_COLOR=1 "$run_pipeline" --timeout 120 -- filesrc location="$small" ! h264parse-to-avcc \
+    ! vtdec hardware=require ! videoconvert ! video/x-raw,format=I420 ! filesink location="$work/nv12.yuv" >"$work/nv12.log" 2>&1 || rc=$?
+md5="$(md5sum <"$work/nv12.yuv" | cut -d' ' -f1)"
+if [ "$rc" = 0 ] && [ "$md5" = "$small_md5" ] && grep -q "output 176x144 420[vf]" "$work/nv12.log"; then
+    echo "downstream takes NV12: vtdec outputs the surfaces' NV12, exact after videoconvert"
+else
+    fail "downstream takes NV12: exit $rc, md5 $md5, $(grep -m1 -o 'output 176x144 [a-z0-9]*' "$work/nv12.log" || echo 'no output line')"
+fi
 
 echo
 echo "== interlaced coding: refused by the VA path with a clear reason, decoded in software under auto"

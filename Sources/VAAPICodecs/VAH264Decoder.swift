@@ -77,7 +77,9 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         // The surfaces are NV12; I420 is written while reading back (no extra copy). Other
         // formats would need a conversion this backend does not do.
         let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
-        guard let pixelFormat = wanted.first(where: { $0 == .i420 || $0 == .nv12VideoRange || $0 == .nv12FullRange }) else {
+        // NV12 when the caller takes it (the surfaces' own layout: a plane copy), else I420 (the
+        // chroma de-interleaved while reading back).
+        guard let pixelFormat = wanted.first(where: { $0 == .nv12VideoRange || $0 == .nv12FullRange }) ?? wanted.first(where: { $0 == .i420 }) else {
             throw VTError(
                 .unsupportedFormat, "the VA path outputs NV12 or I420, and none of \(wanted) was asked for")
         }

@@ -448,9 +448,13 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
 
     /// The output formats, most preferred first: the decoder's native format when downstream
     /// takes it (or takes anything), else the formats downstream lists that SwiftVT can convert to.
+    /// A VA-API device decodes into NV12 surfaces: where downstream takes NV12 as well as the
+    /// native I420, NV12 is offered after it, so the hardware path reads pictures back without
+    /// de-interleaving them (the libavcodec path keeps the first, its native format).
     private func preferredPixelFormats(for description: FormatDescription) -> [PixelFormat] {
         let native = Self.nativePixelFormat(for: description)
-        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] }
+        let surfaceFormat: [PixelFormat] = native == .i420 ? [.nv12VideoRange] : []
+        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] + surfaceFormat }
         defer { g_strfreev(names) }
         var accepted: [PixelFormat] = []
         var index = 0
@@ -460,7 +464,8 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
             }
             index += 1
         }
-        if accepted.isEmpty || accepted.contains(native) { return [native] }
+        if accepted.isEmpty { return [native] + surfaceFormat }
+        if accepted.contains(native) { return [native] + (accepted.contains(.nv12VideoRange) ? surfaceFormat : []) }
         return accepted
     }
 
