@@ -140,9 +140,11 @@ enum VAH264DecodeParameters {
         parameters.slice_beta_offset_div2 = Int8(truncatingIfNeeded: header.sliceBetaOffsetDiv2)
         fill(&parameters.RefPicList0, with: list0)
         fill(&parameters.RefPicList1, with: list1)
-        if let table = header.predWeightTable {
-            fillWeights(&parameters, table: table, list0Count: list0.count, list1Count: list1.count)
-        }
+        // Without a pred_weight_table (default weighted prediction, 8.4.2.3.1) the arrays still
+        // get the values 7.4.3.2 infers (weight 2^0, offset 0) for the active entries, as FFmpeg
+        // fills them: a driver that reads the arrays without looking at the flags computes the
+        // default prediction, not a zero-weighted one.
+        fillWeights(&parameters, table: header.predWeightTable ?? PredWeightTable(), list0Count: list0.count, list1Count: list1.count)
         return parameters
     }
 

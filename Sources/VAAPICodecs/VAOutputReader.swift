@@ -202,7 +202,17 @@ struct ReadBackMethodChoice {
     private var getImageAvailable = true
     private var deriveTimes: [UInt64] = []
     private var getImageTimes: [UInt64] = []
-    private var decided: Method?
+    private var decided: Method? = Self.forced
+
+    /// SWIFTVT_VA_READBACK=derive|getimage fixes the method (scripts/hw-check.sh measures each on
+    /// a real device); anything else, or unset, measures.
+    static var forced: Method? {
+        switch getenv("SWIFTVT_VA_READBACK").map({ String(cString: $0) }) {
+        case "derive"?: return .derive
+        case "getimage"?: return .getImage
+        default: return nil
+        }
+    }
 
     /// The method for the next picture.
     var next: Method {
