@@ -194,6 +194,69 @@ struct H264PictureDecoderTests {
         }
     }
 
+    /// An IDR picture and two P pictures of two slices each, fed as VAH264Decoder feeds them:
+    /// one access unit at a time, going on after an error.
+    static func decodeTwoSlicePictures(accelerator: RecordingAccelerator) -> [H264DecodingError] {
+        var units = [SyntheticStream.sequenceParameterSet(), SyntheticStream.pictureParameterSet()]
+        var accessUnits: [[[UInt8]]] = []
+        for index in 0..<3 {
+            let picture = SyntheticStream.Slice(
+                isIDR: index == 0, frameNum: UInt32(index), picOrderCntLsb: UInt32(2 * index))
+            var second = picture
+            second.firstMb = 2
+            units += [SyntheticStream.slice(picture), SyntheticStream.slice(second)]
+            accessUnits.append(units)
+            units = []
+        }
+        let decoder = H264PictureDecoder(accelerator: accelerator)
+        var errors: [H264DecodingError] = []
+        for accessUnit in accessUnits {
+            for unit in accessUnit {
+                unit.withUnsafeBytes { nal in
+                    do throws(H264DecodingError) {
+                        try decoder.decode(nalUnit: nal, frameReference: 0)
+                    } catch {
+                        errors.append(error)
+                    }
+                }
+            }
+            do throws(H264DecodingError) { try decoder.finishAccessUnit() } catch { errors.append(error) }
+        }
+        do throws(H264DecodingError) { try decoder.drain() } catch { errors.append(error) }
+        return errors
+    }
+
+    @Test("a picture the accelerator failed to begin gets no slices, is still ended, and is output flagged")
+    func startPictureFailure() {
+        let accelerator = RecordingAccelerator()
+        accelerator.failStartPictureNumber = 2
+        let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
+        #expect(errors.count == 1)
+        #expect(accelerator.output.count == 3)
+        guard accelerator.output.count == 3 else { return }
+        let failed = accelerator.output[1]
+        #expect(failed.decodingFailed && !accelerator.output[0].decodingFailed && !accelerator.output[2].decodingFailed)
+        // Found by fuzz/run.sh (decoder mode): the second slice went to decodeSlice for a
+        // picture whose startPicture had thrown (a VA render without vaBeginPicture).
+        #expect(!accelerator.slices.contains { $0.picture === failed }, "a slice was decoded into a picture never begun")
+        #expect(accelerator.ended.filter { $0 === failed }.count == 1)
+        #expect(accelerator.slices.count == 4 && accelerator.ended.count == 3)
+    }
+
+    @Test("after a failed slice the picture gets no more slices but is still ended")
+    func sliceFailure() {
+        let accelerator = RecordingAccelerator()
+        accelerator.failSliceNumber = 3  // the first slice of the first P picture
+        let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
+        #expect(errors.count == 1)
+        #expect(accelerator.output.count == 3)
+        guard accelerator.output.count == 3 else { return }
+        let failed = accelerator.output[1]
+        #expect(failed.decodingFailed && !accelerator.output[2].decodingFailed)
+        #expect(accelerator.ended.count == 3 && accelerator.ended.filter { $0 === failed }.count == 1)
+        #expect(accelerator.slices.filter { $0.picture === failed }.count == 1, "a slice went to a picture that had failed")
+    }
+
     // MARK: - Reference lists and marking on made-up DPBs
 
     static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {

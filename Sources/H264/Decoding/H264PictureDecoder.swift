@@ -136,6 +136,13 @@ public final class H264PictureDecoder {
         }
         guard let current else { return }
         if !header.sliceKind.isIntra { current.picture.hasOnlyIntraSlices = false }
+        // A picture the accelerator failed to begin, or failed on an earlier slice of, gets no
+        // more slices (a VA render into a context where no picture began): it is output flagged
+        // as failed, and that failure was reported already. endPicture still comes.
+        guard !current.picture.decodingFailed else {
+            if let previousPictureError { throw previousPictureError }
+            return
+        }
         let (list0, list1) = referencePictureLists(for: header, currentPicture: current.picture, sps: current.parameterSets.sequence)
         do {
             try accelerator.decodeSlice(
