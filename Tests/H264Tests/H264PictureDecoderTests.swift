@@ -23,14 +23,26 @@ final class RecordingAccelerator: H264Accelerator {
     var failSliceNumber: Int?
     /// The picture (counted from 1) whose startPicture fails.
     var failStartPictureNumber: Int?
+    /// The newSequence call (counted from 1) that fails.
+    var failNewSequenceNumber: Int?
+    private var newSequenceCalls = 0
+    /// A picture was begun while no newSequence had succeeded.
+    var startedWithoutSequence = false
     /// The run between IDR / MMCO 5 pictures each picture belongs to, by decoding order.
     var epochs: [ObjectIdentifier: Int] = [:]
     private var epoch = 0
 
-    func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) { sequences.append(sequence) }
+    func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
+        newSequenceCalls += 1
+        if let failNewSequenceNumber, newSequenceCalls == failNewSequenceNumber {
+            throw .acceleratorFailed("simulated failure of sequence \(failNewSequenceNumber)")
+        }
+        sequences.append(sequence)
+    }
     func startPicture(
         _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
     ) throws(H264DecodingError) {
+        if sequences.isEmpty { startedWithoutSequence = true }
         started.append(picture)
         if let failStartPictureNumber, started.count == failStartPictureNumber {
             throw .acceleratorFailed("simulated failure at the start of picture \(failStartPictureNumber)")
@@ -255,6 +267,21 @@ struct H264PictureDecoderTests {
         #expect(failed.decodingFailed && !accelerator.output[2].decodingFailed)
         #expect(accelerator.ended.count == 3 && accelerator.ended.filter { $0 === failed }.count == 1)
         #expect(accelerator.slices.filter { $0.picture === failed }.count == 1, "a slice went to a picture that had failed")
+    }
+
+    @Test("after a failed newSequence the next picture asks for the sequence again instead of beginning without one")
+    func newSequenceFailure() {
+        let accelerator = RecordingAccelerator()
+        accelerator.failNewSequenceNumber = 1
+        let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
+        #expect(errors.count == 1)
+        // Found by fuzz/run.sh (decoder mode): the SPS counted as active although the
+        // accelerator had refused it, and the IDR picture's second slice began a picture on an
+        // accelerator with no sequence.
+        #expect(!accelerator.startedWithoutSequence, "a picture was begun on an accelerator without a sequence")
+        #expect(accelerator.sequences.count == 1)
+        // The IDR picture is decoded from its second slice; the P pictures follow.
+        #expect(accelerator.output.count == 3)
     }
 
     // MARK: - Reference lists and marking on made-up DPBs

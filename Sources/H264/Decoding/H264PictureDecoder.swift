@@ -269,8 +269,10 @@ public final class H264PictureDecoder {
         let reorder = Self.reorderFrames(of: sps)
         decodedPictureBuffer.capacity = dpbFrames
         decodedPictureBuffer.maxReorderFrames = reorder
-        activeSequenceParameterSet = sps
         try accelerator.newSequence(H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
+        // Active only once the accelerator took it: after a failed newSequence the next picture
+        // asks again, rather than going to an accelerator that has no sequence.
+        activeSequenceParameterSet = sps
     }
 
     static func pictureOrderCountInputs(_ header: SliceHeader, sps: SequenceParameterSet) -> PictureOrderCountInputs {
