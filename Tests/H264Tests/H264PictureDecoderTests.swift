@@ -284,6 +284,30 @@ struct H264PictureDecoderTests {
         #expect(accelerator.output.count == 3)
     }
 
+    @Test("an SPS with a smaller MaxFrameNum activated at a non-IDR picture, adopted or starting a new sequence (was a trap)")
+    func sequenceChangeAtNonIDRPicture() throws {
+        // frame_num 200 of 8 bits, then the SPS is replaced by one with 4-bit frame_num and a P
+        // picture with frame_num 3 follows: a damaged stream (7.4.1.2.1 activates an SPS only
+        // at an IDR picture). Found by fuzz/run.sh (decoder mode): PrevRefFrameNum 200 of the old
+        // SPS made the frame_num gap count (3 - 200 - 1 + 16) % 16 = -6, and the gap loop
+        // `0..<missing` trapped. The same SPS with another width starts a new sequence, the
+        // first one is adopted with the references kept (H264PictureDecoder.startsNewSequence).
+        for (width, sequences) in [(UInt32(1), [256]), (UInt32(2), [256, 16])] {
+            let stream = SyntheticStream.annexB([
+                SyntheticStream.sequenceParameterSet(log2MaxFrameNumMinus4: 4), SyntheticStream.pictureParameterSet(),
+                SyntheticStream.slice(.init(isIDR: true, frameNum: 0, frameNumBits: 8)),
+                SyntheticStream.slice(.init(frameNum: 200, frameNumBits: 8, picOrderCntLsb: 4)),
+                SyntheticStream.sequenceParameterSet(widthInMbsMinus1: width), SyntheticStream.pictureParameterSet(),
+                SyntheticStream.slice(.init(frameNum: 3, picOrderCntLsb: 8)),
+            ])
+            let accelerator = RecordingAccelerator()
+            try Self.run(stream, accelerator: accelerator)
+            #expect(accelerator.sequences.map { $0.sequenceParameterSet.maxFrameNum } == sequences)
+            #expect(accelerator.output.count == 3)
+            #expect(accelerator.started.last?.frameNum == 3)
+        }
+    }
+
     // MARK: - Reference lists and marking on made-up DPBs
 
     static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {

@@ -249,6 +249,10 @@ public final class H264PictureDecoder {
     private func adoptSequenceParameterSet(_ sps: SequenceParameterSet) {
         activeSequenceParameterSet = sps
         decodedPictureBuffer.maxReorderFrames = Self.reorderFrames(of: sps)
+        // log2_max_frame_num may have changed with it (a damaged stream: 7.4.1.2.1 changes the SPS
+        // only at an IDR picture): PrevRefFrameNum is taken into the new MaxFrameNum, or the
+        // frame_num gap count would come out negative, as it did, and trap.
+        previousReferenceFrameNum %= sps.maxFrameNum
     }
 
     /// How many pictures may precede a picture in decoding order and follow it in output order:
@@ -265,6 +269,13 @@ public final class H264PictureDecoder {
         // pictures a user expects helps nobody).
         for picture in decodedPictureBuffer.bumpAll() { try accelerator.outputPicture(picture) }
         decodedPictureBuffer.removeAll()
+        // PrevRefFrameNum belongs to the previous sequence and its MaxFrameNum. A new SPS is
+        // activated at an IDR picture (7.4.1.2.1), where it is 0 anyway; a damaged stream may
+        // change the SPS at any picture, and an old PrevRefFrameNum at or above the new
+        // MaxFrameNum made the frame_num gap count negative. The DPB is empty: start as a
+        // decoder that joins a stream does.
+        previousReferenceFrameNum = 0
+        previousReferencePicOrderCnt = 0
         let dpbFrames = sps.maxDpbFrames
         let reorder = Self.reorderFrames(of: sps)
         decodedPictureBuffer.capacity = dpbFrames
