@@ -308,6 +308,30 @@ struct H264PictureDecoderTests {
         }
     }
 
+    @Test("a drain whose last picture fails still outputs every picture waiting, then reports the failure")
+    func drainAfterFailedLastPicture() {
+        // The stream has no VUI: up to 16 pictures wait for output, so all three are still in
+        // the DPB when the drain finishes the last one. Found by fuzz/run.sh (decoder mode):
+        // the endPicture failure left drain before its bumping, and the pictures were lost.
+        let stream = SyntheticStream.annexB([
+            SyntheticStream.sequenceParameterSet(), SyntheticStream.pictureParameterSet(),
+            SyntheticStream.slice(.init(isIDR: true)),
+            SyntheticStream.slice(.init(frameNum: 1, picOrderCntLsb: 2)),
+            SyntheticStream.slice(.init(frameNum: 2, picOrderCntLsb: 4)),
+        ])
+        let accelerator = RecordingAccelerator()
+        accelerator.failEndPictureNumber = 3
+        var drainError: H264DecodingError?
+        do throws(H264DecodingError) {
+            try Self.run(stream, accelerator: accelerator)
+        } catch {
+            drainError = error
+        }
+        #expect(drainError != nil, "the failure of the last picture is reported")
+        #expect(accelerator.output.map(\.picOrderCnt) == [0, 2, 4])
+        #expect(accelerator.output.map(\.decodingFailed) == [false, false, true])
+    }
+
     // MARK: - Reference lists and marking on made-up DPBs
 
     static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {

@@ -81,10 +81,19 @@ public final class H264PictureDecoder {
     /// End of stream: finishes the current picture and outputs every picture still waiting
     /// (C.4.5.3). The decoder stays usable; the DPB keeps its references.
     public func drain() throws(H264DecodingError) {
-        try finishPicture()
+        // The pictures waiting are output even when the accelerator failed the last one: they
+        // were decoded, and a caller that drains after a failure (FallbackDecoderBackend) is
+        // promised them. The failure is reported after.
+        var finishError: H264DecodingError?
+        do {
+            try finishPicture()
+        } catch {
+            finishError = error
+        }
         for picture in decodedPictureBuffer.bumpAll() {
             try accelerator.outputPicture(picture)
         }
+        if let finishError { throw finishError }
     }
 
     /// A seek: every picture is dropped without output, and decoding waits for the next IDR
