@@ -332,6 +332,24 @@ struct H264PictureDecoderTests {
         #expect(accelerator.output.map(\.decodingFailed) == [false, false, true])
     }
 
+    @Test("8.2.5.2 with POC type 2: a frame_num gap across MaxFrameNum carries FrameNumOffset to the inferred frame and the picture after it")
+    func frameNumGapAcrossWrap() throws {
+        // frame_num 0...14, then 2: frames 15, 0 and 1 are missing; max_num_ref_frames 1 keeps
+        // only frame 1, and the wrap happened in the frames not made (8.2.1.2: FrameNumOffset
+        // 16 from there on, so POC 2 * (16 + 2) = 36 for the picture after the gap).
+        var units = [SyntheticStream.sequenceParameterSet(picOrderCntType: 2), SyntheticStream.pictureParameterSet()]
+        units.append(SyntheticStream.slice(.init(isIDR: true, picOrderCntType: 2)))
+        for frameNum in 1...14 { units.append(SyntheticStream.slice(.init(frameNum: UInt32(frameNum), picOrderCntType: 2))) }
+        units.append(SyntheticStream.slice(.init(frameNum: 2, picOrderCntType: 2)))
+        let accelerator = RecordingAccelerator()
+        try Self.run(SyntheticStream.annexB(units), accelerator: accelerator)
+        #expect(accelerator.output.map(\.picOrderCnt) == Array(stride(from: 0, through: 28, by: 2)) + [36])
+        // The gap frame is a reference of the last picture: frame 1 with POC 2 * (16 + 1).
+        let lastSlice = try #require(accelerator.slices.last)
+        #expect(lastSlice.list0.map { $0?.frameNum } == [1] && lastSlice.list0.first??.isNonExisting == true)
+        #expect(lastSlice.list0.first??.picOrderCnt == 34)
+    }
+
     // MARK: - Reference lists and marking on made-up DPBs
 
     static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {

@@ -315,39 +315,42 @@ public final class H264PictureDecoder {
     /// the same way, as the spec suggests for the latter.
     private func fillFrameNumGap(upTo frameNum: Int, sps: SequenceParameterSet, frameReference: UInt64) throws(H264DecodingError) {
         let maxFrameNum = sps.maxFrameNum
-        let missing = (frameNum - previousReferenceFrameNum - 1 + maxFrameNum) % maxFrameNum
-        // Only the last max_num_ref_frames inferred frames can survive the sliding window.
+        let firstUnusedFrameNum = previousReferenceFrameNum + 1
+        let missing = (frameNum - firstUnusedFrameNum + maxFrameNum) % maxFrameNum
+        // Only the last max_num_ref_frames inferred frames can survive the sliding window, so
+        // only they are made. The ones before would leave no trace but the FrameNumOffset of
+        // POC types 1 and 2, and the first frame made finds that itself: its frame_num is
+        // below the previous picture's exactly when the skipped ones crossed MaxFrameNum
+        // (8.2.1.2). A frame_num jump so costs max_num_ref_frames POC computations, not up to
+        // MaxFrameNum (65535) of them, each copying the SPS's offset_for_ref_frame.
         let kept = Swift.min(missing, Swift.max(sps.maxNumRefFrames, 1))
-        var unusedFrameNum = (previousReferenceFrameNum + 1) % maxFrameNum
-        for index in 0..<missing {
+        let offsetForRefFrame = sps.offsetForRefFrame.map { Int64($0) }
+        for index in (missing - kept)..<missing {
+            let unusedFrameNum = (firstUnusedFrameNum + index) % maxFrameNum
             var pictureOrderCount = previousReferencePicOrderCnt
             if sps.picOrderCntType != 0 {
-                var inputs = PictureOrderCountInputs(
+                let inputs = PictureOrderCountInputs(
                     picOrderCntType: sps.picOrderCntType, maxPicOrderCntLsb: Int64(sps.maxPicOrderCntLsb),
                     maxFrameNum: Int64(maxFrameNum), offsetForNonRefPic: Int64(sps.offsetForNonRefPic),
                     offsetForTopToBottomField: Int64(sps.offsetForTopToBottomField),
-                    offsetForRefFrame: sps.offsetForRefFrame.map { Int64($0) }, isIDR: false, nalRefIdc: 1,
+                    offsetForRefFrame: offsetForRefFrame, isIDR: false, nalRefIdc: 1,
                     frameNum: Int64(unusedFrameNum), fieldPicFlag: false, bottomFieldFlag: false, picOrderCntLsb: 0,
                     deltaPicOrderCntBottom: 0, deltaPicOrderCnt0: 0, deltaPicOrderCnt1: 0,
                     hasMemoryManagementControlOperation5: false)
-                inputs.frameNum = Int64(unusedFrameNum)
                 if let computed = try? pictureOrderCounts.compute(inputs) {
                     pictureOrderCount = Int(computed.picOrderCnt)
                 }
             }
-            if index >= missing - kept {
-                let picture = H264Picture(
-                    frameNum: unusedFrameNum, topFieldOrderCnt: pictureOrderCount, bottomFieldOrderCnt: pictureOrderCount,
-                    isIDR: false, nalRefIdc: 1, isNonExisting: true, frameReference: frameReference)
-                decodedPictureBuffer.updateFrameNumWrap(currentFrameNum: unusedFrameNum, maxFrameNum: maxFrameNum)
-                decodedPictureBuffer.slidingWindow(maxNumRefFrames: sps.maxNumRefFrames)
-                // The sliding window has made room: the accelerator's surface for the inferred
-                // frame comes from what the DPB let go of.
-                try accelerator.storeNonExistingFrame(picture)
-                for output in decodedPictureBuffer.storeNonExisting(picture) { try accelerator.outputPicture(output) }
-            }
+            let picture = H264Picture(
+                frameNum: unusedFrameNum, topFieldOrderCnt: pictureOrderCount, bottomFieldOrderCnt: pictureOrderCount,
+                isIDR: false, nalRefIdc: 1, isNonExisting: true, frameReference: frameReference)
+            decodedPictureBuffer.updateFrameNumWrap(currentFrameNum: unusedFrameNum, maxFrameNum: maxFrameNum)
+            decodedPictureBuffer.slidingWindow(maxNumRefFrames: sps.maxNumRefFrames)
+            // The sliding window has made room: the accelerator's surface for the inferred
+            // frame comes from what the DPB let go of.
+            try accelerator.storeNonExistingFrame(picture)
+            for output in decodedPictureBuffer.storeNonExisting(picture) { try accelerator.outputPicture(output) }
             previousReferenceFrameNum = unusedFrameNum
-            unusedFrameNum = (unusedFrameNum + 1) % maxFrameNum
         }
     }
 
