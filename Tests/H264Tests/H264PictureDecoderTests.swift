@@ -422,6 +422,26 @@ struct H264PictureDecoderTests {
         #expect(current.longTermFrameIndex == 0)
     }
 
+    @Test("C.4.5: a DPB full of long-term frames drops the one with the smallest LongTermFrameIdx instead of growing past its size")
+    func fullOfLongTermFrames() {
+        // Found by fuzz/run.sh (decoder mode): MMCO 6 made a frame long-term in a DPB of one
+        // frame, a frame_num gap then stored a non-existing frame next to it, and the DPB held
+        // two frames (more than an accelerator has surfaces for).
+        var dpb = H264DecodedPictureBuffer()
+        dpb.capacity = 2
+        let indexThree = Self.picture(frameNum: 0, poc: 0, marking: .longTerm(frameIndex: 3))
+        let indexOne = Self.picture(frameNum: 1, poc: 2, marking: .longTerm(frameIndex: 1))
+        for picture in [indexThree, indexOne] {
+            picture.isNeededForOutput = false
+            _ = dpb.store(picture)
+        }
+        let next = Self.picture(frameNum: 2, poc: 4)
+        #expect(dpb.store(next).isEmpty)
+        #expect(dpb.pictures.count == 2)
+        #expect(dpb.pictures.contains { $0 === next } && dpb.pictures.contains { $0 === indexThree })
+        #expect(indexOne.marking == .unused)
+    }
+
     @Test("C.4.5: bumping outputs the smallest POC when the DPB is full; a non-reference picture before all goes out at once")
     func bumping() {
         var dpb = H264DecodedPictureBuffer()

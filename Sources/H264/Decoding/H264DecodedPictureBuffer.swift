@@ -151,10 +151,15 @@ public struct H264DecodedPictureBuffer {
         }
         if pictures.count >= capacity {
             // Only reference frames remain and the DPB is full: a stream that keeps more
-            // references than its DPB holds. Drop the oldest short-term reference rather than
-            // grow without bound.
-            if let oldest = shortTermReferences.min(by: { $0.frameNumWrap < $1.frameNumWrap }) {
-                oldest.marking = .unused
+            // references than its DPB holds (MMCO 3 or 6 past MaxLongTermFrameIdx, 8.2.5.4, in a
+            // damaged stream). Drop one rather than grow past the DPB, whose size is what an
+            // accelerator has surfaces for: the oldest short-term reference or, when every
+            // frame is long-term, the one with the smallest LongTermFrameIdx (FFmpeg drops the
+            // same one for the same damage).
+            let dropped = shortTermReferences.min { $0.frameNumWrap < $1.frameNumWrap }
+                ?? longTermReferences.min { ($0.longTermFrameIndex ?? 0) < ($1.longTermFrameIndex ?? 0) }
+            if let dropped {
+                dropped.marking = .unused
                 removeUnneeded()
             }
         }
