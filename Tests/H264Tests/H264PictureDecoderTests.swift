@@ -422,6 +422,28 @@ struct H264PictureDecoderTests {
         #expect(current.longTermFrameIndex == 0)
     }
 
+    @Test("8.2.5.4.3: operation 3 takes a LongTermFrameIdx from the current picture that operation 6 gave it")
+    func longTermIndexTakenFromCurrentPicture() {
+        // Found by fuzz/run.sh (decoder mode): MMCO 6 then MMCO 3 with the same index left the
+        // current picture and another frame both with LongTermFrameIdx 0.
+        var dpb = H264DecodedPictureBuffer()
+        let earlier = Self.picture(frameNum: 0, poc: 0)
+        _ = dpb.store(earlier)
+        dpb.updateFrameNumWrap(currentFrameNum: 1, maxFrameNum: 16)
+        let current = Self.picture(frameNum: 1, poc: 2, marking: .unused)
+        let currentIsLongTerm = dpb.applyMemoryManagementControlOperations(
+            [.markCurrentLongTerm(longTermFrameIdx: 0), .assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0)],
+            current: current, currPicNum: 1)
+        #expect(earlier.longTermFrameIndex == 0)
+        #expect(!currentIsLongTerm && current.longTermFrameIndex == nil, "the current picture gave index 0 up")
+        // And operation 4 after operation 6 applies to the current picture too.
+        let next = Self.picture(frameNum: 2, poc: 4, marking: .unused)
+        let nextIsLongTerm = dpb.applyMemoryManagementControlOperations(
+            [.markCurrentLongTerm(longTermFrameIdx: 3), .setMaxLongTermFrameIdx(maxLongTermFrameIdxPlus1: 2)],
+            current: next, currPicNum: 2)
+        #expect(!nextIsLongTerm && next.marking == .unused)
+    }
+
     @Test("C.4.5: a DPB full of long-term frames drops the one with the smallest LongTermFrameIdx instead of growing past its size")
     func fullOfLongTermFrames() {
         // Found by fuzz/run.sh (decoder mode): MMCO 6 made a frame long-term in a DPB of one

@@ -59,7 +59,14 @@ public struct H264DecodedPictureBuffer {
     mutating func applyMemoryManagementControlOperations(
         _ operations: [MemoryManagementControlOperation], current: H264Picture, currPicNum: Int
     ) -> Bool {
-        var currentIsLongTerm = false
+        // The long-term frames the operations act on: the DPB's, and the current picture once
+        // operation 6 made it one, so that a later operation of the same list taking its
+        // LongTermFrameIdx (3), its LongTermPicNum (2) or lowering MaxLongTermFrameIdx (4)
+        // applies to it too. Without it, operation 3 gave an index the current picture held to a
+        // second frame, and the DPB had two frames with one LongTermFrameIdx.
+        func longTermFrames() -> [H264Picture] {
+            longTermReferences + (current.isLongTermReference ? [current] : [])
+        }
         for operation in operations {
             switch operation {
             case .markShortTermUnused(let difference):
@@ -68,17 +75,17 @@ public struct H264DecodedPictureBuffer {
                 shortTermReferences.first { $0.picNum == picNumX }?.marking = .unused
             case .markLongTermUnused(let longTermPicNum):
                 // 8.2.5.4.2
-                longTermReferences.first { $0.longTermPicNum == longTermPicNum }?.marking = .unused
+                longTermFrames().first { $0.longTermPicNum == longTermPicNum }?.marking = .unused
             case .assignLongTermFrameIdx(let difference, let index):
                 // 8.2.5.4.3: a long-term frame already holding the index gives it up.
                 let picNumX = currPicNum - (difference + 1)
                 guard let picture = shortTermReferences.first(where: { $0.picNum == picNumX }) else { continue }
-                longTermReferences.first { $0.longTermFrameIndex == index }?.marking = .unused
+                longTermFrames().first { $0.longTermFrameIndex == index }?.marking = .unused
                 picture.marking = .longTerm(frameIndex: index)
             case .setMaxLongTermFrameIdx(let maxPlus1):
                 // 8.2.5.4.4: long-term frames above the new maximum become unused.
                 maxLongTermFrameIndex = maxPlus1 == 0 ? nil : maxPlus1 - 1
-                for picture in longTermReferences {
+                for picture in longTermFrames() {
                     if let index = picture.longTermFrameIndex, maxPlus1 == 0 || index > maxPlus1 - 1 {
                         picture.marking = .unused
                     }
@@ -91,10 +98,9 @@ public struct H264DecodedPictureBuffer {
                 // 8.2.5.4.6
                 longTermReferences.first { $0.longTermFrameIndex == index && $0 !== current }?.marking = .unused
                 current.marking = .longTerm(frameIndex: index)
-                currentIsLongTerm = true
             }
         }
-        return currentIsLongTerm
+        return current.isLongTermReference
     }
 
     // MARK: - Output (C.4)
