@@ -115,6 +115,38 @@ struct H264EncodingTests {
         #expect(Set(order) == Set(0..<20) && order.count == 20)
     }
 
+    @Test("the planner's slice headers are the ones a decoder parses back, for every picture type")
+    func plannedHeadersRoundTrip() throws {
+        // Found by fuzz/run.sh (writers mode): I and P headers said direct_spatial_mv_pred_flag 1
+        // (only B slice headers carry it), and P headers num_ref_idx_l1_active_minus1 0 where
+        // the parser infers the PPS default.
+        let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 2)
+        var sps = SequenceParameterSet()
+        sps.profileIdc = 100
+        sps.levelIdc = 30
+        sps.log2MaxFrameNumMinus4 = structure.log2MaxFrameNum - 4
+        sps.log2MaxPicOrderCntLsbMinus4 = structure.log2MaxPicOrderCntLsb - 4
+        sps.maxNumRefFrames = structure.maxReferenceFrames
+        sps.frameMbsOnlyFlag = true
+        sps.direct8x8InferenceFlag = true
+        var pps = PictureParameterSet()
+        pps.numRefIdxL0DefaultActiveMinus1 = 2
+        pps.numRefIdxL1DefaultActiveMinus1 = 1
+        pps.deblockingFilterControlPresentFlag = true
+        let pictures = Self.plan(frames: 7, structure: structure)
+        #expect(Set(pictures.map(\.type)) == [.idr, .predicted, .bidirectional])
+        for picture in pictures {
+            let header = picture.sliceHeader(structure: structure, pictureParameterSet: pps, sliceQpDelta: 0)
+            var bits = try header.write(sequenceParameterSet: sps, pictureParameterSet: pps)
+            bits.writeRBSPTrailingBits()
+            let nal = H264NALUnitWriter.nalUnit(type: header.nalUnitType, nalRefIdc: header.nalRefIdc, rbsp: bits.bytes)
+            var parsed = try SliceHeader.parse(nalUnit: nal, pictureParameterSets: { _ in pps }, sequenceParameterSets: { _ in sps })
+            parsed.headerBitSize = header.headerBitSize
+            parsed.escapedHeaderBitSize = header.escapedHeaderBitSize
+            #expect(parsed == header, "\(picture.type) picture \(picture.frame)")
+        }
+    }
+
     @Test("I P P P: one reference, frame_num wraps at MaxFrameNum, sliding window")
     func predictedOnly() {
         let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 0, log2MaxFrameNum: 4, log2MaxPicOrderCntLsb: 4)

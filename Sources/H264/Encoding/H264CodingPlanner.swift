@@ -99,13 +99,18 @@ public struct H264CodingPicture<Frame> {
         header.idrPicID = idrPicID
         header.picOrderCntLsb = pictureOrderCount & ((1 << structure.log2MaxPicOrderCntLsb) - 1)
         // Spatial direct prediction needs no co-located motion bookkeeping beyond what every
-        // decoder has (8.4.1.2.2); it is what x264 and FFmpeg's VA encoder use by default.
-        header.directSpatialMvPredFlag = true
+        // decoder has (8.4.1.2.2); it is what x264 and FFmpeg's VA encoder use by default. Only
+        // B slice headers carry the flag (7.3.3); elsewhere it is 0, as a decoder reads it.
+        header.directSpatialMvPredFlag = type == .bidirectional
+        // What the header does not override is the PPS default (7.4.3), also in the slices that
+        // have no list 1 (or no lists): the header is the one a decoder parses back.
+        header.numRefIdxL0ActiveMinus1 = pps.numRefIdxL0DefaultActiveMinus1
+        header.numRefIdxL1ActiveMinus1 = pps.numRefIdxL1DefaultActiveMinus1
         let defaultL0 = pps.numRefIdxL0DefaultActiveMinus1 + 1
         let defaultL1 = pps.numRefIdxL1DefaultActiveMinus1 + 1
         if type == .predicted || type == .bidirectional {
             header.numRefIdxL0ActiveMinus1 = max(list0.count, 1) - 1
-            header.numRefIdxL1ActiveMinus1 = max(list1.count, 1) - 1
+            if type == .bidirectional { header.numRefIdxL1ActiveMinus1 = max(list1.count, 1) - 1 }
             header.numRefIdxActiveOverrideFlag =
                 list0.count != defaultL0 || (type == .bidirectional && list1.count != defaultL1)
         }
