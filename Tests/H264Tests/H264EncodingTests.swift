@@ -147,6 +147,25 @@ struct H264EncodingTests {
         }
     }
 
+    @Test("8.2.1.1: a decoder recovers every planned POC from its LSBs, however many B pictures and however few LSB bits were asked for")
+    func pictureOrderCountFromLSBs() throws {
+        // Found by fuzz/run.sh (writers mode): 6 B pictures with 4-bit POC LSBs put the first
+        // anchor at POC 14, 14 above the IDR picture in a 16-value LSB: decoded as -2.
+        for bFrames in [0, 1, 2, 3, 4, 6, 7, 15] {
+            let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: bFrames, log2MaxPicOrderCntLsb: 4)
+            #expect(4 * (bFrames + 1) <= 1 << structure.log2MaxPicOrderCntLsb)
+            var calculator = PictureOrderCountCalculator()
+            for picture in Self.plan(frames: 80, structure: structure) {
+                let header = picture.sliceHeader(structure: structure, pictureParameterSet: PictureParameterSet(), sliceQpDelta: 0)
+                let decoded = try calculator.compute(PictureOrderCountInputs(
+                    picOrderCntType: 0, maxPicOrderCntLsb: Int64(1 << structure.log2MaxPicOrderCntLsb),
+                    isIDR: header.idrPicFlag, nalRefIdc: header.nalRefIdc, frameNum: Int64(header.frameNum),
+                    picOrderCntLsb: Int64(header.picOrderCntLsb)))
+                #expect(decoded.picOrderCnt == Int64(picture.pictureOrderCount), "\(bFrames) B pictures, frame \(picture.frame)")
+            }
+        }
+    }
+
     @Test("I P P P: one reference, frame_num wraps at MaxFrameNum, sliding window")
     func predictedOnly() {
         let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 0, log2MaxFrameNum: 4, log2MaxPicOrderCntLsb: 4)

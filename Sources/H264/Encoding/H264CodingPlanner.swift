@@ -17,15 +17,32 @@ public struct H264GOPStructure: Sendable, Equatable {
     public var idrPeriod: Int
     /// B pictures between two anchors (0 = I/P only).
     public var consecutiveBFrames: Int
-    /// log2(MaxFrameNum) and log2(MaxPicOrderCntLsb) (7.4.2.1.1), 4...16.
+    /// log2(MaxFrameNum) and log2(MaxPicOrderCntLsb) (7.4.2.1.1), 4...16; the latter at least
+    /// what the B pictures need.
     public var log2MaxFrameNum: Int
     public var log2MaxPicOrderCntLsb: Int
 
+    /// `log2MaxPicOrderCntLsb` is raised to what the B pictures need (see
+    /// ``minimumLog2MaxPicOrderCntLsb(consecutiveBFrames:)``), `consecutiveBFrames` lowered to
+    /// what 16 bits of POC LSB can carry.
     public init(idrPeriod: Int, consecutiveBFrames: Int, log2MaxFrameNum: Int = 8, log2MaxPicOrderCntLsb: Int = 8) {
         self.idrPeriod = max(0, idrPeriod)
-        self.consecutiveBFrames = max(0, consecutiveBFrames)
+        self.consecutiveBFrames = min(max(0, consecutiveBFrames), (1 << 16) / 4 - 1)
         self.log2MaxFrameNum = min(max(log2MaxFrameNum, 4), 16)
-        self.log2MaxPicOrderCntLsb = min(max(log2MaxPicOrderCntLsb, 4), 16)
+        let needed = Self.minimumLog2MaxPicOrderCntLsb(consecutiveBFrames: self.consecutiveBFrames)
+        self.log2MaxPicOrderCntLsb = min(max(log2MaxPicOrderCntLsb, needed), 16)
+    }
+
+    /// The smallest log2(MaxPicOrderCntLsb) a decoder recovers this GOP's POC from (8.2.1.1):
+    /// PicOrderCntMsb is inferred right only while a picture's POC is less than
+    /// MaxPicOrderCntLsb / 2 below, or at most that much above, the previous reference
+    /// picture's. An anchor is 2 * (B + 1) above the one before it, a B picture up to 2 * B
+    /// below the anchor coded before it, so MaxPicOrderCntLsb >= 4 * (B + 1). With fewer bits
+    /// (4, the smallest, and 4 or more B pictures) the decoder got POCs that jump back.
+    public static func minimumLog2MaxPicOrderCntLsb(consecutiveBFrames: Int) -> Int {
+        var bits = 4
+        while (1 << bits) < 4 * (consecutiveBFrames + 1) { bits += 1 }
+        return bits
     }
 
     /// max_num_ref_frames: the last anchor, and for B pictures the one before it.
