@@ -166,6 +166,23 @@ struct H264EncodingTests {
         }
     }
 
+    @Test("a reset starts a new sequence but keeps coding indices and idr_pic_id going")
+    func resetKeepsIdentities() {
+        // Found by fuzz/run.sh (writers mode): a flush + reset right after an IDR picture gave
+        // the next IDR picture idr_pic_id 0 again (7.4.3 wants consecutive IDR access units to
+        // differ), and coding index 0 again, a key VAH264Encoder still held a reference under.
+        var planner = H264CodingPlanner<Int>(structure: H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 2))
+        var pictures = planner.submit(0, forceIDR: false) + planner.flush()
+        planner.reset()
+        pictures += planner.submit(1, forceIDR: false) + planner.flush()
+        planner.reset()
+        pictures += planner.submit(2, forceIDR: false) + planner.submit(3, forceIDR: false) + planner.flush()
+        #expect(pictures.map(\.type) == [.idr, .idr, .idr, .predicted])
+        #expect(pictures.map(\.codingIndex) == [0, 1, 2, 3])
+        #expect(pictures.map(\.idrPicID).prefix(3) == [0, 1, 2])
+        #expect(pictures[3].referenceFrames.map(\.codingIndex) == [2], "the new sequence refers only to its own IDR picture")
+    }
+
     @Test("I P P P: one reference, frame_num wraps at MaxFrameNum, sliding window")
     func predictedOnly() {
         let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 0, log2MaxFrameNum: 4, log2MaxPicOrderCntLsb: 4)

@@ -191,9 +191,17 @@ public struct H264CodingPlanner<Frame> {
     /// Codes every held frame (end of stream): the last as a P picture, the rest as B pictures.
     public mutating func flush() -> [H264CodingPicture<Frame>] { codeWaiting() }
 
-    /// Forgets everything: the next frame starts a new coded video sequence with an IDR picture.
+    /// Forgets the sequence: the next frame starts a new coded video sequence with an IDR
+    /// picture. Two numbers go on: the coding index (it identifies pictures for the backend,
+    /// which keys reconstructed surfaces by it; restarting it handed an index still in use to the
+    /// new IDR picture), and idr_pic_id (the new IDR picture may directly follow an IDR picture,
+    /// and two IDR access units in a row must differ in it, 7.4.3, else a decoder takes them for
+    /// one picture, 7.4.1.2.4).
     public mutating func reset() {
-        self = H264CodingPlanner(structure: structure)
+        var fresh = H264CodingPlanner(structure: structure)
+        fresh.nextCodingIndex = nextCodingIndex
+        fresh.nextIDRPicID = nextIDRPicID
+        self = fresh
     }
 
     private mutating func codeWaiting() -> [H264CodingPicture<Frame>] {
