@@ -77,7 +77,7 @@ for mode in "${modes[@]}"; do
     SWIFT_BACKTRACE=enable=no SWIFTVT_FUZZ_MODE="$mode" "$binary" "fuzz/work/$mode" "${seeds[@]}" \
         -max_total_time="$seconds" "${runs[@]}" -max_len="$max_len" -rss_limit_mb=4096 \
         -artifact_prefix="fuzz/artifacts/$mode-" -print_final_stats=1 >"$log" 2>&1 || status=$?
-    grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss|Fatal error|==[0-9]+==ERROR|SUMMARY" "$log" \
+    grep -aE "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss|Fatal error|==[0-9]+==ERROR|SUMMARY" "$log" \
         | sed "s/^/  $mode: /" || true
     [ "$status" -eq 0 ] || failed=1
 done
