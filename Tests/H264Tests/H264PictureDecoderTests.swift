@@ -422,6 +422,24 @@ struct H264PictureDecoderTests {
         #expect(current.longTermFrameIndex == 0)
     }
 
+    @Test("8.2.5.3: the sliding window empties the buffer of a frame it makes unused that is not waiting for output")
+    func slidingWindowEmptiesFrameBuffers() {
+        // Found by fuzz/run.sh (decoder mode): before a frame inferred for a frame_num gap is
+        // stored, the accelerator gives it a surface (storeNonExistingFrame), but the frame the
+        // sliding window had let go of was still in the DPB with its surface, and stayed there
+        // when that call failed.
+        var dpb = H264DecodedPictureBuffer()
+        let output = Self.picture(frameNum: 0, poc: 0), waiting = Self.picture(frameNum: 1, poc: 2)
+        output.isNeededForOutput = false
+        _ = dpb.store(output)
+        _ = dpb.store(waiting)
+        dpb.updateFrameNumWrap(currentFrameNum: 2, maxFrameNum: 16)
+        dpb.slidingWindow(maxNumRefFrames: 1)
+        #expect(output.marking == .unused && waiting.marking == .unused)
+        // The output one is gone; the one waiting for output stays until it is output.
+        #expect(dpb.pictures.count == 1 && dpb.pictures.first === waiting)
+    }
+
     @Test("8.2.5.4.3: operation 3 takes a LongTermFrameIdx from the current picture that operation 6 gave it")
     func longTermIndexTakenFromCurrentPicture() {
         // Found by fuzz/run.sh (decoder mode): MMCO 6 then MMCO 3 with the same index left the

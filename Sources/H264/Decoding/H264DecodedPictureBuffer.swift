@@ -44,13 +44,18 @@ public struct H264DecodedPictureBuffer {
     }
 
     /// 8.2.5.3: the sliding window. When the DPB holds max(max_num_ref_frames, 1) reference
-    /// frames, the short-term one with the smallest FrameNumWrap becomes unused.
+    /// frames, the short-term one with the smallest FrameNumWrap becomes unused, and its frame
+    /// buffer is emptied at once when it is not waiting for output (C.4.5.3): the room is made
+    /// before the accelerator is asked for a surface for a frame inferred for a frame_num gap
+    /// (H264PictureDecoder.fillFrameNumGap). Left in the DPB until the next store, the frame
+    /// kept its surface then, and stayed there for good when the accelerator's call failed.
     mutating func slidingWindow(maxNumRefFrames: Int) {
         let limit = Swift.max(maxNumRefFrames, 1)
         while shortTermReferences.count + longTermReferences.count >= limit {
             guard let oldest = shortTermReferences.min(by: { $0.frameNumWrap < $1.frameNumWrap }) else { break }
             oldest.marking = .unused
         }
+        removeUnneeded()
     }
 
     /// 8.2.5.4: adaptive marking, the memory_management_control_operations of the current
