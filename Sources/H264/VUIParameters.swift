@@ -8,6 +8,13 @@ public struct HRDParameters: Hashable, Sendable {
         public var cpbSizeValueMinus1: UInt32
         /// cbr_flag[SchedSelIdx].
         public var cbrFlag: Bool
+
+        /// For an encoder describing its HRD (the writer writes what the parser reads).
+        public init(bitRateValueMinus1: UInt32, cpbSizeValueMinus1: UInt32, cbrFlag: Bool) {
+            self.bitRateValueMinus1 = bitRateValueMinus1
+            self.cpbSizeValueMinus1 = cpbSizeValueMinus1
+            self.cbrFlag = cbrFlag
+        }
     }
 
     /// cpb_cnt_minus1, 0...31.

@@ -115,6 +115,74 @@ struct H264EncodingTests {
         #expect(Set(order) == Set(0..<20) && order.count == 20)
     }
 
+    @Test("the planner's slice headers are the ones a decoder parses back, for every picture type")
+    func plannedHeadersRoundTrip() throws {
+        // Found by fuzz/run.sh (writers mode): I and P headers said direct_spatial_mv_pred_flag 1
+        // (only B slice headers carry it), and P headers num_ref_idx_l1_active_minus1 0 where
+        // the parser infers the PPS default.
+        let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 2)
+        var sps = SequenceParameterSet()
+        sps.profileIdc = 100
+        sps.levelIdc = 30
+        sps.log2MaxFrameNumMinus4 = structure.log2MaxFrameNum - 4
+        sps.log2MaxPicOrderCntLsbMinus4 = structure.log2MaxPicOrderCntLsb - 4
+        sps.maxNumRefFrames = structure.maxReferenceFrames
+        sps.frameMbsOnlyFlag = true
+        sps.direct8x8InferenceFlag = true
+        var pps = PictureParameterSet()
+        pps.numRefIdxL0DefaultActiveMinus1 = 2
+        pps.numRefIdxL1DefaultActiveMinus1 = 1
+        pps.deblockingFilterControlPresentFlag = true
+        let pictures = Self.plan(frames: 7, structure: structure)
+        #expect(Set(pictures.map(\.type)) == [.idr, .predicted, .bidirectional])
+        for picture in pictures {
+            let header = picture.sliceHeader(structure: structure, pictureParameterSet: pps, sliceQpDelta: 0)
+            var bits = try header.write(sequenceParameterSet: sps, pictureParameterSet: pps)
+            bits.writeRBSPTrailingBits()
+            let nal = H264NALUnitWriter.nalUnit(type: header.nalUnitType, nalRefIdc: header.nalRefIdc, rbsp: bits.bytes)
+            var parsed = try SliceHeader.parse(nalUnit: nal, pictureParameterSets: { _ in pps }, sequenceParameterSets: { _ in sps })
+            parsed.headerBitSize = header.headerBitSize
+            parsed.escapedHeaderBitSize = header.escapedHeaderBitSize
+            #expect(parsed == header, "\(picture.type) picture \(picture.frame)")
+        }
+    }
+
+    @Test("8.2.1.1: a decoder recovers every planned POC from its LSBs, however many B pictures and however few LSB bits were asked for")
+    func pictureOrderCountFromLSBs() throws {
+        // Found by fuzz/run.sh (writers mode): 6 B pictures with 4-bit POC LSBs put the first
+        // anchor at POC 14, 14 above the IDR picture in a 16-value LSB: decoded as -2.
+        for bFrames in [0, 1, 2, 3, 4, 6, 7, 15] {
+            let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: bFrames, log2MaxPicOrderCntLsb: 4)
+            #expect(4 * (bFrames + 1) <= 1 << structure.log2MaxPicOrderCntLsb)
+            var calculator = PictureOrderCountCalculator()
+            for picture in Self.plan(frames: 80, structure: structure) {
+                let header = picture.sliceHeader(structure: structure, pictureParameterSet: PictureParameterSet(), sliceQpDelta: 0)
+                let decoded = try calculator.compute(PictureOrderCountInputs(
+                    picOrderCntType: 0, maxPicOrderCntLsb: Int64(1 << structure.log2MaxPicOrderCntLsb),
+                    isIDR: header.idrPicFlag, nalRefIdc: header.nalRefIdc, frameNum: Int64(header.frameNum),
+                    picOrderCntLsb: Int64(header.picOrderCntLsb)))
+                #expect(decoded.picOrderCnt == Int64(picture.pictureOrderCount), "\(bFrames) B pictures, frame \(picture.frame)")
+            }
+        }
+    }
+
+    @Test("a reset starts a new sequence but keeps coding indices and idr_pic_id going")
+    func resetKeepsIdentities() {
+        // Found by fuzz/run.sh (writers mode): a flush + reset right after an IDR picture gave
+        // the next IDR picture idr_pic_id 0 again (7.4.3 wants consecutive IDR access units to
+        // differ), and coding index 0 again, a key VAH264Encoder still held a reference under.
+        var planner = H264CodingPlanner<Int>(structure: H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 2))
+        var pictures = planner.submit(0, forceIDR: false) + planner.flush()
+        planner.reset()
+        pictures += planner.submit(1, forceIDR: false) + planner.flush()
+        planner.reset()
+        pictures += planner.submit(2, forceIDR: false) + planner.submit(3, forceIDR: false) + planner.flush()
+        #expect(pictures.map(\.type) == [.idr, .idr, .idr, .predicted])
+        #expect(pictures.map(\.codingIndex) == [0, 1, 2, 3])
+        #expect(pictures.map(\.idrPicID).prefix(3) == [0, 1, 2])
+        #expect(pictures[3].referenceFrames.map(\.codingIndex) == [2], "the new sequence refers only to its own IDR picture")
+    }
+
     @Test("I P P P: one reference, frame_num wraps at MaxFrameNum, sliding window")
     func predictedOnly() {
         let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 0, log2MaxFrameNum: 4, log2MaxPicOrderCntLsb: 4)

@@ -23,14 +23,26 @@ final class RecordingAccelerator: H264Accelerator {
     var failSliceNumber: Int?
     /// The picture (counted from 1) whose startPicture fails.
     var failStartPictureNumber: Int?
+    /// The newSequence call (counted from 1) that fails.
+    var failNewSequenceNumber: Int?
+    private var newSequenceCalls = 0
+    /// A picture was begun while no newSequence had succeeded.
+    var startedWithoutSequence = false
     /// The run between IDR / MMCO 5 pictures each picture belongs to, by decoding order.
     var epochs: [ObjectIdentifier: Int] = [:]
     private var epoch = 0
 
-    func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) { sequences.append(sequence) }
+    func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
+        newSequenceCalls += 1
+        if let failNewSequenceNumber, newSequenceCalls == failNewSequenceNumber {
+            throw .acceleratorFailed("simulated failure of sequence \(failNewSequenceNumber)")
+        }
+        sequences.append(sequence)
+    }
     func startPicture(
         _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
     ) throws(H264DecodingError) {
+        if sequences.isEmpty { startedWithoutSequence = true }
         started.append(picture)
         if let failStartPictureNumber, started.count == failStartPictureNumber {
             throw .acceleratorFailed("simulated failure at the start of picture \(failStartPictureNumber)")
@@ -194,6 +206,150 @@ struct H264PictureDecoderTests {
         }
     }
 
+    /// An IDR picture and two P pictures of two slices each, fed as VAH264Decoder feeds them:
+    /// one access unit at a time, going on after an error.
+    static func decodeTwoSlicePictures(accelerator: RecordingAccelerator) -> [H264DecodingError] {
+        var units = [SyntheticStream.sequenceParameterSet(), SyntheticStream.pictureParameterSet()]
+        var accessUnits: [[[UInt8]]] = []
+        for index in 0..<3 {
+            let picture = SyntheticStream.Slice(
+                isIDR: index == 0, frameNum: UInt32(index), picOrderCntLsb: UInt32(2 * index))
+            var second = picture
+            second.firstMb = 2
+            units += [SyntheticStream.slice(picture), SyntheticStream.slice(second)]
+            accessUnits.append(units)
+            units = []
+        }
+        let decoder = H264PictureDecoder(accelerator: accelerator)
+        var errors: [H264DecodingError] = []
+        for accessUnit in accessUnits {
+            for unit in accessUnit {
+                unit.withUnsafeBytes { nal in
+                    do throws(H264DecodingError) {
+                        try decoder.decode(nalUnit: nal, frameReference: 0)
+                    } catch {
+                        errors.append(error)
+                    }
+                }
+            }
+            do throws(H264DecodingError) { try decoder.finishAccessUnit() } catch { errors.append(error) }
+        }
+        do throws(H264DecodingError) { try decoder.drain() } catch { errors.append(error) }
+        return errors
+    }
+
+    @Test("a picture the accelerator failed to begin gets no slices, is still ended, and is output flagged")
+    func startPictureFailure() {
+        let accelerator = RecordingAccelerator()
+        accelerator.failStartPictureNumber = 2
+        let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
+        #expect(errors.count == 1)
+        #expect(accelerator.output.count == 3)
+        guard accelerator.output.count == 3 else { return }
+        let failed = accelerator.output[1]
+        #expect(failed.decodingFailed && !accelerator.output[0].decodingFailed && !accelerator.output[2].decodingFailed)
+        // Found by fuzz/run.sh (decoder mode): the second slice went to decodeSlice for a
+        // picture whose startPicture had thrown (a VA render without vaBeginPicture).
+        #expect(!accelerator.slices.contains { $0.picture === failed }, "a slice was decoded into a picture never begun")
+        #expect(accelerator.ended.filter { $0 === failed }.count == 1)
+        #expect(accelerator.slices.count == 4 && accelerator.ended.count == 3)
+    }
+
+    @Test("after a failed slice the picture gets no more slices but is still ended")
+    func sliceFailure() {
+        let accelerator = RecordingAccelerator()
+        accelerator.failSliceNumber = 3  // the first slice of the first P picture
+        let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
+        #expect(errors.count == 1)
+        #expect(accelerator.output.count == 3)
+        guard accelerator.output.count == 3 else { return }
+        let failed = accelerator.output[1]
+        #expect(failed.decodingFailed && !accelerator.output[2].decodingFailed)
+        #expect(accelerator.ended.count == 3 && accelerator.ended.filter { $0 === failed }.count == 1)
+        #expect(accelerator.slices.filter { $0.picture === failed }.count == 1, "a slice went to a picture that had failed")
+    }
+
+    @Test("after a failed newSequence the next picture asks for the sequence again instead of beginning without one")
+    func newSequenceFailure() {
+        let accelerator = RecordingAccelerator()
+        accelerator.failNewSequenceNumber = 1
+        let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
+        #expect(errors.count == 1)
+        // Found by fuzz/run.sh (decoder mode): the SPS counted as active although the
+        // accelerator had refused it, and the IDR picture's second slice began a picture on an
+        // accelerator with no sequence.
+        #expect(!accelerator.startedWithoutSequence, "a picture was begun on an accelerator without a sequence")
+        #expect(accelerator.sequences.count == 1)
+        // The IDR picture is decoded from its second slice; the P pictures follow.
+        #expect(accelerator.output.count == 3)
+    }
+
+    @Test("an SPS with a smaller MaxFrameNum activated at a non-IDR picture, adopted or starting a new sequence (was a trap)")
+    func sequenceChangeAtNonIDRPicture() throws {
+        // frame_num 200 of 8 bits, then the SPS is replaced by one with 4-bit frame_num and a P
+        // picture with frame_num 3 follows: a damaged stream (7.4.1.2.1 activates an SPS only
+        // at an IDR picture). Found by fuzz/run.sh (decoder mode): PrevRefFrameNum 200 of the old
+        // SPS made the frame_num gap count (3 - 200 - 1 + 16) % 16 = -6, and the gap loop
+        // `0..<missing` trapped. The same SPS with another width starts a new sequence, the
+        // first one is adopted with the references kept (H264PictureDecoder.startsNewSequence).
+        for (width, sequences) in [(UInt32(1), [256]), (UInt32(2), [256, 16])] {
+            let stream = SyntheticStream.annexB([
+                SyntheticStream.sequenceParameterSet(log2MaxFrameNumMinus4: 4), SyntheticStream.pictureParameterSet(),
+                SyntheticStream.slice(.init(isIDR: true, frameNum: 0, frameNumBits: 8)),
+                SyntheticStream.slice(.init(frameNum: 200, frameNumBits: 8, picOrderCntLsb: 4)),
+                SyntheticStream.sequenceParameterSet(widthInMbsMinus1: width), SyntheticStream.pictureParameterSet(),
+                SyntheticStream.slice(.init(frameNum: 3, picOrderCntLsb: 8)),
+            ])
+            let accelerator = RecordingAccelerator()
+            try Self.run(stream, accelerator: accelerator)
+            #expect(accelerator.sequences.map { $0.sequenceParameterSet.maxFrameNum } == sequences)
+            #expect(accelerator.output.count == 3)
+            #expect(accelerator.started.last?.frameNum == 3)
+        }
+    }
+
+    @Test("a drain whose last picture fails still outputs every picture waiting, then reports the failure")
+    func drainAfterFailedLastPicture() {
+        // The stream has no VUI: up to 16 pictures wait for output, so all three are still in
+        // the DPB when the drain finishes the last one. Found by fuzz/run.sh (decoder mode):
+        // the endPicture failure left drain before its bumping, and the pictures were lost.
+        let stream = SyntheticStream.annexB([
+            SyntheticStream.sequenceParameterSet(), SyntheticStream.pictureParameterSet(),
+            SyntheticStream.slice(.init(isIDR: true)),
+            SyntheticStream.slice(.init(frameNum: 1, picOrderCntLsb: 2)),
+            SyntheticStream.slice(.init(frameNum: 2, picOrderCntLsb: 4)),
+        ])
+        let accelerator = RecordingAccelerator()
+        accelerator.failEndPictureNumber = 3
+        var drainError: H264DecodingError?
+        do throws(H264DecodingError) {
+            try Self.run(stream, accelerator: accelerator)
+        } catch {
+            drainError = error
+        }
+        #expect(drainError != nil, "the failure of the last picture is reported")
+        #expect(accelerator.output.map(\.picOrderCnt) == [0, 2, 4])
+        #expect(accelerator.output.map(\.decodingFailed) == [false, false, true])
+    }
+
+    @Test("8.2.5.2 with POC type 2: a frame_num gap across MaxFrameNum carries FrameNumOffset to the inferred frame and the picture after it")
+    func frameNumGapAcrossWrap() throws {
+        // frame_num 0...14, then 2: frames 15, 0 and 1 are missing; max_num_ref_frames 1 keeps
+        // only frame 1, and the wrap happened in the frames not made (8.2.1.2: FrameNumOffset
+        // 16 from there on, so POC 2 * (16 + 2) = 36 for the picture after the gap).
+        var units = [SyntheticStream.sequenceParameterSet(picOrderCntType: 2), SyntheticStream.pictureParameterSet()]
+        units.append(SyntheticStream.slice(.init(isIDR: true, picOrderCntType: 2)))
+        for frameNum in 1...14 { units.append(SyntheticStream.slice(.init(frameNum: UInt32(frameNum), picOrderCntType: 2))) }
+        units.append(SyntheticStream.slice(.init(frameNum: 2, picOrderCntType: 2)))
+        let accelerator = RecordingAccelerator()
+        try Self.run(SyntheticStream.annexB(units), accelerator: accelerator)
+        #expect(accelerator.output.map(\.picOrderCnt) == Array(stride(from: 0, through: 28, by: 2)) + [36])
+        // The gap frame is a reference of the last picture: frame 1 with POC 2 * (16 + 1).
+        let lastSlice = try #require(accelerator.slices.last)
+        #expect(lastSlice.list0.map { $0?.frameNum } == [1] && lastSlice.list0.first??.isNonExisting == true)
+        #expect(lastSlice.list0.first??.picOrderCnt == 34)
+    }
+
     // MARK: - Reference lists and marking on made-up DPBs
 
     static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {
@@ -264,6 +420,66 @@ struct H264PictureDecoderTests {
         #expect(pictures[1].marking == .unused)
         #expect(pictures[2].marking == .unused, "frame 2 lost index 0 to the current picture")
         #expect(current.longTermFrameIndex == 0)
+    }
+
+    @Test("8.2.5.3: the sliding window empties the buffer of a frame it makes unused that is not waiting for output")
+    func slidingWindowEmptiesFrameBuffers() {
+        // Found by fuzz/run.sh (decoder mode): before a frame inferred for a frame_num gap is
+        // stored, the accelerator gives it a surface (storeNonExistingFrame), but the frame the
+        // sliding window had let go of was still in the DPB with its surface, and stayed there
+        // when that call failed.
+        var dpb = H264DecodedPictureBuffer()
+        let output = Self.picture(frameNum: 0, poc: 0), waiting = Self.picture(frameNum: 1, poc: 2)
+        output.isNeededForOutput = false
+        _ = dpb.store(output)
+        _ = dpb.store(waiting)
+        dpb.updateFrameNumWrap(currentFrameNum: 2, maxFrameNum: 16)
+        dpb.slidingWindow(maxNumRefFrames: 1)
+        #expect(output.marking == .unused && waiting.marking == .unused)
+        // The output one is gone; the one waiting for output stays until it is output.
+        #expect(dpb.pictures.count == 1 && dpb.pictures.first === waiting)
+    }
+
+    @Test("8.2.5.4.3: operation 3 takes a LongTermFrameIdx from the current picture that operation 6 gave it")
+    func longTermIndexTakenFromCurrentPicture() {
+        // Found by fuzz/run.sh (decoder mode): MMCO 6 then MMCO 3 with the same index left the
+        // current picture and another frame both with LongTermFrameIdx 0.
+        var dpb = H264DecodedPictureBuffer()
+        let earlier = Self.picture(frameNum: 0, poc: 0)
+        _ = dpb.store(earlier)
+        dpb.updateFrameNumWrap(currentFrameNum: 1, maxFrameNum: 16)
+        let current = Self.picture(frameNum: 1, poc: 2, marking: .unused)
+        let currentIsLongTerm = dpb.applyMemoryManagementControlOperations(
+            [.markCurrentLongTerm(longTermFrameIdx: 0), .assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0)],
+            current: current, currPicNum: 1)
+        #expect(earlier.longTermFrameIndex == 0)
+        #expect(!currentIsLongTerm && current.longTermFrameIndex == nil, "the current picture gave index 0 up")
+        // And operation 4 after operation 6 applies to the current picture too.
+        let next = Self.picture(frameNum: 2, poc: 4, marking: .unused)
+        let nextIsLongTerm = dpb.applyMemoryManagementControlOperations(
+            [.markCurrentLongTerm(longTermFrameIdx: 3), .setMaxLongTermFrameIdx(maxLongTermFrameIdxPlus1: 2)],
+            current: next, currPicNum: 2)
+        #expect(!nextIsLongTerm && next.marking == .unused)
+    }
+
+    @Test("C.4.5: a DPB full of long-term frames drops the one with the smallest LongTermFrameIdx instead of growing past its size")
+    func fullOfLongTermFrames() {
+        // Found by fuzz/run.sh (decoder mode): MMCO 6 made a frame long-term in a DPB of one
+        // frame, a frame_num gap then stored a non-existing frame next to it, and the DPB held
+        // two frames (more than an accelerator has surfaces for).
+        var dpb = H264DecodedPictureBuffer()
+        dpb.capacity = 2
+        let indexThree = Self.picture(frameNum: 0, poc: 0, marking: .longTerm(frameIndex: 3))
+        let indexOne = Self.picture(frameNum: 1, poc: 2, marking: .longTerm(frameIndex: 1))
+        for picture in [indexThree, indexOne] {
+            picture.isNeededForOutput = false
+            _ = dpb.store(picture)
+        }
+        let next = Self.picture(frameNum: 2, poc: 4)
+        #expect(dpb.store(next).isEmpty)
+        #expect(dpb.pictures.count == 2)
+        #expect(dpb.pictures.contains { $0 === next } && dpb.pictures.contains { $0 === indexThree })
+        #expect(indexOne.marking == .unused)
     }
 
     @Test("C.4.5: bumping outputs the smallest POC when the DPB is full; a non-reference picture before all goes out at once")

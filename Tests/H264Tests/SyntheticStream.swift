@@ -3,19 +3,22 @@ import H264
 /// Builds tiny but valid H.264 NAL units with the bit writer, so access-unit rules can be tested
 /// on exactly the case they are about (clause 7.4.1.2.4) rather than on whatever a corpus has.
 enum SyntheticStream {
-    /// A baseline SPS: 32x32, POC type 0 with 6-bit LSBs, 4-bit frame_num (7.3.2.1.1).
-    static func sequenceParameterSet(id: UInt32 = 0, picOrderCntType: UInt32 = 0) -> [UInt8] {
+    /// A baseline SPS: 32x32, POC type 0 with 6-bit LSBs, 4-bit frame_num unless asked for
+    /// more (7.3.2.1.1).
+    static func sequenceParameterSet(
+        id: UInt32 = 0, picOrderCntType: UInt32 = 0, log2MaxFrameNumMinus4: UInt32 = 0, widthInMbsMinus1: UInt32 = 1
+    ) -> [UInt8] {
         var w = BitWriter()
         w.writeBits(66, count: 8)        // profile_idc: baseline
         w.writeBits(0b1100_0000, count: 8)  // constraint_set0/1: constrained baseline
         w.writeBits(30, count: 8)        // level_idc
         w.writeUE(id)                    // seq_parameter_set_id
-        w.writeUE(0)                     // log2_max_frame_num_minus4
+        w.writeUE(log2MaxFrameNumMinus4)
         w.writeUE(picOrderCntType)
         if picOrderCntType == 0 { w.writeUE(2) }  // log2_max_pic_order_cnt_lsb_minus4
         w.writeUE(1)                     // max_num_ref_frames
         w.writeFlag(false)               // gaps_in_frame_num_value_allowed_flag
-        w.writeUE(1)                     // pic_width_in_mbs_minus1
+        w.writeUE(widthInMbsMinus1)
         w.writeUE(1)                     // pic_height_in_map_units_minus1
         w.writeFlag(true)                // frame_mbs_only_flag
         w.writeFlag(true)                // direct_8x8_inference_flag
@@ -54,8 +57,12 @@ enum SyntheticStream {
         var sliceType: UInt32 = 5   // P, all slices of the picture P
         var ppsID: UInt32 = 0
         var frameNum: UInt32 = 0
+        /// log2_max_frame_num_minus4 + 4 of the SPS.
+        var frameNumBits = 4
         var idrPicID: UInt32 = 0
         var picOrderCntLsb: UInt32 = 0
+        /// pic_order_cnt_type of the SPS: 0 writes pic_order_cnt_lsb, 2 nothing.
+        var picOrderCntType: UInt32 = 0
         var redundantPicCnt: UInt32? = nil
         var memoryManagementControlOperation5 = false
     }
@@ -66,9 +73,9 @@ enum SyntheticStream {
         w.writeUE(s.firstMb)
         w.writeUE(s.isIDR ? 7 : s.sliceType)
         w.writeUE(s.ppsID)
-        w.writeBits(s.frameNum, count: 4)
+        w.writeBits(s.frameNum, count: s.frameNumBits)
         if s.isIDR { w.writeUE(s.idrPicID) }
-        w.writeBits(s.picOrderCntLsb, count: 6)
+        if s.picOrderCntType == 0 { w.writeBits(s.picOrderCntLsb, count: 6) }
         if let redundant = s.redundantPicCnt { w.writeUE(redundant) }
         let kind = (s.isIDR ? 7 : s.sliceType) % 5
         if kind == 0 {                   // P: num_ref_idx_active_override_flag, ref_pic_list_modification_flag_l0

@@ -1,14 +1,51 @@
-// A libFuzzer target over the bitstream layer: the start-code scanner, the streaming splitter,
-// Annex B <-> AVCC conversion, the avcC parser and, through the access-unit assembler, the
-// SPS/PPS/SEI/slice-header parsers and the POC computation.
+// A libFuzzer target over the H.264 layer, in three modes (SWIFTVT_FUZZ_MODE):
+//
+// - bitstream (the default): the start-code scanner, the streaming splitter, Annex B <-> AVCC
+//   conversion, the avcC parser and, through the access-unit assembler, the SPS/PPS/SEI/
+//   slice-header parsers and the POC computation;
+// - decoder: the decoding state machine (H264PictureDecoder: DPB, marking, reference lists,
+//   frame_num gaps, POC, output) over an accelerator that checks what a driver relies on
+//   (DecoderStateMachineFuzz.swift, CheckingAccelerator.swift);
+// - writers: random valid SPS/PPS/slice headers written and parsed back, and the coding planner's
+//   GOPs decoded by the state machine (WriterRoundTripFuzz.swift).
 //
 // Built with `-D FUZZING -sanitize=fuzzer,address` by fuzz/run.sh. Without FUZZING the same body
 // runs over files named on the command line, to replay a crash or check a corpus.
 import H264
+import SwiftVTFileSupport
 
-/// Exercises every entry point on one input. Invariants that must hold for any input are
-/// checked with `precondition`, so that a violation is a crash the fuzzer reports.
-func exercise(_ data: UnsafeRawBufferPointer) {
+import Glibc
+
+/// What one fuzz input exercises.
+enum FuzzMode: String, CaseIterable, Sendable {
+    case bitstream, decoder, writers
+
+    /// From SWIFTVT_FUZZ_MODE (an environment variable, so that libFuzzer's own command line
+    /// stays its own, and child processes it starts inherit the mode).
+    static let selected: FuzzMode = {
+        guard let value = getenv("SWIFTVT_FUZZ_MODE") else { return .bitstream }
+        let name = String(cString: value)
+        guard let mode = FuzzMode(rawValue: name) else {
+            FileContents.printError(
+                "SWIFTVT_FUZZ_MODE=\(name) is not one of \(FuzzMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            exit(2)
+        }
+        return mode
+    }()
+
+    func exercise(_ data: UnsafeRawBufferPointer) {
+        switch self {
+        case .bitstream: exerciseBitstreamLayer(data)
+        case .decoder: exerciseDecoder(data)
+        case .writers: exerciseWriters(data)
+        }
+    }
+}
+
+/// Exercises every entry point of the bitstream layer on one input. Invariants that must hold
+/// for any input are checked with `precondition`, so that a violation is a crash the fuzzer
+/// reports.
+func exerciseBitstreamLayer(_ data: UnsafeRawBufferPointer) {
     // 1. Scanning and access-unit assembly (which runs every parser).
     var assembler = AccessUnitAssembler()
     var units: [[UInt8]] = []
@@ -76,32 +113,35 @@ func runFuzzerDriver(
 /// would otherwise provide `main` itself, so hand control to its driver from here.
 @_cdecl("H264Fuzz_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    if let status = SeedCompaction.runIfAsked(CommandLine.arguments) { return status }
+    _ = FuzzMode.selected
     var count = argc
     var arguments = argv
     return runFuzzerDriver(&count, &arguments) { data, size in
-        exercise(UnsafeRawBufferPointer(start: data, count: size))
+        FuzzMode.selected.exercise(UnsafeRawBufferPointer(start: data, count: size))
         return 0
     }
 }
 #else
-import Glibc
-import SwiftVTFileSupport
-
 @main
 struct ReplayFuzzInputs {
     static func main() {
+        if let status = SeedCompaction.runIfAsked(CommandLine.arguments) { exit(status) }
         let paths = CommandLine.arguments.dropFirst()
         if paths.isEmpty {
-            FileContents.printError("usage: swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)")
+            FileContents.printError(
+                "usage: [SWIFTVT_FUZZ_MODE=bitstream|decoder|writers] swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)\n"
+                    + "       swiftvt-h264-fuzz compact-seeds CORPUS-DIR OUTPUT-DIR  (decoder-mode seeds: slices cut to their headers)")
             exit(2)
         }
+        let mode = FuzzMode.selected
         for path in paths {
             guard let bytes = FileContents.read(path) else {
                 FileContents.printError("cannot read \(path)")
                 exit(1)
             }
-            bytes.withUnsafeBytes { exercise($0) }
-            print("ok \(path) (\(bytes.count) bytes)")
+            bytes.withUnsafeBytes { mode.exercise($0) }
+            print("ok \(mode.rawValue) \(path) (\(bytes.count) bytes)")
         }
     }
 }

@@ -44,13 +44,18 @@ public struct H264DecodedPictureBuffer {
     }
 
     /// 8.2.5.3: the sliding window. When the DPB holds max(max_num_ref_frames, 1) reference
-    /// frames, the short-term one with the smallest FrameNumWrap becomes unused.
+    /// frames, the short-term one with the smallest FrameNumWrap becomes unused, and its frame
+    /// buffer is emptied at once when it is not waiting for output (C.4.5.3): the room is made
+    /// before the accelerator is asked for a surface for a frame inferred for a frame_num gap
+    /// (H264PictureDecoder.fillFrameNumGap). Left in the DPB until the next store, the frame
+    /// kept its surface then, and stayed there for good when the accelerator's call failed.
     mutating func slidingWindow(maxNumRefFrames: Int) {
         let limit = Swift.max(maxNumRefFrames, 1)
         while shortTermReferences.count + longTermReferences.count >= limit {
             guard let oldest = shortTermReferences.min(by: { $0.frameNumWrap < $1.frameNumWrap }) else { break }
             oldest.marking = .unused
         }
+        removeUnneeded()
     }
 
     /// 8.2.5.4: adaptive marking, the memory_management_control_operations of the current
@@ -59,7 +64,14 @@ public struct H264DecodedPictureBuffer {
     mutating func applyMemoryManagementControlOperations(
         _ operations: [MemoryManagementControlOperation], current: H264Picture, currPicNum: Int
     ) -> Bool {
-        var currentIsLongTerm = false
+        // The long-term frames the operations act on: the DPB's, and the current picture once
+        // operation 6 made it one, so that a later operation of the same list taking its
+        // LongTermFrameIdx (3), its LongTermPicNum (2) or lowering MaxLongTermFrameIdx (4)
+        // applies to it too. Without it, operation 3 gave an index the current picture held to a
+        // second frame, and the DPB had two frames with one LongTermFrameIdx.
+        func longTermFrames() -> [H264Picture] {
+            longTermReferences + (current.isLongTermReference ? [current] : [])
+        }
         for operation in operations {
             switch operation {
             case .markShortTermUnused(let difference):
@@ -68,17 +80,17 @@ public struct H264DecodedPictureBuffer {
                 shortTermReferences.first { $0.picNum == picNumX }?.marking = .unused
             case .markLongTermUnused(let longTermPicNum):
                 // 8.2.5.4.2
-                longTermReferences.first { $0.longTermPicNum == longTermPicNum }?.marking = .unused
+                longTermFrames().first { $0.longTermPicNum == longTermPicNum }?.marking = .unused
             case .assignLongTermFrameIdx(let difference, let index):
                 // 8.2.5.4.3: a long-term frame already holding the index gives it up.
                 let picNumX = currPicNum - (difference + 1)
                 guard let picture = shortTermReferences.first(where: { $0.picNum == picNumX }) else { continue }
-                longTermReferences.first { $0.longTermFrameIndex == index }?.marking = .unused
+                longTermFrames().first { $0.longTermFrameIndex == index }?.marking = .unused
                 picture.marking = .longTerm(frameIndex: index)
             case .setMaxLongTermFrameIdx(let maxPlus1):
                 // 8.2.5.4.4: long-term frames above the new maximum become unused.
                 maxLongTermFrameIndex = maxPlus1 == 0 ? nil : maxPlus1 - 1
-                for picture in longTermReferences {
+                for picture in longTermFrames() {
                     if let index = picture.longTermFrameIndex, maxPlus1 == 0 || index > maxPlus1 - 1 {
                         picture.marking = .unused
                     }
@@ -91,10 +103,9 @@ public struct H264DecodedPictureBuffer {
                 // 8.2.5.4.6
                 longTermReferences.first { $0.longTermFrameIndex == index && $0 !== current }?.marking = .unused
                 current.marking = .longTerm(frameIndex: index)
-                currentIsLongTerm = true
             }
         }
-        return currentIsLongTerm
+        return current.isLongTermReference
     }
 
     // MARK: - Output (C.4)
@@ -151,10 +162,15 @@ public struct H264DecodedPictureBuffer {
         }
         if pictures.count >= capacity {
             // Only reference frames remain and the DPB is full: a stream that keeps more
-            // references than its DPB holds. Drop the oldest short-term reference rather than
-            // grow without bound.
-            if let oldest = shortTermReferences.min(by: { $0.frameNumWrap < $1.frameNumWrap }) {
-                oldest.marking = .unused
+            // references than its DPB holds (MMCO 3 or 6 past MaxLongTermFrameIdx, 8.2.5.4, in a
+            // damaged stream). Drop one rather than grow past the DPB, whose size is what an
+            // accelerator has surfaces for: the oldest short-term reference or, when every
+            // frame is long-term, the one with the smallest LongTermFrameIdx (FFmpeg drops the
+            // same one for the same damage).
+            let dropped = shortTermReferences.min { $0.frameNumWrap < $1.frameNumWrap }
+                ?? longTermReferences.min { ($0.longTermFrameIndex ?? 0) < ($1.longTermFrameIndex ?? 0) }
+            if let dropped {
+                dropped.marking = .unused
                 removeUnneeded()
             }
         }

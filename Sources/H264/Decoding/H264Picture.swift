@@ -124,7 +124,9 @@ public enum H264DecodingError: Error, Sendable, CustomStringConvertible {
 ///
 /// Calls come in this order: `newSequence` when an SPS is activated with different parameters,
 /// then per picture `startPicture`, `decodeSlice` for each slice, `endPicture`; `outputPicture`
-/// whenever the DPB outputs one (C.4.5.3), in output order.
+/// whenever the DPB outputs one (C.4.5.3), in output order. A picture whose `startPicture` or a
+/// `decodeSlice` threw gets no more `decodeSlice` calls (its device state is unknown; it is
+/// output flagged with `decodingFailed`), but still its `endPicture`.
 public protocol H264Accelerator: AnyObject {
     /// A coded video sequence with new parameters begins (the first IDR, or an SPS change).
     /// The accelerator sizes its surfaces here (DPB size + headroom).

@@ -81,10 +81,19 @@ public final class H264PictureDecoder {
     /// End of stream: finishes the current picture and outputs every picture still waiting
     /// (C.4.5.3). The decoder stays usable; the DPB keeps its references.
     public func drain() throws(H264DecodingError) {
-        try finishPicture()
+        // The pictures waiting are output even when the accelerator failed the last one: they
+        // were decoded, and a caller that drains after a failure (FallbackDecoderBackend) is
+        // promised them. The failure is reported after.
+        var finishError: H264DecodingError?
+        do {
+            try finishPicture()
+        } catch {
+            finishError = error
+        }
         for picture in decodedPictureBuffer.bumpAll() {
             try accelerator.outputPicture(picture)
         }
+        if let finishError { throw finishError }
     }
 
     /// A seek: every picture is dropped without output, and decoding waits for the next IDR
@@ -136,6 +145,13 @@ public final class H264PictureDecoder {
         }
         guard let current else { return }
         if !header.sliceKind.isIntra { current.picture.hasOnlyIntraSlices = false }
+        // A picture the accelerator failed to begin, or failed on an earlier slice of, gets no
+        // more slices (a VA render into a context where no picture began): it is output flagged
+        // as failed, and that failure was reported already. endPicture still comes.
+        guard !current.picture.decodingFailed else {
+            if let previousPictureError { throw previousPictureError }
+            return
+        }
         let (list0, list1) = referencePictureLists(for: header, currentPicture: current.picture, sps: current.parameterSets.sequence)
         do {
             try accelerator.decodeSlice(
@@ -242,6 +258,10 @@ public final class H264PictureDecoder {
     private func adoptSequenceParameterSet(_ sps: SequenceParameterSet) {
         activeSequenceParameterSet = sps
         decodedPictureBuffer.maxReorderFrames = Self.reorderFrames(of: sps)
+        // log2_max_frame_num may have changed with it (a damaged stream: 7.4.1.2.1 changes the SPS
+        // only at an IDR picture): PrevRefFrameNum is taken into the new MaxFrameNum, or the
+        // frame_num gap count would come out negative, as it did, and trap.
+        previousReferenceFrameNum %= sps.maxFrameNum
     }
 
     /// How many pictures may precede a picture in decoding order and follow it in output order:
@@ -258,12 +278,21 @@ public final class H264PictureDecoder {
         // pictures a user expects helps nobody).
         for picture in decodedPictureBuffer.bumpAll() { try accelerator.outputPicture(picture) }
         decodedPictureBuffer.removeAll()
+        // PrevRefFrameNum belongs to the previous sequence and its MaxFrameNum. A new SPS is
+        // activated at an IDR picture (7.4.1.2.1), where it is 0 anyway; a damaged stream may
+        // change the SPS at any picture, and an old PrevRefFrameNum at or above the new
+        // MaxFrameNum made the frame_num gap count negative. The DPB is empty: start as a
+        // decoder that joins a stream does.
+        previousReferenceFrameNum = 0
+        previousReferencePicOrderCnt = 0
         let dpbFrames = sps.maxDpbFrames
         let reorder = Self.reorderFrames(of: sps)
         decodedPictureBuffer.capacity = dpbFrames
         decodedPictureBuffer.maxReorderFrames = reorder
-        activeSequenceParameterSet = sps
         try accelerator.newSequence(H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
+        // Active only once the accelerator took it: after a failed newSequence the next picture
+        // asks again, rather than going to an accelerator that has no sequence.
+        activeSequenceParameterSet = sps
     }
 
     static func pictureOrderCountInputs(_ header: SliceHeader, sps: SequenceParameterSet) -> PictureOrderCountInputs {
@@ -286,39 +315,42 @@ public final class H264PictureDecoder {
     /// the same way, as the spec suggests for the latter.
     private func fillFrameNumGap(upTo frameNum: Int, sps: SequenceParameterSet, frameReference: UInt64) throws(H264DecodingError) {
         let maxFrameNum = sps.maxFrameNum
-        let missing = (frameNum - previousReferenceFrameNum - 1 + maxFrameNum) % maxFrameNum
-        // Only the last max_num_ref_frames inferred frames can survive the sliding window.
+        let firstUnusedFrameNum = previousReferenceFrameNum + 1
+        let missing = (frameNum - firstUnusedFrameNum + maxFrameNum) % maxFrameNum
+        // Only the last max_num_ref_frames inferred frames can survive the sliding window, so
+        // only they are made. The ones before would leave no trace but the FrameNumOffset of
+        // POC types 1 and 2, and the first frame made finds that itself: its frame_num is
+        // below the previous picture's exactly when the skipped ones crossed MaxFrameNum
+        // (8.2.1.2). A frame_num jump so costs max_num_ref_frames POC computations, not up to
+        // MaxFrameNum (65535) of them, each copying the SPS's offset_for_ref_frame.
         let kept = Swift.min(missing, Swift.max(sps.maxNumRefFrames, 1))
-        var unusedFrameNum = (previousReferenceFrameNum + 1) % maxFrameNum
-        for index in 0..<missing {
+        let offsetForRefFrame = sps.offsetForRefFrame.map { Int64($0) }
+        for index in (missing - kept)..<missing {
+            let unusedFrameNum = (firstUnusedFrameNum + index) % maxFrameNum
             var pictureOrderCount = previousReferencePicOrderCnt
             if sps.picOrderCntType != 0 {
-                var inputs = PictureOrderCountInputs(
+                let inputs = PictureOrderCountInputs(
                     picOrderCntType: sps.picOrderCntType, maxPicOrderCntLsb: Int64(sps.maxPicOrderCntLsb),
                     maxFrameNum: Int64(maxFrameNum), offsetForNonRefPic: Int64(sps.offsetForNonRefPic),
                     offsetForTopToBottomField: Int64(sps.offsetForTopToBottomField),
-                    offsetForRefFrame: sps.offsetForRefFrame.map { Int64($0) }, isIDR: false, nalRefIdc: 1,
+                    offsetForRefFrame: offsetForRefFrame, isIDR: false, nalRefIdc: 1,
                     frameNum: Int64(unusedFrameNum), fieldPicFlag: false, bottomFieldFlag: false, picOrderCntLsb: 0,
                     deltaPicOrderCntBottom: 0, deltaPicOrderCnt0: 0, deltaPicOrderCnt1: 0,
                     hasMemoryManagementControlOperation5: false)
-                inputs.frameNum = Int64(unusedFrameNum)
                 if let computed = try? pictureOrderCounts.compute(inputs) {
                     pictureOrderCount = Int(computed.picOrderCnt)
                 }
             }
-            if index >= missing - kept {
-                let picture = H264Picture(
-                    frameNum: unusedFrameNum, topFieldOrderCnt: pictureOrderCount, bottomFieldOrderCnt: pictureOrderCount,
-                    isIDR: false, nalRefIdc: 1, isNonExisting: true, frameReference: frameReference)
-                decodedPictureBuffer.updateFrameNumWrap(currentFrameNum: unusedFrameNum, maxFrameNum: maxFrameNum)
-                decodedPictureBuffer.slidingWindow(maxNumRefFrames: sps.maxNumRefFrames)
-                // The sliding window has made room: the accelerator's surface for the inferred
-                // frame comes from what the DPB let go of.
-                try accelerator.storeNonExistingFrame(picture)
-                for output in decodedPictureBuffer.storeNonExisting(picture) { try accelerator.outputPicture(output) }
-            }
+            let picture = H264Picture(
+                frameNum: unusedFrameNum, topFieldOrderCnt: pictureOrderCount, bottomFieldOrderCnt: pictureOrderCount,
+                isIDR: false, nalRefIdc: 1, isNonExisting: true, frameReference: frameReference)
+            decodedPictureBuffer.updateFrameNumWrap(currentFrameNum: unusedFrameNum, maxFrameNum: maxFrameNum)
+            decodedPictureBuffer.slidingWindow(maxNumRefFrames: sps.maxNumRefFrames)
+            // The sliding window has made room: the accelerator's surface for the inferred
+            // frame comes from what the DPB let go of.
+            try accelerator.storeNonExistingFrame(picture)
+            for output in decodedPictureBuffer.storeNonExisting(picture) { try accelerator.outputPicture(output) }
             previousReferenceFrameNum = unusedFrameNum
-            unusedFrameNum = (unusedFrameNum + 1) % maxFrameNum
         }
     }
 

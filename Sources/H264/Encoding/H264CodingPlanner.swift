@@ -17,15 +17,32 @@ public struct H264GOPStructure: Sendable, Equatable {
     public var idrPeriod: Int
     /// B pictures between two anchors (0 = I/P only).
     public var consecutiveBFrames: Int
-    /// log2(MaxFrameNum) and log2(MaxPicOrderCntLsb) (7.4.2.1.1), 4...16.
+    /// log2(MaxFrameNum) and log2(MaxPicOrderCntLsb) (7.4.2.1.1), 4...16; the latter at least
+    /// what the B pictures need.
     public var log2MaxFrameNum: Int
     public var log2MaxPicOrderCntLsb: Int
 
+    /// `log2MaxPicOrderCntLsb` is raised to what the B pictures need (see
+    /// ``minimumLog2MaxPicOrderCntLsb(consecutiveBFrames:)``), `consecutiveBFrames` lowered to
+    /// what 16 bits of POC LSB can carry.
     public init(idrPeriod: Int, consecutiveBFrames: Int, log2MaxFrameNum: Int = 8, log2MaxPicOrderCntLsb: Int = 8) {
         self.idrPeriod = max(0, idrPeriod)
-        self.consecutiveBFrames = max(0, consecutiveBFrames)
+        self.consecutiveBFrames = min(max(0, consecutiveBFrames), (1 << 16) / 4 - 1)
         self.log2MaxFrameNum = min(max(log2MaxFrameNum, 4), 16)
-        self.log2MaxPicOrderCntLsb = min(max(log2MaxPicOrderCntLsb, 4), 16)
+        let needed = Self.minimumLog2MaxPicOrderCntLsb(consecutiveBFrames: self.consecutiveBFrames)
+        self.log2MaxPicOrderCntLsb = min(max(log2MaxPicOrderCntLsb, needed), 16)
+    }
+
+    /// The smallest log2(MaxPicOrderCntLsb) a decoder recovers this GOP's POC from (8.2.1.1):
+    /// PicOrderCntMsb is inferred right only while a picture's POC is less than
+    /// MaxPicOrderCntLsb / 2 below, or at most that much above, the previous reference
+    /// picture's. An anchor is 2 * (B + 1) above the one before it, a B picture up to 2 * B
+    /// below the anchor coded before it, so MaxPicOrderCntLsb >= 4 * (B + 1). With fewer bits
+    /// (4, the smallest, and 4 or more B pictures) the decoder got POCs that jump back.
+    public static func minimumLog2MaxPicOrderCntLsb(consecutiveBFrames: Int) -> Int {
+        var bits = 4
+        while (1 << bits) < 4 * (consecutiveBFrames + 1) { bits += 1 }
+        return bits
     }
 
     /// max_num_ref_frames: the last anchor, and for B pictures the one before it.
@@ -99,13 +116,18 @@ public struct H264CodingPicture<Frame> {
         header.idrPicID = idrPicID
         header.picOrderCntLsb = pictureOrderCount & ((1 << structure.log2MaxPicOrderCntLsb) - 1)
         // Spatial direct prediction needs no co-located motion bookkeeping beyond what every
-        // decoder has (8.4.1.2.2); it is what x264 and FFmpeg's VA encoder use by default.
-        header.directSpatialMvPredFlag = true
+        // decoder has (8.4.1.2.2); it is what x264 and FFmpeg's VA encoder use by default. Only
+        // B slice headers carry the flag (7.3.3); elsewhere it is 0, as a decoder reads it.
+        header.directSpatialMvPredFlag = type == .bidirectional
+        // What the header does not override is the PPS default (7.4.3), also in the slices that
+        // have no list 1 (or no lists): the header is the one a decoder parses back.
+        header.numRefIdxL0ActiveMinus1 = pps.numRefIdxL0DefaultActiveMinus1
+        header.numRefIdxL1ActiveMinus1 = pps.numRefIdxL1DefaultActiveMinus1
         let defaultL0 = pps.numRefIdxL0DefaultActiveMinus1 + 1
         let defaultL1 = pps.numRefIdxL1DefaultActiveMinus1 + 1
         if type == .predicted || type == .bidirectional {
             header.numRefIdxL0ActiveMinus1 = max(list0.count, 1) - 1
-            header.numRefIdxL1ActiveMinus1 = max(list1.count, 1) - 1
+            if type == .bidirectional { header.numRefIdxL1ActiveMinus1 = max(list1.count, 1) - 1 }
             header.numRefIdxActiveOverrideFlag =
                 list0.count != defaultL0 || (type == .bidirectional && list1.count != defaultL1)
         }
@@ -169,9 +191,17 @@ public struct H264CodingPlanner<Frame> {
     /// Codes every held frame (end of stream): the last as a P picture, the rest as B pictures.
     public mutating func flush() -> [H264CodingPicture<Frame>] { codeWaiting() }
 
-    /// Forgets everything: the next frame starts a new coded video sequence with an IDR picture.
+    /// Forgets the sequence: the next frame starts a new coded video sequence with an IDR
+    /// picture. Two numbers go on: the coding index (it identifies pictures for the backend,
+    /// which keys reconstructed surfaces by it; restarting it handed an index still in use to the
+    /// new IDR picture), and idr_pic_id (the new IDR picture may directly follow an IDR picture,
+    /// and two IDR access units in a row must differ in it, 7.4.3, else a decoder takes them for
+    /// one picture, 7.4.1.2.4).
     public mutating func reset() {
-        self = H264CodingPlanner(structure: structure)
+        var fresh = H264CodingPlanner(structure: structure)
+        fresh.nextCodingIndex = nextCodingIndex
+        fresh.nextIDRPicID = nextIDRPicID
+        self = fresh
     }
 
     private mutating func codeWaiting() -> [H264CodingPicture<Frame>] {
