@@ -470,6 +470,16 @@ personality_encode() {
     shift
     SWIFTVT_VA_PERSONALITY="$p" encode "$@"
 }
+# Uploads without vaDeriveImage (refused) under iHD's image IDs, which start at 0: the picture goes
+# through vaCreateImage + vaPutImage, and no image is destroyed that the driver never gave (a zeroed
+# VAImage after a refused derive named image 0, another session's image on iHD).
+rc=0
+SWIFTVT_VA_NO_DERIVE=1 personality_encode ihd ihd-no-derive "$cisco_src" hardware=require entropy-mode=cavlc max-keyframe-interval=4 || rc=$?
+if [ "$rc" = 0 ] && [ "$(decoded_md5 "$work/ihd-no-derive.h264")" = "$cisco_md5" ] && clean ihd-no-derive; then
+    pass "ihd, derive refused: uploads through vaPutImage, lossless, no image destroyed that was never created"
+else
+    fail "ihd, derive refused: exit $rc: $(grep -m1 ERROR "$work/ihd-no-derive.log") $(grep -m1 VALIDATION "$work/ihd-no-derive.report")"
+fi
 # iHD refuses CABAC at vaEndPicture (the High profile's default): the first picture goes again in CAVLC.
 rc=0
 personality_encode ihd ihd-cabac "$cisco_src" hardware=require max-keyframe-interval=4 || rc=$?

@@ -2149,6 +2149,11 @@ static VAStatus sw_DestroyImage(VADriverContextP ctx, VAImageID image_id)
     if (image) {
         table_remove(&drv->images, image_id);
         image_free(drv, image);
+    } else {
+        /* A client destroying an image it was never given: on a driver whose IDs start at 0
+         * (iHD), image 0 may be another session's, and this call would free it. */
+        report(drv, 1, "swiftvt_sw VALIDATION: vaDestroyImage: image %#x was never created (or already destroyed)",
+               image_id);
     }
     pthread_mutex_unlock(&drv->lock);
     return image ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_IMAGE;
