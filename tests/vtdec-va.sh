@@ -236,6 +236,16 @@ for hardware in auto require; do
     run_fault "SYNC_ERROR=decoding-error:5" "$hardware" "$multi" damaged-goes-on "SWIFTVT_VA_SYNC_ERROR=decoding-error:5"
 done
 run_fault "SYNC_ERROR=hw-busy:5" require "$multi" va-exact "SWIFTVT_VA_SYNC_ERROR=hw-busy:5"
+# A slice refused by vaRenderPicture in the middle of a picture: the device failed, software takes
+# over, and the picture already begun is still ended on the device (nvidia-vaapi-driver would
+# otherwise decode its slices with the next picture): the driver finds no open picture when the
+# context goes.
+run_fault "RENDER=7 (nvdec)" auto "$multi" software-from-next-idr "SWIFTVT_VA_FAIL_RENDER=7" "SWIFTVT_VA_PERSONALITY=nvdec"
+if grep -q "VALIDATION.*never ended" "$work/fault.report"; then
+    fail "a failed render left its picture open: $(grep -m1 VALIDATION "$work/fault.report")"
+else
+    echo "RENDER=7: the picture begun before the refused slice was ended (no picture left open)"
+fi
 # No VA device at all: no render nodes and no X display.
 run_fault "no VA device (no DISPLAY)" auto "$small" software-exact DISPLAY= 
 run_fault "no VA device (no DISPLAY)" require "$small" error DISPLAY=

@@ -31,6 +31,8 @@
  *                                  vaCreateConfig / vaCreateContext fail with
  *                                  VA_STATUS_ERROR_OPERATION_FAILED, vaCreateSurfaces with
  *                                  VA_STATUS_ERROR_ALLOCATION_FAILED
+ *   SWIFTVT_VA_FAIL_RENDER=N       the Nth slice data buffer given to vaRenderPicture (counting from 1)
+ *                                  fails with VA_STATUS_ERROR_INVALID_BUFFER, in the middle of a picture
  *   SWIFTVT_VA_FAIL_END_PICTURE=N[:operation-failed]  the Nth vaEndPicture of the process
  *                                  (counting from 1) fails with VA_STATUS_ERROR_DECODING_ERROR (a
  *                                  damaged picture: the device goes on), or with
@@ -273,6 +275,7 @@ struct sw_driver {
     unsigned faults;
     unsigned tamper;
     long derived_images, copied_images; /* successful vaDeriveImage / vaGetImage calls */
+    long fail_render_slice, rendered_slices; /* SWIFTVT_VA_FAIL_RENDER: the Nth slice data buffer fails */
     long fail_end_picture;
     VAStatus fail_end_picture_status; /* ... with this status when decoding */
     int fail_coded;            /* FAIL_CODED_*, for the fail_coded_picture-th encoded picture */
@@ -1247,6 +1250,11 @@ static VAStatus sw_DestroyContext(VADriverContextP ctx, VAContextID context_id)
     struct sw_context *context = table_take(drv, &drv->contexts, context_id);
     if (!context)
         return VA_STATUS_ERROR_INVALID_CONTEXT;
+    if (context->in_picture && !context->encoder)
+        /* va.h pairs every vaBeginPicture with a vaEndPicture: a picture left open keeps its
+         * slices in the context (nvidia-vaapi-driver decodes them with the next picture). */
+        report(drv, 1, "swiftvt_sw VALIDATION: vaDestroyContext: a picture was begun (%d slice(s)) and never ended",
+               context->num_slices);
     if (context->dec && drv->selfcheck) {
         long verified, mismatched;
         avdec_finish(context->dec);
@@ -1402,6 +1410,12 @@ static VAStatus sw_RenderPicture(VADriverContextP ctx, VAContextID context_id, V
             break;
         }
         case VASliceDataBufferType:
+            if (drv->fail_render_slice && ++drv->rendered_slices == drv->fail_render_slice) {
+                drv_log(drv, "vaRenderPicture: slice data #%ld: injected failure (SWIFTVT_VA_FAIL_RENDER)",
+                        drv->rendered_slices);
+                status = VA_STATUS_ERROR_INVALID_BUFFER;
+                break;
+            }
             status = add_slices(context, buffer);
             break;
         default:
@@ -2633,6 +2647,8 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     drv->no_derive = env_flag("SWIFTVT_VA_NO_DERIVE");
     drv->faults = parse_faults(getenv("SWIFTVT_VA_FAIL"));
     drv->tamper = parse_tamper(getenv("SWIFTVT_VA_TAMPER"));
+    const char *render_nth = getenv("SWIFTVT_VA_FAIL_RENDER");
+    drv->fail_render_slice = render_nth ? strtol(render_nth, NULL, 10) : 0;
     const char *nth = getenv("SWIFTVT_VA_FAIL_END_PICTURE");
     drv->fail_end_picture = nth ? strtol(nth, NULL, 10) : 0;
     drv->fail_end_picture_status = nth && strstr(nth, ":operation-failed") ? VA_STATUS_ERROR_OPERATION_FAILED
