@@ -283,7 +283,10 @@ read_back() {
         fail "$1: exit $rc, md5 $md5 (want $small_md5), $reads (expected mostly $3)"
     fi
 }
-read_back "derive in system memory" SWIFTVT_VA_DERIVE_NS_PER_BYTE=0 derive
+# The nvdec personality refuses derive altogether (nvidia-vaapi-driver): vaGetImage there.
+fast_derive_expected=derive
+[ "${SWIFTVT_VA_PERSONALITY:-}" = nvdec ] && fast_derive_expected=copy
+read_back "derive in system memory" SWIFTVT_VA_DERIVE_NS_PER_BYTE=0 "$fast_derive_expected"
 read_back "derive as slow as uncached memory (20 ns/byte)" SWIFTVT_VA_DERIVE_NS_PER_BYTE=20 copy
 read_back "derive refused (SWIFTVT_VA_NO_DERIVE=1)" SWIFTVT_VA_NO_DERIVE=1 copy
 # Downstream taking NV12 as well (videoconvert): the surfaces' own layout goes out, no de-interleave
