@@ -106,9 +106,6 @@ final class CheckingAccelerator: H264Accelerator {
     /// Output pictures the caller has not taken yet (VAH264Accelerator.outputPictures): they keep
     /// their surfaces until the caller reads them back, after each access unit.
     private(set) var heldOutputs: [H264Picture] = []
-    private(set) var pictureCount = 0
-    private(set) var outputCount = 0
-    private(set) var sliceCount = 0
 
     /// What each begun picture and each slice were given, by frame reference, for comparing with
     /// an encoder's plan; kept only when `recordsCalls` is set.
@@ -226,7 +223,6 @@ final class CheckingAccelerator: H264Accelerator {
             referenceFrames.count == references.count && zip(referenceFrames, references).allSatisfy { $0 === $1 },
             "referenceFrames are not the DPB's reference frames")
         require(referenceFrames.count <= 16, "\(referenceFrames.count) reference frames; VA's ReferenceFrames holds 16")
-        pictureCount += 1
         let entry = PictureLedgerEntry(
             picture: picture, state: .failedToBegin, pool: pool, dropped: dropped, epoch: epoch,
             referenceFrames: referenceFrames)
@@ -253,7 +249,6 @@ final class CheckingAccelerator: H264Accelerator {
         require(openPicture === picture, "decodeSlice for a picture that is not between startPicture and endPicture")
         require(!openPictureFailed, "decodeSlice for a picture whose startPicture or an earlier decodeSlice failed")
         guard let entry = Self.entry(picture) else { fail("decodeSlice for a picture never begun") }
-        sliceCount += 1
         let header = slice.header
         require(
             referencePictureList0.count == header.numRefIdxL0Active && referencePictureList1.count == header.numRefIdxL1Active,
@@ -319,7 +314,6 @@ final class CheckingAccelerator: H264Accelerator {
                     && picture.frameNum == entry.frameNum,
                 "a picture's POC or frame_num changed between startPicture and output")
         }
-        outputCount += 1
         heldOutputs.append(picture)
     }
 

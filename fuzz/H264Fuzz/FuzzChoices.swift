@@ -9,8 +9,6 @@ struct FuzzChoices {
         self.bytes = bytes
     }
 
-    var isExhausted: Bool { bitPosition >= bytes.count * 8 }
-
     /// The next `count` bits (at most 32), most significant first; zeros past the end.
     mutating func bits(_ count: Int) -> UInt32 {
         var value: UInt32 = 0
