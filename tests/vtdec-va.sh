@@ -326,6 +326,43 @@ else
 fi
 
 echo
+echo "== frame_num gaps (8.2.5.2): inferred frames are surfaces in ReferenceFrames"
+# tests/frame_num_gap_stream.py turns an x264 Baseline stream into one with two frame_num gaps whose
+# last pictures predict from a fixed index of lists that count the inferred frames; the nvdec and
+# mesa personalities check that every inferred frame is in ReferenceFrames (those devices build
+# their lists from it), which fails when the inferred frames get no surface.
+gap_base="$work/gap-base.264"
+gap="$work/frame-num-gap.264"
+if [[ "$(ffmpeg -hide_banner -encoders 2>/dev/null || true)" != *libx264* ]]; then
+    missing_input_part "vtdec-va: frame_num gap case: this ffmpeg has no libx264 encoder (Debian's ffmpeg has it)" ||
+        fail "frame_num gap case: no libx264 encoder in ffmpeg"
+elif ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=128x96:rate=25" -frames:v 10 -c:v libx264 \
+        -profile:v baseline -x264-params ref=4:bframes=0:keyint=300 -f h264 "$gap_base" 2>"$work/gap.encode" &&
+     python3 "$root/tests/frame_num_gap_stream.py" "$gap_base" "$gap"; then
+    gap_want="$(ffmpeg -nostdin -v error -i "$gap" -f rawvideo -pix_fmt yuv420p - | md5sum | cut -d' ' -f1)"
+    # The last two frames are copies of the last x264 frame (exactly, no residual).
+    gap_copies="$(ffmpeg -nostdin -v error -i "$gap" -f framemd5 - | grep -v '^#' | tail -3 | awk -F', *' '{ print $6 }' | sort -u | wc -l)"
+    [ "$gap_copies" = 1 ] || fail "frame_num gap stream: libavcodec does not decode its last two frames as copies of frame 10"
+    for personality in "${SWIFTVT_VA_PERSONALITY:-}" nvdec mesa; do
+        rc=0
+        SWIFTVT_VA_PERSONALITY="$personality" SWIFTVT_VA_REPORT="$work/gap.report" SWIFTVT_VA_SELFCHECK=1 \
+            decode "$gap" require "$work/gap.yuv" >"$work/gap.log" 2>&1 || rc=$?
+        md5="$(md5sum <"$work/gap.yuv" | cut -d' ' -f1)"
+        frames=$(($(stat -c %s "$work/gap.yuv") / (128 * 96 * 3 / 2)))
+        validation="$(count "VALIDATION" "$work/gap.report")"
+        if [ "$rc" = 0 ] && [ "$md5" = "$gap_want" ] && [ "$frames" = 12 ] && [ "$validation" = 0 ] &&
+           grep -q "with VA-API" "$work/gap.log"; then
+            echo "personality ${personality:-none}: 12 frames, equal to libavcodec, 0 validation complaints"
+        else
+            fail "frame_num gaps, personality ${personality:-none}: exit $rc, $frames frames, md5 $md5 (libavcodec: $gap_want), $validation validation complaint(s)"
+            grep -m3 "VALIDATION" "$work/gap.report" | cut -c1-300 | sed 's/^/    /' || true
+        fi
+    done
+else
+    fail "could not make the frame_num gap stream"; head -3 "$work/gap.encode"
+fi
+
+echo
 echo "== hardware=disable never opens a VA display"
 rc=0
 SWIFTVT_VA_LOG=1 decode "$small" disable "$work/disable.yuv" >"$work/disable.log" 2>&1 || rc=$?
@@ -387,6 +424,17 @@ shared_display "two vtdec" "filesrc location=$small ! h264parse-to-avcc ! tee na
 if [ "${SWIFTVT_VA_PERSONALITY:-}" != nvdec ]; then
     shared_display "vtenc ! vtdec" "videotestsrc num-buffers=10 ! video/x-raw,format=I420,width=320,height=240 \
         ! vtenc hardware=require ! vtdec hardware=require ! fakesink"
+fi
+
+echo
+echo "== a failed device discovery is not remembered: the next session of the same elements finds the device"
+# tests/va_discovery_retry.py: a Python application's first run with the driver offering no H.264
+# (SWIFTVT_VA_NO_H264=any) decodes and encodes in software; after the variable is unset, READY ->
+# PLAYING again uses VA-API (active-backend), as after a driver was installed or a permission fixed.
+if /usr/bin/python3 "$root/tests/va_discovery_retry.py" "$small" >"$work/retry.log" 2>&1; then
+    grep -E "^vt(dec|enc):" "$work/retry.log"
+else
+    fail "discovery after a failed one: $(grep -E "^vt(dec|enc):|Error|error" "$work/retry.log" | tr '\n' ' ' | cut -c1-400)"
 fi
 
 echo
