@@ -34,6 +34,10 @@ let package = Package(
         .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
         .plugin(name: "InstallGStreamerPlugin", targets: ["InstallGStreamerPlugin"]),
         .executable(name: "swiftvt-bench", targets: ["SwiftVTBench"]),
+        // The seeds' Swift code against SwiftVT's own API, without GStreamer (Examples/, README).
+        .executable(name: "swiftvt-example-decode", targets: ["DecodeToFrames"]),
+        .executable(name: "swiftvt-example-compress", targets: ["CompressForNetwork"]),
+        .executable(name: "swiftvt-example-multipass", targets: ["MultiPassEncode"]),
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
@@ -88,6 +92,23 @@ let package = Package(
         .executableTarget(
             name: "SwiftVTBench", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "bench/SwiftVTBench",
             swiftSettings: optimized),
+        // The examples: seed case 2 (decode to pixel buffers), case 4 (compress for the network)
+        // and multi-pass, with what they share (Annex B writing, generated pictures, options).
+        .target(
+            name: "ExampleSupport", dependencies: ["SwiftVT", "MediaCore", "H264", "SwiftVTFileSupport"],
+            path: "Examples/ExampleSupport", swiftSettings: strictSwift),
+        .executableTarget(
+            name: "DecodeToFrames",
+            dependencies: ["ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "H264", "MediaCore", "SwiftVTFileSupport"],
+            path: "Examples/DecodeToFrames", swiftSettings: strictSwift),
+        .executableTarget(
+            name: "CompressForNetwork",
+            dependencies: ["ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "MediaCore", "SwiftVTFileSupport"],
+            path: "Examples/CompressForNetwork", swiftSettings: strictSwift),
+        .executableTarget(
+            name: "MultiPassEncode",
+            dependencies: ["ExampleSupport", "SwiftVT", "SoftwareCodecs", "MediaCore", "SwiftVTFileSupport"],
+            path: "Examples/MultiPassEncode", swiftSettings: strictSwift),
         // Shared by the test targets: the corpus, MD5, seeded randomness.
         .target(
             name: "SwiftVTTestSupport", dependencies: ["SwiftVTFileSupport"],
