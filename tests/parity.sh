@@ -12,8 +12,8 @@
 #     x264enc; with downstream asking baseline (no field coding, A.2.1): one ERROR at the caps.
 #  5  rate-control=quality quality=1 (and 0.99): High 4:4:4 Predictive, lossless (decoded MD5 =
 #     source MD5); a downstream that refuses high-4:4:4: one ERROR at the caps.
-#  6  h264parse ! video/x-h264,alignment=nal ! h264parse-to-avcc (and after rtph264depay): the
-#     reference MD5 through vtdec.
+#  6  h264parse ! video/x-h264,alignment=nal ! h264parse-to-avcc (and after rtph264depay, also
+#     with SPS/PPS repeated between the slices of IDR pictures): the reference MD5 through vtdec.
 #  7  length-prefixed (avc) data labelled byte-stream into vtdec: 100 frames, the reference MD5,
 #     one WARNING (avdec_h264 decodes it too).
 #  8  a Matroska file with bit errors: vtdec outputs at least avdec_h264's frames.
@@ -150,6 +150,25 @@ rm -f "$work/r6.yuv"
 "${runner[@]}" --timeout 120 --expect eos "filesrc location=$corpus/h264/BA_MW_D.264 ! h264parse ! rtph264pay ! rtph264depay ! video/x-h264,alignment=nal ! h264parse-to-avcc ! vtdec ! video/x-raw,format=I420 ! filesink location=$work/r6.yuv" >/dev/null 2>&1 || true
 md5="$(md5sum <"$work/r6.yuv" | cut -d' ' -f1)"
 if [ "$md5" = "$(reference_md5 BA_MW_D.264)" ]; then pass "row 6: after rtph264depay (alignment=nal): reference MD5"; else fail "row 6: after rtph264depay: MD5 $md5"; fi
+# rtph264pay config-interval=-1 repeats SPS and PPS before every IDR slice, so with several
+# slices per picture they sit between two slices of one picture (against 7.4.1.2.3).
+# h264parse-to-avcc keeps such a picture whole (before the fix it cut it at the SPS: 3 and 14
+# pictures concealed, MD5 420c22c1... and bac27080...). The peers in the same place,
+# h264parse ! avdec_h264, give those same wrong MD5s today: printed, not required.
+for stream in SVA_Base_B.264 test_cif_I_CABAC_slice.264; do
+    for chain in "h264parse-to-avcc ! vtdec" "h264parse ! avdec_h264"; do
+        rm -f "$work/r6.yuv"
+        "${runner[@]}" --timeout 300 --expect eos "filesrc location=$corpus/h264/$stream ! h264parse ! rtph264pay config-interval=-1 ! rtph264depay ! video/x-h264,alignment=nal ! $chain ! video/x-raw,format=I420 ! filesink location=$work/r6.yuv" >"$work/r6.log" 2>&1 || true
+        md5="$(md5sum <"$work/r6.yuv" | cut -d' ' -f1)"
+        if [ "$md5" = "$(reference_md5 "$stream")" ]; then
+            pass "row 6: $stream, SPS/PPS before every IDR slice (rtph264pay config-interval=-1), $chain: reference MD5"
+        elif [ "$chain" = "h264parse ! avdec_h264" ]; then
+            echo "parity: note: row 6: $stream, SPS/PPS before every IDR slice: the peers ($chain) give MD5 $md5, not the reference"
+        else
+            fail "row 6: $stream, SPS/PPS before every IDR slice, $chain: MD5 $md5, reference $(reference_md5 "$stream")"
+        fi
+    done
+done
 
 # Row 7: avc data under byte-stream caps, vtdec and its peer.
 ffmpeg -v error -y -r 25 -i "$corpus/h264/BA_MW_D.264" -c copy "$work/ba.mkv"

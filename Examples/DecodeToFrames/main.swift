@@ -51,6 +51,12 @@ stream.withUnsafeBytes { bytes in
     var assembler = AccessUnitAssembler()
     AnnexB.forEachNALUnit(in: bytes) { unit in
         let step = assembler.push(nalUnit: UnsafeRawBufferPointer(rebasing: bytes[unit.payloadRange]))
+        if step.continuesPreviousPicture, accessUnitRanges.count >= 2, let last = accessUnitRanges.popLast() {
+            // Parameter sets between two slices of one picture (as RTP payloaders write them):
+            // they and the slice after them belong to the previous access unit.
+            let previous = accessUnitRanges[accessUnitRanges.count - 1]
+            accessUnitRanges[accessUnitRanges.count - 1] = previous.lowerBound..<last.upperBound
+        }
         if step.startsNewAccessUnit || accessUnitRanges.isEmpty {
             accessUnitRanges.append(unit.startCodeOffset..<unit.payloadRange.upperBound)
         } else if let last = accessUnitRanges.last {

@@ -61,6 +61,13 @@ public struct AccessUnitAssemblyStep: Sendable {
     public var problem: H264Error?
     /// For SPS/PPS: whether it is new or differs from the one stored under its id.
     public var parameterSetChange: ParameterSetStore.Change?
+    /// A slice of the picture before the last access-unit boundary, which an SPS, PPS or SEI
+    /// between two slices of one picture made (against 7.4.1.2.3, but RTP payloaders that repeat
+    /// the parameter sets before every IDR slice write it: rtph264pay config-interval=-1 with
+    /// several slices per picture). The picture goes on: a caller that can should put the NAL
+    /// units since that boundary into the previous access unit (``AccessUnitSplitter`` does),
+    /// as h264parse-fed libavcodec decodes it.
+    public var continuesPreviousPicture = false
 }
 
 /// Groups NAL units, in decoding order, into access units following 7.4.1.2.3 and 7.4.1.2.4, and
@@ -86,6 +93,9 @@ public struct AccessUnitAssembler: Sendable {
     private var currentAccessUnitHasNALUnits = false
     /// Recovery point seen in the current access unit before its first slice.
     private var pendingRecoveryFrameCount: Int?
+    /// The picture that an SPS/PPS/SEI after its slices ended, kept until the next slice shows
+    /// whether it really ended (a new primary picture, 7.4.1.2.4) or goes on.
+    private var suspendedPicture: (picture: AccessUnitPicture, lastSlice: PrimaryPictureIdentity)?
 
     public init() {}
 
@@ -117,7 +127,13 @@ public struct AccessUnitAssembler: Sendable {
              .prefixNALUnit, .subsetSequenceParameterSet, .depthParameterSet,
              NALUnitType(rawValue: 17), NALUnitType(rawValue: 18):
             // 7.4.1.2.3: after the last VCL NAL unit of a primary picture, these begin the next
-            // access unit.
+            // access unit. Unless it is an access unit delimiter, the picture is kept in case the
+            // next slice continues it (continuesPreviousPicture).
+            if header.nalUnitType == .accessUnitDelimiter {
+                suspendedPicture = nil
+            } else if seenVCLInCurrentAccessUnit, let picture = currentPicture, let last = lastSliceIdentity {
+                suspendedPicture = (picture, last)
+            }
             if seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
             joinCurrentAccessUnit(&step)
             storeNonVCL(nalUnit, header: header, step: &step)
@@ -141,6 +157,7 @@ public struct AccessUnitAssembler: Sendable {
             seenVCLInCurrentAccessUnit = false
             currentAccessUnitHasNALUnits = false
             pendingRecoveryFrameCount = nil
+            suspendedPicture = nil
         }
         return currentPicture
     }
@@ -200,6 +217,16 @@ public struct AccessUnitAssembler: Sendable {
                 joinCurrentAccessUnit(&step)
             }
             return
+        }
+        if !seenVCLInCurrentAccessUnit, let suspended = suspendedPicture {
+            suspendedPicture = nil
+            if !suspended.lastSlice.differsAsNewPrimaryPicture(from: quick.identity) {
+                // The parameter sets or SEI came between two slices of one picture: it goes on.
+                currentPicture = suspended.picture
+                lastSliceIdentity = suspended.lastSlice
+                seenVCLInCurrentAccessUnit = true
+                step.continuesPreviousPicture = true
+            }
         }
         let startsPicture: Bool
         if seenVCLInCurrentAccessUnit, let last = lastSliceIdentity {

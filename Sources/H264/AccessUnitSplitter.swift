@@ -68,6 +68,20 @@ public struct AccessUnitSplitter: Sendable {
     /// Where the search for the end of the open NAL unit resumes, so that bytes are scanned once
     /// when a large NAL unit arrives in many pieces.
     private var endSearchFrom = 0
+    /// An access-unit boundary that an SPS, PPS or SEI after a picture's slices made, held until
+    /// the next slice says whether the picture goes on (the assembler's
+    /// `continuesPreviousPicture`): where it is in `current`, and the picture it ended.
+    private var tentativeBoundary: TentativeBoundary?
+
+    private struct TentativeBoundary {
+        /// Offset of its start code from the start of the access unit.
+        var byteOffset: Int
+        /// How many NAL units and problems of `current` come before it.
+        var nalUnitCount: Int
+        var problemCount: Int
+        var skippedExtensionNALUnitCount: Int
+        var picture: AccessUnitPicture?
+    }
 
     public init() {}
 
@@ -82,6 +96,7 @@ public struct AccessUnitSplitter: Sendable {
         currentHasContent = false
         classifiedUpTo = 0
         endSearchFrom = 0
+        tentativeBoundary = nil
     }
 
     /// Looks for the next complete access unit in `data` (see the type's comment).
@@ -95,6 +110,9 @@ public struct AccessUnitSplitter: Sendable {
                     return garbage > 0 ? .skip(garbage) : .needMoreData
                 }
                 if dataEnd == .accessUnitBoundary {
+                    // Upstream says the access unit ends here; a held boundary stands (what
+                    // follows it is an access unit of its own, without a picture).
+                    if let boundary = tentativeBoundary { return .accessUnit(confirm(boundary)) }
                     return .accessUnit(finishCurrent(byteCount: data.count))
                 }
                 return .needMoreData
@@ -123,6 +141,24 @@ public struct AccessUnitSplitter: Sendable {
                 continue
             }
             let step = assembler.push(nalUnit: UnsafeRawBufferPointer(rebasing: data[payloadStart..<nalEnd]))
+            if let boundary = tentativeBoundary {
+                if step.continuesPreviousPicture {
+                    // The picture goes on: the parameter sets or SEI stay inside its access unit.
+                    tentativeBoundary = nil
+                } else if !Self.holdsBoundary(step.nalUnitType) {
+                    // A new picture (or a delimiter): the held boundary was the end. The NAL
+                    // unit is classified again from the new access unit's start.
+                    return .accessUnit(confirm(boundary, movingAlong: (step, payloadStart..<nalEnd)))
+                }
+            }
+            if step.startsNewAccessUnit && currentHasContent && Self.holdsBoundary(step.nalUnitType) {
+                tentativeBoundary = TentativeBoundary(
+                    byteOffset: codeStart, nalUnitCount: current.nalUnits.count, problemCount: current.problems.count,
+                    skippedExtensionNALUnitCount: current.skippedExtensionNALUnitCount, picture: step.completedPicture)
+                record(step, at: payloadStart, length: nalEnd - payloadStart)
+                classifiedUpTo = nalEnd
+                continue
+            }
             if step.startsNewAccessUnit && currentHasContent {
                 // This NAL unit begins the next access unit: everything before its start code is
                 // the access unit to hand out, and the offsets move to the next one.
@@ -139,6 +175,43 @@ public struct AccessUnitSplitter: Sendable {
             currentHasContent = true
             classifiedUpTo = nalEnd
         }
+    }
+
+    /// NAL units whose boundary is held: SPS, PPS and SEI may sit between two slices of one
+    /// picture in streams from RTP payloaders; an access unit delimiter may not.
+    private static func holdsBoundary(_ type: NALUnitType) -> Bool {
+        type == .sequenceParameterSet || type == .pictureParameterSet || type == .sei
+    }
+
+    /// Ends the access unit at the held boundary: what was recorded after it (and the NAL unit
+    /// just pushed, when given, with its payload range) moves to the next access unit, with
+    /// offsets from that one's start.
+    private mutating func confirm(
+        _ boundary: TentativeBoundary, movingAlong pushed: (step: AccessUnitAssemblyStep, payload: Range<Int>)? = nil
+    ) -> AccessUnit {
+        tentativeBoundary = nil
+        var finished = current
+        finished.byteCount = boundary.byteOffset
+        finished.picture = boundary.picture
+        finished.nalUnits = Array(current.nalUnits[..<boundary.nalUnitCount])
+        finished.problems = Array(current.problems[..<boundary.problemCount])
+        finished.skippedExtensionNALUnitCount = boundary.skippedExtensionNALUnitCount
+        var next = AccessUnit.empty
+        next.nalUnits = current.nalUnits[boundary.nalUnitCount...].map { unit in
+            var moved = unit
+            moved.offset -= boundary.byteOffset
+            return moved
+        }
+        next.problems = Array(current.problems[boundary.problemCount...])
+        next.skippedExtensionNALUnitCount = current.skippedExtensionNALUnitCount - boundary.skippedExtensionNALUnitCount
+        current = next
+        currentHasContent = true
+        classifiedUpTo -= boundary.byteOffset
+        if let pushed {
+            record(pushed.step, at: pushed.payload.lowerBound - boundary.byteOffset, length: pushed.payload.count)
+            classifiedUpTo = pushed.payload.upperBound - boundary.byteOffset
+        }
+        return finished
     }
 
     private mutating func finishCurrent(byteCount: Int) -> AccessUnit {

@@ -171,3 +171,77 @@ struct AccessUnitCorpusTests {
         #expect(headerDamageDetected >= 20, "only \(headerDamageDetected) of 33 header-damaged variants reported a problem")
     }
 }
+
+/// RTP payloaders that repeat the parameter sets before every IDR slice (rtph264pay
+/// config-interval=-1 with several slices per picture) put an SPS and a PPS between two slices of
+/// one picture, which 7.4.1.2.3 does not allow; rtph264depay hands that on as it is. h264parse and
+/// libavcodec keep such a picture whole, and so must the splitter: the parameter sets belong to the
+/// access unit of the picture they sit in.
+@Suite("Parameter sets between the slices of one picture")
+struct ParameterSetsBetweenSlicesTests {
+    /// `bytes` with the last SPS and PPS seen written again before every IDR slice that is not the
+    /// first of its picture (first_mb_in_slice != 0: its first payload bit is 0, ue(v) not "1").
+    static func withParameterSetsBeforeEveryIDRSlice(_ bytes: [UInt8]) -> (stream: [UInt8], inserted: Int) {
+        var out: [UInt8] = []
+        var sps: [UInt8] = [], pps: [UInt8] = []
+        var inserted = 0
+        for unit in AnnexB.nalUnits(in: bytes) {
+            let nal = Array(bytes[unit.payloadRange])
+            switch nal[0] & 0x1F {
+            case 7: sps = nal
+            case 8: pps = nal
+            case 5 where nal.count > 1 && nal[1] & 0x80 == 0 && !sps.isEmpty && !pps.isEmpty:
+                out += [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps
+                inserted += 1
+            default: break
+            }
+            out += [0, 0, 0, 1] + nal
+        }
+        return (out, inserted)
+    }
+
+    /// The splitter over `bytes` handed over in `pieceSize` pieces (the whole at once when nil),
+    /// as GstBaseParse hands over its adapter: the primary pictures of the access units, in order.
+    static func split(_ bytes: [UInt8], nalAligned: Bool) -> [AccessUnitPicture?] {
+        var splitter = AccessUnitSplitter()
+        var pictures: [AccessUnitPicture?] = []
+        // NAL-aligned input (rtph264depay alignment=nal): the data grows one NAL unit at a time
+        // and every call ends at a NAL unit boundary; the last call ends the stream.
+        let ends = nalAligned ? AnnexB.nalUnits(in: bytes).map { $0.payloadRange.upperBound } : [bytes.count]
+        var consumed = 0
+        for (index, end) in ends.enumerated() {
+            let last = index == ends.count - 1
+            loop: while true {
+                let result = bytes[consumed..<end].withUnsafeBytes { data in
+                    splitter.next(in: data, dataEnd: last ? .accessUnitBoundary : .nalUnitBoundary)
+                }
+                switch result {
+                case .skip(let count): consumed += count
+                case .accessUnit(let unit):
+                    consumed += unit.byteCount
+                    pictures.append(unit.picture)
+                    if consumed >= end { break loop }
+                case .needMoreData: break loop
+                }
+            }
+        }
+        return pictures
+    }
+
+    @Test("one access unit per picture, slices counted, with the parameter sets repeated inside IDR pictures", .requiresCorpus,
+          arguments: ["test_cif_I_CABAC_slice.264", "SVA_Base_B.264"])
+    func parameterSetsInsideAPictureKeepItWhole(file: String) throws {
+        let entry = try #require(Corpus.entry(file))
+        let original = try #require(Corpus.bytes(of: entry))
+        let (modified, inserted) = Self.withParameterSetsBeforeEveryIDRSlice(original)
+        #expect(inserted > 0, "\(file) has no IDR picture of several slices")
+        let reference = Self.split(original, nalAligned: false).compactMap { $0 }
+        #expect(reference.count == entry.frames)
+        for nalAligned in [false, true] {
+            let pictures = Self.split(modified, nalAligned: nalAligned).compactMap { $0 }
+            #expect(pictures.count == entry.frames, "\(file), NAL-aligned \(nalAligned): \(pictures.count) pictures for \(entry.frames)")
+            #expect(pictures.map(\.sliceCount) == reference.map(\.sliceCount), "\(file), NAL-aligned \(nalAligned): slices per picture differ")
+            #expect(pictures.map(\.pictureOrderCount) == reference.map(\.pictureOrderCount))
+        }
+    }
+}
