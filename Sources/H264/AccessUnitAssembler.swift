@@ -203,7 +203,9 @@ public struct AccessUnitAssembler: Sendable {
         // slice of each picture, which is all POC and MMCO detection need.
         let quick: SliceIdentity
         do throws(H264Error) {
-            quick = try SliceIdentity.parse(nalUnit: nalUnit, parameterSets: parameterSets)
+            quick = try parameterSets.withSliceIdentityContexts { (contexts) throws(H264Error) in
+                try SliceIdentity.parse(nalUnit: nalUnit, contexts: contexts)
+            }
         } catch {
             step.problem = error
             return

@@ -34,6 +34,12 @@ public struct ParameterSetStore: Sendable {
         id >= 0 && id < identityContexts.count ? identityContexts[id] : nil
     }
 
+    /// The slice identity contexts indexed by PPS id (nil where a PPS or its SPS is missing),
+    /// for parsing many slice headers without touching the store's containers.
+    func withSliceIdentityContexts<R, E: Error>(_ body: (UnsafeBufferPointer<SliceIdentityContext?>) throws(E) -> R) throws(E) -> R {
+        try identityContexts.withUnsafeBufferPointer { buffer in Result { () throws(E) -> R in try body(buffer) } }.get()
+    }
+
     private mutating func refreshIdentityContexts() {
         for id in 0..<identityContexts.count {
             guard let pps = pictureParameterSets[id]?.parsed, let sps = sequenceParameterSet(id: pps.seqParameterSetID) else {

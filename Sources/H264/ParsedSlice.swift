@@ -92,7 +92,11 @@ struct SliceIdentity: Sendable {
     /// Enough unescaped bytes for every field up to redundant_pic_cnt at their largest.
     static let maximumBytes = 48
 
-    static func parse(nalUnit: UnsafeRawBufferPointer, parameterSets: ParameterSetStore) throws(H264Error) -> SliceIdentity {
+    /// `contexts`: ``ParameterSetStore``'s slice identity contexts by PPS id
+    /// (`withSliceIdentityContexts`). A buffer, not the store: the parse runs for every slice
+    /// (8160 a picture in a stream of one slice per macroblock), and a closure holding the store
+    /// retained and released its three containers each time, a quarter of the parser's time.
+    static func parse(nalUnit: UnsafeRawBufferPointer, contexts: UnsafeBufferPointer<SliceIdentityContext?>) throws(H264Error) -> SliceIdentity {
         guard let first = nalUnit.first else { throw H264Error.truncated(what: "nal_unit_header") }
         let header = NALUnitHeader(byte: first)
         let isIDR = header.nalUnitType == .codedSliceIDR
@@ -102,7 +106,7 @@ struct SliceIdentity: Sendable {
                 _ = try reader.readUE("first_mb_in_slice")
                 let sliceType = try reader.readUE("slice_type", max: 9)
                 let ppsID = try reader.readUE("pic_parameter_set_id", max: 255)
-                guard let context = parameterSets.sliceIdentityContext(ppsID: ppsID) else {
+                guard ppsID < contexts.count, let context = contexts[ppsID] else {
                     throw H264Error.missingParameterSet(kind: "PPS", id: ppsID)
                 }
                 if context.separateColourPlaneFlag { _ = try reader.readBits(2, "colour_plane_id") }
