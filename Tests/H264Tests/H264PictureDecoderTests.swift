@@ -350,6 +350,45 @@ struct H264PictureDecoderTests {
         #expect(lastSlice.list0.first??.picOrderCnt == 34)
     }
 
+    @Test("after a failed newSequence the DPB keeps the size of the sequence still active, the surfaces the accelerator has")
+    func refusedSequenceLeavesTheDPBSize() throws {
+        // Found by fuzz/run.sh (decoder mode, 3.56 M executions in): SPS A (a DPB of 1 frame),
+        // then SPS B (16 frames) refused by the accelerator, then A's pictures again. The DPB
+        // took B's size before newSequence failed, so A's pictures piled up past the one frame
+        // (two surfaces with the current picture) A's sequence was given.
+        let accelerator = RecordingAccelerator()
+        accelerator.failNewSequenceNumber = 2
+        // Level 1.0 (MaxDpbMbs 396, A.3.1): 22x18 macroblocks leave room for 1 frame, 2x2 for 16.
+        let spsA = SyntheticStream.sequenceParameterSet(widthInMbsMinus1: 21, heightInMapUnitsMinus1: 17, levelIdc: 10)
+        let spsB = SyntheticStream.sequenceParameterSet(widthInMbsMinus1: 1, heightInMapUnitsMinus1: 1, levelIdc: 10)
+        let pps = SyntheticStream.pictureParameterSet()
+        var accessUnits: [[[UInt8]]] = [[spsA, pps, SyntheticStream.slice(.init(isIDR: true))]]
+        accessUnits.append([spsB, pps, SyntheticStream.slice(.init(isIDR: true))])
+        accessUnits.append([spsA, pps, SyntheticStream.slice(.init(isIDR: true))])
+        // Non-reference P pictures in reverse POC order: each waits for output as long as the
+        // reorder window (the whole DPB without a VUI) lets it.
+        for index in 1...6 {
+            accessUnits.append([SyntheticStream.slice(.init(
+                nalRefIdc: 0, frameNum: 1, picOrderCntLsb: UInt32(2 * (10 - index))))])
+        }
+        let decoder = H264PictureDecoder(accelerator: accelerator)
+        var largestDPB = 0
+        var errors = 0
+        for accessUnit in accessUnits {
+            for unit in accessUnit {
+                unit.withUnsafeBytes { nal in
+                    do throws(H264DecodingError) { try decoder.decode(nalUnit: nal, frameReference: 0) } catch { errors += 1 }
+                }
+            }
+            do throws(H264DecodingError) { try decoder.finishAccessUnit() } catch { errors += 1 }
+            largestDPB = max(largestDPB, decoder.decodedPictureBuffer.pictures.count)
+        }
+        #expect(errors >= 1, "the refused sequence is reported")
+        #expect(accelerator.sequences.count == 1 && accelerator.sequences.first?.maxDpbFrames == 1)
+        #expect(decoder.decodedPictureBuffer.capacity == 1)
+        #expect(largestDPB <= 1, "the DPB held \(largestDPB) frames on an accelerator given a DPB of 1")
+    }
+
     // MARK: - Reference lists and marking on made-up DPBs
 
     static func picture(frameNum: Int, poc: Int, marking: H264ReferenceMarking = .shortTerm) -> H264Picture {

@@ -6,12 +6,13 @@ enum SyntheticStream {
     /// A baseline SPS: 32x32, POC type 0 with 6-bit LSBs, 4-bit frame_num unless asked for
     /// more (7.3.2.1.1).
     static func sequenceParameterSet(
-        id: UInt32 = 0, picOrderCntType: UInt32 = 0, log2MaxFrameNumMinus4: UInt32 = 0, widthInMbsMinus1: UInt32 = 1
+        id: UInt32 = 0, picOrderCntType: UInt32 = 0, log2MaxFrameNumMinus4: UInt32 = 0, widthInMbsMinus1: UInt32 = 1,
+        heightInMapUnitsMinus1: UInt32 = 1, levelIdc: UInt32 = 30
     ) -> [UInt8] {
         var w = BitWriter()
         w.writeBits(66, count: 8)        // profile_idc: baseline
         w.writeBits(0b1100_0000, count: 8)  // constraint_set0/1: constrained baseline
-        w.writeBits(30, count: 8)        // level_idc
+        w.writeBits(levelIdc, count: 8)  // level_idc
         w.writeUE(id)                    // seq_parameter_set_id
         w.writeUE(log2MaxFrameNumMinus4)
         w.writeUE(picOrderCntType)
@@ -19,7 +20,7 @@ enum SyntheticStream {
         w.writeUE(1)                     // max_num_ref_frames
         w.writeFlag(false)               // gaps_in_frame_num_value_allowed_flag
         w.writeUE(widthInMbsMinus1)
-        w.writeUE(1)                     // pic_height_in_map_units_minus1
+        w.writeUE(heightInMapUnitsMinus1)
         w.writeFlag(true)                // frame_mbs_only_flag
         w.writeFlag(true)                // direct_8x8_inference_flag
         w.writeFlag(false)               // frame_cropping_flag

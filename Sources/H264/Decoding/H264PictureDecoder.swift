@@ -287,11 +287,13 @@ public final class H264PictureDecoder {
         previousReferencePicOrderCnt = 0
         let dpbFrames = sps.maxDpbFrames
         let reorder = Self.reorderFrames(of: sps)
+        try accelerator.newSequence(H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
+        // Active, and its DPB size in force, only once the accelerator took it: after a failed
+        // newSequence the next picture asks again rather than going to an accelerator that has no
+        // sequence, and pictures of the sequence still active are held within that sequence's DPB,
+        // the surfaces the accelerator has (a DPB sized for the refused sequence outgrew them).
         decodedPictureBuffer.capacity = dpbFrames
         decodedPictureBuffer.maxReorderFrames = reorder
-        try accelerator.newSequence(H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
-        // Active only once the accelerator took it: after a failed newSequence the next picture
-        // asks again, rather than going to an accelerator that has no sequence.
         activeSequenceParameterSet = sps
     }
 
