@@ -91,26 +91,10 @@ def fail(message):
     sys.exit(1)
 
 
-def use_plugin_from_environment():
-    """SWIFTVT_PLUGIN: load exactly that file, through a private plugin directory and registry.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import plugin_env  # noqa: E402
 
-    A plugin that failed to load once is blacklisted in the shared registry, and a stale copy
-    elsewhere on GST_PLUGIN_PATH must not be picked up instead (see pipelines/lib/plugin-env.sh).
-    Must run before GStreamer initialises: it reads both variables then."""
-    plugin = os.environ.get("SWIFTVT_PLUGIN")
-    if not plugin:
-        return
-    if not os.path.isfile(plugin):
-        fail(f"SWIFTVT_PLUGIN={plugin} does not exist: build the plugin first (meson compile -C build)")
-    work_dir = tempfile.mkdtemp(prefix="swiftvt-pipeline-")
-    atexit.register(shutil.rmtree, work_dir, True)
-    os.mkdir(os.path.join(work_dir, "plugins"))
-    os.symlink(os.path.realpath(plugin), os.path.join(work_dir, "plugins", "libgstswiftvt.so"))
-    os.environ["GST_PLUGIN_PATH"] = os.path.join(work_dir, "plugins")
-    os.environ["GST_REGISTRY"] = os.path.join(work_dir, "registry.bin")
-
-
-use_plugin_from_environment()
+plugin_env.use_swiftvt_plugin()  # before Gst.init, which reads GST_PLUGIN_PATH and GST_REGISTRY
 import gi  # noqa: E402  (after the environment: GStreamer reads it when it initialises)
 
 gi.require_version("Gst", "1.0")
