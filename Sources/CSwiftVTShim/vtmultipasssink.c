@@ -90,15 +90,30 @@ typedef struct {
 static void seek_upstream(GstElement *element, gpointer data) {
     SeekRange *range = data;
     GstBaseSink *sink = GST_BASE_SINK(element);
+    // The ranges are in buffer time stamps; a seek position is stream time, which differs when
+    // the source's time stamps do not start at 0 (MPEG-TS, files with a start offset): converted
+    // with the segment the frames came in (positions before its start convert too, the _full
+    // variant). Without it the seek landed before or after the range and the pass got no frame.
+    guint64 start = range->start, stop = range->stop, converted;
+    GST_OBJECT_LOCK(sink);
+    if (sink->segment.format == GST_FORMAT_TIME) {
+        if (gst_segment_to_stream_time_full(&sink->segment, GST_FORMAT_TIME, range->start, &converted) == 1)
+            start = converted;
+        if (GST_CLOCK_TIME_IS_VALID(range->stop) &&
+            gst_segment_to_stream_time_full(&sink->segment, GST_FORMAT_TIME, range->stop, &converted) == 1)
+            stop = converted;
+    }
+    GST_OBJECT_UNLOCK(sink);
     GstEvent *seek = gst_event_new_seek(1.0, GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE,
-                                        GST_SEEK_TYPE_SET, range->start, GST_SEEK_TYPE_SET, range->stop);
-    GST_INFO_OBJECT(sink, "seeking upstream to %" GST_TIME_FORMAT " - %" GST_TIME_FORMAT, GST_TIME_ARGS(range->start),
-                    GST_TIME_ARGS(range->stop));
+                                        GST_SEEK_TYPE_SET, start, GST_SEEK_TYPE_SET, stop);
+    GST_INFO_OBJECT(sink, "seeking upstream to %" GST_TIME_FORMAT " - %" GST_TIME_FORMAT " (stream time of the range's time stamps %"
+                    GST_TIME_FORMAT " - %" GST_TIME_FORMAT ")", GST_TIME_ARGS(start), GST_TIME_ARGS(stop),
+                    GST_TIME_ARGS(range->start), GST_TIME_ARGS(range->stop));
     if (!gst_pad_push_event(GST_BASE_SINK_PAD(sink), seek)) {
         GST_ELEMENT_ERROR(sink, RESOURCE, SEEK,
                           ("vtmultipasssink: upstream refused the seek to %" GST_TIME_FORMAT " for the next pass; "
                            "use a seekable source (a file) or max-passes=1",
-                           GST_TIME_ARGS(range->start)),
+                           GST_TIME_ARGS(start)),
                           (NULL));
     }
 }
