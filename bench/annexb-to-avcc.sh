@@ -47,7 +47,8 @@ echo "== (b) many-slice stream (64 slices per picture, x264enc), x4"
 "$bench" annexb-to-avcc "$many_slices" 4 | tee "$work/b.txt"
 load_b="$(bench_load)"
 
-# figure FILE FIELD: from the line "Annex B -> AVCC (copying): X MB/s, Y M NAL/s, ...", X (FIELD 1) or Y (2).
+# figure FILE FIELD: from the line "Annex B -> AVCC (copying): X MB/s, Y M NAL/s, ...", X (FIELD 1)
+# or Y (FIELD 2).
 figure() {
     sed -n 's|^Annex B -> AVCC (copying): \([0-9.]*\) MB/s, \([0-9.]*\) M NAL/s.*|\'"$2"'|p' "$1" | head -1
 }

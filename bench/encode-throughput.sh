@@ -32,11 +32,11 @@
 # Printed: median (min..max) wall time, frames/s on the wall time and above the floor (300 / (median
 # - floor median), which removes process start, registry load and reading 415 MB), CPU seconds per
 # run (user+sys, mean), the ratios vtenc/x264enc, and the bit-rate error of both:
-# (output bytes * 8 / 12 s) / target - 1, and PSNR-Y. Goal: vtenc/x264enc frames/s above the floor >= 0.98x in
-# each configuration (the wall-time ratio is printed next to it). The CPU time other processes used
-# in each phase (the machine's total from /proc/stat minus this script's own) tells whether the
-# machine was busy. It is a measurement: it exits 0 when a goal is missed, non-zero only when
-# something fails (build, a pipeline, wrong frame count).
+# (output bytes * 8 / 12 s) / target - 1, and PSNR-Y. Goal: vtenc/x264enc frames/s above the floor
+# >= 0.98x in each configuration (the wall-time ratio is printed next to it). The CPU time other
+# processes used in each phase (the machine's total from /proc/stat minus this script's own) tells
+# whether the machine was busy. It is a measurement: it exits 0 when a goal is missed, non-zero
+# only when something fails (build, a pipeline, wrong frame count).
 # With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh), per configuration the time above the floor
 # vtenc/x264enc (goal <= 1.02, issue 19's form of the same goal) and the PSNR-Y difference vtenc -
 # x264enc (goal >= 0 dB) go to FILE (bench_summary, bench/lib/common.sh), beside the load average

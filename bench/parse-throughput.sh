@@ -29,9 +29,9 @@
 # copy of it alone in the temporary directory with GST_PLUGIN_PATH, and at a private registry file
 # there. Setup and timing are shared with the other bench scripts (bench/lib/common.sh).
 # Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus),
-# SWIFTVT_BENCH_RUNS (timed runs per pipeline, default 5), SWIFTVT_BENCH_TIMER=date (skip hyperfine),
-# SWIFTVT_BENCH_QUICK=1 (inputs of about 50 MB and 20 pictures, for checking the script),
-# SWIFTVT_BENCH_SUMMARY (above), SWIFTVT_PLUGIN (bench/lib/common.sh).
+# SWIFTVT_BENCH_RUNS (timed runs per pipeline, default 5), SWIFTVT_BENCH_TIMER=date (skip
+# hyperfine), SWIFTVT_BENCH_QUICK=1 (inputs of about 50 MB and 20 pictures, for checking the
+# script), SWIFTVT_BENCH_SUMMARY (above), SWIFTVT_PLUGIN (bench/lib/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

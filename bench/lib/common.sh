@@ -25,8 +25,9 @@
 #   bench_summary ROW DESCRIPTION VALUE GOAL [LOAD]
 #                                     one figure for bench/all.sh (below); no-op unless
 #                                     SWIFTVT_BENCH_SUMMARY is set
-#   bench_summary_file FILE           bench_summary for each line ROW<TAB>DESCRIPTION<TAB>VALUE<TAB>GOAL<TAB>LOAD
-#                                     of FILE (written by a script's report, often in Python)
+#   bench_summary_file FILE           bench_summary for each line of FILE (written by a script's
+#                                     report, often in Python):
+#                                     ROW<TAB>DESCRIPTION<TAB>VALUE<TAB>GOAL<TAB>LOAD
 # Sets `bench_quick` (1 with SWIFTVT_BENCH_QUICK=1: smaller inputs where a script supports it, for
 # checking the scripts themselves, not for figures; else 0).
 # The timing functions read `runs` (timed runs per command), `bench_warmup` (warm-up runs, default
