@@ -7,7 +7,9 @@
 # Inputs: (a) the corpus stream VID_1920x1080_cabac_temporal_direct.264 concatenated five times
 # (a temporary file, 5 x 54 frames); (b) the corpus stream VID_1280x720_cabac_temporal_direct.264
 # (300 frames). Frames are counted once per input with ffprobe -count_frames.
-# For each input and each thread count N (1 and 2), four commands:
+# For each input and each thread count N (1, 2 and 0; 0 is each decoder's automatic default: vtdec
+# max-threads=0 is one thread per core, avdec_h264 max-threads=0 is libavcodec's automatic count,
+# ffmpeg -threads 0 likewise), four commands:
 #   vtdec       gst-launch-1.0 -q filesrc location=F ! h264parse ! vtdec max-threads=N ! fakesink sync=false
 #   avdec_h264  gst-launch-1.0 -q filesrc location=F ! h264parse ! avdec_h264 max-threads=N ! fakesink sync=false
 #   ffmpeg      ffmpeg -nostdin -threads N -i F -f null -
@@ -27,6 +29,11 @@
 # speed vtdec/ffmpeg >= 0.95x (within 5%), peak RSS vtdec <= avdec_h264. Also how busy the machine
 # was: the CPU time that other processes used while the measurements ran (from /proc/stat minus
 # this script's own children), so disturbed figures can be told apart and re-run.
+# With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh), the figures of input (a) at one thread and at the
+# automatic count go to FILE (bench_summary, bench/lib/common.sh) with issue 19's goals: wall time
+# vtdec/avdec_h264 <= 0.95 (one thread and automatic), vtdec/ffmpeg <= 1.00 (one thread; the
+# automatic one for information), peak RSS vtdec/avdec_h264 <= 1.00; the load beside each is the
+# load average at the end of that measurement and the cores other processes used during it.
 # It is a measurement: it exits 0 when a goal is missed, non-zero only when something fails
 # (build, a pipeline, ffmpeg/ffprobe, a missing element).
 #
@@ -35,8 +42,9 @@
 # there. Setup and timing are shared with the other bench scripts (bench/lib/common.sh).
 # Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus),
 # SWIFTVT_BENCH_RUNS (timed runs per command, default 5), SWIFTVT_BENCH_RSS_RUNS (peak-RSS runs
-# per pipeline, default 3), SWIFTVT_BENCH_THREADS (thread counts, default "1 2"),
-# SWIFTVT_BENCH_TIMER=date (skip hyperfine).
+# per pipeline, default 3), SWIFTVT_BENCH_THREADS (thread counts, default "1 2 0"),
+# SWIFTVT_BENCH_TIMER=date (skip hyperfine), SWIFTVT_BENCH_QUICK=1 (input (a) only, for checking
+# the script), SWIFTVT_BENCH_SUMMARY (above), SWIFTVT_PLUGIN (bench/lib/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +57,7 @@ bench_require_corpus -f "$stream_1080p"
 bench_require_corpus -f "$stream_720p"
 runs="${SWIFTVT_BENCH_RUNS:-5}"
 rss_runs="${SWIFTVT_BENCH_RSS_RUNS:-3}"
-read -r -a thread_counts <<<"${SWIFTVT_BENCH_THREADS:-1 2}"
+read -r -a thread_counts <<<"${SWIFTVT_BENCH_THREADS:-1 2 0}"
 check_threads="${thread_counts[${#thread_counts[@]} - 1]}"
 loadavg_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -175,35 +183,43 @@ measure_input() { # measure_input KEY LABEL FILE
         "${check_vtdec%% *}" "${check_avdec%% *}" "${check_avcc%% *}" "${frames_ffmpeg:--}" "${check_vtdec#* }" >>"$inputs"
     for threads in "${thread_counts[@]}"; do
         echo "== measuring ($key) max-threads=$threads: $runs runs per command (timer $timer), $rss_runs peak-RSS runs"
-        mapfile -t times < <(bench_time_commands "$(pipeline_command vtdec "$file" "$threads")" \
+        cpu_snapshot "$work/cpu.$key.$threads.start"
+        # Into files, not through < <(...): a process substitution is not waited for, so its CPU time
+        # could be missing from this shell's `times` at the snapshot below and count as others'.
+        bench_time_commands "$(pipeline_command vtdec "$file" "$threads")" \
             "$(pipeline_command avdec_h264 "$file" "$threads")" "$(pipeline_command ffmpeg "$file" "$threads")" \
-            "$(pipeline_command vtdec-avcc "$file" "$threads")")
+            "$(pipeline_command vtdec-avcc "$file" "$threads")" >"$work/times.txt"
+        mapfile -t times <"$work/times.txt"
         if [ "${#times[@]}" -ne 4 ]; then
             echo "$bench_name: timing failed for ($key) max-threads=$threads" >&2
             exit 1
         fi
-        mapfile -t rss < <(peak_rss_kb "$(pipeline_command vtdec "$file" "$threads")" \
-            "$(pipeline_command avdec_h264 "$file" "$threads")")
+        peak_rss_kb "$(pipeline_command vtdec "$file" "$threads")" \
+            "$(pipeline_command avdec_h264 "$file" "$threads")" >"$work/rss-medians.txt"
+        mapfile -t rss <"$work/rss-medians.txt"
         if [ "${#rss[@]}" -ne 2 ]; then
             echo "$bench_name: peak RSS measurement failed for ($key) max-threads=$threads" >&2
             exit 1
         fi
-        line="$key $threads ${times[0]} ${times[1]} ${times[2]} ${times[3]} ${rss[0]} ${rss[1]}"
+        cpu_snapshot "$work/cpu.$key.$threads.end"
+        line="$key $threads ${times[0]} ${times[1]} ${times[2]} ${times[3]} ${rss[0]} ${rss[1]} $(cut -d' ' -f1 /proc/loadavg)"
         echo "${line// /$'\t'}" >>"$timings"
     done
 }
 
 cpu_snapshot "$work/cpu.start"
 measure_input a "corpus VID_1920x1080_cabac_temporal_direct.264 x5" "$input_a"
-measure_input b "corpus VID_1280x720_cabac_temporal_direct.264" "$input_b"
+if [ "$bench_quick" = 0 ]; then # SWIFTVT_BENCH_QUICK=1: input (a) only
+    measure_input b "corpus VID_1280x720_cabac_temporal_direct.264" "$input_b"
+fi
 cpu_snapshot "$work/cpu.end"
 
 echo
 python3 - "$inputs" "$timings" "$work/cpu.start" "$work/cpu.end" "$(getconf CLK_TCK)" "$(nproc)" \
-    "$loadavg_start" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
+    "$loadavg_start" "$(cut -d' ' -f1-3 /proc/loadavg)" "$work" <<'EOF'
 import re, sys
 
-inputs_path, timings_path, cpu_start, cpu_end, clk_tck, cores, load_start, load_end = sys.argv[1:]
+inputs_path, timings_path, cpu_start, cpu_end, clk_tck, cores, load_start, load_end, work = sys.argv[1:]
 clk_tck, cores = int(clk_tck), int(cores)
 
 inputs = {}
@@ -217,7 +233,7 @@ for line in open(timings_path):
     key, threads = v[0], int(v[1])
     t = [tuple(float(x) for x in v[2 + 3 * i: 5 + 3 * i]) for i in range(4)]
     rows.setdefault(key, []).append(dict(threads=threads, vtdec=t[0], avdec_h264=t[1], ffmpeg=t[2],
-                                         avcc=t[3], rss_vtdec=int(v[14]), rss_avdec=int(v[15])))
+                                         avcc=t[3], rss_vtdec=int(v[14]), rss_avdec=int(v[15]), loadavg=v[16]))
 
 def verdict(ok):
     return "MET" if ok else "MISSED"
@@ -280,4 +296,24 @@ state = "busy: other processes competed for the cores, figures may be disturbed"
 print(f"== machine: {cores} cores; load average {load_start} at the start, {load_end} at the end")
 print(f"   during the {wall:.0f} s of measurements: this benchmark used {ours:.2f} cores on average,"
       f" other processes {others:.2f} cores" + (f", steal {steal:.2f}" if steal >= 0.01 else "") + f" -> {state}")
+
+# Figures for bench/all.sh (bench_summary_file): input (a), one thread and automatic.
+with open(f"{work}/summary.tsv", "w") as out:
+    for r in rows.get("a", []):
+        n = r["threads"]
+        if n not in (1, 0):
+            continue
+        b0, _, o0, w0 = snapshot(f"{work}/cpu.a.{n}.start")
+        b1, _, o1, w1 = snapshot(f"{work}/cpu.a.{n}.end")
+        load = f"loadavg {r['loadavg']}, others {max(0.0, (b1 - b0) - (o1 - o0)) / (w1 - w0):.2f} cores"
+        tag, text = ("1t", "one thread") if n == 1 else ("auto", "automatic threads")
+        figures = [
+            ("vs-avdec", f"decode 1080p x5, {text}: wall vtdec/avdec_h264", r["vtdec"][0] / r["avdec_h264"][0], "<= 0.95"),
+            ("vs-ffmpeg", f"decode 1080p x5, {text}: wall vtdec/ffmpeg -f null", r["vtdec"][0] / r["ffmpeg"][0],
+             "<= 1.00" if n == 1 else "-"),
+            ("rss", f"decode 1080p x5, {text}: peak RSS vtdec/avdec_h264", r["rss_vtdec"] / r["rss_avdec"], "<= 1.00"),
+        ]
+        for row, text2, value, goal in figures:
+            print(f"decode-1080p-{tag}-{row}\t{text2}\t{value:.3f}\t{goal}\t{load}", file=out)
 EOF
+bench_summary_file "$work/summary.tsv"

@@ -35,13 +35,17 @@
 # script's own children), so that times taken on a busy machine can be told apart and re-run.
 # It is a measurement: it exits 0 when a goal is missed, non-zero only when something fails (a
 # pipeline, a wrong frame count, a missing tool or element).
+# With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh), three figures go to FILE (bench_summary,
+# bench/lib/common.sh) with issue 19's goals: time ours/x264 two-pass <= 1.00, PSNR-Y ours - x264
+# two-pass >= 0 dB (stricter than the 0.05 dB above), |bit-rate error| <= 1 %; beside each, the
+# load average at the end of the timing rounds and the cores other processes used during them.
 #
 # Builds the release plugin (.build/release/libgstswiftvt.so) first, or uses
 # SWIFTVT_PLUGIN=/path/to/libgstswiftvt.so as it is; GStreamer is pointed at a copy of it alone in
 # the temporary directory, with a private registry (bench/lib/common.sh).
 # Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus), SWIFTVT_PLUGIN,
 # SWIFTVT_BENCH_RUNS (timed rounds, default 1), SWIFTVT_BENCH_TARGET (kbit/s, default 1000; the
-# argument wins).
+# argument wins), SWIFTVT_BENCH_SUMMARY (above).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -222,6 +226,7 @@ for (( round = 2; round <= runs; round++ )); do
 done
 
 cpu_snapshot >>"$work/load.txt"
+loadavg_timed="$(cut -d' ' -f1 /proc/loadavg)"
 echo "== PSNR-Y and SSIM-Y against the raw clip"
 q=$(quality "$swiftvt_out"); read -r swiftvt_psnr swiftvt_ssim <<<"$q"
 q=$(quality "$twopass_out"); read -r twopass_psnr twopass_ssim <<<"$q"
@@ -279,7 +284,18 @@ print(f"   bit-rate error <= 1 %: {ours['error'] * 100:+.2f}% (x264 two-pass: {x
       f"-> {verdict(abs(ours['error']) <= 0.01)}")
 print(f"   total time <= x264 two-pass's: {ours['wall']:.2f} s vs {x264['wall']:.2f} s, ours/x264 {ratio:.2f}x "
       f"-> {verdict(ratio <= 1.0)}")
+
+# Figures for bench/all.sh (bench_summary_file), with the load while the encodings were timed.
+(w0, b0, o0), (w1, b1, o1) = [[float(x) for x in line.split()] for line in open("$work/load.txt")][:2]
+load = f"loadavg $loadavg_timed, others {max(0.0, (b1 - b0) - (o1 - o0)) / (w1 - w0):.2f} cores"
+with open("$work/summary.tsv", "w") as out:
+    for row, text, value, goal in (
+            ("multipass-time", "time vtmultipasssink/x264enc two-pass (pass 1 + pass 2)", f"{ratio:.3f}", "<= 1.00"),
+            ("multipass-psnr", "PSNR-Y vtmultipasssink - x264enc two-pass (dB)", f"{delta:.3f}", ">= 0.00"),
+            ("multipass-rate-error", "|bit-rate error| of vtmultipasssink (%)", f"{abs(ours['error']) * 100:.2f}", "<= 1.00")):
+        print(f"{row}\tmulti-pass 720p {target:.0f} kbit/s: {text}\t{value}\t{goal}\t{load}", file=out)
 EOF
+bench_summary_file "$work/summary.tsv"
 awk -v cpus="$(nproc)" 'NR == 1 { w = $1; b = $2; o = $3 } NR == 2 {
         wall = $1 - w; others = ($2 - b) - ($3 - o); share = others / (wall * cpus)
         printf "== other processes used %.1f CPU-s while the encodings ran (%.0f s) = %+.1f%% of the %d CPUs: %s\n",

@@ -14,18 +14,24 @@
 # process start, registry load and file reading.
 #
 # Inputs: (a) the corpus 1080p stream VID_1920x1080_cabac_temporal_direct.264 repeated to about
-# 100 MB; (b) a many-slice stream made here with x264enc (64 slices per picture, small NAL units)
-# repeated to about 70 MB. NAL units are counted once per input (00 00 01 start codes).
+# 1 GB; (b) a many-slice stream made here with x264enc, 1920x1080, one slice per macroblock
+# (option-string slice-max-mbs=1: 8160 slices per picture, like JM's jm_1080p_allslice), 120
+# pictures, not repeated. NAL units are counted once per input (00 00 01 start codes).
 # Printed per input: floor, ours, peer, the costs above the floor, the cost ratio ours/peer and the
 # NAL-unit rates above the floor with their ratio ours/peer. Goals: cost ratio <= 1/3 on (a), NAL
 # rate ratio >= 3.5x on (b). It is a measurement: it exits 0 when a goal is missed, non-zero only
 # when something fails (build, a pipeline, wrong output caps).
+# With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh), the cost ratio ours/peer of each input goes to
+# FILE (bench_summary, bench/lib/common.sh) with issue 19's goals, <= 0.34 on (a) and <= 0.29 on
+# (b), beside the load average at the end of that input's timing.
 #
 # Builds the release plugin (.build/release/libgstswiftvt.so) first; GStreamer is pointed at a
 # copy of it alone in the temporary directory with GST_PLUGIN_PATH, and at a private registry file
 # there. Setup and timing are shared with the other bench scripts (bench/lib/common.sh).
 # Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus),
-# SWIFTVT_BENCH_RUNS (timed runs per pipeline, default 5), SWIFTVT_BENCH_TIMER=date (skip hyperfine).
+# SWIFTVT_BENCH_RUNS (timed runs per pipeline, default 5), SWIFTVT_BENCH_TIMER=date (skip
+# hyperfine), SWIFTVT_BENCH_QUICK=1 (inputs of about 50 MB and 20 pictures, for checking the
+# script), SWIFTVT_BENCH_SUMMARY (above), SWIFTVT_PLUGIN (bench/lib/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,17 +56,16 @@ repeat_into() { # repeat_into SOURCE TARGET_BYTES OUTPUT -> prints the repeat co
     for _ in $(seq "$count"); do cat "$1"; done >"$3"
     echo "$count"
 }
+bytes_a=1000000000 pictures_b=120
+if [ "$bench_quick" = 1 ]; then bytes_a=50000000 pictures_b=20; fi
 input_a="$work/1080p.264"
-repeat_a=$(repeat_into "$stream_1080p" 100000000 "$input_a")
+repeat_a=$(repeat_into "$stream_1080p" "$bytes_a" "$input_a")
 
-echo "== generating the many-slice stream (x264enc, 64 slices per picture, 600 pictures)"
-slices_once="$work/many-slices-once.264"
-gst-launch-1.0 -q videotestsrc num-buffers=600 ! video/x-raw,width=1280,height=720,framerate=30/1 \
-    ! x264enc option-string=slices=64 speed-preset=ultrafast bitrate=4000 key-int-max=60 \
-    ! video/x-h264,stream-format=byte-stream ! filesink location="$slices_once"
+echo "== generating the many-slice stream (x264enc 1920x1080, slice-max-mbs=1: 8160 slices per picture, $pictures_b pictures)"
 input_b="$work/many-slices.264"
-repeat_b=$(repeat_into "$slices_once" 70000000 "$input_b")
-rm -f "$slices_once"
+gst-launch-1.0 -q videotestsrc num-buffers="$pictures_b" ! video/x-raw,width=1920,height=1080,framerate=30/1 \
+    ! x264enc option-string=slice-max-mbs=1 speed-preset=ultrafast bitrate=4000 key-int-max=60 \
+    ! video/x-h264,stream-format=byte-stream ! filesink location="$input_b"
 
 count_nal_units() {
     python3 - "$1" <<'EOF'
@@ -114,23 +119,28 @@ measure_input() { # measure_input KEY LABEL FILE
         echo "parse-throughput: timing failed for ($key)" >&2
         exit 1
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$key" "$label" "$(stat -c %s "$file")" "$nal_units" \
-        "$aus_ours" "$aus_peer" "${medians[0]}" "${medians[1]}" "${medians[2]}" >>"$results"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$key" "$label" "$(stat -c %s "$file")" "$nal_units" \
+        "$aus_ours" "$aus_peer" "${medians[0]}" "${medians[1]}" "${medians[2]}" "$(bench_load)" >>"$results"
 }
 measure_input a "corpus VID_1920x1080_cabac_temporal_direct.264 x$repeat_a" "$input_a"
-measure_input b "x264enc 1280x720, 64 slices per picture, 600 pictures, x$repeat_b" "$input_b"
+measure_input b "x264enc 1920x1080, one slice per macroblock (8160 per picture), $pictures_b pictures" "$input_b"
 
 echo
-python3 - "$results" <<'EOF'
+python3 - "$results" "$work/summary.tsv" <<'EOF'
 import sys
 
 GOALS = {  # input -> (figure, comparison, bound, text)
     "a": ("cost", "<=", 1 / 3, "ours_cost/peer_cost <= 1/3 (0.333)"),
     "b": ("nal", ">=", 3.5, "NAL-unit rate above floor ours/peer >= 3.5x"),
 }
+SUMMARY = {  # input -> bench/all.sh row, description, issue 19's goal on the cost ratio
+    "a": ("parse-1080p-cost", "parse 1080p x{repeat} ({mb:.0f} MB): cost above floor h264parse-to-avcc/h264parse", "<= 0.34"),
+    "b": ("parse-allslice-cost", "parse 8160 slices/picture x{pictures}: cost above floor h264parse-to-avcc/h264parse", "<= 0.29"),
+}
 summary = []
+summary_out = open(sys.argv[2], "w")
 for line in open(sys.argv[1]):
-    key, label, size, nals, aus_ours, aus_peer, floor, ours, peer = line.rstrip("\n").split("\t")
+    key, label, size, nals, aus_ours, aus_peer, floor, ours, peer, load = line.rstrip("\n").split("\t")
     size, nals = int(size), int(nals)
     floor, ours, peer = float(floor), float(ours), float(peer)
     ours_cost, peer_cost = ours - floor, peer - floor
@@ -166,9 +176,15 @@ for line in open(sys.argv[1]):
     print(f"   NAL-unit rate above floor ours/peer: "
           + (f"{nal_ratio:.2f}x" if measurable else "n/a") + goal_note("nal"))
     print()
+    row, description, goal = SUMMARY[key]
+    description = description.format(repeat=label.rsplit("x", 1)[-1], mb=size / 1e6,
+                                     pictures=label.rsplit(", ", 1)[-1].split()[0])
+    print(row, description, "n/a" if cost_ratio is None else f"{cost_ratio:.3f}", goal, load, sep="\t", file=summary_out)
     summary.append(f"   ({key}) {text}: measured "
                    + ("n/a" if value is None else (f"{value:.3f}" if figure == "cost" else f"{value:.2f}x"))
                    + f" -> {verdict}")
 print("== goals")
 print("\n".join(summary))
+summary_out.close()
 EOF
+bench_summary_file "$work/summary.tsv"

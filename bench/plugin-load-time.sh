@@ -14,9 +14,13 @@
 # listing of the one plugin. Prints both medians, the difference and the ratio; goal: ours at most
 # 16 ms. Also prints the size of our .so and its libswift* dependencies from ldd (expected none).
 # It is a measurement: it exits 0 when the goal is missed, non-zero only when something fails.
+# With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh), two figures go to FILE (bench_summary,
+# bench/lib/common.sh): our load time in ms (goal <= 16) and the ratio ours/reference (for
+# information), beside the load average at the end of the timing.
 # Needs the corpus only to keep the bench scripts' preconditions alike: SWIFTVT_CORPUS (folder
 # containing h264/, default ../shared/corpus). Setup and timing are shared with the other bench
-# scripts (bench/lib/common.sh).
+# scripts (bench/lib/common.sh). Environment: SWIFTVT_PLUGIN, SWIFTVT_BENCH_RUNS,
+# SWIFTVT_BENCH_TIMER=date, SWIFTVT_BENCH_SUMMARY (above).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -108,6 +112,7 @@ if [ "${#medians[@]}" -ne 2 ]; then
     echo "plugin-load-time: timing failed" >&2
     exit 1
 fi
+load_timed="$(bench_load)"
 
 swift_libraries="$(ldd "$ours" | grep libswift || true)"
 echo
@@ -129,3 +134,7 @@ else
     echo "   (none: the Swift runtime is linked statically)"
 fi
 echo "== size of libgstswiftvt.so: $(stat -c %s "$ours") bytes ($(du -h "$ours" | cut -f1))"
+bench_summary plugin-load-ms "plugin load: gst-inspect-1.0 libgstswiftvt.so, fresh registry (ms)" \
+    "$(awk -v t="${medians[0]}" 'BEGIN { printf "%.2f", t * 1000 }')" "<= $goal_ms" "$load_timed"
+bench_summary plugin-load-ratio "plugin load: gst-inspect-1.0 ours/minimal C plugin" \
+    "$(awk -v a="${medians[0]}" -v b="${medians[1]}" 'BEGIN { printf "%.2f", a / b }')" - "$load_timed"

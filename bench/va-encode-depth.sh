@@ -27,12 +27,15 @@
 # ratio SwiftVT/FFmpeg (higher frames/s = better); the goal is a ratio >= 1 at each depth and
 # latency. Also how busy the machine was (load average before and after). It is a measurement:
 # it exits 0 when a goal is missed, non-zero only when something fails.
+# With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh), the four ratios go to FILE (bench_summary,
+# bench/lib/common.sh) with the goal >= 1.00 (issue 18), beside the load average at the end of
+# that latency's timing.
 #
 # Runs itself under scripts/with-software-va.sh (Xvfb, the driver, LIBVA_DRIVER_NAME/PATH).
 # Builds the release plugin first, or uses SWIFTVT_PLUGIN=/path/to/libgstswiftvt.so as it is
 # (bench/lib/common.sh); the driver is built into SWIFTVT_VA_DRIVER_DIR (default .build-va-driver).
 # Environment: SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus), SWIFTVT_PLUGIN,
-# SWIFTVT_VA_DRIVER_DIR, SWIFTVT_BENCH_RUNS, SWIFTVT_BENCH_TIMER=date.
+# SWIFTVT_VA_DRIVER_DIR, SWIFTVT_BENCH_RUNS, SWIFTVT_BENCH_TIMER=date, SWIFTVT_BENCH_SUMMARY.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -105,7 +108,7 @@ for depth in "${depths[@]}"; do
     done
 done
 
-declare -A fps_of
+declare -A fps_of load_of
 for latency in "${latencies[@]}"; do
     commands=()
     for depth in "${depths[@]}"; do
@@ -120,6 +123,7 @@ for latency in "${latencies[@]}"; do
         fps_of["$client-$latency-$depth"]="$(python3 -c "print(f'{$frames / $median:.1f}')")"
         index=$((index + 1))
     done < <(bench_median_seconds "${commands[@]}")
+    load_of["$latency"]="$(bench_load)"
 done
 
 echo
@@ -129,8 +133,11 @@ for latency in "${latencies[@]}"; do
     for depth in "${depths[@]}"; do
         ours="${fps_of[swiftvt-$latency-$depth]}"
         theirs="${fps_of[ffmpeg-$latency-$depth]}"
-        printf '%-10s %-17s %12s %12s %16s\n' "$latency ms" "$depth" "$ours" "$theirs" \
-            "$(python3 -c "print(f'{$ours / $theirs:.3f}x')")"
+        ratio="$(python3 -c "print(f'{$ours / $theirs:.3f}')")"
+        printf '%-10s %-17s %12s %12s %16s\n' "$latency ms" "$depth" "$ours" "$theirs" "${ratio}x"
+        bench_summary "va-encode-depth$depth-${latency}ms" \
+            "VA encode 720p, $depth in flight, $latency ms latency: frames/s SwiftVT/FFmpeg h264_vaapi" \
+            "$ratio" ">= 1.00" "${load_of[$latency]}"
     done
 done
 echo "goal: SwiftVT/FFmpeg >= 1.000x at each depth and latency"

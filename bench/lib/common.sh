@@ -21,6 +21,15 @@
 #                                     is found
 #   bench_time_commands CMD...        one line "median min max" (seconds) per command, in order
 #   bench_median_seconds CMD...       one median (seconds) per command, in order
+#   bench_load                        the machine's load now: "loadavg L" (1-minute, /proc/loadavg)
+#   bench_summary ROW DESCRIPTION VALUE GOAL [LOAD]
+#                                     one figure for bench/all.sh (below); no-op unless
+#                                     SWIFTVT_BENCH_SUMMARY is set
+#   bench_summary_file FILE           bench_summary for each line of FILE (written by a script's
+#                                     report, often in Python):
+#                                     ROW<TAB>DESCRIPTION<TAB>VALUE<TAB>GOAL<TAB>LOAD
+# Sets `bench_quick` (1 with SWIFTVT_BENCH_QUICK=1: smaller inputs where a script supports it, for
+# checking the scripts themselves, not for figures; else 0).
 # The timing functions read `runs` (timed runs per command), `bench_warmup` (warm-up runs, default
 # 1), `bench_prepare` (shell command run before every run, default none) and `bench_noun` (word
 # for a command in failure messages, default "pipeline"). Commands are strings whose words are
@@ -32,6 +41,7 @@ corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
 bench_warmup="${bench_warmup:-1}"
 bench_prepare="${bench_prepare:-}"
 bench_noun="${bench_noun:-pipeline}"
+if [ "${SWIFTVT_BENCH_QUICK:-0}" = 1 ]; then bench_quick=1; else bench_quick=0; fi
 
 bench_require_corpus() { # bench_require_corpus -f|-d PATH
     if ! test "$1" "$2"; then
@@ -159,4 +169,54 @@ bench_time_commands() { # bench_time_commands CMD... -> "median min max" per com
 bench_median_seconds() { # bench_median_seconds CMD... -> one median per command
     local median _
     bench_time_commands "$@" | while read -r median _; do echo "$median"; done
+}
+
+# The summary protocol of bench/all.sh. With SWIFTVT_BENCH_SUMMARY=FILE, every figure a bench
+# compares with a goal (or reports for information) is appended to FILE as one line of six
+# tab-separated fields:
+#   ROW  DESCRIPTION  VALUE  GOAL  VERDICT  LOAD
+# ROW is a stable identifier (e.g. decode-1080p-1t-vs-avdec); VALUE a number (or n/a); GOAL an
+# operator and a bound ("<= 0.95", ">= 1.00") or "-" for none; VERDICT is computed here: MET or
+# MISSED by comparing VALUE with GOAL (as floating-point numbers), INFO when there is no goal,
+# UNDETERMINED when VALUE is not a number (e.g. a cost at or below the floor); LOAD is the
+# machine's load while the figure was measured: by default `bench_load` at the call, or what the
+# script captured at measurement time and passes as LOAD ("loadavg L" and, where the script
+# computes it, "others C cores": the CPU other processes used).
+bench_load() { # -> "loadavg L"
+    echo "loadavg $(cut -d' ' -f1 /proc/loadavg)"
+}
+
+bench_summary() { # bench_summary ROW DESCRIPTION VALUE GOAL [LOAD]
+    if [ -z "${SWIFTVT_BENCH_SUMMARY:-}" ]; then return 0; fi
+    local row="$1" description="$2" value="$3" goal="${4:--}" load="${5:-}" verdict
+    if [ -z "$load" ]; then load="$(bench_load)"; fi
+    if ! verdict=$(awk -v value="$value" -v goal="$goal" 'BEGIN {
+            if (goal == "-" || goal == "") { print "INFO"; exit 0 }
+            if (split(goal, g, " ") != 2 || g[2] !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) exit 1
+            if (value !~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/) { print "UNDETERMINED"; exit 0 }
+            v = value + 0; b = g[2] + 0
+            if (g[1] == "<=") ok = v <= b
+            else if (g[1] == ">=") ok = v >= b
+            else if (g[1] == "<") ok = v < b
+            else if (g[1] == ">") ok = v > b
+            else exit 1
+            print ok ? "MET" : "MISSED"
+        }'); then
+        echo "$bench_name: bench_summary: bad goal \"$goal\" for $row (expected \"<= N\", \">= N\" or \"-\")" >&2
+        return 1
+    fi
+    # One line, six fields: no tab or newline inside a field.
+    local field fields=()
+    for field in "$row" "$description" "$value" "$goal" "$verdict" "$load"; do
+        field="${field//$'\t'/ }"
+        fields+=("${field//$'\n'/ }")
+    done
+    (IFS=$'\t'; echo "${fields[*]}") >>"$SWIFTVT_BENCH_SUMMARY"
+}
+
+bench_summary_file() { # bench_summary_file FILE: lines ROW<TAB>DESCRIPTION<TAB>VALUE<TAB>GOAL<TAB>LOAD
+    local row description value goal load
+    while IFS=$'\t' read -r row description value goal load; do
+        bench_summary "$row" "$description" "$value" "$goal" "$load"
+    done <"$1"
 }
