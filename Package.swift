@@ -38,6 +38,8 @@ let package = Package(
         .executable(name: "swiftvt-example-decode", targets: ["DecodeToFrames"]),
         .executable(name: "swiftvt-example-compress", targets: ["CompressForNetwork"]),
         .executable(name: "swiftvt-example-multipass", targets: ["MultiPassEncode"]),
+        // The Swift half of multi-pass encoding across machines (pipelines/multipass-farm.py on Dask).
+        .executable(name: "swiftvt-farm", targets: ["MultiPassFarm"]),
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
@@ -83,6 +85,13 @@ let package = Package(
             swiftSettings: optimized,
             // A release plugin carries its Swift runtime, so it loads on machines without the
             // toolchain (debug builds and `swift test` use the shared runtime).
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
+        // swiftvt-farm: a chunk's passes, the plan over every chunk, the splice (docs/farm.md).
+        // Its Swift runtime is linked in (release) so it runs on worker hosts without the toolchain.
+        .executableTarget(
+            name: "MultiPassFarm",
+            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTFileSupport"],
+            swiftSettings: optimized,
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // File reading for the tools around the plugin (bench, fuzz replay, tests).
         .target(name: "SwiftVTFileSupport", swiftSettings: strictSwift),

@@ -72,6 +72,48 @@ extension CompressionSession {
         }
     }
 
+    /// Starts a pass that follows a plan made elsewhere: a farm's plan over every chunk of a
+    /// file (``MultiPassRateControl/plan(records:completedPasses:)`` over the records of all
+    /// their storages), for this session's chunk (``MultiPassRateControl/Plan/restricted(to:)``).
+    /// The pass encodes only the frames of `plan`'s time ranges, at its quantizers, with the same
+    /// in-pass feedback as a pass the session planned itself. The storage must hold this chunk's
+    /// records of the passes before (``MultiPassStorage/init(reopening:keepOnClose:)``): the
+    /// frames coded again are measured against them.
+    ///
+    /// - Parameters:
+    ///   - plan: what to encode; a plan that wants no pass is refused.
+    ///   - completedPasses: passes the file has had before this one (at least 1).
+    /// - Throws: ``VTError/Code/invalidArgument`` outside a multi-pass session, during a pass,
+    ///   for `completedPasses` < 1 or a plan without time ranges.
+    public func beginPass(following plan: MultiPassRateControl.Plan, completedPasses: Int) throws(VTError) {
+        try monitor.withLock { (state) throws(VTError) in
+            guard !state.invalidated else { throw Self.invalidSession }
+            guard var multiPass = state.multiPass else {
+                throw VTError(.invalidArgument, "beginPass(following:) needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
+            }
+            guard !multiPass.passInProgress else {
+                throw VTError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
+            }
+            guard completedPasses >= 1 else {
+                throw VTError(.invalidArgument, "a planned pass follows at least pass 1 (completedPasses \(completedPasses))")
+            }
+            guard plan.wantsAnotherPass else {
+                throw VTError(.invalidArgument, "the plan names no time range to encode")
+            }
+            multiPass.completedPasses = completedPasses
+            // The earlier passes ran in other sessions: their frame counts are not known here.
+            multiPass.framesPerPass = Array(multiPass.framesPerPass.prefix(completedPasses))
+                + Array(repeating: 0, count: max(0, completedPasses - multiPass.framesPerPass.count))
+            multiPass.plan = plan
+            multiPass.passInProgress = true
+            multiPass.currentRange = nil
+            multiPass.framesThisPass = 0
+            multiPass.actualBitsThisPass = 0
+            multiPass.plannedBitsThisPass = 0
+            state.multiPass = multiPass
+        }
+    }
+
     /// Ends the pass (`VTCompressionSessionEndPass`): outputs every frame still held, then
     /// decides whether another pass pays. Returns true when further passes are requested.
     ///

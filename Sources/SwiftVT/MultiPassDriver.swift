@@ -34,7 +34,23 @@ public final class MultiPassDriver: Sendable {
     public let silo: FrameSilo
     public let storage: MultiPassStorage
     private let feed: FrameSiloFeed
+    private let planning: Planning
     private let state: Mutex<State>
+
+    /// Who decides what the passes after pass 1 encode.
+    public enum Planning: Sendable {
+        /// The session, after every pass, from what this driver encoded; the driver asks the
+        /// feeder for the ranges it wants (vtmultipasssink: one stream, one host).
+        case bySession
+        /// The caller, from more than this driver sees: a farm plans over every chunk of a file
+        /// (``MultiPassRateControl/plan(records:completedPasses:)`` over the records of all the
+        /// chunks' storages) and gives each chunk's driver its part
+        /// (``MultiPassRateControl/Plan/restricted(to:)``). The driver runs one pass and ends it
+        /// (``Outcome/Ending/plannedByCaller``), keeping the storage and the silo for the next:
+        /// pass 1 when `plan` is nil, otherwise the pass after `completedPasses` passes, which
+        /// begins with ``currentRange``.
+        case byCaller(plan: MultiPassRateControl.Plan?, completedPasses: Int)
+    }
 
     /// The counters of the encode.
     private struct State {
@@ -84,28 +100,44 @@ public final class MultiPassDriver: Sendable {
         }
     }
 
-    /// Makes `session` a multi-pass session recording into `storage` and begins pass 1.
+    /// Makes `session` a multi-pass session recording into `storage` and begins pass 1 (or, with
+    /// `planning` ``Planning/byCaller(plan:completedPasses:)`` and a plan, the pass it describes).
     ///
     /// - Parameters:
     ///   - session: a session whose output handler is `feed`'s ``FrameSiloFeed/outputHandler``,
     ///     with ``CompressionProperties/averageBitRate`` set, before its first frame.
-    ///   - maximumPasses: passes in all, at least 1.
+    ///   - maximumPasses: passes in all, at least 1 (with a caller's plan, the caller counts).
     ///   - expectedFramesInFirstPass: frames the stream holds, when known: pass 1's percentages.
-    /// - Throws: what ``CompressionSession/setMultiPassStorage(_:maximumPasses:)`` and
-    ///   ``CompressionSession/beginPass()`` throw.
+    ///   - planning: who plans the passes after pass 1.
+    /// - Throws: what ``CompressionSession/setMultiPassStorage(_:maximumPasses:)``,
+    ///   ``CompressionSession/beginPass()``, ``CompressionSession/beginPass(following:completedPasses:)``
+    ///   and ``FrameSilo/setTimeRangesForNextPass(_:)`` throw.
     public init(
         session: CompressionSession, feed: FrameSiloFeed, storage: MultiPassStorage, maximumPasses: Int,
-        expectedFramesInFirstPass: Int? = nil
+        expectedFramesInFirstPass: Int? = nil, planning: Planning = .bySession
     ) throws(VTError) {
-        try session.setMultiPassStorage(storage, maximumPasses: maximumPasses)
-        try session.beginPass()
+        var initial = State()
+        if case .byCaller(let plan?, let completedPasses) = planning {
+            try session.setMultiPassStorage(storage, maximumPasses: completedPasses + 1)
+            try session.beginPass(following: plan, completedPasses: completedPasses)
+            try feed.silo.setTimeRangesForNextPass(plan.timeRanges)
+            let seconds = plan.timeRanges.reduce(0.0) { $0 + $1.duration.seconds }
+            initial.pass = completedPasses + 1
+            initial.ranges = plan.timeRanges
+            initial.expectedFramesThisPass = plan.frameCount
+            initial.pendingPassStart = MultiPassProgress(
+                pass: initial.pass, stage: .reencoding(frames: plan.frameCount, ranges: plan.timeRanges.count, seconds: seconds))
+        } else {
+            try session.setMultiPassStorage(storage, maximumPasses: maximumPasses)
+            try session.beginPass()
+            initial.expectedFramesThisPass = expectedFramesInFirstPass
+            initial.pendingPassStart = MultiPassProgress(pass: 1, stage: .started(maximumPasses: maximumPasses))
+        }
         self.session = session
         self.silo = feed.silo
         self.storage = storage
         self.feed = feed
-        var initial = State()
-        initial.expectedFramesThisPass = expectedFramesInFirstPass
-        initial.pendingPassStart = MultiPassProgress(pass: 1, stage: .started(maximumPasses: maximumPasses))
+        self.planning = planning
         state = Mutex(initial)
     }
 
@@ -206,12 +238,26 @@ public final class MultiPassDriver: Sendable {
             state.events.append(.passEnded(pass: pass, plan: plan))
             return state.codedBitsBeforePass
         }
+        if case .byCaller = planning {
+            // The session's plan saw this chunk only: whether the pass is kept and what comes
+            // next is the caller's, over the whole file. Ranges the encoder did not give all
+            // their frames back still keep their earlier ones.
+            if pass >= 2 {
+                do throws(VTError) {
+                    let restoration = try silo.restoreFramesOfUnfinishedRanges()
+                    if restoration.rangesRestored > 0 {
+                        state.withLock { $0.events.append(.rangesRestored(pass: pass, restoration)) }
+                    }
+                } catch {
+                    return end(.failed(.silo(error)))
+                }
+            }
+            return end(.writeFile(outcome(.plannedByCaller)))
+        }
         if pass >= 2 {
             do throws(VTError) {
-                // More passes must never give a worse file: the bits-per-quantizer model can
-                // mislead (on a clip of a frame or two, say), and then the result before stays.
-                if let plan, let codedBitsBefore, plan.targetBits > 0,
-                    abs(Double(plan.codedBits) - plan.targetBits) > abs(Double(codedBitsBefore) - plan.targetBits)
+                if let plan, let codedBitsBefore,
+                    Self.passLandsFarther(codedBits: plan.codedBits, than: codedBitsBefore, fromTarget: plan.targetBits)
                 {
                     try silo.restoreFramesOfCurrentPass()
                     state.withLock { $0.passTakenBack = true }
@@ -236,6 +282,13 @@ public final class MultiPassDriver: Sendable {
         }()
         guard canSeek else { return end(.writeFile(outcome(.upstreamCannotSeek))) }
         return startNextPass(plan: plan)
+    }
+
+    /// Whether a pass that coded the file in `codedBits` is farther from `targetBits` than the
+    /// result before it (`codedBitsBefore`): then that result is kept. More passes must never give
+    /// a worse file: the bits-per-quantizer model can mislead (on a clip of a frame or two, say).
+    public static func passLandsFarther(codedBits: Int, than codedBitsBefore: Int, fromTarget targetBits: Double) -> Bool {
+        targetBits > 0 && abs(Double(codedBits) - targetBits) > abs(Double(codedBitsBefore) - targetBits)
     }
 
     private func startNextPass(plan: MultiPassRateControl.Plan?) -> EndOfStreamAction {
@@ -321,6 +374,9 @@ public final class MultiPassDriver: Sendable {
             case passTakenBack(TakenBackPass)
             /// The stream ended before the pass got all its frames.
             case passCutShort(CutShortPass)
+            /// The pass the caller planned (``Planning/byCaller(plan:completedPasses:)``) ran:
+            /// the caller decides what comes next.
+            case plannedByCaller
         }
 
         public var ending: Ending
@@ -461,4 +517,32 @@ public final class FrameSiloFeed: Sendable {
 
     /// The first frame the silo could not keep, if any.
     public var failure: VTError? { firstFailure.withLock { $0 } }
+}
+
+/// The GOPs of a multi-pass encode, wherever it runs (vtmultipasssink on one host, a farm's
+/// chunks on several): GOPs are the unit of re-encoding.
+public enum MultiPassGOP {
+    /// The shortest GOP multi-pass accepts: re-encoded ranges start each with a fresh encoder,
+    /// whose first IDR picture has idr_pic_id 0, and with GOPs of at least 4 frames the encoder
+    /// places no IDR picture right after another, so a spliced IDR never repeats its
+    /// neighbour's idr_pic_id (7.4.3).
+    public static let minimumLength = 4
+    /// Seconds between IDR pictures at most when no interval is asked for: x264enc's automatic
+    /// key-int-max (its SEI says keyint=300 at 30 frames/s), plus IDR pictures at scene cuts.
+    /// With x264's own 250 frames the 300-frame clip carried a second IDR picture, 4 % of its
+    /// bits, that x264enc does not pay.
+    public static let automaticDuration = 10.0
+
+    /// Sets the key-frame interval of `properties`: `frames` when not 0, otherwise
+    /// ``automaticDuration`` (in frames too, at `frameRate`, when known).
+    public static func applyKeyFrameInterval(_ frames: Int, frameRate: Double?, to properties: inout CompressionProperties) {
+        if frames > 0 {
+            properties.maxKeyFrameInterval = frames
+            return
+        }
+        properties.maxKeyFrameIntervalDuration = automaticDuration
+        if let frameRate, frameRate > 0 {
+            properties.maxKeyFrameInterval = max(Int(clampingTowardZero: (frameRate * automaticDuration).rounded()), minimumLength)
+        }
+    }
 }

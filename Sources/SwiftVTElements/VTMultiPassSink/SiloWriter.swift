@@ -20,21 +20,6 @@ struct SiloWriter {
         var seconds = 0.0
     }
 
-    /// Decode times as a muxer needs them: strictly increasing and never after the PTS. Ranges
-    /// re-encoded by a fresh encoder extrapolate their first DTS before their first PTS (B-frame
-    /// delay), which can touch the previous range's last DTS; one nanosecond later keeps order.
-    private struct DecodeClock {
-        var last: Int64?
-
-        mutating func next(decode: Int64, presentation: Int64) -> Int64 {
-            var value = min(decode, presentation)
-            // Saturating: upstream's time stamps may reach the end of the range.
-            if let last, value <= last { value = last.addingSaturating(1) }
-            last = value
-            return value
-        }
-    }
-
     private func nanoseconds(_ time: MediaTime) -> Int64 {
         guard time.isNumeric else { return 0 }
         return time.converted(to: 1_000_000_000).value
@@ -119,11 +104,8 @@ struct SiloWriter {
             return .failure(ElementMessage(
                 domain: .core(GST_CORE_ERROR_MISSING_PLUGIN), text: "vtmultipasssink: cannot write \(output.finalPath): \(text)"))
         }
-        var clock = DecodeClock()
+        var timeStamps = MuxerTimeStamps()
         var tally = Tally()
-        // Every time stamp is shifted by the first sample's lead of DTS before 0: GstClockTime
-        // is unsigned, and x264's first DTS lies before the first PTS when there are B-frames.
-        var offset: Int64?
         var pushFailure: String?
         do {
             try silo.forEachSample { sample in
@@ -144,19 +126,16 @@ struct SiloWriter {
                 }
                 let pts = nanoseconds(sample.presentationTimeStamp)
                 tally.add(sample, pts: pts, duration: nanoseconds(sample.duration))
-                let isFirst = offset == nil
-                let shift = offset ?? max(0, Int64(0).subtractingSaturating(min(pts, nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))))
-                offset = shift
-                let dts = clock.next(decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp), presentation: pts)
+                let isFirst = tally.summary.frames == 1
+                let shifted = timeStamps.next(presentation: pts, decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
                 let duration = sample.duration.isNumeric ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
-                swiftvt_buffer_set_timing(
-                    buffer, GstClockTime(max(0, pts.addingSaturating(shift))), GstClockTime(max(0, dts.addingSaturating(shift))), duration)
+                swiftvt_buffer_set_timing(buffer, GstClockTime(shifted.presentation), GstClockTime(shifted.decode), duration)
                 if sample.isSync {
                     swiftvt_buffer_unset_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
                 } else {
                     swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
                 }
-                let flow = swiftvt_mux_pipeline_push(pipeline, buffer, isFirst ? GstClockTime(shift) : swiftvt_clock_time_none)
+                let flow = swiftvt_mux_pipeline_push(pipeline, buffer, isFirst ? GstClockTime(timeStamps.segmentStart) : swiftvt_clock_time_none)
                 if flow != GST_FLOW_OK {
                     pushFailure = swiftvt_mux_pipeline_error(pipeline).map { text in
                         defer { g_free(text) }

@@ -294,17 +294,10 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         var properties = CompressionProperties(averageBitRate: Int(current.bitrateKilobits) * 1000)
         let frameRate = rate.0 > 0 && rate.1 > 0 ? Double(rate.0) / Double(rate.1) : nil
         properties.expectedFrameRate = frameRate
-        // GOPs are the unit of re-encoding. 0 means ten seconds, as x264enc's automatic
-        // key-int-max (its SEI says keyint=300 at 30 frames/s), plus IDR pictures at scene cuts:
-        // with x264's own 250 frames the 300-frame clip carried a second IDR picture, 4 % of its
-        // bits, that x264enc does not pay.
+        // GOPs are the unit of re-encoding: 0 means MultiPassGOP's automatic interval.
         var encoderSettings = current.encoder
-        if current.encoder.maxKeyframeInterval == 0 {
-            properties.maxKeyFrameIntervalDuration = Self.automaticGOPDuration
-            if let frameRate {
-                encoderSettings.maxKeyframeInterval = max(Int32(clamping: Int((frameRate * Self.automaticGOPDuration).rounded())), Self.minimumGOPLength)
-            }
-        }
+        MultiPassGOP.applyKeyFrameInterval(Int(current.encoder.maxKeyframeInterval), frameRate: frameRate, to: &properties)
+        encoderSettings.maxKeyframeInterval = Int32(clamping: properties.maxKeyFrameInterval)
         properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
         guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
             return .stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: caps arrived before the run was prepared (the element is not in READY)")
@@ -497,6 +490,9 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         switch ending {
         case .finished(let stopReason):
             if let stopReason { log.info(object, "no further pass: \(stopReason)") }
+        case .plannedByCaller:
+            // The sink plans its own passes (Planning.bySession): not reached.
+            break
         case .upstreamCannotSeek:
             // As AVAssetExportSession does with a source it cannot read twice.
             ElementMessage.stream(
@@ -593,10 +589,8 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         return true
     }
 
-    /// The shortest GOP multi-pass accepts (see setCaps: keeps IDR pictures apart).
-    static let minimumGOPLength: Int32 = 4
-    /// Seconds between IDR pictures at most when `max-keyframe-interval` is 0.
-    static let automaticGOPDuration = 10.0
+    /// The shortest GOP multi-pass accepts (keeps IDR pictures apart).
+    static let minimumGOPLength = Int32(MultiPassGOP.minimumLength)
 }
 
 /// The file types `location` may name.

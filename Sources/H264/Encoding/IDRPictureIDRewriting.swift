@@ -1,0 +1,114 @@
+/// Gives an IDR slice another idr_pic_id without coding it again: what a splice of separately
+/// encoded pieces needs where an IDR picture of one piece directly follows an IDR picture of the
+/// piece before with the same idr_pic_id, which 7.4.3 forbids ("If two consecutive access units
+/// in decoding order are both IDR access units, the value of idr_pic_id in the slices of the
+/// first such IDR access unit shall differ from the idr_pic_id in the second").
+///
+/// idr_pic_id is ue(v) in the middle of the slice header (7.3.3), so another value usually has
+/// another length and everything after it moves:
+/// - CAVLC (entropy_coding_mode_flag 0): slice_data() follows the header bit for bit, so the
+///   rest of the slice is shifted and rbsp_slice_trailing_bits are written again (7.3.2.8);
+/// - CABAC: slice_data() starts with cabac_alignment_one_bits up to a byte boundary (7.3.4)
+///   and the arithmetic-coded data is byte-aligned, so the new header gets its own alignment
+///   bits and the data bytes stay as they are.
+/// The header is parsed and written again with the project's own writer; the rewrite is refused
+/// unless writing the parsed header with its old idr_pic_id reproduces the slice's header bit
+/// for bit (a field the writer does not know would otherwise be lost).
+public enum IDRPictureIDRewriting {
+    /// The slice NAL unit `nalUnit` (escaped, header byte included, nal_unit_type 5) with
+    /// idr_pic_id `newID`.
+    ///
+    /// - Throws: ``H264Error/invalidValue(field:value:)`` for a NAL unit that is not an IDR slice
+    ///   or an id beyond 65535; ``H264Error/unsupported(_:)`` when the header cannot be written
+    ///   back exactly; parse errors of the header.
+    public static func rewrite(
+        idrSlice nalUnit: [UInt8], to newID: Int, pictureParameterSets: (Int) -> PictureParameterSet?,
+        sequenceParameterSets: (Int) -> SequenceParameterSet?
+    ) throws(H264Error) -> [UInt8] {
+        guard let first = nalUnit.first, NALUnitHeader(byte: first).nalUnitType.rawValue == 5 else {
+            throw H264Error.invalidValue(field: "nal_unit_type", value: Int64(nalUnit.first.map { $0 & 0x1F } ?? 0))
+        }
+        guard (0...65_535).contains(newID) else { throw H264Error.invalidValue(field: "idr_pic_id", value: Int64(newID)) }
+        let header = try SliceHeader.parse(
+            nalUnit: nalUnit, pictureParameterSets: pictureParameterSets, sequenceParameterSets: sequenceParameterSets)
+        guard let pps = pictureParameterSets(header.picParameterSetID), let sps = sequenceParameterSets(pps.seqParameterSetID) else {
+            throw H264Error.missingParameterSet(kind: "PPS", id: header.picParameterSetID)
+        }
+        // The whole payload unescaped: the slice data moves with the header.
+        let rbsp = RBSP.extractRBSP(from: Array(nalUnit[1...]))
+        let oldHeaderBits = header.headerBitSize
+        var written: BitWriter
+        var rewritten: BitWriter
+        do throws(H264WritingError) {
+            written = try header.write(sequenceParameterSet: sps, pictureParameterSet: pps)
+            var changed = header
+            changed.idrPicID = newID
+            rewritten = try changed.write(sequenceParameterSet: sps, pictureParameterSet: pps)
+        } catch {
+            throw H264Error.unsupported("rewriting idr_pic_id: the slice header cannot be written back (\(error.description))")
+        }
+        guard written.bitCount == oldHeaderBits, sameBits(written, rbsp, count: oldHeaderBits) else {
+            throw H264Error.unsupported("rewriting idr_pic_id: the slice header is not written back bit for bit")
+        }
+        if pps.entropyCodingModeFlag {
+            // 7.3.4: cabac_alignment_one_bit up to the byte boundary, then byte-aligned CABAC data.
+            let dataStart = (oldHeaderBits + 7) / 8
+            guard dataStart <= rbsp.count, alignmentBitsAreOnes(rbsp, from: oldHeaderBits, to: dataStart * 8) else {
+                throw H264Error.invalidValue(field: "cabac_alignment_one_bit", value: 0)
+            }
+            while !rewritten.isByteAligned { rewritten.writeFlag(true) }
+            rewritten.writeBytes(rbsp[dataStart...])
+        } else {
+            // 7.3.2.8: slice_data() bit for bit, then rbsp_slice_trailing_bits (the stop bit is
+            // the last 1 bit of the RBSP).
+            guard let stopBit = lastOneBit(rbsp), stopBit >= oldHeaderBits else {
+                throw H264Error.truncated(what: "rbsp_stop_one_bit")
+            }
+            copyBits(rbsp, from: oldHeaderBits, to: stopBit, into: &rewritten)
+            rewritten.writeRBSPTrailingBits()
+        }
+        return [first] + RBSP.insertEmulationPrevention(rewritten.bytes)
+    }
+
+    /// Whether the first `count` bits of `writer` and `bytes` are equal.
+    private static func sameBits(_ writer: BitWriter, _ bytes: [UInt8], count: Int) -> Bool {
+        let writtenBytes = writer.bytes
+        guard writtenBytes.count * 8 >= count, bytes.count * 8 >= count else { return false }
+        for index in 0..<(count / 8) where writtenBytes[index] != bytes[index] { return false }
+        let rest = count % 8
+        guard rest > 0 else { return true }
+        let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - rest))
+        return writtenBytes[count / 8] & mask == bytes[count / 8] & mask
+    }
+
+    private static func bit(_ bytes: [UInt8], _ position: Int) -> Bool {
+        bytes[position >> 3] & (0x80 >> UInt8(position & 7)) != 0
+    }
+
+    private static func alignmentBitsAreOnes(_ bytes: [UInt8], from start: Int, to end: Int) -> Bool {
+        (start..<end).allSatisfy { bit(bytes, $0) }
+    }
+
+    private static func lastOneBit(_ bytes: [UInt8]) -> Int? {
+        guard let index = bytes.lastIndex(where: { $0 != 0 }) else { return nil }
+        return index * 8 + 7 - bytes[index].trailingZeroBitCount
+    }
+
+    /// Appends bits `start..<end` of `bytes` to `writer`: the bits up to the next byte boundary
+    /// one by one, then whole bytes.
+    private static func copyBits(_ bytes: [UInt8], from start: Int, to end: Int, into writer: inout BitWriter) {
+        var position = start
+        while position < end && position % 8 != 0 {
+            writer.writeFlag(bit(bytes, position))
+            position += 1
+        }
+        while end - position >= 8 {
+            writer.writeBits(UInt32(bytes[position >> 3]), count: 8)
+            position += 8
+        }
+        while position < end {
+            writer.writeFlag(bit(bytes, position))
+            position += 1
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Glibc
+import MediaCore
+
+/// Decoded frames from the job's GStreamer pipeline (an appsink), on a file descriptor: the
+/// frame stream of docs/farm.md. Little-endian.
+///
+///     header:  "SVTFRAME", uint32 version (1), width, height, fps_n, fps_d, format (0 = I420),
+///              stride[3], offset[3], frame_size        (GstVideoInfo of the negotiated caps)
+///     records: uint8 1, int64 pts_ns, int64 duration_ns (-1 unknown), frame_size bytes
+///              uint8 2                                  (the end of a time range)
+///
+/// Each frame is read straight into a pooled picture (the one copy out of the pipe).
+struct FrameStreamReader {
+    struct Header {
+        var width: Int
+        var height: Int
+        var frameRate: Double?
+        var strides: [Int]
+        var offsets: [Int]
+        var frameSize: Int
+    }
+
+    enum Record {
+        case frame(presentationTime: MediaTime, duration: MediaTime)
+        case endOfRange
+        case endOfStream
+    }
+
+    let descriptor: Int32
+    let header: Header
+    /// Frames read so far, for messages.
+    private(set) var framesRead = 0
+
+    static let magic = Array("SVTFRAME".utf8)
+
+    init(descriptor: Int32) throws(FarmFailure) {
+        self.descriptor = descriptor
+        var magic = [UInt8](repeating: 0, count: 8)
+        guard try Self.readFully(descriptor, into: &magic, count: 8, allowEnd: true), magic == Self.magic else {
+            throw .failed("standard input is not a SwiftVT frame stream (it does not begin with SVTFRAME)")
+        }
+        var fields = [UInt8](repeating: 0, count: 13 * 4)
+        guard try Self.readFully(descriptor, into: &fields, count: fields.count, allowEnd: true) else {
+            throw .failed("the frame stream ended inside its header")
+        }
+        let value = { (index: Int) -> Int in
+            (0..<4).reduce(0) { $0 | Int(fields[index * 4 + $1]) << (8 * $1) }
+        }
+        guard value(0) == 1 else { throw .failed("frame stream version \(value(0)) is not 1") }
+        guard value(5) == 0 else { throw .failed("frame stream format \(value(5)) is not 0 (I420)") }
+        let (width, height) = (value(1), value(2))
+        guard (2...16_384).contains(width), (2...16_384).contains(height) else {
+            throw .failed("the frame stream's size \(width)x\(height) is outside 2x2...16384x16384")
+        }
+        let strides = [value(6), value(7), value(8)]
+        let offsets = [value(9), value(10), value(11)]
+        let frameSize = value(12)
+        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        let planeWidths = [width, chromaWidth, chromaWidth], planeHeights = [height, chromaHeight, chromaHeight]
+        for plane in 0..<3 {
+            guard strides[plane] >= planeWidths[plane],
+                offsets[plane] >= (plane == 0 ? 0 : offsets[plane - 1] + strides[plane - 1] * planeHeights[plane - 1]),
+                offsets[plane] + strides[plane] * (planeHeights[plane] - 1) + planeWidths[plane] <= frameSize
+            else {
+                throw .failed("the frame stream's I420 layout (strides \(strides), offsets \(offsets), size \(frameSize)) does not hold a \(width)x\(height) picture")
+            }
+        }
+        let (rateNumerator, rateDenominator) = (value(3), value(4))
+        header = Header(
+            width: width, height: height,
+            frameRate: rateNumerator > 0 && rateDenominator > 0 ? Double(rateNumerator) / Double(rateDenominator) : nil,
+            strides: strides, offsets: offsets, frameSize: frameSize)
+    }
+
+    /// The next record; after `.frame`, ``readPicture(into:)`` must read its picture.
+    mutating func next() throws(FarmFailure) -> Record {
+        var kind: [UInt8] = [0]
+        guard try Self.readFully(descriptor, into: &kind, count: 1, allowEnd: true) else { return .endOfStream }
+        switch kind[0] {
+        case 1:
+            var times = [UInt8](repeating: 0, count: 16)
+            guard try Self.readFully(descriptor, into: &times, count: 16, allowEnd: true) else {
+                throw .failed("the frame stream ended inside frame \(framesRead + 1)'s time stamps")
+            }
+            let field = { (index: Int) -> Int64 in
+                Int64(bitPattern: (0..<8).reduce(UInt64(0)) { $0 | UInt64(times[index * 8 + $1]) << (8 * UInt64($1)) })
+            }
+            let (pts, duration) = (field(0), field(1))
+            framesRead += 1
+            return .frame(
+                presentationTime: MediaTime(value: pts, timescale: 1_000_000_000),
+                duration: duration >= 0 ? MediaTime(value: duration, timescale: 1_000_000_000) : .invalid)
+        case 2:
+            return .endOfRange
+        default:
+            throw .failed("the frame stream has a record of unknown kind \(kind[0]) after frame \(framesRead)")
+        }
+    }
+
+    /// Reads the current frame's picture into `picture` (I420 of the header's size), plane by
+    /// plane; rows are moved one by one only when the strides differ.
+    func readPicture(into picture: PixelBuffer) throws(FarmFailure) {
+        var position = 0
+        for (index, plane) in picture.planes.enumerated() {
+            try skip(header.offsets[index] - position)
+            position = header.offsets[index]
+            let stride = header.strides[index]
+            if stride == plane.bytesPerRow && position + stride * plane.height <= header.frameSize {
+                guard try Self.readFully(descriptor, into: plane.baseAddress, count: stride * plane.height) else {
+                    throw truncated()
+                }
+                position += stride * plane.height
+                continue
+            }
+            for row in 0..<plane.height {
+                let rowBytes = min(plane.width, stride)
+                guard try Self.readFully(descriptor, into: plane.baseAddress + row * plane.bytesPerRow, count: rowBytes) else {
+                    throw truncated()
+                }
+                // The last row of the last plane may end the frame before its stride does.
+                let padding = min(stride - rowBytes, header.frameSize - (position + rowBytes))
+                try skip(padding)
+                position += rowBytes + padding
+            }
+        }
+        try skip(header.frameSize - position)
+    }
+
+    private func truncated() -> FarmFailure {
+        .failed("the frame stream ended inside frame \(framesRead)'s picture")
+    }
+
+    private func skip(_ count: Int) throws(FarmFailure) {
+        guard count > 0 else { return }
+        var scratch = [UInt8](repeating: 0, count: count)
+        guard try Self.readFully(descriptor, into: &scratch, count: count) else { throw truncated() }
+    }
+
+    /// Reads exactly `count` bytes; false at the end of the stream before the first byte (when
+    /// `allowEnd`), a failure at an end within them.
+    private static func readFully(
+        _ descriptor: Int32, into destination: UnsafeMutableRawPointer, count: Int, allowEnd: Bool = false
+    ) throws(FarmFailure) -> Bool {
+        var done = 0
+        while done < count {
+            let got = read(descriptor, destination + done, count - done)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .failed("reading the frame stream failed: \(String(cString: strerror(errno)))")
+            }
+            if got == 0 {
+                if done == 0 && allowEnd { return false }
+                throw .failed("the frame stream ended in the middle of a record")
+            }
+            done += got
+        }
+        return true
+    }
+
+    private static func readFully(
+        _ descriptor: Int32, into bytes: inout [UInt8], count: Int, allowEnd: Bool = false
+    ) throws(FarmFailure) -> Bool {
+        try bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(FarmFailure) -> Bool in
+                guard let base = buffer.baseAddress else { return false }
+                return try readFully(descriptor, into: base, count: count, allowEnd: allowEnd)
+            }
+        }.get()
+    }
+}

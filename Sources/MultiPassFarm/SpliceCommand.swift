@@ -1,0 +1,193 @@
+import H264
+import MediaCore
+import SwiftVT
+import SwiftVTFileSupport
+
+/// `swiftvt-farm splice`: the chunks' frames, in order, as one H.264 stream for the job's muxer
+/// (the splice file of docs/farm.md, read by `appsrc ! mp4mux ! filesink`).
+///
+/// - One set of parameter sets: every chunk must have been coded with the same SPS and PPS
+///   (the same encoder and settings), since the file has one avcC.
+/// - idr_pic_id: every chunk's encoder starts afresh, so the first IDR picture of a chunk has
+///   the id the previous chunk's last IDR picture may have had too. Where they are equal the
+///   chunk's first IDR picture is given another (``IDRPictureIDRewriting``): two consecutive
+///   IDR access units must differ (7.4.3), and where chunks meet they can be consecutive (a
+///   scene cut on a chunk's last frame).
+/// - Time stamps as a muxer needs them (``MuxerTimeStamps``).
+struct SpliceCommand {
+    let chunks: [ChunkDirectory]
+    let outputPath: String
+
+    init(_ options: FarmOptions) throws(FarmFailure) {
+        guard !options.positional.isEmpty else { throw .usage("splice takes the chunk directories, in time order") }
+        chunks = options.positional.map(ChunkDirectory.init(path:))
+        outputPath = try options.requiredString("output")
+    }
+
+    /// What the splice has seen so far.
+    private struct Progress {
+        var reference: FormatDescription?
+        var sequenceParameterSets: [Int: SequenceParameterSet] = [:]
+        var pictureParameterSets: [Int: PictureParameterSet] = [:]
+        var lastIDRPicID: Int?
+        var frames = 0
+        var bytes = 0
+        var rewritten = 0
+        var timeStamps = MuxerTimeStamps()
+    }
+
+    func run() throws(FarmFailure) {
+        guard let output = OutputFile(creating: outputPath) else {
+            throw .failed("cannot create \(outputPath): \(OutputFile.lastErrorDescription)")
+        }
+        var progress = Progress()
+        for (index, chunk) in chunks.enumerated() {
+            let silo = try chunk.openSilo()
+            var firstIDRInChunk = true
+            do {
+                try silo.forEachSample { sample in
+                    try append(sample, chunk: index, firstIDRInChunk: &firstIDRInChunk, progress: &progress, to: output)
+                }
+                try silo.close()
+            } catch let failure as FarmFailure {
+                throw failure
+            } catch {
+                throw .failed("cannot read the frames of chunk \(index) in \(chunk.path): \(error)")
+            }
+        }
+        guard progress.frames > 0 else { throw .failed("the chunks hold no frames") }
+        guard output.commit() else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
+        print("spliced frames=\(progress.frames) bytes=\(progress.bytes) chunks=\(chunks.count) idr_pic_id_rewritten=\(progress.rewritten)")
+    }
+
+    private func append(
+        _ sample: SampleBuffer, chunk: Int, firstIDRInChunk: inout Bool, progress: inout Progress, to output: OutputFile
+    ) throws(FarmFailure) {
+        guard let data = sample.dataBuffer, let description = sample.formatDescription else {
+            throw .failed("chunk \(chunk) holds a frame without data or format description")
+        }
+        let pts = Self.nanoseconds(sample.presentationTimeStamp)
+        let times = progress.timeStamps.next(presentation: pts, decode: Self.nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
+        if let reference = progress.reference {
+            guard description.parameterSets == reference.parameterSets else {
+                throw .failed("chunk \(chunk) was coded with other parameter sets than chunk 0; encode every chunk with the same swiftvt-farm and settings")
+            }
+        } else {
+            try start(with: description, segmentStart: progress.timeStamps.segmentStart, progress: &progress, to: output)
+        }
+        let id = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> Int? in try idrPicID(of: bytes, progress: progress) }
+        // Nil: the access unit goes out as the silo gave it.
+        var rewritten: [UInt8]?
+        if let id {
+            if firstIDRInChunk, chunk > 0, id == progress.lastIDRPicID {
+                let newID = id == 0 ? 1 : 0
+                rewritten = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> [UInt8] in
+                    try rewrite(bytes, to: newID, chunk: chunk, progress: progress)
+                }
+                progress.lastIDRPicID = newID
+                progress.rewritten += 1
+            } else {
+                progress.lastIDRPicID = id
+            }
+            firstIDRInChunk = false
+        }
+        let size = rewritten?.count ?? data.count
+        var record: [UInt8] = []
+        record.reserveCapacity(29)
+        Self.append(times.presentation, to: &record)
+        Self.append(times.decode, to: &record)
+        Self.append(sample.duration.isNumeric ? Self.nanoseconds(sample.duration) : -1, to: &record)
+        record.append(sample.isSync ? 1 : 0)
+        Self.append(UInt32(size), to: &record)
+        let written = output.write(record) && (rewritten.map { output.write($0) } ?? data.withContiguousBytes { output.write($0) })
+        guard written else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
+        progress.frames += 1
+        progress.bytes += size
+    }
+
+    /// The file's header, from the first frame's description, and the parameter sets the
+    /// idr_pic_id rewriting reads slice headers with.
+    private func start(
+        with description: FormatDescription, segmentStart: Int64, progress: inout Progress, to output: OutputFile
+    ) throws(FarmFailure) {
+        guard description.nalUnitHeaderLength == 4, let record = description.avcDecoderConfigurationRecord else {
+            throw .failed("chunk 0's frames are not H.264 with 4-byte NAL unit lengths and an avcC record")
+        }
+        do throws(H264Error) {
+            for nalUnit in description.h264SequenceParameterSets {
+                let sps = try SequenceParameterSet.parse(nalUnit: nalUnit)
+                progress.sequenceParameterSets[sps.seqParameterSetID] = sps
+            }
+            for nalUnit in description.h264PictureParameterSets {
+                let pps = try PictureParameterSet.parse(nalUnit: nalUnit) { [progress] in progress.sequenceParameterSets[$0] }
+                progress.pictureParameterSets[pps.picParameterSetID] = pps
+            }
+        } catch {
+            throw .failed("chunk 0's parameter sets cannot be read: \(error)")
+        }
+        progress.reference = description
+        var header = Array("SVTSPLIC".utf8)
+        Self.append(UInt32(1), to: &header)
+        Self.append(UInt32(clamping: description.dimensions.width), to: &header)
+        Self.append(UInt32(clamping: description.dimensions.height), to: &header)
+        Self.append(UInt32(record.count), to: &header)
+        header += record
+        Self.append(segmentStart, to: &header)
+        guard output.write(header) else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
+    }
+
+    /// idr_pic_id of the access unit's first IDR slice; nil when it has none.
+    private func idrPicID(of bytes: UnsafeRawBufferPointer, progress: Progress) throws(FarmFailure) -> Int? {
+        var found: Int?
+        do {
+            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: 4) { range in
+                guard found == nil, bytes[range.lowerBound] & 0x1F == 5 else { return }
+                let header = try SliceHeader.parse(
+                    nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]),
+                    pictureParameterSets: { progress.pictureParameterSets[$0] },
+                    sequenceParameterSets: { progress.sequenceParameterSets[$0] })
+                found = header.idrPicID
+            }
+        } catch {
+            throw .failed("an IDR access unit cannot be read: \(error)")
+        }
+        return found
+    }
+
+    /// The access unit with every IDR slice's idr_pic_id set to `newID`.
+    /// Laid out again: the rewritten slices differ in length from the coded ones.
+    private func rewrite(
+        _ bytes: UnsafeRawBufferPointer, to newID: Int, chunk: Int, progress: Progress
+    ) throws(FarmFailure) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + 16)
+        do {
+            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: 4) { range in
+                var nalUnit = Array(bytes[range])
+                if nalUnit[0] & 0x1F == 5 {
+                    nalUnit = try IDRPictureIDRewriting.rewrite(
+                        idrSlice: nalUnit, to: newID,
+                        pictureParameterSets: { progress.pictureParameterSets[$0] },
+                        sequenceParameterSets: { progress.sequenceParameterSets[$0] })
+                }
+                Self.appendBigEndian(UInt32(nalUnit.count), to: &result)
+                result += nalUnit
+            }
+        } catch {
+            throw .failed("chunk \(chunk)'s first IDR picture cannot be given idr_pic_id \(newID): \(error)")
+        }
+        return result
+    }
+
+    static func nanoseconds(_ time: MediaTime) -> Int64 {
+        time.isNumeric ? time.converted(to: 1_000_000_000).value : 0
+    }
+
+    static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    static func appendBigEndian(_ value: UInt32, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
+    }
+}
