@@ -80,7 +80,7 @@ struct SpliceCommand {
         var rewritten: [UInt8]?
         if let id {
             if firstIDRInChunk, chunk > 0, id == progress.lastIDRPicID {
-                let newID = id == 0 ? 1 : 0
+                let newID = IDRPictureIDRewriting.replacementID(for: id)
                 rewritten = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> [UInt8] in
                     try rewrite(bytes, to: newID, chunk: chunk, progress: progress)
                 }

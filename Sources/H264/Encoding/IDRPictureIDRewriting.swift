@@ -7,7 +7,12 @@
 /// idr_pic_id is ue(v) in the middle of the slice header (7.3.3), so another value usually has
 /// another length and everything after it moves:
 /// - CAVLC (entropy_coding_mode_flag 0): slice_data() follows the header bit for bit, so the
-///   rest of the slice is shifted and rbsp_slice_trailing_bits are written again (7.3.2.8);
+///   rest of the slice is shifted and rbsp_slice_trailing_bits are written again (7.3.2.8).
+///   The shift must be whole bytes: an I_PCM macroblock's samples start after
+///   pcm_alignment_zero_bits at a byte boundary (7.3.5), which a shift of 2 bits would move
+///   (the corpus's CVPCMNL1_SVA_C decoded wrong that way). ue(v) codes are 1, 3, 5 ... bits
+///   long, so the new value's code must be as long as the old one's, or 8 bits longer or
+///   shorter (``replacementID(for:avoiding:)`` picks one: 0 becomes 15, 1 becomes 2);
 /// - CABAC: slice_data() starts with cabac_alignment_one_bits up to a byte boundary (7.3.4)
 ///   and the arithmetic-coded data is byte-aligned, so the new header gets its own alignment
 ///   bits and the data bytes stay as they are.
@@ -15,8 +20,26 @@
 /// unless writing the parsed header with its old idr_pic_id reproduces the slice's header bit
 /// for bit (a field the writer does not know would otherwise be lost).
 public enum IDRPictureIDRewriting {
+    /// Bits of idr_pic_id's ue(v) code for `value` (9.1: 2 * floor(log2(value + 1)) + 1).
+    public static func codeLength(_ value: Int) -> Int {
+        2 * (Int.bitWidth - 1 - (value + 1).leadingZeroBitCount) + 1
+    }
+
+    /// The smallest idr_pic_id other than `current` and those in `avoiding` whose ue(v) code is
+    /// as long as `current`'s modulo 8 bits: the rest of a CAVLC slice then moves by whole bytes.
+    public static func replacementID(for current: Int, avoiding: Set<Int> = []) -> Int {
+        var candidate = 0
+        while candidate == current || avoiding.contains(candidate)
+            || (codeLength(candidate) - codeLength(current)) % 8 != 0
+        {
+            candidate += 1
+        }
+        return candidate
+    }
+
     /// The slice NAL unit `nalUnit` (escaped, header byte included, nal_unit_type 5) with
-    /// idr_pic_id `newID`.
+    /// idr_pic_id `newID`, whose ue(v) code must be as long as the old one's modulo 8 bits
+    /// (``replacementID(for:avoiding:)``).
     ///
     /// - Throws: ``H264Error/invalidValue(field:value:)`` for a NAL unit that is not an IDR slice
     ///   or an id beyond 65535; ``H264Error/unsupported(_:)`` when the header cannot be written
@@ -31,6 +54,10 @@ public enum IDRPictureIDRewriting {
         guard (0...65_535).contains(newID) else { throw H264Error.invalidValue(field: "idr_pic_id", value: Int64(newID)) }
         let header = try SliceHeader.parse(
             nalUnit: nalUnit, pictureParameterSets: pictureParameterSets, sequenceParameterSets: sequenceParameterSets)
+        guard (codeLength(newID) - codeLength(header.idrPicID)) % 8 == 0 else {
+            throw H264Error.unsupported(
+                "rewriting idr_pic_id \(header.idrPicID) to \(newID) would move the slice data by a part of a byte (I_PCM samples are byte-aligned, 7.3.5)")
+        }
         guard let pps = pictureParameterSets(header.picParameterSetID), let sps = sequenceParameterSets(pps.seqParameterSetID) else {
             throw H264Error.missingParameterSet(kind: "PPS", id: header.picParameterSetID)
         }
