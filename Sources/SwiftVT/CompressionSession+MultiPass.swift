@@ -52,17 +52,24 @@ extension CompressionSession {
     /// later one only the frames of ``timeRangesForNextPass()``, in order, each range starting
     /// with an IDR picture and a fresh encoder.
     public func beginPass() throws(VTError) {
+        try startPass("beginPass()") { (multiPass) throws(VTError) in
+            if multiPass.completedPasses > 0, multiPass.plan?.wantsAnotherPass != true {
+                throw VTError(.invalidArgument, "the encoder asked for no further pass (endPass() returned false)")
+            }
+        }
+    }
+
+    /// The checks and counters every pass start shares; `prepare` checks and sets what differs.
+    private func startPass(_ call: String, _ prepare: (inout MultiPassState) throws(VTError) -> Void) throws(VTError) {
         try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             guard var multiPass = state.multiPass else {
-                throw VTError(.invalidArgument, "beginPass() needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
+                throw VTError(.invalidArgument, "\(call) needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
             }
             guard !multiPass.passInProgress else {
                 throw VTError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
             }
-            if multiPass.completedPasses > 0, multiPass.plan?.wantsAnotherPass != true {
-                throw VTError(.invalidArgument, "the encoder asked for no further pass (endPass() returned false)")
-            }
+            try prepare(&multiPass)
             multiPass.passInProgress = true
             multiPass.currentRange = nil
             multiPass.framesThisPass = 0
@@ -86,14 +93,7 @@ extension CompressionSession {
     /// - Throws: ``VTError/Code/invalidArgument`` outside a multi-pass session, during a pass,
     ///   for `completedPasses` < 1 or a plan without time ranges.
     public func beginPass(following plan: MultiPassRateControl.Plan, completedPasses: Int) throws(VTError) {
-        try monitor.withLock { (state) throws(VTError) in
-            guard !state.invalidated else { throw Self.invalidSession }
-            guard var multiPass = state.multiPass else {
-                throw VTError(.invalidArgument, "beginPass(following:) needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
-            }
-            guard !multiPass.passInProgress else {
-                throw VTError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
-            }
+        try startPass("beginPass(following:completedPasses:)") { (multiPass) throws(VTError) in
             guard completedPasses >= 1 else {
                 throw VTError(.invalidArgument, "a planned pass follows at least pass 1 (completedPasses \(completedPasses))")
             }
@@ -105,12 +105,6 @@ extension CompressionSession {
             multiPass.framesPerPass = Array(multiPass.framesPerPass.prefix(completedPasses))
                 + Array(repeating: 0, count: max(0, completedPasses - multiPass.framesPerPass.count))
             multiPass.plan = plan
-            multiPass.passInProgress = true
-            multiPass.currentRange = nil
-            multiPass.framesThisPass = 0
-            multiPass.actualBitsThisPass = 0
-            multiPass.plannedBitsThisPass = 0
-            state.multiPass = multiPass
         }
     }
 
