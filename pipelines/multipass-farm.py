@@ -153,15 +153,24 @@ def _write_dir(path, files):
             f.write(data)
 
 
+def _one_decoder_thread(bin, sub_bin, element):
+    """decodebin's deep-element-added: decoders with a thread count (avdec_*: max-threads) get one
+    thread. A worker is one core's worth of work, its encoder runs with one thread; a decoder
+    spreading over every core of the host would compete with the other workers' encoders."""
+    if element.find_property("max-threads") is not None:
+        element.set_property("max-threads", 1)
+
+
 def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder_stdin):
     """Decodes each [start, stop) of `ranges` (stream time ns; None = open end) of INPUT and writes
     the contract's FRAME STREAM to the encoder: the header before the first frame, each frame whose
     stream time lies in the range, an end-of-range record after each range. Returns the frames of
     each range. Raises RuntimeError naming the chunk on a GStreamer error or an empty range."""
     pipeline = Gst.parse_launch(
-        'filesrc name=src ! decodebin caps="video/x-raw(ANY)" expose-all-streams=false '
+        'filesrc name=src ! decodebin name=decoder caps="video/x-raw(ANY)" expose-all-streams=false '
         "! videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=8")
     pipeline.get_by_name("src").set_property("location", input_path)
+    pipeline.get_by_name("decoder").connect("deep-element-added", _one_decoder_thread)
     sink = pipeline.get_by_name("sink")
     bus = pipeline.get_bus()
     label = _chunk_label(chunk)
@@ -560,10 +569,16 @@ def mux(Gst, splice_path, output, probe_info):
 
 
 def default_chunk_seconds(duration_s, workers):
-    """At least 4 chunks per worker, so that a pass's last chunks leave the other workers idle for
-    at most about a quarter of their share; at least 2 s per chunk, because every chunk starts a new
-    GOP with an IDR picture (quality) and a new decoder after a seek (time)."""
-    return max(2.0, duration_s / (4 * workers))
+    """4 chunks per worker (workers = Dask threads), so that while the last chunks of a pass run the
+    other workers wait for at most about a quarter of their share; but at least 2 s per chunk,
+    because every chunk starts a new GOP with an IDR picture (quality) and a new decoder after a
+    seek (time). Where the 2 s floor leaves fewer chunks, their count is rounded down to a multiple
+    of the workers, so that no worker is left with one more chunk than the others (10 s on 2
+    workers: 4 chunks of 2.5 s, not 5 of 2 s, which take 3 rounds)."""
+    count = max(1, min(4 * workers, int(duration_s // 2.0)))
+    if count > workers:
+        count -= count % workers
+    return duration_s / count
 
 
 def main(argv):
@@ -677,11 +692,15 @@ def run_job(args, client, Gst, info, duration_s, farm_tool, timings, wall_start,
                     "encoder_threads": 1, "shared_dir": shared_job_dir, "pass": 1}
 
         def run_pass(number, jobs):
-            """jobs: [(chunk, chunk_files or path or None, plan or None)] -> {index: result}."""
+            """jobs: [(chunk, chunk_files or path or None, plan or None, seconds of video)] ->
+            {index: result}. Submitted longest first: Dask runs tasks in submission order, and the
+            longest-first list schedule keeps the end of a pass from waiting on one long chunk
+            started last."""
+            jobs = sorted(jobs, key=lambda job: -job[3])
             pass_settings = dict(settings, **{"pass": number})
             pass_start = time.time()
             futures = {}
-            for chunk, files, plan in jobs:
+            for chunk, files, plan, _ in jobs:
                 future = client.submit(encode_chunk, chunk, input_ref, input_key, pass_settings, files, plan,
                                        pure=False, key=f"swiftvt-farm-pass{number}-chunk{chunk['index']}-{os.urandom(4).hex()}")
                 futures[future] = chunk
@@ -720,7 +739,7 @@ def run_job(args, client, Gst, info, duration_s, farm_tool, timings, wall_start,
             return results
 
         # The chunks as they stand, on the client: {index: {name: bytes}} (or a shared path).
-        results = run_pass(1, [(c, None, None) for c in chunks])
+        results = run_pass(1, [(c, None, None, c["stop_s"] - c["start_s"]) for c in chunks])
         current = {i: (r["shared_path"] or r["files"]) for i, r in results.items()}
         chunk_dirs = [os.path.join(work, f"chunk-{i:04d}") for i in range(len(chunks))]
 
@@ -766,7 +785,8 @@ def run_job(args, client, Gst, info, duration_s, farm_tool, timings, wall_start,
             for index, item in sorted(planned.items()):
                 with open(item["plan_file"], "rb") as f:
                     plan = {"file": f.read(), "ranges": item["ranges"]}
-                jobs.append((chunks[index], current[index], plan))
+                jobs.append((chunks[index], current[index], plan,
+                             sum(stop - start for start, stop in item["ranges"]) / 1e9))
             previous = dict(current)  # the chunks before this pass, for a "taken-back" decision
             passes_run += 1
             pass_results = run_pass(passes_run, jobs)
