@@ -443,7 +443,9 @@ def key_frame_boundaries(Gst, path, duration, chunk_ns):
             detail = message.parse_error()[0].message if message else "no answer in 30 s"
             raise JobError(f"cannot decode {path}: {detail}")
         candidate = chunk_ns
-        while candidate < duration:
+        # Not within half a chunk of the end: duration / count * count can round to just below
+        # the duration and leave a last chunk of a few frames.
+        while candidate < duration - chunk_ns // 2:
             key_frame = None
             if pipeline.seek_simple(Gst.Format.TIME, Gst.SeekFlags.FLUSH | Gst.SeekFlags.KEY_UNIT
                                     | Gst.SeekFlags.SNAP_BEFORE, candidate):
@@ -715,6 +717,14 @@ def run_job(args, client, Gst, info, duration_s, farm_tool, timings, wall_start,
                         if isinstance(error, distributed.KilledWorker):
                             text = f"{chunk['label']}: every worker that ran it died ({text})"
                         raise JobError(text)
+                    if future.status != "finished":
+                        # Cancelled by the scheduler: what the task depends on is gone. Dask cannot
+                        # recompute scattered data, so losing every worker that held the input
+                        # ends here.
+                        raise JobError(f"{chunk['label']}: Dask gave up the task ({future.status}): "
+                                       + ("the input's bytes were lost with the worker(s) holding them "
+                                          "(scattered data cannot be recomputed); run again, or use --shared-dir"
+                                          if input_key else "a worker or the scheduler went away"))
                     results[chunk["index"]] = future.result()
                     done += 1
                     print(f"pass {number}: {done}/{len(futures)} chunks done", flush=True)
