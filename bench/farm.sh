@@ -169,6 +169,7 @@ measure() {
 chunk_seconds() { # chunk_seconds FRAMES
     "$python" - "$1" <<'EOF'
 import importlib.util, sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 spec = importlib.util.spec_from_file_location("farm", "pipelines/multipass-farm.py")
 farm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(farm)
