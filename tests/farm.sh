@@ -89,7 +89,7 @@ stream_md5() { ffmpeg -v error -i "$1" -map 0:v -c copy -f md5 -; }
 packet_table() { ffprobe -v error -select_streams v -show_entries packet=pts,dts,duration,flags,size -of csv=p=0 "$1"; }
 
 # The PSNR-Y floor: vtmultipasssink at the same target on the same decoded frames, minus 1 dB. The
-# farm starts an IDR picture at every chunk (here every 1.6 to 2.6 s, where the sink has one GOP
+# farm starts an IDR picture at every chunk (here every 4 s, where the sink has one GOP
 # per scene of the 8 s), which costs it a fraction of a dB at this rate; frames out of place, a
 # chunk missing or a damaged splice cost far more (10 dB and up).
 timeout 120 gst-launch-1.0 -q filesrc location="$clip" ! decodebin ! videoconvert ! video/x-raw,format=I420 \
@@ -229,7 +229,7 @@ make_clip "$work/faststart.mp4" faststart=true
 size=$(stat -c %s "$work/faststart.mp4")
 head -c $((size * 55 / 100)) "$work/faststart.mp4" >"$work/short-data.mp4"
 expect_error truncated "^multipass-farm: error: no frames in chunk [0-9]+ \([0-9.]+ s – [0-9.]+ s\)" \
-    "$work/short-data.mp4" "$work/truncated.mp4" --bitrate $target --workers 2
+    "$work/short-data.mp4" "$work/truncated.mp4" --bitrate $target --workers 2 --chunk-seconds 2
 expect_error missing "^multipass-farm: error: .*nothing-here.mp4 does not exist" "$work/nothing-here.mp4" "$work/missing.mp4" --bitrate $target
 timeout 60 gst-launch-1.0 -q audiotestsrc num-buffers=50 ! wavenc ! filesink location="$work/audio.wav"
 expect_error novideo "^multipass-farm: error: .*audio.wav has no video stream" "$work/audio.wav" "$work/novideo.mp4" --bitrate $target
