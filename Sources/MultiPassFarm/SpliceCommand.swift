@@ -27,12 +27,9 @@ struct SpliceCommand {
     /// What the splice has seen so far.
     private struct Progress {
         var reference: FormatDescription?
-        var sequenceParameterSets: [Int: SequenceParameterSet] = [:]
-        var pictureParameterSets: [Int: PictureParameterSet] = [:]
-        var lastIDRPicID: Int?
+        var idrPictureIDs: IDRPictureIDSplicer?
         var frames = 0
         var bytes = 0
-        var rewritten = 0
         var timeStamps = MuxerTimeStamps()
     }
 
@@ -57,7 +54,7 @@ struct SpliceCommand {
         }
         guard progress.frames > 0 else { throw .failed("the chunks hold no frames") }
         guard output.commit() else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
-        print("spliced frames=\(progress.frames) bytes=\(progress.bytes) chunks=\(chunks.count) idr_pic_id_rewritten=\(progress.rewritten)")
+        print("spliced frames=\(progress.frames) bytes=\(progress.bytes) chunks=\(chunks.count) idr_pic_id_rewritten=\(progress.idrPictureIDs?.rewrittenCount ?? 0)")
     }
 
     private func append(
@@ -75,22 +72,15 @@ struct SpliceCommand {
         } else {
             try start(with: description, segmentStart: progress.timeStamps.segmentStart, progress: &progress, to: output)
         }
-        let id = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> Int? in try idrPicID(of: bytes, progress: progress) }
         // Nil: the access unit goes out as the silo gave it.
-        var rewritten: [UInt8]?
-        if let id {
-            if firstIDRInChunk, chunk > 0, id == progress.lastIDRPicID {
-                let newID = IDRPictureIDRewriting.replacementID(for: id)
-                rewritten = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> [UInt8] in
-                    try rewrite(bytes, to: newID, chunk: chunk, progress: progress)
-                }
-                progress.lastIDRPicID = newID
-                progress.rewritten += 1
-            } else {
-                progress.lastIDRPicID = id
+        let rewritten = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> [UInt8]? in
+            do throws(H264Error) {
+                return try progress.idrPictureIDs?.next(bytes, distinctFromLastIDR: firstIDRInChunk && chunk > 0)
+            } catch {
+                throw .failed("chunk \(chunk): an IDR picture cannot be given another idr_pic_id: \(error)")
             }
-            firstIDRInChunk = false
         }
+        if sample.isSync { firstIDRInChunk = false }
         let size = rewritten?.count ?? data.count
         var record: [UInt8] = []
         record.reserveCapacity(29)
@@ -114,14 +104,7 @@ struct SpliceCommand {
             throw .failed("chunk 0's frames are not H.264 with 4-byte NAL unit lengths and an avcC record")
         }
         do throws(H264Error) {
-            for nalUnit in description.h264SequenceParameterSets {
-                let sps = try SequenceParameterSet.parse(nalUnit: nalUnit)
-                progress.sequenceParameterSets[sps.seqParameterSetID] = sps
-            }
-            for nalUnit in description.h264PictureParameterSets {
-                let pps = try PictureParameterSet.parse(nalUnit: nalUnit) { [progress] in progress.sequenceParameterSets[$0] }
-                progress.pictureParameterSets[pps.picParameterSetID] = pps
-            }
+            progress.idrPictureIDs = try IDRPictureIDSplicer(parameterSets: description.parameterSets, nalUnitHeaderLength: 4)
         } catch {
             throw .failed("chunk 0's parameter sets cannot be read: \(error)")
         }
@@ -136,49 +119,6 @@ struct SpliceCommand {
         guard output.write(header) else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
     }
 
-    /// idr_pic_id of the access unit's first IDR slice; nil when it has none.
-    private func idrPicID(of bytes: UnsafeRawBufferPointer, progress: Progress) throws(FarmFailure) -> Int? {
-        var found: Int?
-        do {
-            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: 4) { range in
-                guard found == nil, bytes[range.lowerBound] & 0x1F == 5 else { return }
-                let header = try SliceHeader.parse(
-                    nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]),
-                    pictureParameterSets: { progress.pictureParameterSets[$0] },
-                    sequenceParameterSets: { progress.sequenceParameterSets[$0] })
-                found = header.idrPicID
-            }
-        } catch {
-            throw .failed("an IDR access unit cannot be read: \(error)")
-        }
-        return found
-    }
-
-    /// The access unit with every IDR slice's idr_pic_id set to `newID`.
-    /// Laid out again: the rewritten slices differ in length from the coded ones.
-    private func rewrite(
-        _ bytes: UnsafeRawBufferPointer, to newID: Int, chunk: Int, progress: Progress
-    ) throws(FarmFailure) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(bytes.count + 16)
-        do {
-            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: 4) { range in
-                var nalUnit = Array(bytes[range])
-                if nalUnit[0] & 0x1F == 5 {
-                    nalUnit = try IDRPictureIDRewriting.rewrite(
-                        idrSlice: nalUnit, to: newID,
-                        pictureParameterSets: { progress.pictureParameterSets[$0] },
-                        sequenceParameterSets: { progress.sequenceParameterSets[$0] })
-                }
-                Self.appendBigEndian(UInt32(nalUnit.count), to: &result)
-                result += nalUnit
-            }
-        } catch {
-            throw .failed("chunk \(chunk)'s first IDR picture cannot be given idr_pic_id \(newID): \(error)")
-        }
-        return result
-    }
-
     static func nanoseconds(_ time: MediaTime) -> Int64 {
         time.isNumeric ? time.converted(to: 1_000_000_000).value : 0
     }
@@ -187,7 +127,4 @@ struct SpliceCommand {
         withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
 
-    static func appendBigEndian(_ value: UInt32, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
-    }
 }

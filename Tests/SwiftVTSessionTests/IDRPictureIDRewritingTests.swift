@@ -99,3 +99,68 @@ struct IDRPictureIDRewritingTests {
         #expect(rewrittenCAVLC >= 5 && rewrittenCABAC >= 5)
     }
 }
+
+/// IDRPictureIDSplicer: which IDR access units of a spliced stream get another idr_pic_id.
+@Suite("IDRPictureIDSplicer")
+struct IDRPictureIDSplicerTests {
+    /// The first IDR access unit of a corpus stream and a non-IDR one after it, with the stream's
+    /// parameter sets.
+    static func units() throws -> (idr: [UInt8], other: [UInt8], parameterSets: [[UInt8]])? {
+        guard let entry = Corpus.entry("BA1_Sony_D.jsv"), let bytes = Corpus.bytes(of: entry) else { return nil }
+        let stream = try CorpusStream.load(bytes)
+        let avcc = try stream.samples.map { try #require($0.dataBuffer).copyToArray() }
+        let types = stream.accessUnits.map { unit in Set(unit.map { $0[0] & 0x1F }) }
+        let idr = try #require(zip(types, avcc).first { $0.0.contains(5) }?.1)
+        let other = try #require(zip(types, avcc).first { $0.0.contains(1) && !$0.0.contains(5) }?.1)
+        return (idr, other, stream.format.parameterSets)
+    }
+
+    @Test("consecutive IDR pictures with one id: the second gets another; apart: only when asked", .requiresCorpus)
+    func splicing() throws {
+        guard let (idr, other, parameterSets) = try Self.units() else { return }
+        var splicer = try IDRPictureIDSplicer(parameterSets: parameterSets, nalUnitHeaderLength: 4)
+        #expect(try idr.withUnsafeBytes { try splicer.next($0) } == nil)
+        let rewritten = try idr.withUnsafeBytes { try splicer.next($0) }
+        let second = try #require(rewritten, "an IDR right after one with its id")
+        let firstID = try BitReaderProbe(unit: idr, parameterSets: parameterSets).idrPicID()
+        let secondID = try BitReaderProbe(unit: second, parameterSets: parameterSets).idrPicID()
+        let ids = [try #require(firstID), try #require(secondID)]
+        #expect(ids[0] != ids[1] && IDRPictureIDRewriting.codeLength(ids[1]) % 8 == IDRPictureIDRewriting.codeLength(ids[0]) % 8)
+        #expect(try other.withUnsafeBytes { try splicer.next($0) } == nil)
+        // After another picture, the original id differs from the last IDR's new one: kept.
+        #expect(try idr.withUnsafeBytes { try splicer.next($0) } == nil)
+        #expect(try other.withUnsafeBytes { try splicer.next($0) } == nil)
+        // Same id as the last IDR, not adjacent: kept, unless the caller asks (a chunk junction).
+        #expect(try idr.withUnsafeBytes { try splicer.next($0) } == nil)
+        #expect(try other.withUnsafeBytes { try splicer.next($0) } == nil)
+        #expect(try idr.withUnsafeBytes { try splicer.next($0, distinctFromLastIDR: true) } != nil)
+        #expect(splicer.rewrittenCount == 2)
+    }
+}
+
+/// Reads idr_pic_id from an AVCC access unit's first IDR slice.
+struct BitReaderProbe {
+    var unit: [UInt8]
+    var parameterSets: [[UInt8]]
+
+    func idrPicID() throws -> Int? {
+        var store = ParameterSetStore()
+        for nal in parameterSets where NALUnitType(rawValue: nal[0]) == .sequenceParameterSet {
+            _ = try nal.withUnsafeBytes { try store.storeSequenceParameterSet($0) }
+        }
+        for nal in parameterSets where NALUnitType(rawValue: nal[0]) == .pictureParameterSet {
+            _ = try nal.withUnsafeBytes { try store.storePictureParameterSet($0) }
+        }
+        var found: Int?
+        try unit.withUnsafeBytes { bytes in
+            try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: 4) { range in
+                guard found == nil, bytes[range.lowerBound] & 0x1F == 5 else { return }
+                found = try SliceHeader.parse(
+                    nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]),
+                    pictureParameterSets: { store.pictureParameterSet(id: $0) },
+                    sequenceParameterSets: { store.sequenceParameterSet(id: $0) }).idrPicID
+            }
+        }
+        return found
+    }
+}

@@ -139,3 +139,96 @@ public enum IDRPictureIDRewriting {
         }
     }
 }
+
+/// Follows the access units of a spliced stream in decode order (AVCC, the whole stream's
+/// parameter sets known) and gives an IDR picture another idr_pic_id where it would repeat the
+/// id of the IDR picture before it:
+/// - always when the two IDR access units are consecutive (7.4.3): a range re-encoded by a fresh
+///   encoder starts at id 0, and the encoder before it may have ended on an IDR picture (a scene
+///   cut on its last frame, or its key-frame interval right after one);
+/// - also across other pictures where the caller asks (`distinctFromLastIDR`): where two
+///   separately encoded chunks meet, a splice keeps the ids apart whether or not the pictures
+///   are adjacent.
+public struct IDRPictureIDSplicer {
+    private let sequenceParameterSets: [Int: SequenceParameterSet]
+    private let pictureParameterSets: [Int: PictureParameterSet]
+    private let nalUnitHeaderLength: Int
+    private var lastIDRPicID: Int?
+    private var previousWasIDR = false
+    /// IDR access units given another id so far.
+    public private(set) var rewrittenCount = 0
+
+    /// - Parameter parameterSets: the stream's SPS and PPS NAL units (escaped, header byte included).
+    /// - Throws: when a parameter set cannot be parsed.
+    public init(parameterSets: [[UInt8]], nalUnitHeaderLength: Int) throws(H264Error) {
+        var sequences: [Int: SequenceParameterSet] = [:]
+        var pictures: [Int: PictureParameterSet] = [:]
+        for nalUnit in parameterSets where nalUnit.first.map({ NALUnitType(rawValue: $0) == .sequenceParameterSet }) ?? false {
+            let sps = try SequenceParameterSet.parse(nalUnit: nalUnit)
+            sequences[sps.seqParameterSetID] = sps
+        }
+        for nalUnit in parameterSets where nalUnit.first.map({ NALUnitType(rawValue: $0) == .pictureParameterSet }) ?? false {
+            let pps = try PictureParameterSet.parse(nalUnit: nalUnit) { sequences[$0] }
+            pictures[pps.picParameterSetID] = pps
+        }
+        sequenceParameterSets = sequences
+        pictureParameterSets = pictures
+        self.nalUnitHeaderLength = nalUnitHeaderLength
+    }
+
+    /// The next access unit: nil when it goes out as it is, otherwise the access unit laid out
+    /// again with the new id in every IDR slice (the slices change length, so the unit is copied).
+    public mutating func next(_ unit: UnsafeRawBufferPointer, distinctFromLastIDR: Bool = false) throws(H264Error) -> [UInt8]? {
+        guard let id = try idrPicID(of: unit) else {
+            previousWasIDR = false
+            return nil
+        }
+        defer { previousWasIDR = true }
+        guard let last = lastIDRPicID, id == last, previousWasIDR || distinctFromLastIDR else {
+            lastIDRPicID = id
+            return nil
+        }
+        let newID = IDRPictureIDRewriting.replacementID(for: id, avoiding: [last])
+        var result: [UInt8] = []
+        result.reserveCapacity(unit.count + 16)
+        try forEachNALUnit(in: unit) { (range) throws(H264Error) in
+            var nalUnit = Array(unit[range])
+            if nalUnit[0] & 0x1F == 5 {
+                nalUnit = try IDRPictureIDRewriting.rewrite(
+                    idrSlice: nalUnit, to: newID, pictureParameterSets: { pictureParameterSets[$0] },
+                    sequenceParameterSets: { sequenceParameterSets[$0] })
+            }
+            let length = nalUnit.count
+            for shift in stride(from: 8 * (nalUnitHeaderLength - 1), through: 0, by: -8) {
+                result.append(UInt8(truncatingIfNeeded: length >> shift))
+            }
+            result += nalUnit
+        }
+        lastIDRPicID = newID
+        rewrittenCount += 1
+        return result
+    }
+
+    /// idr_pic_id of the access unit's first IDR slice; nil when it has none.
+    private func idrPicID(of unit: UnsafeRawBufferPointer) throws(H264Error) -> Int? {
+        var found: Int?
+        try forEachNALUnit(in: unit) { (range) throws(H264Error) in
+            guard found == nil, unit[range.lowerBound] & 0x1F == 5 else { return }
+            found = try SliceHeader.parse(
+                nalUnit: UnsafeRawBufferPointer(rebasing: unit[range]), pictureParameterSets: { pictureParameterSets[$0] },
+                sequenceParameterSets: { sequenceParameterSets[$0] }
+            ).idrPicID
+        }
+        return found
+    }
+
+    private func forEachNALUnit(in unit: UnsafeRawBufferPointer, _ body: (Range<Int>) throws(H264Error) -> Void) throws(H264Error) {
+        do {
+            try AVCC.forEachNALUnit(in: unit, nalUnitHeaderLength: nalUnitHeaderLength) { range in try body(range) }
+        } catch let error as H264Error {
+            throw error
+        } catch {
+            throw H264Error.malformedFraming("\(error)")
+        }
+    }
+}

@@ -31,20 +31,35 @@ struct SiloWriter {
         var first: Int64?
         var end: Int64 = 0
 
-        /// Two IDR access units in a row (only possible with one-frame GOPs, which the sink
-        /// refuses): they would need distinct idr_pic_id (7.4.3), which spliced ranges cannot
-        /// promise, so the file is not written.
-        var consecutiveIDRs = false
-        private var previousWasIDR = false
-
-        mutating func add(_ sample: SampleBuffer, pts: Int64, duration: Int64) {
-            if sample.isSync && previousWasIDR { consecutiveIDRs = true }
-            previousWasIDR = sample.isSync
+        mutating func add(_ sample: SampleBuffer, size: Int, pts: Int64, duration: Int64) {
             summary.frames += 1
-            summary.bytes += sample.totalSampleSize
+            summary.bytes += size
             first = min(first ?? pts, pts)
             end = max(end, pts.addingSaturating(max(0, duration)))
             summary.seconds = Double(end - (first ?? 0)) / 1e9
+        }
+    }
+
+    /// Two IDR access units in a row must differ in idr_pic_id (7.4.3). A range re-encoded by a
+    /// fresh encoder starts at id 0 and can follow an IDR picture of the same id (the encoder's
+    /// key-frame interval landing right after a scene cut); that IDR picture is given another id.
+    private func idrPictureIDs() -> Result<IDRPictureIDSplicer, ElementMessage> {
+        do throws(H264Error) {
+            return .success(try IDRPictureIDSplicer(
+                parameterSets: description.parameterSets, nalUnitHeaderLength: description.nalUnitHeaderLength))
+        } catch {
+            return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream's parameter sets cannot be read: \(error)"))
+        }
+    }
+
+    /// The access unit to write: as the silo gave it, or with another idr_pic_id.
+    private static func spliced(
+        _ bytes: UnsafeRawBufferPointer, _ idrPictureIDs: inout IDRPictureIDSplicer
+    ) throws(VTError) -> [UInt8]? {
+        do throws(H264Error) {
+            return try idrPictureIDs.next(bytes)
+        } catch {
+            throw VTError(.corrupt, "an IDR picture in the frame silo cannot be given another idr_pic_id: \(error)")
         }
     }
 
@@ -53,14 +68,22 @@ struct SiloWriter {
     /// Annex B access units (``H264Output/AnnexBLayout``: start codes, SPS/PPS before every IDR).
     func writeAnnexB(to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
         var tally = Tally()
+        var idrPictureIDs: IDRPictureIDSplicer
+        switch self.idrPictureIDs() {
+        case .success(let splicer): idrPictureIDs = splicer
+        case .failure(let message): return .failure(message)
+        }
         // One reused buffer: each access unit is laid out here (the copy the new layout needs)
         // and written.
         var unit: [UInt8] = []
         do {
             try silo.forEachSample { sample in
                 guard let data = sample.dataBuffer else { return }
-                tally.add(sample, pts: nanoseconds(sample.presentationTimeStamp), duration: nanoseconds(sample.duration))
-                try data.withContiguousBytes { avcc in
+                let rewritten = try data.withContiguousBytes { (bytes) throws(VTError) in try Self.spliced(bytes, &idrPictureIDs) }
+                tally.add(
+                    sample, size: rewritten?.count ?? data.count, pts: nanoseconds(sample.presentationTimeStamp),
+                    duration: nanoseconds(sample.duration))
+                try (rewritten.map { BlockBuffer($0) } ?? data).withContiguousBytes { avcc in
                     guard let layout = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: sample.isSync) else {
                         throw VTError(.corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
                     }
@@ -78,13 +101,8 @@ struct SiloWriter {
         } catch {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: reading the frame silo failed: \(error)"))
         }
-        if tally.consecutiveIDRs { return .failure(Self.consecutiveIDRMessage) }
         return .success(tally.summary)
     }
-
-    static let consecutiveIDRMessage = ElementMessage.stream(
-        GST_STREAM_ERROR_ENCODE,
-        "vtmultipasssink: the encoded stream has two IDR pictures in a row, whose idr_pic_id could repeat at a spliced range (H.264 7.4.3); use longer GOPs (max-keyframe-interval 0 or at least 4)")
 
     // MARK: MP4 / QuickTime
 
@@ -106,10 +124,17 @@ struct SiloWriter {
         }
         var timeStamps = MuxerTimeStamps()
         var tally = Tally()
+        var idrPictureIDs: IDRPictureIDSplicer
+        switch self.idrPictureIDs() {
+        case .success(let splicer): idrPictureIDs = splicer
+        case .failure(let message): return .failure(message)
+        }
         var pushFailure: String?
         do {
             try silo.forEachSample { sample in
-                guard pushFailure == nil, let data = sample.dataBuffer else { return }
+                guard pushFailure == nil, let original = sample.dataBuffer else { return }
+                let rewritten = try original.withContiguousBytes { (bytes) throws(VTError) in try Self.spliced(bytes, &idrPictureIDs) }
+                let data = rewritten.map { BlockBuffer($0) } ?? original
                 let size = data.count
                 guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else {
                     pushFailure = "out of memory"
@@ -125,7 +150,7 @@ struct SiloWriter {
                     gst_buffer_unmap(buffer, &map)
                 }
                 let pts = nanoseconds(sample.presentationTimeStamp)
-                tally.add(sample, pts: pts, duration: nanoseconds(sample.duration))
+                tally.add(sample, size: size, pts: pts, duration: nanoseconds(sample.duration))
                 let isFirst = tally.summary.frames == 1
                 let shifted = timeStamps.next(presentation: pts, decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
                 let duration = sample.duration.isNumeric ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
@@ -151,7 +176,6 @@ struct SiloWriter {
             defer { g_free(text) }
             return String(cString: text)
         }
-        if tally.consecutiveIDRs { return .failure(Self.consecutiveIDRMessage) }
         if let problem = pushFailure ?? finishFailure {
             return .failure(ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_WRITE),
