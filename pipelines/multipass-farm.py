@@ -479,8 +479,10 @@ def parse_plan(text):
         if not words:
             continue
         if words[0] == "chunk":
-            current = int(words[1])
-            chunks[current] = {"plan_file": words[2], "frames": int(words[3]), "ranges": []}
+            # "chunk INDEX FRAMES PATH": the path last, whole (it may hold spaces).
+            _, index, frames, plan_file = line.split(" ", 3)
+            current = int(index)
+            chunks[current] = {"plan_file": plan_file, "frames": int(frames), "ranges": []}
         elif words[0] == "range":
             chunks[int(words[1])]["ranges"].append([int(words[2]), int(words[3])])
         elif words[0] == "totals":

@@ -63,7 +63,7 @@ struct PlanCommand {
             guard !part.timeRanges.isEmpty else { continue }
             let path = outputDirectory + "/chunk-\(index).plan"
             try ChunkPlanFile(completedPasses: completedPasses, plan: part).write(to: path)
-            print("chunk \(index) \(path) \(part.frameCount)")
+            print("chunk \(index) \(part.frameCount) \(path)")
             for range in part.timeRanges {
                 print("range \(index) \(Self.nanoseconds(range.start)) \(Self.nanoseconds(range.end))")
             }
