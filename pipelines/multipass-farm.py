@@ -161,19 +161,100 @@ def _one_decoder_thread(bin, sub_bin, element):
         element.set_property("max-threads", 1)
 
 
-def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder_stdin):
+class _EncoderStopped(Exception):
+    """The encoder closed its end of the frame pipe: its stderr says why."""
+
+
+def _write_all(descriptor, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view):]
+
+
+def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
     """Decodes each [start, stop) of `ranges` (stream time ns; None = open end) of INPUT and writes
-    the contract's FRAME STREAM to the encoder: the header before the first frame, each frame whose
-    stream time lies in the range, an end-of-range record after each range. Returns the frames of
-    each range. Raises RuntimeError naming the chunk on a GStreamer error or an empty range."""
+    the contract's FRAME STREAM to the encoder's pipe `descriptor`: the header before the first
+    frame, each frame whose stream time lies in the range, an end-of-range record after each range.
+    Returns the frames of each range. Raises RuntimeError naming the chunk on a GStreamer error or
+    an empty range, _EncoderStopped when the encoder stops reading.
+
+    The pictures go from the decoder's buffers into the pipe by fdsink, in GStreamer's streaming
+    thread: the pipe's copy is the one the process boundary needs, and Python never holds a frame
+    (an appsink would make it copy each one into a bytes object first). A pad probe on fdsink's
+    input writes each frame's record header just before fdsink writes its picture, in the same
+    thread, and leaves out the frames outside the range."""
+    import fcntl
+    try:
+        # 1 MiB (the unprivileged maximum) instead of 64 KiB: a 720p picture crosses in 2 writes
+        # rather than 22, each a wake-up of the encoder and of this thread.
+        fcntl.fcntl(descriptor, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (OSError, AttributeError):
+        pass
     pipeline = Gst.parse_launch(
         'filesrc name=src ! decodebin name=decoder caps="video/x-raw(ANY)" expose-all-streams=false '
-        "! videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=8")
+        "! videoconvert ! video/x-raw,format=I420 ! fdsink name=sink sync=false")
     pipeline.get_by_name("src").set_property("location", input_path)
     pipeline.get_by_name("decoder").connect("deep-element-added", _one_decoder_thread)
     sink = pipeline.get_by_name("sink")
+    sink.set_property("fd", descriptor)
     bus = pipeline.get_bus()
     label = _chunk_label(chunk)
+    # Shared with the probe (GStreamer's streaming thread); the probe counts and writes only while
+    # `range` is set, between a seek and the end of its range.
+    state = {"range": None, "header": None, "frames": 0, "last_frame": time.monotonic(), "failure": None,
+             "encoder_stopped": False, "segment": None}
+
+    def on_buffer(pad, probe_info):
+        if state["failure"] or state["encoder_stopped"]:
+            return Gst.PadProbeReturn.DROP
+        if state["range"] is None:
+            # The buffer that prerolls the pipeline before a seek: fdsink holds it and the seek
+            # flushes it unwritten. Dropping it instead would let the decoder run on to the end of
+            # the file looking for a buffer to preroll with.
+            return Gst.PadProbeReturn.OK
+        buffer = probe_info.get_buffer()
+        start, stop = state["range"]
+        if buffer.pts == Gst.CLOCK_TIME_NONE:
+            state["failure"] = "a decoded frame has no time stamp"
+            return Gst.PadProbeReturn.DROP
+        if state["segment"] is None:
+            state["failure"] = "a decoded frame came before its segment"
+            return Gst.PadProbeReturn.DROP
+        pts = state["segment"].to_stream_time(Gst.Format.TIME, buffer.pts)
+        # The seek already clips to the range; this keeps a frame that overlaps a boundary by a
+        # rounding of its duration out of the chunk that does not own its start.
+        if (start is not None and pts < start) or (stop is not None and pts >= stop):
+            return Gst.PadProbeReturn.DROP
+        try:
+            if state["header"] is None:
+                info = GstVideo.VideoInfo.new_from_caps(pad.get_current_caps())
+                state["header"] = info
+                _write_all(descriptor, b"SVTFRAME" + struct.pack(
+                    "<13I", 1, info.width, info.height, info.fps_n, info.fps_d, 0,
+                    info.stride[0], info.stride[1], info.stride[2],
+                    info.offset[0], info.offset[1], info.offset[2], info.size))
+            # fdsink writes the whole buffer: a size other than the caps' would shift every record after it.
+            if buffer.get_size() != state["header"].size:
+                state["failure"] = f"a decoded frame holds {buffer.get_size()} bytes, its caps say {state['header'].size}"
+                return Gst.PadProbeReturn.DROP
+            duration = buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else -1
+            _write_all(descriptor, struct.pack("<Bqq", FRAME_RECORD, pts, duration))
+        except BrokenPipeError:
+            state["encoder_stopped"] = True
+            return Gst.PadProbeReturn.DROP
+        state["frames"] += 1
+        state["last_frame"] = time.monotonic()
+        return Gst.PadProbeReturn.OK
+
+    def on_segment(pad, probe_info):
+        event = probe_info.get_event()
+        if event.type == Gst.EventType.SEGMENT:
+            state["segment"] = event.parse_segment()
+        return Gst.PadProbeReturn.OK
+
+    sink_pad = sink.get_static_pad("sink")
+    sink_pad.add_probe(Gst.PadProbeType.BUFFER, on_buffer)
+    sink_pad.add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_segment)
 
     def fail(what, message=None):
         message = message or bus.pop_filtered(Gst.MessageType.ERROR)
@@ -182,19 +263,26 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder_stdin):
             what = f"{what}: {error.message}" + (f" ({debug.splitlines()[0]})" if debug else "")
         raise RuntimeError(f"{label}: {what}")
 
+    def check_probe():
+        if state["encoder_stopped"]:
+            raise _EncoderStopped()
+        if state["failure"]:
+            fail(state["failure"])
+
     def settle(what):
         status, _, _ = pipeline.get_state(60 * Gst.SECOND)
+        check_probe()
         if status == Gst.StateChangeReturn.FAILURE:
             fail(what)
         if status == Gst.StateChangeReturn.ASYNC:
             fail(f"{what}: no answer in 60 s")
 
-    header = None
     counts = []
     try:
         pipeline.set_state(Gst.State.PAUSED)
         settle("the input does not decode")
         for start, stop in ranges:
+            state.update(range=(start, stop), frames=0, last_frame=time.monotonic())
             flags = Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE
             if not pipeline.seek(1.0, Gst.Format.TIME, flags,
                                  Gst.SeekType.SET, start or 0,
@@ -203,57 +291,33 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder_stdin):
                 fail(f"the input cannot seek to {_seconds(start or 0)}")
             settle(f"seeking to {_seconds(start or 0)} failed")
             pipeline.set_state(Gst.State.PLAYING)
-            frames = 0
-            idle_seconds = 0
             while True:
-                sample = sink.try_pull_sample(Gst.SECOND)
-                if sample is None:
-                    error = bus.pop_filtered(Gst.MessageType.ERROR)
-                    if error is not None:
-                        fail("decoding failed", error)
-                    if sink.is_eos():
-                        break
-                    idle_seconds += 1
-                    if idle_seconds >= 120:
-                        fail("decoding stalled (no frame for 120 s)")
-                    continue
-                idle_seconds = 0
-                buffer = sample.get_buffer()
-                if buffer.pts == Gst.CLOCK_TIME_NONE:
-                    fail("a decoded frame has no time stamp")
-                pts = sample.get_segment().to_stream_time(Gst.Format.TIME, buffer.pts)
-                # The seek already clips to the range; this keeps a frame that overlaps a boundary
-                # by a rounding of its duration out of the chunk that does not own its start.
-                if (start is not None and pts < start) or (stop is not None and pts >= stop):
-                    continue
-                if header is None:
-                    info = GstVideo.VideoInfo.new_from_caps(sample.get_caps())
-                    header = info
-                    encoder_stdin.write(b"SVTFRAME" + struct.pack(
-                        "<13I", 1, info.width, info.height, info.fps_n, info.fps_d, 0,
-                        info.stride[0], info.stride[1], info.stride[2],
-                        info.offset[0], info.offset[1], info.offset[2], info.size))
-                if buffer.get_size() < header.size:
-                    fail(f"a decoded frame holds {buffer.get_size()} bytes, its caps say {header.size}")
-                duration = buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else -1
-                encoder_stdin.write(struct.pack("<Bqq", FRAME_RECORD, pts, duration))
-                # Two copies, both needed: out of the GstBuffer into Python bytes (PyGObject cannot
-                # lend the mapped memory without gst-python's overrides), and into the pipe, because
-                # the frame crosses a process boundary to the encoder.
-                encoder_stdin.write(buffer.extract_dup(0, header.size))
-                frames += 1
-            error = bus.pop_filtered(Gst.MessageType.ERROR)
-            if error is not None:
-                fail("decoding failed", error)
+                message = bus.timed_pop_filtered(Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+                check_probe()
+                if message is not None and message.type == Gst.MessageType.ERROR:
+                    if message.src == sink:  # fdsink could not write: the encoder is gone
+                        raise _EncoderStopped()
+                    fail("decoding failed", message)
+                if message is not None:
+                    break
+                if time.monotonic() - state["last_frame"] >= 120:
+                    fail("decoding stalled (no frame for 120 s)")
+            state["range"] = None
+            check_probe()
+            frames = state["frames"]
             if frames == 0:
                 raise RuntimeError(f"no frames in {label}: the input delivered none in its time range"
                                    + ("" if (start, stop) == (chunk["start"], chunk["stop"])
                                       else f" {_seconds(start)} – {_seconds(stop)}"))
             counts.append(frames)
-            encoder_stdin.write(bytes([END_OF_RANGE_RECORD]))
+            try:
+                _write_all(descriptor, bytes([END_OF_RANGE_RECORD]))
+            except BrokenPipeError:
+                raise _EncoderStopped() from None
             pipeline.set_state(Gst.State.PAUSED)
             settle("pausing after the range failed")
     finally:
+        state["range"] = None
         pipeline.set_state(Gst.State.NULL)
     return counts
 
@@ -301,9 +365,9 @@ def encode_chunk(chunk, input_ref, input_key, settings, chunk_files=None, plan=N
             encoder = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=err,
                                        preexec_fn=_die_with_parent())
             try:
-                counts = _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder.stdin)
+                counts = _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder.stdin.fileno())
                 encoder.stdin.close()
-            except BrokenPipeError:
+            except (_EncoderStopped, BrokenPipeError):
                 counts = None  # the encoder stopped reading: its stderr says why (below)
             except BaseException:
                 encoder.kill()
