@@ -603,7 +603,10 @@ def scene_cut_boundaries(Gst, path, starts, duration, chunk_ns):
             position = low
             while position < high:
                 found = key_frame_at(position)
-                if found is None or found[0] >= high or (keys and found[0] <= keys[-1][0]):
+                # Past the last key frame a SNAP_AFTER seek lands on the one before, and its stream
+                # time can come back as the position asked for (1 ns after the last key frame's):
+                # a key frame within a millisecond of the one before is that one again.
+                if found is None or found[0] >= high or (keys and found[0] <= keys[-1][0] + Gst.MSECOND):
                     break
                 keys.append(found)
                 position = found[0] + 1

@@ -213,11 +213,23 @@ echo "farm: c. after kill -9: complete, the same H.264 stream as the fault-free 
 
 # d. --shared-dir.
 mkdir "$work/shared"
-run_farm shared "$clip" "$work/shared.mp4" --bitrate $target --workers 2 --shared-dir "$work/shared" --timings "$work/shared.json" \
+run_farm shared "$clip" "$work/shared.mp4" --bitrate $target --workers 2 --chunk-seconds 4 --shared-dir "$work/shared" --timings "$work/shared.json" \
     || fail "d. the job failed: $(tail -5 "$work/shared.log")"
 [ "$(stream_md5 "$work/shared.mp4")" = "$reference_md5" ] || fail "d. the H.264 stream differs from (a)'s"
 [ -z "$(ls -A "$work/shared")" ] || fail "d. the job left files in the shared folder: $(ls -A "$work/shared")"
 echo "farm: d. --shared-dir: the same H.264 stream as (a), the shared folder left empty"
+
+# f. A clip whose last chunk's scene-cut window reaches past its last key frame: 2 s with B-frames
+# (the container's edit list shifts its time stamps), key frames at 0 and 1 s, chunks of 1 s. A
+# KEY_UNIT|SNAP_AFTER seek there lands on the last key frame again and once came back 1 ns after
+# it, which made the scene-cut search step forward 1 ns at a time for ever.
+timeout 60 gst-launch-1.0 -q videotestsrc pattern=ball num-buffers=60 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 \
+    ! x264enc key-int-max=30 bframes=2 speed-preset=fast ! mp4mux ! filesink location="$work/bframes.mp4"
+run_farm bframes "$work/bframes.mp4" "$work/bframes-out.mp4" --bitrate $target --workers 2 --chunk-seconds 1 \
+    || fail "f. the job failed: $(tail -5 "$work/bframes.log")"
+grep -q ", 2 chunks, " "$work/bframes.log" || fail "f. not 2 chunks: $(grep '^multipass-farm' "$work/bframes.log")"
+[ "$(stream_field "$work/bframes-out.mp4" nb_read_frames -count_frames)" = 60 ] || fail "f. the output does not have 60 frames"
+echo "farm: f. 2 s with B-frames in chunks of 1 s: 2 chunks, 60 frames"
 
 # e. Faults: exit 1, one clear line, nothing at OUTPUT.
 expect_error() { # expect_error NAME PATTERN ARGS...
