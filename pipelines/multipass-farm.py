@@ -32,6 +32,7 @@ swiftvt-farm on the worker host.
 import argparse
 import json
 import logging
+import math
 import os
 import shutil
 import struct
@@ -434,7 +435,7 @@ def parse_arguments(argv):
                         help="Dask threads per LocalCluster worker, each running one chunk at a time (default 1)")
     parser.add_argument("--max-passes", type=int, default=3, metavar="N", help="passes at most, the first included (default 3)")
     parser.add_argument("--chunk-seconds", type=float, metavar="S",
-                        help="chunk length before snapping to key frames (default: duration / (4 x workers), at least 4 s: see MINIMUM_CHUNK_SECONDS)")
+                        help="chunk length before snapping to key frames or scene cuts (default: duration / (4 x workers), but no more chunks than 10-s GOPs: see default_chunk_seconds)")
     parser.add_argument("--shared-dir", metavar="DIR",
                         help="a folder every worker host sees at the same path: the input and the chunk "
                              "directories go there and only paths move through Dask")
@@ -737,24 +738,31 @@ def mux(Gst, splice_path, output, probe_info):
     return frames, payload
 
 
-# The shortest chunk by default. Every chunk starts a new GOP with an IDR picture (quality) and a
-# new decoder after a seek (time), and, above all, a re-encoded chunk runs in its own session, whose
-# in-pass rate feedback (the bits each frame took against the plan's prediction) only acts on
-# frames chosen after the first ones come out of the encoder: x264's look-ahead and frame threads
-# hold about 60 frames (2 s at 30/s). A chunk much shorter than that ends before its feedback acts,
-# and the file leans on the bits-per-quantizer model alone: 240 frames of 320x240 patterns at
-# 300 kbit/s ended +7.05 % off the target after 3 passes in 4 chunks of 2 s, -0.97 % in 2 chunks
-# of 4 s (vtmultipasssink, one session: -0.87 %).
-MINIMUM_CHUNK_SECONDS = 4.0
+# The one-host encode's GOP: vtmultipasssink, like swiftvt-farm encode without
+# --max-keyframe-interval, starts an IDR picture at least every 10 s (and at scene cuts).
+GOP_SECONDS = 10.0
 
 
 def default_chunk_seconds(duration_s, workers):
     """4 chunks per worker (workers = Dask threads), so that while the last chunks of a pass run the
-    other workers wait for at most about a quarter of their share; but at least
-    MINIMUM_CHUNK_SECONDS per chunk. Where that floor leaves fewer chunks, their count is rounded
-    down to a multiple of the workers, so that no worker is left with one more chunk than the
-    others (10 s on 2 workers: 2 chunks of 5 s)."""
-    count = max(1, min(4 * workers, int(duration_s // MINIMUM_CHUNK_SECONDS)))
+    other workers wait for at most about a quarter of their share; but no more chunks than the GOPs
+    of the one-host encode, ceil(duration / GOP_SECONDS). Every chunk starts with an IDR picture:
+    with that cap the farm codes no more of them than vtmultipasssink does on the same input, and
+    boundaries snapped to scene cuts put them where it puts its own. A clip of one GOP is one chunk:
+    splitting it adds an I picture the one-host encode does not have (the 300-frame 720p clip of
+    bench/farm.sh at 1000 kbit/s in 2 chunks: 0.2 dB of PSNR-Y below vtmultipasssink's).
+
+    The cap also keeps chunks at least 5 s long, which the rate control needs: a re-encoded chunk
+    runs in its own session, whose in-pass feedback (the bits each frame took against the plan's
+    prediction) acts only on frames chosen after the first ones come out of the encoder, about
+    60 frames (2 s at 30/s) of x264 look-ahead and frame threads later. 240 frames of 320x240
+    patterns at 300 kbit/s ended +7.05 % off the target after 3 passes in 4 chunks of 2 s, -0.97 %
+    in 2 chunks of 4 s (vtmultipasssink, one session: -0.87 %).
+
+    Where fewer chunks than 4 per worker are left, their count is rounded down to a multiple of the
+    workers when above it, so that no worker is left with one more chunk than the others."""
+    gops = max(1, math.ceil(duration_s / GOP_SECONDS - 1e-6))
+    count = min(4 * workers, gops)
     if count > workers:
         count -= count % workers
     return duration_s / count

@@ -136,8 +136,24 @@ EOF
     echo "farm: $name: ffprobe h264/avc1 $frames frames 8 s, decodes cleanly, time stamps i/30 s, chunk junctions ok; $rate kbit/s (target $target), PSNR-Y $psnr dB (floor $psnr_floor)"
 }
 
+# The default chunking: no more chunks than the 10-s GOPs vtmultipasssink would code (each chunk
+# starts with an IDR picture), 4 per worker at most, a multiple of the workers above that.
+# (The cases below pass --chunk-seconds 4: this 8-s clip is one chunk by default.)
+"$python" - "$farm" <<'EOF' || fail "default_chunk_seconds cuts wrong chunk counts"
+import importlib.util, sys
+sys.dont_write_bytecode = True
+spec = importlib.util.spec_from_file_location("farm", sys.argv[1])
+farm = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(farm)
+for seconds, workers, expected in ((8, 2, 1), (10, 2, 1), (301 / 30, 2, 2), (15, 2, 2), (3284 / 30, 2, 8), (60, 8, 6), (7200, 8, 32)):
+    count = round(seconds / farm.default_chunk_seconds(seconds, workers))
+    if count != expected:
+        sys.exit(f"{seconds:.2f} s on {workers} workers: {count} chunks, expected {expected}")
+print("farm: default chunks: 8 s -> 1, 10.03 s -> 2, 109.47 s on 2 workers -> 8, 60 s on 8 workers -> 6")
+EOF
+
 # a. LocalCluster of 2 workers.
-run_farm local "$clip" "$work/local.mp4" --bitrate $target --workers 2 --timings "$work/local.json" \
+run_farm local "$clip" "$work/local.mp4" --bitrate $target --workers 2 --chunk-seconds 4 --timings "$work/local.json" \
     || fail "a. the job failed: $(tail -5 "$work/local.log")"
 grep -q "^pass 1: [0-9]*/[0-9]* chunks done" "$work/local.log" || fail "a. no progress lines"
 grep "^multipass-farm: .*local.mp4" "$work/local.log"
@@ -156,7 +172,7 @@ for n in 1 2; do
         >"$work/worker$n.log" 2>&1) &
     dask_pids+=($!)
 done
-run_farm cluster "$clip" "$work/cluster.mp4" --bitrate $target --scheduler "$address" --workers 2 --timings "$work/cluster.json" \
+run_farm cluster "$clip" "$work/cluster.mp4" --bitrate $target --scheduler "$address" --workers 2 --chunk-seconds 4 --timings "$work/cluster.json" \
     || fail "b. the job failed: $(tail -5 "$work/cluster.log")"
 grep "^multipass-farm: .*cluster.mp4" "$work/cluster.log"
 "$python" -c 'import json, sys; w = {c["worker"] for p in json.load(open(sys.argv[1]))["passes"] for c in p["chunks"]}; sys.exit(len(w) != 2)' \
@@ -167,7 +183,7 @@ packet_table "$work/cluster.mp4" | cmp -s - "$work/local.packets" || fail "b. th
 echo "farm: b. dask scheduler + 2 dask workers at $address: the same H.264 stream and packet table as (a) ($reference_md5)"
 
 # c. kill -9 of the worker process running a pass-1 encoder.
-timeout 180 "$python" "$farm" "$clip" "$work/killed.mp4" --bitrate $target --workers 2 --timings "$work/killed.json" \
+timeout 180 "$python" "$farm" "$clip" "$work/killed.mp4" --bitrate $target --workers 2 --chunk-seconds 4 --timings "$work/killed.json" \
     >"$work/killed.log" 2>&1 &
 job=$!
 encoder="" worker=""
