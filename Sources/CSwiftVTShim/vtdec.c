@@ -36,11 +36,6 @@ static GstFlowReturn handle_frame(GstVideoDecoder *decoder, GstVideoCodecFrame *
 static GstFlowReturn finish(GstVideoDecoder *decoder) { return swiftvt_vtdec_drain(SELF(decoder)->swift, decoder); }
 static GstFlowReturn drain(GstVideoDecoder *decoder) { return swiftvt_vtdec_drain(SELF(decoder)->swift, decoder); }
 static gboolean flush(GstVideoDecoder *decoder) { return swiftvt_vtdec_flush(SELF(decoder)->swift, decoder); }
-/// Buffers the base class's output pool may hold beyond downstream's min_buffers: the one being
-/// copied into, the one being pushed, and a sink's last sample and the one it renders (basesink
-/// keeps the last sample without counting it in min_buffers).
-#define OUTPUT_POOL_SLACK 4
-
 void swiftvt_vtdec_set_output_pool_flushing(GstVideoDecoder *decoder, gboolean flushing) {
     GstBufferPool *pool = gst_video_decoder_get_buffer_pool(decoder);
     if (pool == NULL) return;
@@ -48,39 +43,19 @@ void swiftvt_vtdec_set_output_pool_flushing(GstVideoDecoder *decoder, gboolean f
     gst_object_unref(pool);
 }
 
-/// The output pool the base class chose (its own, or downstream's) gets a maximum when it has
-/// none: GstVideoDecoder makes its pool with max_buffers 0, and a queue downstream would then
-/// hold as many copied pictures as the decoder can make; with a maximum, acquiring a buffer waits
-/// for downstream to release one (back pressure). A pool downstream bounded itself is left alone.
-static void bound_output_pool(GstQuery *query) {
-    if (gst_query_get_n_allocation_pools(query) == 0) return;
-    GstBufferPool *pool = NULL;
-    guint size = 0, min = 0, max = 0;
-    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
-    if (pool == NULL) return;
-    if (max == 0) {
-        GstStructure *config = gst_buffer_pool_get_config(pool);
-        GstCaps *caps = NULL;
-        gst_buffer_pool_config_get_params(config, &caps, NULL, NULL, NULL);
-        gst_buffer_pool_config_set_params(config, caps, size, min, min + OUTPUT_POOL_SLACK);
-        // set_config takes the config either way; a pool that refuses keeps its own settings.
-        if (gst_buffer_pool_set_config(pool, config)) {
-            gst_query_set_nth_allocation_pool(query, 0, pool, size, min, min + OUTPUT_POOL_SLACK);
-        }
-    }
-    gst_object_unref(pool);
-}
-
 static gboolean decide_allocation(GstVideoDecoder *decoder, GstQuery *query) {
     guint downstream_min = 0;
+    GstBufferPool *downstream_pool = NULL;
     if (gst_query_get_n_allocation_pools(query) > 0) {
-        gst_query_parse_nth_allocation_pool(query, 0, NULL, NULL, &downstream_min, NULL);
+        gst_query_parse_nth_allocation_pool(query, 0, &downstream_pool, NULL, &downstream_min, NULL);
     }
+    // Without GstVideoMeta, pictures are copied: into downstream's pool when it offers one, else
+    // into vtdec's own bounded copy pool (VTDec.copyForDownstreamWithoutVideoMeta), which grows
+    // for a downstream that keeps pictures where a GstBufferPool at its maximum would block.
     swiftvt_vtdec_note_allocation(SELF(decoder)->swift, gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL),
-                                  downstream_min);
-    if (!GST_VIDEO_DECODER_CLASS(parent_class)->decide_allocation(decoder, query)) return FALSE;
-    bound_output_pool(query);
-    return TRUE;
+                                  downstream_min, downstream_pool != NULL);
+    if (downstream_pool != NULL) gst_object_unref(downstream_pool);
+    return GST_VIDEO_DECODER_CLASS(parent_class)->decide_allocation(decoder, query);
 }
 
 /// FLUSH_START reaches the element while its streaming thread may be waiting for downstream to

@@ -317,6 +317,23 @@ public struct SequenceParameterSet: Hashable, Sendable {
         frames = Swift.max(frames, maxNumRefFrames)
         return Swift.min(Swift.max(frames, 1), 16)
     }
+
+    /// How many frames may precede a picture in decoding order and follow it in output order:
+    /// max_num_reorder_frames where the VUI has a bitstream restriction (E.2.1). Without one,
+    /// E.2.1 infers MaxDpbFrames, except where pictures cannot be reordered: intra-only profiles
+    /// (A.2.8-A.2.11, constraint_set3_flag) and Baseline (no B slices, A.2.1). At most 16.
+    public var outputReorderDepth: Int {
+        let intraOnly = profileIdc == 44 || ([100, 110, 122, 244].contains(profileIdc) && constraintSet3Flag)
+        let frames: Int
+        if let reorder = vui?.maxNumReorderFrames {
+            frames = reorder
+        } else if intraOnly || profileIdc == 66 {
+            frames = 0
+        } else {
+            frames = maxDpbFrames
+        }
+        return Swift.min(Swift.max(frames, 0), 16)
+    }
 }
 
 /// H.264 profiles (A.2, G.10, H.10), told apart by profile_idc and the constraint flags.

@@ -22,7 +22,13 @@ package final class Monitor<State>: @unchecked Sendable {
         pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
+        // Timed waits measure against the monotonic clock: a wall-clock step (NTP) must not
+        // shorten or stretch them.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
         self.state = state
     }
 
@@ -45,5 +51,35 @@ package final class Monitor<State>: @unchecked Sendable {
         }
         while !predicate(state) { pthread_cond_wait(condition, mutex) }
         return try body(&state)
+    }
+
+    /// Locks, waits until `predicate` holds or the monotonic clock reaches `deadline`
+    /// (nanoseconds, ``Monitor/monotonicNanoseconds()``), runs `body` with whether the predicate
+    /// holds, wakes every waiter and unlocks.
+    package func withLock<R, E: Error>(
+        waitingUntil predicate: (State) -> Bool, deadline: UInt64, _ body: (inout State, _ predicateHolds: Bool) throws(E) -> R
+    ) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        var holds = predicate(state)
+        while !holds {
+            if pthread_cond_timedwait(condition, mutex, &until) == ETIMEDOUT {
+                holds = predicate(state)
+                break
+            }
+            holds = predicate(state)
+        }
+        return try body(&state, holds)
+    }
+
+    /// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds: the time base of timed waits.
+    package static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

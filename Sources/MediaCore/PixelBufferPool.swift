@@ -38,6 +38,16 @@ public enum PixelBufferPoolError: Error, Hashable, Sendable {
 /// (``PixelBufferConsumer/setFlushing(_:)``), which is how a seek or a state change gets a
 /// decoder out of a wait for buffers that a flushed consumer may never give back.
 ///
+/// A bound must not become a deadlock: a consumer that *keeps* pictures until it gets more (an
+/// application holding the last K samples, GstVideoDecoder's reverse playback queueing a whole
+/// GOP) gives nothing back while the pool waits for it. Such a consumer is told from a slow one
+/// by time: a slow consumer gives a buffer back within a few of its usual intervals, a keeping
+/// one never does. A wait that sees no buffer come back for ``starvationTimeout(for:)`` (at least
+/// ``minimumStarvationTimeoutNanoseconds``, four times the longest interval between give-backs
+/// lately) tells the consumer, which doubles the bound when it permits growth
+/// (``PixelBufferConsumer/noteStarvation(atBound:)``); a consumer known to keep pictures
+/// (``PixelBufferConsumer/setKeepsPictures(_:)``) grows it without waiting.
+///
 /// Idle allocations are freed by ``flush()``, and on their own when the high-water mark falls:
 /// at the end of every window of ``trimWindow`` buffers handed out, allocations beyond the most
 /// that were in use at once during the window (and beyond `minimumBufferCount`) are freed.
@@ -80,6 +90,14 @@ public final class PixelBufferPool: Sendable {
     /// seconds of video) that memory a burst needed comes back soon after.
     public static let trimWindow = 64
 
+    /// The shortest wait at the bound after which a consumer that gave nothing back is taken
+    /// to keep pictures (see the type's description): well above the frame interval of any
+    /// real-time consumer, short enough that an application holding frames starts at once.
+    public static let minimumStarvationTimeoutNanoseconds: UInt64 = 250_000_000
+    /// The longest such wait: an interval measured across a pause (minutes without a frame)
+    /// must not make an application that holds frames wait as long.
+    public static let maximumStarvationTimeoutNanoseconds: UInt64 = 5_000_000_000
+
     private struct State {
         /// Allocations nobody borrows, most recently returned last (handed out first: warm in cache).
         var free: [PooledPixelMemory]
@@ -90,6 +108,11 @@ public final class PixelBufferPool: Sendable {
         var windowPeak = 0
         var windowHandouts = 0
         var isInvalidated = false
+        /// When a buffer was last given back (monotonic ns), and the longest interval between
+        /// two give-backs in this window and the one before: how slow the consumer is.
+        var lastGiveBack: UInt64 = 0
+        var windowLongestGiveBackInterval: UInt64 = 0
+        var previousWindowLongestGiveBackInterval: UInt64 = 0
         var total: Int { free.count + inUse }
     }
 
@@ -156,39 +179,75 @@ public final class PixelBufferPool: Sendable {
     public func makePixelBuffer(waitIfExhausted: Bool = true) throws(PixelBufferPoolError) -> PixelBuffer {
         let consumer = consumer
         let maximum = attributes.maximumBufferCount
-        let result: Result<(PooledPixelMemory?, trimmed: [PooledPixelMemory]), PixelBufferPoolError> = monitor.withLock(
-            waitingUntil: { state in
-                guard waitIfExhausted, let maximum else { return true }
-                return !state.free.isEmpty || state.total < maximum + (consumer?.heldBufferCount ?? 0)
-                    || consumer?.isFlushing == true
+        enum Step {
+            case handout(PooledPixelMemory?, trimmed: [PooledPixelMemory])
+            /// At the bound: wait this long for a buffer to come back.
+            case wait(timeout: UInt64)
+            /// Nothing came back during the wait; the bound in force.
+            case starved(bound: Int)
+        }
+        // First without waiting; at the bound, waits of the starvation timeout until a buffer
+        // comes back, the bound rises or the consumer flushes.
+        var deadline: UInt64?
+        while true {
+            let step: Result<Step, PixelBufferPoolError> = monitor.withLock(
+                waitingUntil: { state in
+                    guard waitIfExhausted, let maximum else { return true }
+                    return !state.free.isEmpty || state.total < maximum + (consumer?.heldBufferCount ?? 0)
+                        || consumer?.isFlushing == true
+                },
+                deadline: deadline ?? 0
+            ) { state, available in
+                if consumer?.isFlushing == true { return .failure(.flushing) }
+                if !available {
+                    let bound = (maximum ?? 0) + (consumer?.heldBufferCount ?? 0)
+                    return .success(deadline == nil ? .wait(timeout: starvationTimeout(for: state)) : .starved(bound: bound))
+                }
+                let recycled = state.free.popLast()
+                if recycled == nil, let maximum {
+                    let bound = maximum + (consumer?.heldBufferCount ?? 0)
+                    if state.total >= bound { return .failure(.maximumBufferCountReached(bound)) }
+                }
+                // Counted in use at once: a new allocation reserves its place under the maximum
+                // before it is made, so concurrent callers cannot overshoot.
+                state.inUse += 1
+                return .success(.handout(recycled, trimmed: noteHandout(&state)))
             }
-        ) { state in
-            if consumer?.isFlushing == true { return .failure(.flushing) }
-            let recycled = state.free.popLast()
-            if recycled == nil, let maximum {
-                let bound = maximum + (consumer?.heldBufferCount ?? 0)
-                if state.total >= bound { return .failure(.maximumBufferCountReached(bound)) }
+            switch try step.get() {
+            case .wait(let timeout):
+                deadline = Monitor<State>.monotonicNanoseconds() &+ timeout
+            case .starved(let bound):
+                // A consumer that permits it raises the bound (the next try allocates); one that
+                // does not (a paused pipeline) is waited for again.
+                consumer?.noteStarvation(atBound: bound)
+                deadline = nil
+            case .handout(let recycled, let trimmed):
+                withExtendedLifetime(trimmed) {}
+                if let recycled {
+                    return PixelBuffer(lending: recycled, from: self, attachments: attributes.attachments)
+                }
+                // Allocated outside the lock: page-faulting megabytes must not stall threads
+                // giving buffers back.
+                do {
+                    let allocated = try PooledPixelMemory(layout: layout)
+                    monitor.withLock { $0.allocationCount += 1 }
+                    return PixelBuffer(lending: allocated, from: self, attachments: attributes.attachments)
+                } catch {
+                    monitor.withLock { $0.inUse -= 1 }
+                    throw .allocationFailed(error)
+                }
             }
-            // Counted in use at once: a new allocation reserves its place under the maximum
-            // before it is made, so concurrent callers cannot overshoot.
-            state.inUse += 1
-            return .success((recycled, noteHandout(&state)))
         }
-        let (recycled, trimmed) = try result.get()
-        withExtendedLifetime(trimmed) {}
-        if let recycled {
-            return PixelBuffer(lending: recycled, from: self, attachments: attributes.attachments)
-        }
-        // Allocated outside the lock: page-faulting megabytes must not stall threads giving
-        // buffers back.
-        do {
-            let allocated = try PooledPixelMemory(layout: layout)
-            monitor.withLock { $0.allocationCount += 1 }
-            return PixelBuffer(lending: allocated, from: self, attachments: attributes.attachments)
-        } catch {
-            monitor.withLock { $0.inUse -= 1 }
-            throw .allocationFailed(error)
-        }
+    }
+
+    /// How long a wait at the bound lasts before the consumer is taken to keep its pictures
+    /// (under the lock): none for a consumer known to keep them, else four of its slowest recent
+    /// intervals between give-backs, and never under ``minimumStarvationTimeoutNanoseconds``.
+    private func starvationTimeout(for state: State) -> UInt64 {
+        if consumer?.keepsPictures == true { return 0 }
+        let slowest = max(state.windowLongestGiveBackInterval, state.previousWindowLongestGiveBackInterval)
+        return min(Self.maximumStarvationTimeoutNanoseconds,
+                   max(Self.minimumStarvationTimeoutNanoseconds, slowest.multipliedReportingOverflow(by: 4).partialValue))
     }
 
     /// Window bookkeeping after a handout (under the lock). At the end of a window, the idle
@@ -208,6 +267,8 @@ public final class PixelBufferPool: Sendable {
         }
         state.windowPeak = state.inUse
         state.windowHandouts = 0
+        state.previousWindowLongestGiveBackInterval = state.windowLongestGiveBackInterval
+        state.windowLongestGiveBackInterval = 0
         return trimmed
     }
 
@@ -216,8 +277,13 @@ public final class PixelBufferPool: Sendable {
         // The buffer's last release decremented its reference count with release ordering; the
         // monitor's mutex orders everything that thread wrote to the pixels before the next
         // borrower sees the memory.
+        let now = Monitor<State>.monotonicNanoseconds()
         let dropped: PooledPixelMemory? = monitor.withLock { state in
             state.inUse -= 1
+            if state.lastGiveBack != 0, now > state.lastGiveBack {
+                state.windowLongestGiveBackInterval = max(state.windowLongestGiveBackInterval, now - state.lastGiveBack)
+            }
+            state.lastGiveBack = now
             if state.isInvalidated { return memory }
             state.free.append(memory)
             return nil
@@ -278,6 +344,12 @@ public final class PixelBufferPool: Sendable {
 /// the held count from each allocation query and the flushing state on FLUSH_START/FLUSH_STOP and
 /// on the way down to READY, so that a decode waiting for downstream never outlives a seek or a
 /// state change.
+///
+/// A consumer may also keep pictures beyond what it announced (an application holding its last
+/// K samples; GstVideoDecoder in reverse playback, which holds a GOP's pictures before pushing
+/// them): a pool that waited for it in vain (``PixelBufferPool``'s starvation timeout) reports
+/// it with ``noteStarvation(atBound:)``, and the bound doubles, while growth is permitted
+/// (``setGrowthPermitted(_:)``: an element in PAUSED is not consuming at all, and its pools wait).
 public final class PixelBufferConsumer: Sendable {
     private struct WeakPool {
         weak var pool: PixelBufferPool?
@@ -285,7 +357,11 @@ public final class PixelBufferConsumer: Sendable {
 
     private struct State {
         var heldBufferCount: Int
+        /// Buffers added to the bound after waits in vain (see the type's description).
+        var grownBufferCount = 0
         var isFlushing = false
+        var growthPermitted = true
+        var keepsPictures = false
         var pools: [WeakPool] = []
     }
 
@@ -295,11 +371,19 @@ public final class PixelBufferConsumer: Sendable {
         state = Mutex(State(heldBufferCount: max(0, heldBufferCount)))
     }
 
-    /// Buffers the consumer holds at once, added to every pool's maximum.
-    public var heldBufferCount: Int { state.withLock { $0.heldBufferCount } }
+    /// Buffers the consumer holds at once, added to every pool's maximum: what it announced and
+    /// what it was found to keep.
+    public var heldBufferCount: Int { state.withLock { $0.heldBufferCount.addingReportingOverflow($0.grownBufferCount).partialValue } }
+
+    /// How many buffers waits in vain added to the bound (0 until a pool starved).
+    public var grownBufferCount: Int { state.withLock { $0.grownBufferCount } }
 
     /// Whether waits for buffers stop (and new requests fail) with ``PixelBufferPoolError/flushing``.
     public var isFlushing: Bool { state.withLock { $0.isFlushing } }
+
+    /// Whether the consumer is known to keep pictures until more arrive: a pool at its bound
+    /// then grows without waiting.
+    public var keepsPictures: Bool { state.withLock { $0.keepsPictures } }
 
     public func setHeldBufferCount(_ count: Int) {
         let pools = state.withLock { state in
@@ -308,7 +392,7 @@ public final class PixelBufferConsumer: Sendable {
         }
         // A larger maximum may let a waiter allocate. Woken outside this lock: a pool's waiter
         // reads this object while holding the pool's lock (order: pool, then consumer).
-        for entry in pools { entry.pool?.wakeWaiters() }
+        wake(pools)
     }
 
     /// Starts (true) or ends (false) flushing. Starting wakes every waiter of every pool, which
@@ -318,6 +402,49 @@ public final class PixelBufferConsumer: Sendable {
             state.isFlushing = flushing
             return state.pools
         }
+        wake(pools)
+    }
+
+    /// Whether a wait in vain may raise the bound: false while the consumer is known not to be
+    /// consuming (a paused pipeline), when waiting is right however long it lasts.
+    public func setGrowthPermitted(_ permitted: Bool) {
+        let pools = state.withLock { state in
+            state.growthPermitted = permitted
+            return state.pools
+        }
+        wake(pools)
+    }
+
+    /// Tells the pools that the consumer keeps pictures until more arrive (reverse playback):
+    /// at the bound they grow at once instead of waiting.
+    public func setKeepsPictures(_ keeps: Bool) {
+        let pools = state.withLock { state in
+            state.keepsPictures = keeps
+            return state.pools
+        }
+        wake(pools)
+    }
+
+    /// Forgets the growth waits in vain caused (a new stream, a new consumer).
+    public func resetGrowth() {
+        state.withLock { $0.grownBufferCount = 0 }
+    }
+
+    /// A pool waited in vain at `bound` buffers: the consumer keeps what it has. Where growth is
+    /// permitted, the bound doubles (at least one more buffer), so that a consumer keeping K
+    /// pictures is met after log2(K) waits.
+    public func noteStarvation(atBound bound: Int) {
+        let pools = state.withLock { state -> [WeakPool] in
+            // A consumer that keeps pictures may need them to preroll at all (reverse playback
+            // pushes nothing before its GOP is complete), so it grows in PAUSED too.
+            guard state.growthPermitted || state.keepsPictures, !state.isFlushing else { return [] }
+            state.grownBufferCount = state.grownBufferCount.addingReportingOverflow(max(1, bound)).partialValue
+            return state.pools
+        }
+        wake(pools)
+    }
+
+    private func wake(_ pools: [WeakPool]) {
         for entry in pools { entry.pool?.wakeWaiters() }
     }
 

@@ -95,7 +95,9 @@ final class LibavcodecDecoder: DecoderBackend {
         context.pointee.extradata_size = Int32(clamping: record.count)
         // 0 lets libavcodec pick one thread per core (plus one).
         context.pointee.thread_count = Int32(clamping: specification.threadCount)
-        context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        // Frame threads delay each picture by a frame per extra thread; a low-delay decoder
+        // (live input) uses slice threads only, as avdec_h264 does when upstream is live.
+        context.pointee.thread_type = specification.lowDelay ? FF_THREAD_SLICE : FF_THREAD_FRAME | FF_THREAD_SLICE
         // Exact cropping at any offset: without UNALIGNED libavcodec would round the left/top
         // crop down to keep data pointers aligned, and the picture would not match the SPS.
         context.pointee.flags |= AV_CODEC_FLAG_UNALIGNED
@@ -131,27 +133,14 @@ final class LibavcodecDecoder: DecoderBackend {
         self.consumer = attributes.consumer
     }
 
-    /// How many frames may precede a picture in decode order and follow it in output order
-    /// (max_num_reorder_frames), over the description's SPSs. Without a VUI bitstream
-    /// restriction E.2.1 infers MaxDpbFrames, except where pictures cannot be reordered:
-    /// intra-only profiles, and Baseline (no B slices; should a stream still reorder P pictures
-    /// by POC, libavcodec grows its delay as it goes).
+    /// How many frames may precede a picture in decode order and follow it in output order,
+    /// over the description's SPSs (``SequenceParameterSet/outputReorderDepth``). Should a
+    /// Baseline stream still reorder P pictures by POC, libavcodec grows its delay as it goes.
     static func reorderDepth(of format: FormatDescription) -> Int {
-        var depth = 0
-        for nal in format.h264SequenceParameterSets {
-            guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { continue }
-            let intraOnly = sps.profileIdc == 44 || ([100, 110, 122, 244].contains(sps.profileIdc) && sps.constraintSet3Flag)
-            let frames: Int
-            if let reorder = sps.vui?.maxNumReorderFrames {
-                frames = reorder
-            } else if intraOnly || sps.profileIdc == 66 {
-                frames = 0
-            } else {
-                frames = sps.maxDpbFrames
-            }
-            depth = max(depth, min(max(frames, 0), 16))
+        format.h264SequenceParameterSets.reduce(0) { depth, nal in
+            guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { return depth }
+            return max(depth, sps.outputReorderDepth)
         }
-        return depth
     }
 
     /// How many pictures libavcodec's H.264 decoder may hold at once, which bounds its pool

@@ -1,3 +1,4 @@
+import Glibc
 import CFFmpeg
 import H264
 import MediaCore
@@ -7,6 +8,13 @@ import SwiftVT
 /// 4:2:0, 4:2:2 and 4:4:4), with frame and slice threads.
 public struct LibavcodecDecoderFactory: DecoderBackendFactory {
     public init() {}
+
+    /// The threads libavcodec runs for `requested` (0: automatic, one per core plus one, at most
+    /// 16: libavcodec's own rule for frame threads).
+    public static func effectiveThreadCount(requested: Int) -> Int {
+        guard requested <= 0 else { return requested }
+        return min(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) + 1, 16)
+    }
 
     public var name: String { "libavcodec (software)" }
     public var isHardware: Bool { false }

@@ -17,10 +17,14 @@ public struct DecoderSpecification: Sendable {
     public var hardwarePolicy: HardwarePolicy
     /// Decoder threads; 0 lets the backend choose (one per core for libavcodec).
     public var threadCount: Int
+    /// Each picture out as soon as the stream's reorder depth allows (live input): no frame
+    /// threads, which hold a picture per extra thread (VideoToolbox's RealTime hint).
+    public var lowDelay: Bool
 
-    public init(hardwarePolicy: HardwarePolicy = .auto, threadCount: Int = 0) {
+    public init(hardwarePolicy: HardwarePolicy = .auto, threadCount: Int = 0, lowDelay: Bool = false) {
         self.hardwarePolicy = hardwarePolicy
         self.threadCount = threadCount
+        self.lowDelay = lowDelay
     }
 }
 

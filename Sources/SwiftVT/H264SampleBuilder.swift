@@ -222,13 +222,13 @@ public struct H264SampleBuilder: Sendable {
 }
 
 extension H264SampleBuilder {
-    /// The frames a decoder of `description` may hold before its first output: the DPB size
-    /// (A.3.1, or the VUI's max_dec_frame_buffering) plus the frames in flight in frame threads
-    /// (`threadCount` 0: automatic, counted as 2). nil without a readable SPS.
-    public static func decoderDelay(for description: FormatDescription, threadCount: Int) -> Int? {
-        guard let spsBytes = description.h264SequenceParameterSets.first,
-            let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes)
-        else { return nil }
-        return sps.maxDpbFrames + max(0, (threadCount == 0 ? 2 : threadCount) - 1)
+    /// The frames a decoder of `description` holds before a picture comes out: the stream's
+    /// reorder depth (max_num_reorder_frames, E.2.1; 0 where pictures cannot be reordered), plus
+    /// a frame per extra frame thread (`frameThreads`: libavcodec's frame threading, which a
+    /// low-delay or hardware decoder does not use). nil without a readable SPS.
+    public static func decoderDelay(for description: FormatDescription, frameThreads: Int) -> Int? {
+        let depths = description.h264SequenceParameterSets.compactMap { try? SequenceParameterSet.parse(nalUnit: $0).outputReorderDepth }
+        guard let depth = depths.max() else { return nil }
+        return depth + max(0, frameThreads - 1)
     }
 }

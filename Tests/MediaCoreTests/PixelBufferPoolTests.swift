@@ -150,6 +150,8 @@ extension MediaCoreTests {
 
         @Test func flushingWakesAWaiterAndRefusesUntilItEnds() throws {
             let consumer = PixelBufferConsumer()
+            // A paused consumer: a wait in vain must not grow the pool while this test is slow.
+            consumer.setGrowthPermitted(false)
             let pool = try makePool(maximum: 1, consumer: consumer)
             let held = try pool.makePixelBuffer()
             let taker = BlockedTaker(pool)
@@ -167,6 +169,7 @@ extension MediaCoreTests {
 
         @Test func theConsumersHeldCountRaisesTheMaximumAndWakesWaiters() throws {
             let consumer = PixelBufferConsumer(heldBufferCount: 1)
+            consumer.setGrowthPermitted(false)
             let pool = try makePool(maximum: 1, consumer: consumer)
             #expect(pool.effectiveMaximumBufferCount == 2)
             let held = [try pool.makePixelBuffer(), try pool.makePixelBuffer()]
@@ -178,6 +181,51 @@ extension MediaCoreTests {
             let taken = try #require(try taker.result()?.get())
             #expect(pool.bufferCount == 3 && pool.allocationCount == 3)
             withExtendedLifetime((held, taken)) {}
+        }
+
+        // MARK: A consumer that keeps its pictures (issue 32, rows 1-2)
+
+        @Test func aConsumerThatGivesNothingBackIsMetByDoublingTheBound() throws {
+            let consumer = PixelBufferConsumer()
+            let pool = try makePool(maximum: 2, consumer: consumer)
+            let held = [try pool.makePixelBuffer(), try pool.makePixelBuffer()]
+            let start = monotonicSeconds()
+            // Nothing comes back: after the starvation timeout the bound doubles (2 -> 4).
+            let third = try pool.makePixelBuffer()
+            let waited = monotonicSeconds() - start
+            #expect(waited >= Double(PixelBufferPool.minimumStarvationTimeoutNanoseconds) / 1e9 * 0.9,
+                    "the pool grew after \(waited) s, before the starvation timeout")
+            #expect(consumer.grownBufferCount == 2 && pool.effectiveMaximumBufferCount == 4)
+            let fourth = try pool.makePixelBuffer()
+            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(4)) { try pool.makePixelBuffer(waitIfExhausted: false) }
+            withExtendedLifetime((held, third, fourth)) {}
+        }
+
+        @Test func aPausedConsumerIsWaitedForBeyondTheTimeoutUntilItFlushes() throws {
+            let consumer = PixelBufferConsumer()
+            consumer.setGrowthPermitted(false)
+            let pool = try makePool(maximum: 1, consumer: consumer)
+            let held = try pool.makePixelBuffer()
+            let taker = BlockedTaker(pool)
+            usleep(UInt32(PixelBufferPool.minimumStarvationTimeoutNanoseconds / 1000 * 2))
+            #expect(!taker.finished, "a paused consumer's pool grew")
+            #expect(consumer.grownBufferCount == 0)
+            consumer.setFlushing(true)
+            #expect(throws: PixelBufferPoolError.flushing) { try taker.result()?.get() }
+            withExtendedLifetime(held) {}
+        }
+
+        @Test func aConsumerKnownToKeepPicturesGrowsThePoolWithoutWaiting() throws {
+            let consumer = PixelBufferConsumer()
+            consumer.setGrowthPermitted(false)
+            // Reverse playback: the element itself keeps a GOP's pictures before pushing them.
+            consumer.setKeepsPictures(true)
+            let pool = try makePool(maximum: 2, consumer: consumer)
+            let start = monotonicSeconds()
+            var held: [PixelBuffer] = []
+            for _ in 0..<30 { held.append(try pool.makePixelBuffer()) }
+            #expect(monotonicSeconds() - start < 0.2, "growing for a consumer that keeps pictures waited")
+            #expect(pool.bufferCount == 30)
         }
 
         @Test func idleBuffersAreTrimmedWhenTheHighWaterMarkFalls() throws {
@@ -254,4 +302,10 @@ extension MediaCoreTests {
             #expect(pool.buffersInUseCount == 0)
         }
     }
+}
+
+private func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -4,9 +4,11 @@ import Synchronization
 import SwiftVTTestSupport
 import Testing
 
-/// vtdec's pictures come from bounded pools: a downstream that keeps every picture (an
-/// application holding them) makes the decoder wait once the bound is reached, and a flush or a
-/// state change ends that wait although downstream gives nothing back.
+/// vtdec's pictures come from bounded pools: a paused downstream that takes every picture into a
+/// queue makes the decoder wait once the bound is reached, and a flush or a state change ends
+/// that wait although downstream gives nothing back; a playing downstream that keeps every
+/// picture (an application holding them) makes the pools grow instead of stalling (issue 32,
+/// rows 1-2).
 @Suite("vtdec: bounded picture pools", .serialized)
 struct VTDecBoundedPoolTests {
     /// Keeps a reference to every buffer that reaches the probed pad, as an application holding
@@ -84,33 +86,61 @@ struct VTDecBoundedPoolTests {
         case stateChangeToNull
     }
 
-    @Test("downstream keeps every picture: vtdec stops at its bound (zero-copy into fakevideosink, copies into fakesink), and a flush or the state change to NULL ends the wait",
-          .requiresCorpus,
-          arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"], Interruption.allCases)
-    func waitEndsAtFlushAndStateChange(sink: String, interruption: Interruption) throws {
+    /// A pipeline `filesrc ! h264parse ! vtdec ! TAIL` whose `probed` element's sink pad keeps
+    /// every buffer; returns the pipeline, the keeper and vtdec's sink pad (owned by the caller).
+    static func keepingPipeline(
+        tail: String, probed: String
+    ) throws -> (UnsafeMutablePointer<GstElement>, Keeper, UnsafeMutablePointer<GstPad>, Int) {
         let entry = try #require(Corpus.entry("VID_1920x1080_cabac_temporal_direct.264"))
         let path = try #require(Corpus.path(of: entry))
         #expect(GStreamerTesting.isReady)
         var parseError: UnsafeMutablePointer<GError>?
-        let description = "filesrc location=\(path) ! h264parse ! vtdec name=dec hardware=disable ! \(sink)"
+        let description = "filesrc location=\(path) ! h264parse ! vtdec name=dec hardware=disable ! \(tail)"
         let pipeline = try #require(gst_parse_launch(description, &parseError))
         if let parseError { g_error_free(parseError) }
         let bin = UnsafeMutableRawPointer(pipeline).assumingMemoryBound(to: GstBin.self)
         let keeper = Keeper()
-        let sinkElement = try #require(gst_bin_get_by_name(bin, "sink"))
-        let sinkPad = try #require(gst_element_get_static_pad(sinkElement, "sink"))
-        gst_pad_add_probe(sinkPad, GST_PAD_PROBE_TYPE_BUFFER, { _, info, userData in
+        let probedElement = try #require(gst_bin_get_by_name(bin, probed))
+        let probedPad = try #require(gst_element_get_static_pad(probedElement, "sink"))
+        gst_pad_add_probe(probedPad, GST_PAD_PROBE_TYPE_BUFFER, { _, info, userData in
             guard let info, let userData, let data = info.pointee.data else { return GST_PAD_PROBE_OK }
             Unmanaged<Keeper>.fromOpaque(userData).takeUnretainedValue().keep(data.assumingMemoryBound(to: GstBuffer.self))
             return GST_PAD_PROBE_OK
         }, Unmanaged.passRetained(keeper).toOpaque(), { context in
             if let context { Unmanaged<Keeper>.fromOpaque(context).release() }
         })
-        gst_object_unref(sinkPad)
-        gst_object_unref(sinkElement)
+        gst_object_unref(probedPad)
+        gst_object_unref(probedElement)
         let decoder = try #require(gst_bin_get_by_name(bin, "dec"))
         let decoderSinkPad = try #require(gst_element_get_static_pad(decoder, "sink"))
         gst_object_unref(decoder)
+        return (pipeline, keeper, decoderSinkPad, entry.frames)
+    }
+
+    @Test("a playing downstream keeps every picture (zero-copy into fakevideosink, copies into fakesink): the pools grow and every frame arrives, as with avdec_h264",
+          .requiresCorpus, arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"])
+    func playingKeeperGetsEveryFrame(sink: String) throws {
+        let (pipeline, keeper, decoderSinkPad, frames) = try Self.keepingPipeline(tail: sink, probed: "sink")
+        defer {
+            gst_element_set_state(pipeline, GST_STATE_NULL)
+            keeper.releaseAll()
+            gst_object_unref(decoderSinkPad)
+            gst_object_unref(pipeline)
+        }
+        gst_element_set_state(pipeline, GST_STATE_PLAYING)
+        // Before the pools grew for a keeping consumer, this stopped at the bound (10-24).
+        let kept = Self.settledCount(keeper, quietSeconds: 3)
+        #expect(kept == frames, "\(kept) of \(frames) pictures reached a downstream that keeps them all")
+    }
+
+    @Test("a paused downstream takes every picture into a queue: vtdec stops at its bound (zero-copy into fakevideosink, copies into fakesink), and a flush or the state change to NULL ends the wait",
+          .requiresCorpus,
+          arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"], Interruption.allCases)
+    func waitEndsAtFlushAndStateChange(sink: String, interruption: Interruption) throws {
+        // In PAUSED the sink prerolls one picture and the queue takes the rest: nobody consumes,
+        // so the pools wait (no growth) instead of decoding the whole stream into the queue.
+        let (pipeline, keeper, decoderSinkPad, frames) = try Self.keepingPipeline(
+            tail: "queue name=hold max-size-buffers=0 max-size-bytes=0 max-size-time=0 ! \(sink)", probed: "hold")
         defer {
             keeper.releaseAll()
             gst_element_set_state(pipeline, GST_STATE_NULL)
@@ -118,13 +148,13 @@ struct VTDecBoundedPoolTests {
             gst_object_unref(pipeline)
         }
 
-        gst_element_set_state(pipeline, GST_STATE_PLAYING)
+        gst_element_set_state(pipeline, GST_STATE_PAUSED)
         let kept = Self.settledCount(keeper)
         // Bounded: the decoder waits with far fewer pictures out than the stream has. (Before
         // the pools had a bound, all 54 reached the sink.) The bound is the DPB (4 at level 4.0
         // for 1080p) plus the frame threads' pictures and the few in transit, or the copy
         // pool's maximum.
-        #expect(kept > 0 && kept <= 24, "\(kept) of \(entry.frames) pictures kept when the decoder stopped")
+        #expect(kept > 0 && kept <= 24, "\(kept) of \(frames) pictures kept when the decoder stopped")
 
         let pipelineAddress = UInt(bitPattern: pipeline)
         let padAddress = UInt(bitPattern: decoderSinkPad)

@@ -118,12 +118,17 @@ struct H264SampleBuilderTests {
         #expect(atIDR.formatChanged)
     }
 
-    @Test("decoder delay: the DPB frames plus the frames in flight in frame threads", .requiresCorpus)
-    func decoderDelay() throws {
-        let units = try Array(Self.nalUnits(of: "BA_MW_D.264").prefix(2))
+    @Test("decoder delay: the stream's reorder depth (0 for Baseline, max_num_reorder_frames, else the DPB) plus a frame per extra frame thread",
+          .requiresCorpus, arguments: [("BA_MW_D.264", 0), ("VID_1280x720_cabac_temporal_direct.264", -1)])
+    func decoderDelay(stream: String, reorder: Int) throws {
+        let units = try Array(Self.nalUnits(of: stream).prefix(2))
         let description = try FormatDescription(h264ParameterSets: units)
-        let single = try #require(H264SampleBuilder.decoderDelay(for: description, threadCount: 1))
-        #expect(H264SampleBuilder.decoderDelay(for: description, threadCount: 4) == single + 3)
-        #expect(H264SampleBuilder.decoderDelay(for: description, threadCount: 0) == single + 1)
+        let sps = try SequenceParameterSet.parse(nalUnit: try #require(description.h264SequenceParameterSets.first))
+        // Baseline: no B slices, nothing reordered (A.2.1); else the VUI's or the DPB's depth.
+        let expected = reorder >= 0 ? reorder : (sps.vui?.maxNumReorderFrames ?? sps.maxDpbFrames)
+        let single = try #require(H264SampleBuilder.decoderDelay(for: description, frameThreads: 1))
+        #expect(single == expected)
+        #expect(H264SampleBuilder.decoderDelay(for: description, frameThreads: 0) == single)
+        #expect(H264SampleBuilder.decoderDelay(for: description, frameThreads: 4) == single + 3)
     }
 }

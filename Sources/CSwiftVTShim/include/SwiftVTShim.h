@@ -201,7 +201,8 @@ gboolean swiftvt_vtdec_set_format(void *state, GstVideoDecoder *decoder, GstVide
 GstFlowReturn swiftvt_vtdec_handle_frame(void *state, GstVideoDecoder *decoder, GstVideoCodecFrame *frame);
 GstFlowReturn swiftvt_vtdec_drain(void *state, GstVideoDecoder *decoder);
 gboolean swiftvt_vtdec_flush(void *state, GstVideoDecoder *decoder);
-void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_video_meta, guint downstream_min_buffers);
+void swiftvt_vtdec_note_allocation(void *state, gboolean downstream_supports_video_meta, guint downstream_min_buffers,
+                                   gboolean downstream_offers_pool);
 void swiftvt_vtdec_flush_start(void *state);
 // Implemented in vtdec.c.
 /// Sets the base class's output pool (the one pictures are copied into when downstream takes no

@@ -87,12 +87,12 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
 extension SessionFactory where Hardware == VAH264DecoderFactory {
     /// A decompression session for `description` with the element's backends.
     func makeDecompressionSession(
-        formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int,
+        formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int, lowDelay: Bool,
         pixelFormats: [PixelFormat], consumer: PixelBufferConsumer, outputHandler: @escaping DecompressionOutputHandler
     ) throws(VTError) -> DecompressionSession {
         try DecompressionSession(
             formatDescription: description,
-            decoderSpecification: DecoderSpecification(hardwarePolicy: hardwarePolicy, threadCount: threadCount),
+            decoderSpecification: DecoderSpecification(hardwarePolicy: hardwarePolicy, threadCount: threadCount, lowDelay: lowDelay),
             destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: pixelFormats, consumer: consumer),
             backends: [hardware.current, LibavcodecDecoderFactory()], outputHandler: outputHandler)
     }

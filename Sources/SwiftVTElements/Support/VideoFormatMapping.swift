@@ -40,7 +40,13 @@ enum VideoFormatMapping {
     /// A read-only buffer over the picture's own memory, planes described by a GstVideoMeta; the
     /// PixelBuffer (and so its pool slot or decoder frame) stays alive until GStreamer frees the
     /// buffer.
-    static func wrap(_ image: PixelBuffer, format: GstVideoFormat) -> UnsafeMutablePointer<GstBuffer>? {
+    ///
+    /// With `coveringWholeRows`, the buffer spans every plane's last row to its stride (as a
+    /// GstVideoInfo's size does): only for pictures whose allocation holds whole rows (a
+    /// ``PixelBufferPool``'s).
+    static func wrap(
+        _ image: PixelBuffer, format: GstVideoFormat, coveringWholeRows: Bool = false
+    ) -> UnsafeMutablePointer<GstBuffer>? {
         guard !image.planes.isEmpty, image.planes.count <= 4 else { return nil }
         // The planes lie in one allocation: the span from the first plane byte to the last.
         var start = UInt(bitPattern: image.planes[0].baseAddress)
@@ -48,7 +54,8 @@ enum VideoFormatMapping {
         for (index, plane) in image.planes.enumerated() {
             let base = UInt(bitPattern: plane.baseAddress)
             start = min(start, base)
-            let last = base + UInt(plane.bytesPerRow * max(0, plane.height - 1) + rowBytes(of: image, plane: index))
+            let lastRowBytes = coveringWholeRows ? plane.bytesPerRow : rowBytes(of: image, plane: index)
+            let last = base + UInt(plane.bytesPerRow * max(0, plane.height - 1) + lastRowBytes)
             end = max(end, last)
         }
         guard let data = UnsafeMutableRawPointer(bitPattern: start) else { return nil }

@@ -45,6 +45,8 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         var pendingInBandParameterSets: [[UInt8]] = []
         var negotiated: (format: GstVideoFormat, width: Int, height: Int)?
         var downstreamSupportsVideoMeta = false
+        /// Downstream answered the allocation query with a pool of its own: copies go into it.
+        var downstreamOffersPool = false
         var activeBackend = ""
         var waitingForParameterSetsWarned = false
         /// The input state from set_format: output caps take framerate, pixel aspect ratio and
@@ -64,6 +66,9 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// query raise their bound, and flushing (FLUSH_START, the way down to READY) ends a decode
     /// waiting for downstream to give a picture back.
     private let consumer = PixelBufferConsumer()
+    /// Where pictures are copied for a downstream that takes no GstVideoMeta and offers no pool
+    /// (see ``copyForDownstreamWithoutVideoMeta``); streaming thread only.
+    private let copyPool = Mutex<PixelBufferPool?>(nil)
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         decoder = instance.assumingMemoryBound(to: GstVideoDecoder.self)
@@ -117,6 +122,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// VA-API device here decodes H.264 at all. Whether it takes this stream's profile is known
     /// from the caps or the first SPS (vtdec_hw's sink caps already list what the device decodes).
     func prepare(_ transition: GstStateChange) -> Bool {
+        // Only a playing consumer that gives nothing back is keeping pictures; a paused one is
+        // not consuming at all, and the pools wait for it however long (PixelBufferConsumer).
+        if transition == GST_STATE_CHANGE_PAUSED_TO_PLAYING { consumer.setGrowthPermitted(true) }
+        if transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED { consumer.setGrowthPermitted(false) }
         if transition == GST_STATE_CHANGE_PAUSED_TO_READY {
             // Before the base class deactivates the pads, which waits for the streaming thread:
             // a decode waiting for downstream to give a picture back must end first.
@@ -147,6 +156,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         input.withLock { $0 = H264SampleBuilder() }
         refusedCaps.forget()
         consumer.setFlushing(false)
+        consumer.setGrowthPermitted(false)
+        consumer.setKeepsPictures(false)
+        consumer.resetGrowth()
+        copyPool.withLock { $0 = nil }
         return true
     }
 
@@ -163,8 +176,11 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         return true
     }
 
-    func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int) {
-        state.withLock { $0.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta }
+    func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool) {
+        state.withLock { state in
+            state.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta
+            state.downstreamOffersPool = downstreamOffersPool
+        }
         // Downstream keeps this many of the pictures it receives (a sink's last sample, an
         // encoder's lookahead): the pools must not wait for those.
         consumer.setHeldBufferCount(downstreamMinimumBuffers)
@@ -278,6 +294,10 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         guard let input = swiftvt_codec_frame_input_buffer(frame) else {
             return gst_video_decoder_drop_frame(decoder, frame)
         }
+        // Reverse playback: GstVideoDecoder decodes a GOP forwards and keeps its pictures until
+        // the GOP is complete, then pushes them backwards; the pools must grow to a GOP at once.
+        let reverse = decoder.pointee.input_segment.rate < 0
+        if reverse != consumer.keepsPictures { consumer.setKeepsPictures(reverse) }
         let frameNumber = swiftvt_codec_frame_number(frame)
         let isSync = swiftvt_codec_frame_is_sync_point(frame) != 0
         let pts = swiftvt_codec_frame_pts(frame)
@@ -408,20 +428,25 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
         let configuration = settings.withLock { $0 }
         let formats = preferredPixelFormats(for: description)
+        let live = upstreamIsLive()
         let handler: DecompressionOutputHandler = { [delivered] frame in
             delivered.append(frame)
         }
         do throws(VTError) {
             let session = try sessions.makeDecompressionSession(
                 formatDescription: description, hardwarePolicy: configuration.hardware,
-                threadCount: Int(configuration.maxThreads), pixelFormats: formats, consumer: consumer, outputHandler: handler)
+                threadCount: Int(configuration.maxThreads), lowDelay: live, pixelFormats: formats, consumer: consumer,
+                outputHandler: handler)
             state.withLock { state in
                 state.session = session
                 state.activeBackend = session.activeBackendName
             }
             log.info(object, "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)"
                 + (session.backendsPassedOver.isEmpty ? "" : " (passed over: \(session.backendsPassedOver))"))
-            reportLatency(for: description, threads: Int(configuration.maxThreads))
+            // Frame threads only in libavcodec without low delay; VA-API decodes a picture at a time.
+            let frameThreads = live || session.isHardwareAccelerated
+                ? 0 : LibavcodecDecoderFactory.effectiveThreadCount(requested: Int(configuration.maxThreads))
+            reportLatency(for: description, frameThreads: frameThreads, live: live)
             return .success(session)
         } catch {
             state.withLock { $0.session = nil }
@@ -436,14 +461,27 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
     }
 
-    /// Latency: the frames the decoder may hold before output (the DPB, A.3.1 or the VUI's
-    /// max_dec_frame_buffering) plus the frames in flight in frame threads.
-    private func reportLatency(for description: FormatDescription, threads: Int) {
-        guard let frames = H264SampleBuilder.decoderDelay(for: description, threadCount: threads) else { return }
+    /// Latency: the frames the decoder holds before a picture comes out, the stream's reorder
+    /// depth (none without B-frames or where max_num_reorder_frames says 0) plus a frame per
+    /// extra frame thread (none on live input, which is decoded with slice threads).
+    private func reportLatency(for description: FormatDescription, frameThreads: Int, live: Bool) {
+        guard let frames = H264SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads) else { return }
         let rate: (numerator: Int32, denominator: Int32) = state.withLock { $0.frameRate } ?? (25, 1)
         let latency = MediaTime(value: Int64(rate.denominator) * Int64(frames), timescale: rate.numerator)
         gst_video_decoder_set_latency(decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))
-        log.debug(object, "latency \(frames) frames")
+        log.debug(object, "latency \(frames) frames (\(frameThreads) frame threads\(live ? ", live input" : ""))")
+    }
+
+    /// Whether upstream is live (the LATENCY query), asked when a session starts: live input is
+    /// decoded with slice threads only, so that no frame waits for frame threads (avdec_h264
+    /// does the same).
+    private func upstreamIsLive() -> Bool {
+        guard let query = gst_query_new_latency() else { return false }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(query).assumingMemoryBound(to: GstMiniObject.self)) }
+        var live: gboolean = 0
+        guard gst_pad_peer_query(decoder.pointee.sinkpad, query) != 0 else { return false }
+        gst_query_parse_latency(query, &live, nil, nil)
+        return live != 0
     }
 
     /// The output formats, most preferred first: the decoder's native format when downstream
@@ -592,13 +630,20 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
             }
             log.info(object, "output \(image.width)x\(image.height) \(image.pixelFormat)")
         }
-        let useVideoMeta = state.withLock { $0.downstreamSupportsVideoMeta }
+        let (useVideoMeta, downstreamPool) = state.withLock { ($0.downstreamSupportsVideoMeta, $0.downstreamOffersPool) }
         if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
             swiftvt_codec_frame_set_output_buffer(frame, buffer)
+        } else if !downstreamPool, let copied = copyForDownstreamWithoutVideoMeta(image, format: format) {
+            switch copied {
+            case .copied(let buffer): swiftvt_codec_frame_set_output_buffer(frame, buffer)
+            case .failed(let flow):
+                gst_video_decoder_drop_frame(decoder, frame)
+                return flow
+            }
         } else {
             // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default
-            // strides and plane offsets, which the decoder's pool buffers do not have.
-            // Allocating waits while the (bounded) output pool is exhausted; a flush ends it.
+            // strides and plane offsets, which the decoder's pool buffers do not have; it offered
+            // its own pool, which is downstream's to bound.
             let allocation = gst_video_decoder_allocate_output_frame(decoder, frame)
             guard allocation == GST_FLOW_OK else {
                 gst_video_decoder_drop_frame(decoder, frame)
@@ -626,6 +671,82 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
             gst_video_frame_unmap(&videoFrame)
         }
         return gst_video_decoder_finish_frame(decoder, frame)
+    }
+
+    /// Copies a picture for a downstream that takes no GstVideoMeta and offered no pool into a
+    /// buffer of the element's own copy pool, laid out as GStreamer's default for the format
+    /// (rows on 4 bytes, planes back to back: GstVideoInfo's strides and offsets, checked), and
+    /// wraps it. The copy pool is bounded like the decoder's (back pressure on a slow consumer)
+    /// and grows like it for a consumer that keeps pictures (an application holding its last K
+    /// samples), where GStreamer's own pool would block for ever at its maximum.
+    /// nil where the layout differs from the output state's (the base class's path then copies).
+    private func copyForDownstreamWithoutVideoMeta(
+        _ image: PixelBuffer, format: GstVideoFormat
+    ) -> CopyOutcome? {
+        let attributes = PixelBufferPool.Attributes(
+            width: image.width, height: image.height, pixelFormat: image.pixelFormat, rowAlignment: 4,
+            maximumBufferCount: Self.copyPoolSlack)
+        let pool: PixelBufferPool? = copyPool.withLock { current in
+            if let existing = current, existing.attributes == attributes { return existing }
+            current?.invalidate()
+            current = try? PixelBufferPool(attributes: attributes, consumer: consumer)
+            return current
+        }
+        guard let pool else { return nil }
+        let destination: PixelBuffer
+        do {
+            destination = try pool.makePixelBuffer()
+        } catch {
+            if case .flushing = error { return .failed(GST_FLOW_FLUSHING) }
+            log.warning(object, "no picture for the copy: \(error)")
+            return .failed(GST_FLOW_ERROR)
+        }
+        guard layoutMatchesOutputState(destination) else {
+            log.debug(object, "the copy pool's layout is not GStreamer's default for this format: copying into the base class's pool")
+            return nil
+        }
+        // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default strides and
+        // plane offsets, which the decoder's pool buffers (rows aligned for SIMD) do not have.
+        for (index, plane) in image.planes.enumerated() where index < destination.planes.count {
+            let target = destination.planes[index]
+            let rowBytes = min(target.bytesPerRow, plane.bytesPerRow, VideoFormatMapping.rowBytes(of: image, plane: index))
+            for row in 0..<min(plane.height, target.height) {
+                (target.baseAddress + row * target.bytesPerRow)
+                    .copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
+            }
+        }
+        guard let buffer = VideoFormatMapping.wrap(destination, format: format, coveringWholeRows: true) else { return nil }
+        return .copied(buffer)
+    }
+
+    private enum CopyOutcome {
+        case copied(UnsafeMutablePointer<GstBuffer>)
+        case failed(GstFlowReturn)
+    }
+
+    /// Pictures the copy pool may have outside its own beyond what downstream announced: the one
+    /// being copied into, the one being pushed, and a sink's last sample and the one it renders
+    /// (basesink keeps the last sample without counting it in min_buffers).
+    private static let copyPoolSlack = 4
+
+    /// Whether a copy-pool picture has exactly the strides, plane offsets and size the output
+    /// state's GstVideoInfo gives (what a downstream without GstVideoMeta assumes).
+    private func layoutMatchesOutputState(_ picture: PixelBuffer) -> Bool {
+        guard let state = gst_video_decoder_get_output_state(decoder) else { return false }
+        defer { gst_video_codec_state_unref(state) }
+        let info = swiftvt_codec_state_info_mut(state).pointee
+        let planeCount = Int(info.finfo.pointee.n_planes)
+        guard planeCount == picture.planes.count, let first = picture.planes.first else { return false }
+        let base = UInt(bitPattern: first.baseAddress)
+        var end = base
+        let strides = withUnsafeBytes(of: info.stride) { Array($0.bindMemory(to: gint.self)) }
+        let offsets = withUnsafeBytes(of: info.offset) { Array($0.bindMemory(to: gsize.self)) }
+        for (index, plane) in picture.planes.enumerated() {
+            let offset = UInt(bitPattern: plane.baseAddress) - base
+            guard Int(strides[index]) == plane.bytesPerRow, UInt(offsets[index]) == offset else { return false }
+            end = max(end, UInt(bitPattern: plane.baseAddress) + UInt(plane.bytesPerRow * plane.height))
+        }
+        return UInt(info.size) == end - base
     }
 
     /// Counts a decoding error toward `max-errors` (GST_VIDEO_DECODER_ERROR): GST_FLOW_OK while
@@ -676,8 +797,9 @@ func vtdecFlush(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePoint
 }
 
 @_cdecl("swiftvt_vtdec_note_allocation")
-func vtdecNoteAllocation(_ state: UnsafeMutableRawPointer?, _ supportsVideoMeta: gboolean, _ minimumBuffers: guint) {
-    vtdec(state)?.noteAllocation(downstreamSupportsVideoMeta: supportsVideoMeta != 0, downstreamMinimumBuffers: Int(minimumBuffers))
+func vtdecNoteAllocation(_ state: UnsafeMutableRawPointer?, _ supportsVideoMeta: gboolean, _ minimumBuffers: guint, _ offersPool: gboolean) {
+    vtdec(state)?.noteAllocation(
+        downstreamSupportsVideoMeta: supportsVideoMeta != 0, downstreamMinimumBuffers: Int(minimumBuffers), downstreamOffersPool: offersPool != 0)
 }
 
 @_cdecl("swiftvt_vtdec_flush_start")

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Parity with the peers, round 2 (issue 32), the decoding side: each check runs vtdec (or
+# h264parse-to-avcc) and the peer (avdec_h264, h264parse) in the same pipeline and fails where
+# SwiftVT does less. Row numbers are the issue's table.
+#
+#  1  reverse playback (seek rate -1.0 over [2 s, 6 s)) of an MP4: the frames avdec_h264 gives,
+#     backwards, with the same pictures and time stamps, then EOS; software and VA (vtdec_hw on
+#     the software VA driver).
+#  2  an application keeping the last K = 4, 8, 32 samples: every frame (copies, appsink) and
+#     every frame with GstVideoMeta (zero copy, fakevideosink with a probe keeping references).
+#  7  the latency vtdec reports on live input: none for a constrained-baseline zerolatency stream,
+#     the reorder depth with B-frames, equal to avdec_h264's.
+#  8  live input through RTP: each picture leaves while its own frame is handled (no frame-thread
+#     delay), and none waits for EOS.
+#
+# Pipelines that may fail run through Python GI scripts with their own deadlines
+# (tests/held_frames.py, tests/live_latency.py), never gst-launch-1.0's main loop.
+set -euo pipefail
+root="${SWIFTVT_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
+source "$root/tests/lib/require.sh"
+require_file "$corpus/h264/MANIFEST.tsv" "parity-decoding: the test corpus $corpus (set SWIFTVT_CORPUS to the corpus folder)"
+source "$root/pipelines/lib/plugin-env.sh"
+gst-inspect-1.0 avdec_h264 >/dev/null 2>&1 || require_input "parity-decoding: avdec_h264 (gstreamer1.0-libav), the peer decoder"
+gst-inspect-1.0 x264enc >/dev/null 2>&1 || require_input "parity-decoding: x264enc (gstreamer1.0-plugins-ugly), which makes the test clips"
+work="$swiftvt_work_dir"
+failures=0
+fail() { echo "parity-decoding: FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "parity-decoding: ok: $*"; }
+python=(/usr/bin/python3)
+src720="$corpus/h264/VID_1280x720_cabac_temporal_direct.264"
+require_file "$src720" "parity-decoding: the corpus stream $src720"
+
+# seek.mp4: the 720p clip at 640x360, GOPs of 30 with B-frames, in MP4 (the issue's clip).
+gst-launch-1.0 -q filesrc location="$src720" ! h264parse ! avdec_h264 ! videoscale ! video/x-raw,width=640,height=360 \
+    ! x264enc key-int-max=30 bframes=2 ! mp4mux ! filesink location="$work/seek.mp4"
+
+# with_va COMMAND...: under the software VA driver (vtdec_hw decodes on it).
+with_va() {
+    bash "$root/scripts/with-software-va.sh" "$@"
+}
+
+# Rows 1 and 2: the peer's line, then vtdec's (software, then VA) must be the same.
+held_check() {
+    local label="$1" mode="$2"; shift 2
+    local peer ours decoder
+    peer="$(timeout 120 "${python[@]}" "$root/tests/held_frames.py" "$mode" "$work/seek.mp4" avdec_h264 "$@" 2>/dev/null | tail -1 || true)"
+    for decoder in "vtdec hardware=disable" vtdec_hw; do
+        if [ "$decoder" = vtdec_hw ]; then
+            ours="$(with_va timeout 120 "${python[@]}" "$root/tests/held_frames.py" "$mode" "$work/seek.mp4" "$decoder" "$@" 2>/dev/null | tail -1 || true)"
+        else
+            ours="$(timeout 120 "${python[@]}" "$root/tests/held_frames.py" "$mode" "$work/seek.mp4" "$decoder" "$@" 2>/dev/null | tail -1 || true)"
+        fi
+        if [[ "$ours" == *"ended eos"* ]] && [ "$ours" = "$peer" ]; then
+            pass "$label, $decoder: $ours (as avdec_h264)"
+        else
+            fail "$label, $decoder: '$ours'; avdec_h264: '$peer'"
+        fi
+    done
+}
+held_check "row 1: reverse playback of [2 s, 6 s)" reverse 2 6
+for keep in 4 8 32; do
+    held_check "row 2: an application keeping the last $keep samples (copies)" hold "$keep"
+done
+# Zero copy: the peer copies into its own pool, so its line differs only in the video-meta count.
+for keep in 8 32; do
+    line="$(timeout 120 "${python[@]}" "$root/tests/held_frames.py" hold-meta "$work/seek.mp4" "vtdec hardware=disable" "$keep" 2>/dev/null | tail -1 || true)"
+    if [[ "$line" =~ ^frames\ 300\ .*video_meta\ 300\ ended\ eos$ ]]; then
+        pass "row 2: a downstream with GstVideoMeta keeping $keep pictures (zero copy): $line"
+    else
+        fail "row 2: a downstream with GstVideoMeta keeping $keep pictures: '$line', wanted all 300 frames, each with GstVideoMeta"
+    fi
+done
+
+# Rows 7 and 8: live input, against avdec_h264.
+for kind in baseline bframes; do
+    peer="$(timeout 120 "${python[@]}" "$root/tests/live_latency.py" avdec_h264 "$kind" 2>/dev/null | tail -1 || true)"
+    ours="$(timeout 120 "${python[@]}" "$root/tests/live_latency.py" "vtdec hardware=disable" "$kind" 2>/dev/null | tail -1 || true)"
+    if [[ "$ours" =~ ^latency_ms\ ([0-9.]+)\ held_max\ ([0-9]+)\ .*after_eos\ ([0-9]+)\ frames\ 60$ ]]; then
+        latency="${BASH_REMATCH[1]}" held="${BASH_REMATCH[2]}" after="${BASH_REMATCH[3]}"
+        if [[ "$peer" =~ ^latency_ms\ ([0-9.]+)\ held_max\ ([0-9]+)\ .*after_eos\ ([0-9]+) ]] \
+            && [ "$latency" = "${BASH_REMATCH[1]}" ] && [ "$held" -le "${BASH_REMATCH[2]}" ] && [ "$after" -le "${BASH_REMATCH[3]}" ]; then
+            pass "rows 7-8: live $kind stream: vtdec '$ours'; avdec_h264 '$peer'"
+        else
+            fail "rows 7-8: live $kind stream: vtdec '$ours'; avdec_h264 '$peer' (latency must be equal, held frames and frames after EOS no more)"
+        fi
+        if [ "$kind" = baseline ] && { [ "$latency" != 0.0 ] || [ "$held" != 1 ] || [ "$after" != 0 ]; }; then
+            fail "rows 7-8: a zerolatency stream must add no latency, hold no other frame and leave nothing for EOS: '$ours'"
+        fi
+    else
+        fail "rows 7-8: live $kind stream through vtdec: '$ours'"
+    fi
+done
+
+if [ "$failures" -gt 0 ]; then
+    echo "parity-decoding: $failures failure(s)" >&2
+    exit 1
+fi
+echo "parity-decoding: all checks passed"
