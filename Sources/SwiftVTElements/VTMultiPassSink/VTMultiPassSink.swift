@@ -451,9 +451,12 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         case .complete: type = GST_PROGRESS_TYPE_COMPLETE
         case .cutShort: type = GST_PROGRESS_TYPE_CANCELED
         }
-        guard let message = gst_message_new_progress(
-            UnsafeMutablePointer<GstObject>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description) else { return }
-        gst_element_post_message(UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), message)
+        // The percentage goes into the message's `percent` field too (gst_message_parse_progress
+        // does not read it, gst_message_get_structure does): an application's progress bar needs
+        // no parsing of the text.
+        swiftvt_post_progress(
+            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description,
+            Int32(clamping: progress.percent))
     }
 
     // MARK: End of stream
