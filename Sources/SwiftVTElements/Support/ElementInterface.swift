@@ -314,6 +314,25 @@ extension ElementProperty where Element: PropertySettingsOwner {
     }
 }
 
+extension ElementProperty where Element: PropertySettingsOwner {
+    /// A ``HardwarePolicy`` property, registered as `Wording`'s GEnum: a decoder's and an
+    /// encoder's `hardware` name different software backends.
+    static func hardwarePolicy<Wording: HardwarePolicyWording>(
+        _ name: String, nick: String, blurb: String, wording: Wording.Type, default value: HardwarePolicy,
+        at path: Field<HardwarePolicy>
+    ) -> ElementProperty {
+        typealias Setting = HardwarePolicySetting<Wording>
+        return ElementProperty(
+            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Setting.gType }, default: value.number), mutability: .ready,
+            read: { element in element.withSettings { .enumeration($0[keyPath: path].number) } },
+            write: { element, value in
+                guard case .enumeration(let number) = value else { return }
+                element.withSettings { $0[keyPath: path] = HardwarePolicy(number: number) }
+            },
+            didChange: nil)
+    }
+}
+
 // MARK: Installing and dispatching
 
 extension ElementInterface {
