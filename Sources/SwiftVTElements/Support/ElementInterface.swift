@@ -56,7 +56,7 @@ enum PropertyValue: Equatable, Sendable {
 /// An enumeration property type (a GEnum registered under ``typeName``): each case's number is
 /// what GObject stores, its nick what gst-launch-1.0 writes.
 protocol PropertyEnumeration: CaseIterable, Sendable, Equatable {
-    /// The GType name, e.g. "SwiftVTHardwarePolicy".
+    /// The GType name, e.g. "SwiftVTProfile".
     static var typeName: String { get }
     var number: Int32 { get }
     var nick: String { get }
