@@ -142,6 +142,14 @@ void swiftvt_post_multipass_summary(GstElement *element, const char *location, g
     gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), structure));
 }
 
+void swiftvt_post_progress(GstElement *element, GstProgressType type, const char *code, const char *text, gint percent) {
+    GstMessage *message = gst_message_new_progress(GST_OBJECT(element), type, code, text);
+    if (!message) return;
+    // A message just made has one reference: its structure is writable.
+    gst_structure_set(gst_message_writable_structure(message), "percent", G_TYPE_INT, CLAMP(percent, 0, 100), NULL);
+    gst_element_post_message(element, message);
+}
+
 // MARK: The muxing pipeline that writes .mp4 / .mov
 
 GstElement *swiftvt_mux_pipeline_new(const char *muxer, const char *location, GstCaps *caps, GError **error) {

@@ -482,6 +482,18 @@ public struct MultiPassProgress: Sendable, Equatable, CustomStringConvertible {
         self.stage = stage
     }
 
+    /// How much of the pass is done, 0 to 100: 0 when it starts, the frames coded of those
+    /// expected while it runs, 100 once complete; a pass cut short stays at the share it reached.
+    /// GStreamer's progress messages carry it in their `percent` field.
+    public var percent: Int {
+        switch stage {
+        case .started, .reencoding: 0
+        case .advanced(let percent, _, _): percent
+        case .complete: 100
+        case .cutShort(let frames, let expected): expected > 0 ? min(100, max(0, frames) * 100 / expected) : 0
+        }
+    }
+
     public var description: String {
         switch stage {
         case .started(let maximumPasses): "pass \(pass) of up to \(maximumPasses): encoding every frame"

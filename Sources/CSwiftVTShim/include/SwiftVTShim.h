@@ -287,6 +287,9 @@ void swiftvt_base_sink_seek_upstream_async(GstBaseSink *sink, GstClockTime start
 /// The element message "vtmultipasssink-done" with the run's figures.
 void swiftvt_post_multipass_summary(GstElement *element, const char *location, gint passes, gint frames,
                                     gint frames_reencoded, gdouble bitrate, gdouble target_bitrate, gdouble seconds);
+/// Posts a progress message whose `percent` field is `percent` (gst_message_new_progress sets 0
+/// for START and CONTINUE and 100 otherwise, and takes no percentage: the field is set after).
+void swiftvt_post_progress(GstElement *element, GstProgressType type, const char *code, const char *text, gint percent);
 /// appsrc ! MUXER ! filesink location=LOCATION, playing; NULL with `error` set on failure.
 GstElement *swiftvt_mux_pipeline_new(const char *muxer, const char *location, GstCaps *caps, GError **error);
 /// Pushes `buffer` (taking it) into the writer; with a valid `segment_start` (the first buffer)

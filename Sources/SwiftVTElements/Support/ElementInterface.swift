@@ -56,7 +56,7 @@ enum PropertyValue: Equatable, Sendable {
 /// An enumeration property type (a GEnum registered under ``typeName``): each case's number is
 /// what GObject stores, its nick what gst-launch-1.0 writes.
 protocol PropertyEnumeration: CaseIterable, Sendable, Equatable {
-    /// The GType name, e.g. "SwiftVTHardwarePolicy".
+    /// The GType name, e.g. "SwiftVTProfile".
     static var typeName: String { get }
     var number: Int32 { get }
     var nick: String { get }
@@ -311,6 +311,25 @@ extension ElementProperty where Element: PropertySettingsOwner {
                 element.withSettings { $0[keyPath: path] = Value(number: number) }
             },
             didChange: didChange)
+    }
+}
+
+extension ElementProperty where Element: PropertySettingsOwner {
+    /// A ``HardwarePolicy`` property, registered as `Wording`'s GEnum: a decoder's and an
+    /// encoder's `hardware` name different software backends.
+    static func hardwarePolicy<Wording: HardwarePolicyWording>(
+        _ name: String, nick: String, blurb: String, wording: Wording.Type, default value: HardwarePolicy,
+        at path: Field<HardwarePolicy>
+    ) -> ElementProperty {
+        typealias Setting = HardwarePolicySetting<Wording>
+        return ElementProperty(
+            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Setting.gType }, default: value.number), mutability: .ready,
+            read: { element in element.withSettings { .enumeration($0[keyPath: path].number) } },
+            write: { element, value in
+                guard case .enumeration(let number) = value else { return }
+                element.withSettings { $0[keyPath: path] = HardwarePolicy(number: number) }
+            },
+            didChange: nil)
     }
 }
 

@@ -41,11 +41,11 @@ protocol EncodingElement: PropertySettingsOwner where Settings: EncoderSettingsH
 /// The properties vtenc and vtmultipasssink share, declared once.
 enum EncoderProperties {
     static func hardware<Element: EncodingElement>(default value: HardwarePolicy) -> ElementProperty<Element> {
-        .enumeration(
+        .hardwarePolicy(
             "hardware", nick: "Hardware encoding",
             blurb: "Whether to encode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoEncoder / "
                 + "RequireHardwareAcceleratedVideoEncoder). Takes effect when the next encoding session starts.",
-            default: value, at: \Element.Settings.encoder.hardware)
+            wording: EncoderHardwareWording.self, default: value, at: \Element.Settings.encoder.hardware)
     }
 
     static func entropyMode<Element: EncodingElement>() -> ElementProperty<Element> {

@@ -5,9 +5,7 @@ import SwiftVT
 // always registered (a saved pipeline or application that stores the number keeps working), and
 // their nicks are what gst-launch-1.0 lines write.
 
-extension HardwarePolicy: PropertyEnumeration {
-    static var typeName: String { "SwiftVTHardwarePolicy" }
-
+extension HardwarePolicy {
     var number: Int32 {
         switch self {
         case .auto: 0
@@ -16,13 +14,49 @@ extension HardwarePolicy: PropertyEnumeration {
         }
     }
 
-    var nick: String { rawValue }
+    init(number: Int32) {
+        self = Self.allCases.first { $0.number == number } ?? .auto
+    }
+}
+
+/// What differs between the `hardware` enumerations of the decoders and of the encoders: the
+/// software backend each falls back to. One GEnum cannot serve both, since its labels are what
+/// gst-inspect-1.0 shows for every element that uses it.
+protocol HardwarePolicyWording: Sendable {
+    /// The GType name of the enumeration.
+    static var typeName: String { get }
+    /// The software backend the element uses when it does not use VA-API.
+    static var softwareBackend: String { get }
+}
+
+/// vtdec's and vtdec_hw's `hardware`: libavcodec decodes in software.
+enum DecoderHardwareWording: HardwarePolicyWording {
+    static var typeName: String { "SwiftVTDecoderHardwarePolicy" }
+    static var softwareBackend: String { "libavcodec" }
+}
+
+/// The encoders' `hardware` (vtenc, vtenc_h264, vtenc_h264_hw, vtmultipasssink): x264 encodes in
+/// software.
+enum EncoderHardwareWording: HardwarePolicyWording {
+    static var typeName: String { "SwiftVTEncoderHardwarePolicy" }
+    static var softwareBackend: String { "x264" }
+}
+
+/// A ``HardwarePolicy`` as the GEnum of one kind of element; numbers and nicks are the same for
+/// every kind (and as before the enumeration was split), only the labels differ.
+struct HardwarePolicySetting<Wording: HardwarePolicyWording>: PropertyEnumeration {
+    var policy: HardwarePolicy
+
+    static var allCases: [HardwarePolicySetting] { HardwarePolicy.allCases.map { HardwarePolicySetting(policy: $0) } }
+    static var typeName: String { Wording.typeName }
+    var number: Int32 { policy.number }
+    var nick: String { policy.rawValue }
 
     var label: String {
-        switch self {
-        case .auto: "Use VA-API when a device can take the stream, else software (libavcodec, x264)"
+        switch policy {
+        case .auto: "Use VA-API when a device can take the stream, else software (\(Wording.softwareBackend))"
         case .require: "Use VA-API or fail with an error"
-        case .disable: "Never use VA-API: software (libavcodec / x264) only"
+        case .disable: "Never use VA-API: software (\(Wording.softwareBackend)) only"
         }
     }
 }

@@ -96,11 +96,11 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                     + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
             ],
             properties: [
-                .enumeration(
+                .hardwarePolicy(
                     "hardware", nick: "Hardware decoding",
                     blurb: "Whether to decode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
                         + "RequireHardwareAcceleratedVideoDecoder). Takes effect when the next decoding session starts.",
-                    default: context.defaultHardware, at: \.hardware),
+                    wording: DecoderHardwareWording.self, default: context.defaultHardware, at: \.hardware),
                 .int("max-threads", nick: "Maximum threads",
                      blurb: "Decoding threads of the software decoder (0 = one per core). Takes effect when the next decoding session starts.",
                      0...256, default: 0, at: \.maxThreads),

@@ -93,7 +93,13 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         ElementInterface(
             longName: "SwiftVT multi-pass H.264 file sink", classification: "Sink/File/Video/Encoder",
             description: "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
-                + "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file",
+                + "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file. "
+                // GObject cannot hide the properties GstBaseSink installs: what they do here is said
+                // where gst-inspect-1.0 users read, in the element's description.
+                + "Like filesink it does not sync on the clock (sync=false), so the inherited GstBaseSink properties max-bitrate, "
+                + "throttle-time, render-delay, processing-deadline, ts-offset, max-lateness and qos have no effect (blocksize neither: "
+                + "it only pulls); with sync=true every pass runs in real time, and frames dropped by throttle-time, max-lateness "
+                + "or qos are missing from the file",
             // The formats vtenc takes. As vtenc: H.264 streams in MP4/QuickTime start at one
             // macroblock row and column of 16 (mp4mux and qtmux refuse smaller), and x264 and
             // VA-API devices stop at 16384.
@@ -451,9 +457,12 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         case .complete: type = GST_PROGRESS_TYPE_COMPLETE
         case .cutShort: type = GST_PROGRESS_TYPE_CANCELED
         }
-        guard let message = gst_message_new_progress(
-            UnsafeMutablePointer<GstObject>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description) else { return }
-        gst_element_post_message(UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), message)
+        // The percentage goes into the message's `percent` field too (gst_message_parse_progress
+        // does not read it, gst_message_get_structure does): an application's progress bar needs
+        // no parsing of the text.
+        swiftvt_post_progress(
+            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description,
+            Int32(clamping: progress.percent))
     }
 
     // MARK: End of stream
