@@ -12,6 +12,10 @@
 #     the reorder depth with B-frames, equal to avdec_h264's.
 #  8  live input through RTP: each picture leaves while its own frame is handled (no frame-thread
 #     delay), and none waits for EOS.
+# 10  empty input (/dev/null) through h264parse-to-avcc ! vtdec: a clean EOS, as h264parse.
+# 11  one-picture streams concatenated (the same IDR and idr_pic_id after SPS/PPS: a 320x240
+#     picture and a 1920x1080 picture of 8160 one-macroblock slices, 5 copies each): 5 frames
+#     with avdec_h264's pictures through h264parse-to-avcc ! vtdec, as through h264parse.
 #
 # Pipelines that may fail run through Python GI scripts with their own deadlines
 # (tests/held_frames.py, tests/live_latency.py), never gst-launch-1.0's main loop.
@@ -90,6 +94,38 @@ for kind in baseline bframes; do
     else
         fail "rows 7-8: live $kind stream through vtdec: '$ours'"
     fi
+done
+
+# Row 10: empty input.
+for parser in h264parse-to-avcc h264parse; do
+    status=0
+    output="$(timeout 60 "${python[@]}" "$root/tests/lib/run-pipeline.py" --timeout 30 --expect eos \
+        "filesrc location=/dev/null ! $parser ! vtdec ! fakesink" 2>&1)" || status=$?
+    if [ "$status" = 0 ] && grep -q "0 error(s), 0 warning(s), ended by eos" <<<"$output"; then
+        pass "row 10: /dev/null ! $parser ! vtdec: a clean EOS"
+    else
+        fail "row 10: /dev/null ! $parser ! vtdec: runner exit $status: $(tail -3 <<<"$output")"
+    fi
+done
+
+# Row 11: one-picture streams concatenated.
+gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=ball ! video/x-raw,format=I420,width=320,height=240 ! x264enc \
+    ! video/x-h264,stream-format=byte-stream ! filesink location="$work/one.264"
+gst-launch-1.0 -q videotestsrc num-buffers=1 ! video/x-raw,format=I420,width=1920,height=1080 \
+    ! x264enc option-string=slice-max-mbs=1 ! video/x-h264,stream-format=byte-stream ! filesink location="$work/slices.264"
+for one in one slices; do
+    for _ in 1 2 3 4 5; do cat "$work/$one.264"; done >"$work/${one}x5.264"
+    frame_bytes=$([ "$one" = one ] && echo $((320 * 240 * 3 / 2)) || echo $((1920 * 1080 * 3 / 2)))
+    peer="$(gst-launch-1.0 -q filesrc location="$work/${one}x5.264" ! h264parse ! avdec_h264 ! fdsink 2>/dev/null | md5sum | cut -d' ' -f1)"
+    gst-launch-1.0 -q filesrc location="$work/${one}x5.264" ! h264parse-to-avcc ! vtdec hardware=disable ! fdsink \
+        2>/dev/null >"$work/${one}x5.yuv" || true
+    ours="$(md5sum <"$work/${one}x5.yuv" | cut -d' ' -f1)" frames=$(($(stat -c %s "$work/${one}x5.yuv") / frame_bytes))
+    if [ "$frames" = 5 ] && [ "$ours" = "$peer" ]; then
+        pass "row 11: $one picture x5 through h264parse-to-avcc ! vtdec: 5 frames, avdec_h264's MD5 $ours"
+    else
+        fail "row 11: $one picture x5 through h264parse-to-avcc ! vtdec: $frames frames, MD5 $ours (h264parse ! avdec_h264: 5 frames, $peer)"
+    fi
+    rm -f "$work/${one}x5.yuv"
 done
 
 if [ "$failures" -gt 0 ]; then

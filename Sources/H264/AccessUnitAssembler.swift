@@ -86,6 +86,9 @@ public struct AccessUnitAssembler: Sendable {
     public private(set) var currentPicture: AccessUnitPicture?
     /// The slice header fields of 7.4.1.2.4 of the last primary slice of the current picture.
     private var lastSliceIdentity: PrimaryPictureIdentity?
+    /// Where the current picture's first slice starts: a later slice starting there again
+    /// begins another picture (see ``pushSlice``).
+    private var firstSlicePosition: SlicePosition?
     /// A VCL NAL unit of the current access unit has been pushed: the next SEI/SPS/PPS/AUD
     /// (7.4.1.2.3) starts a new access unit.
     private var seenVCLInCurrentAccessUnit = false
@@ -95,7 +98,7 @@ public struct AccessUnitAssembler: Sendable {
     private var pendingRecoveryFrameCount: Int?
     /// The picture that an SPS/PPS/SEI after its slices ended, kept until the next slice shows
     /// whether it really ended (a new primary picture, 7.4.1.2.4) or goes on.
-    private var suspendedPicture: (picture: AccessUnitPicture, lastSlice: PrimaryPictureIdentity)?
+    private var suspendedPicture: (picture: AccessUnitPicture, lastSlice: PrimaryPictureIdentity, firstSlice: SlicePosition?)?
 
     public init() {}
 
@@ -132,7 +135,7 @@ public struct AccessUnitAssembler: Sendable {
             if header.nalUnitType == .accessUnitDelimiter {
                 suspendedPicture = nil
             } else if seenVCLInCurrentAccessUnit, let picture = currentPicture, let last = lastSliceIdentity {
-                suspendedPicture = (picture, last)
+                suspendedPicture = (picture, last, firstSlicePosition)
             }
             if seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
             joinCurrentAccessUnit(&step)
@@ -154,6 +157,7 @@ public struct AccessUnitAssembler: Sendable {
         defer {
             currentPicture = nil
             lastSliceIdentity = nil
+            firstSlicePosition = nil
             seenVCLInCurrentAccessUnit = false
             currentAccessUnitHasNALUnits = false
             pendingRecoveryFrameCount = nil
@@ -174,6 +178,7 @@ public struct AccessUnitAssembler: Sendable {
         step.completedPicture = currentPicture
         currentPicture = nil
         lastSliceIdentity = nil
+        firstSlicePosition = nil
         seenVCLInCurrentAccessUnit = false
         currentAccessUnitHasNALUnits = false
         pendingRecoveryFrameCount = nil
@@ -222,17 +227,22 @@ public struct AccessUnitAssembler: Sendable {
         }
         if !seenVCLInCurrentAccessUnit, let suspended = suspendedPicture {
             suspendedPicture = nil
-            if !suspended.lastSlice.differsAsNewPrimaryPicture(from: quick.identity) {
+            if !suspended.lastSlice.differsAsNewPrimaryPicture(from: quick.identity), quick.position != suspended.firstSlice {
                 // The parameter sets or SEI came between two slices of one picture: it goes on.
                 currentPicture = suspended.picture
                 lastSliceIdentity = suspended.lastSlice
+                firstSlicePosition = suspended.firstSlice
                 seenVCLInCurrentAccessUnit = true
                 step.continuesPreviousPicture = true
             }
         }
         let startsPicture: Bool
         if seenVCLInCurrentAccessUnit, let last = lastSliceIdentity {
-            startsPicture = last.differsAsNewPrimaryPicture(from: quick.identity)
+            // 7.4.1.2.4 cannot tell a picture from the same picture repeated (one-picture streams
+            // concatenated: the same IDR with the same idr_pic_id); its slices can: a slice that
+            // starts where the picture's first slice started belongs to another picture, since
+            // no two slices of a primary picture start at the same macroblock (7.4.3).
+            startsPicture = last.differsAsNewPrimaryPicture(from: quick.identity) || quick.position == firstSlicePosition
         } else {
             startsPicture = true
         }
@@ -271,6 +281,7 @@ public struct AccessUnitAssembler: Sendable {
         case 0, 3: currentPicture?.containsPSlices = true
         default: currentPicture?.containsBSlices = true
         }
+        if startsPicture { firstSlicePosition = quick.position }
         lastSliceIdentity = quick.identity
         seenVCLInCurrentAccessUnit = true
     }

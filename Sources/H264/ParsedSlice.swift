@@ -88,6 +88,9 @@ struct SliceIdentity: Sendable {
     var identity: PrimaryPictureIdentity
     var sliceType: Int
     var redundantPicCnt: Int
+    /// Where the slice starts: first_mb_in_slice and colour_plane_id (7.4.3). No two slices of
+    /// one primary picture start at the same place.
+    var position: SlicePosition
 
     /// Enough unescaped bytes for every field up to redundant_pic_cnt at their largest.
     static let maximumBytes = 48
@@ -103,13 +106,14 @@ struct SliceIdentity: Sendable {
         return try RBSP.withUnescapedPayload(of: nalUnit, from: 1, maxBytes: maximumBytes) { rbsp in
             Result { () throws(H264Error) -> SliceIdentity in
                 var reader = BitReader(rbsp)
-                _ = try reader.readUE("first_mb_in_slice")
+                let firstMbInSlice = try reader.readUE("first_mb_in_slice")
                 let sliceType = try reader.readUE("slice_type", max: 9)
                 let ppsID = try reader.readUE("pic_parameter_set_id", max: 255)
                 guard ppsID < contexts.count, let context = contexts[ppsID] else {
                     throw H264Error.missingParameterSet(kind: "PPS", id: ppsID)
                 }
-                if context.separateColourPlaneFlag { _ = try reader.readBits(2, "colour_plane_id") }
+                var colourPlaneID = 0
+                if context.separateColourPlaneFlag { colourPlaneID = Int(try reader.readBits(2, "colour_plane_id")) }
                 let frameNum = Int64(try reader.readBits(context.log2MaxFrameNum, "frame_num"))
                 var fieldPicFlag = false
                 var bottomFieldFlag = false
@@ -140,8 +144,16 @@ struct SliceIdentity: Sendable {
                         nalRefIdcIsZero: header.nalRefIdc == 0, picOrderCntType: context.picOrderCntType,
                         picOrderCntLsb: pocLsb, deltaPicOrderCntBottom: deltaBottom, deltaPicOrderCnt0: delta0,
                         deltaPicOrderCnt1: delta1, isIDR: isIDR, idrPicID: idrPicID),
-                    sliceType: sliceType, redundantPicCnt: redundantPicCnt)
+                    sliceType: sliceType, redundantPicCnt: redundantPicCnt,
+                    position: SlicePosition(firstMbInSlice: Int(firstMbInSlice), colourPlaneID: colourPlaneID))
             }
         }.get()
     }
+}
+
+/// Where a slice starts in its picture (7.4.3): first_mb_in_slice, and colour_plane_id for 4:4:4
+/// coded as three colour planes (separate_colour_plane_flag), whose slices share addresses.
+struct SlicePosition: Hashable, Sendable {
+    var firstMbInSlice: Int
+    var colourPlaneID: Int
 }

@@ -147,7 +147,8 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             let held = state.reorderQueue.map { queue in
                 Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
             } ?? []
-            let failure = state.accessUnitsOutput == 0 ? Self.noDecodablePictureError(state) : nil
+            // Empty input is a clean EOS, as with h264parse: only data without a picture is an error.
+            let failure = state.accessUnitsOutput == 0 && state.bytesSeen > 0 ? Self.noDecodablePictureError(state) : nil
             return (failure, held)
         }
         failure?.post(from: object, isError: true)
@@ -311,7 +312,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         // DISCONT buffer, e.g. the first NAL unit from a parser with alignment=nal: the stream
         // goes on after that.)
         if draining && state.bytesHeldByBaseClass == 0 {
-            if state.atEndOfStream && state.accessUnitsOutput == 0 && outcome.error == nil {
+            if state.atEndOfStream && state.accessUnitsOutput == 0 && state.bytesSeen > 0 && outcome.error == nil {
                 outcome.error = Self.noDecodablePictureError(state)
             }
             // The last access unit: everything held is final.
