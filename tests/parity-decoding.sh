@@ -16,6 +16,9 @@
 # 11  one-picture streams concatenated (the same IDR and idr_pic_id after SPS/PPS: a 320x240
 #     picture and a 1920x1080 picture of 8160 one-macroblock slices, 5 copies each): 5 frames
 #     with avdec_h264's pictures through h264parse-to-avcc ! vtdec, as through h264parse.
+# 13  a capsfilter switched from I420 to NV12 after 60 frames (RECONFIGURE while playing): vtdec
+#     (software and VA) delivers NV12 from the same frame as avdec_h264 ! videoconvert, with the
+#     same pictures.
 #
 # Pipelines that may fail run through Python GI scripts with their own deadlines
 # (tests/held_frames.py, tests/live_latency.py), never gst-launch-1.0's main loop.
@@ -126,6 +129,23 @@ for one in one slices; do
         fail "row 11: $one picture x5 through h264parse-to-avcc ! vtdec: $frames frames, MD5 $ours (h264parse ! avdec_h264: 5 frames, $peer)"
     fi
     rm -f "$work/${one}x5.yuv"
+done
+
+# Row 13: downstream asks for NV12 instead of I420 while playing.
+timeout 120 "${python[@]}" "$root/tests/reconfigure_format.py" "$src720" "avdec_h264 ! videoconvert" >"$work/r13-peer.txt" 2>/dev/null || true
+for decoder in "vtdec hardware=disable" vtdec_hw; do
+    if [ "$decoder" = vtdec_hw ]; then
+        with_va timeout 120 "${python[@]}" "$root/tests/reconfigure_format.py" "$src720" "$decoder" >"$work/r13.txt" 2>/dev/null || true
+    else
+        timeout 120 "${python[@]}" "$root/tests/reconfigure_format.py" "$src720" "$decoder" >"$work/r13.txt" 2>/dev/null || true
+    fi
+    formats="$(awk '{ print $2 }' "$work/r13.txt" | uniq -c | awk '{ print $1 "x" $2 }' | tr '\n' ' ')"
+    peer_formats="$(awk '{ print $2 }' "$work/r13-peer.txt" | uniq -c | awk '{ print $1 "x" $2 }' | tr '\n' ' ')"
+    if [[ "$formats" == *"xNV12 " ]] && [ "$formats" = "$peer_formats" ] && cmp -s "$work/r13.txt" "$work/r13-peer.txt"; then
+        pass "row 13: $decoder: I420 then NV12 after the capsfilter changed ($formats), the same pictures as avdec_h264 ! videoconvert"
+    else
+        fail "row 13: $decoder: formats $formats, avdec_h264 ! videoconvert $peer_formats (pictures equal: $(cmp -s "$work/r13.txt" "$work/r13-peer.txt" && echo yes || echo no))"
+    fi
 done
 
 if [ "$failures" -gt 0 ]; then

@@ -362,6 +362,7 @@ public final class PixelBufferConsumer: Sendable {
         var isFlushing = false
         var growthPermitted = true
         var keepsPictures = false
+        var pixelFormatPreferences: [PixelFormat]?
         var pools: [WeakPool] = []
     }
 
@@ -423,6 +424,15 @@ public final class PixelBufferConsumer: Sendable {
             return state.pools
         }
         wake(pools)
+    }
+
+    /// The pixel formats the consumer takes now, most preferred first, when they changed after
+    /// the decoder was made (a GStreamer downstream that renegotiates while playing); nil for
+    /// the ones the decoder was made with. Decoders read it for every picture they output.
+    public var pixelFormatPreferences: [PixelFormat]? { state.withLock { $0.pixelFormatPreferences } }
+
+    public func setPixelFormatPreferences(_ formats: [PixelFormat]?) {
+        state.withLock { $0.pixelFormatPreferences = formats }
     }
 
     /// Forgets the growth waits in vain caused (a new stream, a new consumer).

@@ -347,7 +347,9 @@ final class LibavcodecDecoder: DecoderBackend {
             result.status = error
             return result
         }
-        guard let target = outputChoice.format(forNative: native, fullRange: attachments.fullRange ?? false) else {
+        // The consumer's formats of now (a downstream that renegotiated) before the session's.
+        let choice = consumer?.pixelFormatPreferences.map { OutputFormatChoice(preferences: $0) } ?? outputChoice
+        guard let target = choice.format(forNative: native, fullRange: attachments.fullRange ?? false) else {
             result.status = VTError(
                 .unsupportedFormat,
                 "the stream changed to \(native), which none of the requested pixel formats can hold")

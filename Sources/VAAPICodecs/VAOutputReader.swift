@@ -63,7 +63,20 @@ final class VAOutputReader {
     /// VA_STATUS_ERROR_DECODING_ERROR: the device decoded the picture with errors and concealed
     /// them (va.h), so it is read back like any other, and the caller says it is damaged.
     func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> (image: PixelBuffer, damaged: Bool) {
-        guard let pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
+        guard var pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
+        // A consumer that renegotiated takes NV12 or I420 now: the surfaces read back either way.
+        if let wanted = consumer?.pixelFormatPreferences?.first(where: { [.nv12VideoRange, .i420].contains($0) }),
+           wanted != pool.attributes.pixelFormat {
+            var attributes = pool.attributes
+            attributes.pixelFormat = wanted
+            pool.invalidate()
+            do {
+                pool = try PixelBufferPool(attributes: attributes, consumer: consumer)
+            } catch {
+                throw VTError(.allocationFailed, "no \(wanted) output pictures: \(error)")
+            }
+            self.pool = pool
+        }
         let destination: PixelBuffer
         do {
             // May wait for downstream to give a picture back.

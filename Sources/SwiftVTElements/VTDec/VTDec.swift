@@ -159,6 +159,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         consumer.setGrowthPermitted(false)
         consumer.setKeepsPictures(false)
         consumer.resetGrowth()
+        consumer.setPixelFormatPreferences(nil)
         copyPool.withLock { $0 = nil }
         return true
     }
@@ -294,6 +295,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         guard let input = swiftvt_codec_frame_input_buffer(frame) else {
             return gst_video_decoder_drop_frame(decoder, frame)
         }
+        followDownstreamFormats()
         // Reverse playback: GstVideoDecoder decodes a GOP forwards and keeps its pictures until
         // the GOP is complete, then pushes them backwards; the pools must grow to a GOP at once.
         let reverse = decoder.pointee.input_segment.rate < 0
@@ -386,6 +388,22 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
     }
 
+    /// A downstream that renegotiated while playing (a RECONFIGURE event: a capsfilter now asking
+    /// for NV12) gets the formats it takes now from the next picture on: the decoders read the
+    /// consumer's preferences for every picture, and a new format renegotiates in `finish`. The
+    /// flag is set again for the base class, which renegotiates its allocation on it.
+    private func followDownstreamFormats() {
+        let pad = swiftvt_video_decoder_src_pad(decoder)
+        guard gst_pad_check_reconfigure(pad) != 0 else { return }
+        gst_pad_mark_reconfigure(pad)
+        guard let description = state.withLock({ $0.session?.formatDescription }) else { return }
+        let formats = preferredPixelFormats(for: description)
+        if formats != consumer.pixelFormatPreferences {
+            consumer.setPixelFormatPreferences(formats)
+            log.info(object, "downstream renegotiated: output formats now \(formats)")
+        }
+    }
+
     /// Tells what the builder noticed about the input: a wrong label once as a WARNING (so the
     /// caps get fixed upstream), damage and ignored parameter sets in the log.
     private func report(_ notices: [H264SampleBuilder.Notice]) {
@@ -429,6 +447,8 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         let configuration = settings.withLock { $0 }
         let formats = preferredPixelFormats(for: description)
         let live = upstreamIsLive()
+        // The new session is made with downstream's formats of now.
+        consumer.setPixelFormatPreferences(nil)
         let handler: DecompressionOutputHandler = { [delivered] frame in
             delivered.append(frame)
         }
