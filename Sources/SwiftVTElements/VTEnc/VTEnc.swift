@@ -111,13 +111,18 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             ])
     }
 
-    /// The bit rate (and its limits) may change while encoding: the session applies it at the
-    /// next frame (VideoToolbox's AverageBitRate is likewise settable during a session).
+    /// The bit rate (and its limits) may change while encoding, from any mode to any other (a
+    /// bit rate set on an encoder started without one, limits added or removed): the session
+    /// applies it at the next frame (VideoToolbox's AverageBitRate and DataRateLimits are
+    /// likewise settable during a session). A value that cannot be applied is one WARNING
+    /// saying why, and the encoder goes on as it was: the property reads back what was set,
+    /// so silence would pass for success.
     private func applyBitRateChange() {
         guard let session = state.withLock({ $0.session }) else { return }
         let (properties, problem) = compressionProperties()
         if let problem {
-            log.warning(object, problem)
+            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem + "; the encoder goes on as it was")
+                .post(from: object, isError: false)
             return
         }
         do throws(VTError) {
@@ -125,9 +130,13 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
                 current.averageBitRate = properties.averageBitRate
                 current.dataRateLimits = properties.dataRateLimits
             }
-            log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic")")
+            log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic"), "
+                + "\(properties.dataRateLimits.count) data rate limits, from the next frame")
         } catch {
-            log.warning(object, "could not change the bit rate while encoding: \(error)")
+            ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "vtenc: the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was")
+                .post(from: object, isError: false)
         }
     }
 
