@@ -87,7 +87,7 @@ public struct X264EncoderFactory: EncoderBackendFactory {
     public var supportedProperties: [CompressionPropertyKey: String] {
         [
             .averageBitRate: "bits per second, > 0: ABR (within a few percent over a clip)",
-            .dataRateLimits: "[(bytes, seconds)], each > 0: VBV with the strictest window",
+            .dataRateLimits: "[(bytes, seconds)], each > 0: the VBV of DataRateBuffer, which holds every window as a hard limit",
             .quality: "0...1 when no bit rate is set: CRF 51 * (1 - quality)",
             .realTime: "Bool: preset veryfast + tune zerolatency (no frame delay)",
             .profileLevel: "baseline, constrained-baseline, main, high; level 1...6.2 or automatic",

@@ -159,7 +159,8 @@ public struct CompressionProperties: Sendable, Equatable {
 
     /// Target average bit rate in bits per second; nil = not set.
     public var averageBitRate: Int?
-    /// Hard caps (VBV); several windows allowed, the strictest is applied.
+    /// Hard caps: no window of `seconds` (in decode time) holds more than `bytes`; several
+    /// windows allowed, every one held (``dataRateBuffer(frameRate:)``).
     public var dataRateLimits: [DataRateLimit]
     /// 0...1, used when no bit rate is set.
     public var quality: Double?
