@@ -122,16 +122,22 @@ final class X264Encoder: EncoderBackend {
     /// How the open encoder controls its rate: what x264_encoder_reconfig cannot change.
     private var openedRateControl: RateControlShape?
 
-    /// What x264_encoder_reconfig cannot change (encoder.c, encoder_try_reconfig): the method
-    /// (ABR or CRF) and whether VBV is on ("VBV can't be turned on if it wasn't on to begin
-    /// with"; turning it off is ignored too). It silently keeps the old values, so a change of
-    /// either reopens the encoder instead.
+    /// What x264_encoder_reconfig cannot change, and silently keeps (encoder.c,
+    /// encoder_try_reconfig; ratecontrol.c): the method (ABR or CRF); whether VBV is on ("VBV
+    /// can't be turned on if it wasn't on to begin with", and turning it off is ignored too);
+    /// under ABR the target ("We don't support changing the ABR bitrate right now") and the VBV
+    /// (with VBV at or below the target, CBR, x264 pins the VBV rate to the old target). A
+    /// change of any of these reopens the encoder instead; the rest (CRF, VBV under CRF) is
+    /// reconfigured in place.
     private struct RateControlShape: Equatable {
-        var abr: Bool
+        var abrBitRate: Int?
+        /// The limits under ABR; empty under CRF, where reconfig changes them.
+        var abrLimits: [DataRateLimit]
         var vbv: Bool
 
         init(_ properties: CompressionProperties) {
-            abr = properties.averageBitRate != nil
+            abrBitRate = properties.averageBitRate
+            abrLimits = properties.averageBitRate == nil ? [] : properties.dataRateLimits
             vbv = !properties.dataRateLimits.isEmpty
         }
     }
@@ -467,10 +473,7 @@ final class X264Encoder: EncoderBackend {
 
     func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame] {
         guard let encoder else { return [] }
-        // Under ABR x264 keeps its target whatever reconfig says (ratecontrol.c: "We don't
-        // support changing the ABR bitrate right now"), and with VBV at or below the target
-        // (CBR) it also pins the VBV rate to the old target: any change reopens.
-        if properties.averageBitRate != nil || RateControlShape(properties) != openedRateControl {
+        if RateControlShape(properties) != openedRateControl {
             // What x264_encoder_reconfig would silently ignore (see RateControlShape): the held
             // frames are output and a new encoder starts at the next frame with an IDR picture.
             // The stream stays valid (each encoder's GOP is closed; a new SPS, if x264 picks
