@@ -177,6 +177,27 @@ struct CompressionSessionTests {
         #expect(Double(encoded.totalBytes) / clipSeconds <= Double(limitBytes) * (1 + 0.9 / clipSeconds))
     }
 
+    @Test("DataRateBuffer: the buffer plus what arrives over a window's pictures is each limit")
+    func dataRateBuffer() throws {
+        // 125000 bytes a second at 30 fps: 30 pictures span 29/30 s; a quarter of the limit is
+        // buffer (250000 bits), the rest arrives over the span: 750000 / (29/30) bit/s.
+        let one = try #require(DataRateBuffer(limits: [DataRateLimit(bytes: 125_000, seconds: 1)], frameRate: 30))
+        #expect(one.bitsPerSecond == 775_862)
+        #expect(one.bufferBits == 250_000)
+        // Several limits: every one holds (the 2-second one is the stricter here).
+        let limits = [DataRateLimit(bytes: 250_000, seconds: 1), DataRateLimit(bytes: 400_000, seconds: 2)]
+        let two = try #require(DataRateBuffer(limits: limits, frameRate: 25))
+        for limit in limits {
+            let span = ((limit.seconds * 25).rounded(.up) - 1) / 25
+            #expect(Double(two.bufferBits) + Double(two.bitsPerSecond) * span <= Double(limit.bytes) * 8)
+        }
+        #expect(two.bitsPerSecond == 1_224_489)
+        // A window shorter than a frame holds one picture: the buffer alone bounds it.
+        let single = try #require(DataRateBuffer(limits: [DataRateLimit(bytes: 10_000, seconds: 0.01)], frameRate: 30))
+        #expect(single.bufferBits == 80_000)
+        #expect(DataRateBuffer(limits: [], frameRate: 30) == nil)
+    }
+
     @Test("invalid properties and sizes are errors naming the property")
     func invalid() throws {
         func error(_ properties: CompressionProperties, width: Int = 64, height: Int = 64) -> VTError? {
