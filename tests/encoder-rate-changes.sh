@@ -5,7 +5,8 @@
 #  4  bitrate set while PLAYING on an encoder started at bitrate=0 (x264 CRF, VA constant QP):
 #     x264's second half moves to the new rate (x264enc, 2048 -> 1000, moves too), and back to
 #     bitrate=0 returns to CRF; the software VA driver receives a VBR config and rate-control
-#     parameter after the change (and CQP again after bitrate=0).
+#     parameter after the change (and CQP again after bitrate=0). Both streams decode whole
+#     (FFmpeg, no error, every frame), with the new encoder's IDR picture at the change.
 #  5  data-rate-limits set while PLAYING when none was set at start: every one-second window
 #     after the change holds the limit (x264); VA with a bit rate gets the CBR rate and HRD buffer
 #     of the limit; VA without a bit rate (constant QP, which has no rate to hold it) says so in
@@ -22,6 +23,8 @@ corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
 source "$root/tests/lib/require.sh"
 hd_stream="$corpus/h264/VID_1280x720_cabac_temporal_direct.264"
 require_file "$hd_stream" "encoder-rate-changes: the 720p corpus clip h264/VID_1280x720_cabac_temporal_direct.264 in $corpus (set SWIFTVT_CORPUS to the corpus folder)"
+require_command ffmpeg "encoder-rate-changes: ffmpeg, the reference decoder of the streams changed while PLAYING"
+require_command ffprobe "encoder-rate-changes: ffprobe (FFmpeg)"
 if [ -z "${SWIFTVT_RATE_CHANGES_WRAPPED:-}" ]; then
     exec env SWIFTVT_RATE_CHANGES_WRAPPED=1 bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
 fi
@@ -67,9 +70,22 @@ measure() {
         }' "$work/$1.txt"
 }
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+# decodes LABEL FILE FRAMES KEYS: FFmpeg decodes the byte-stream FILE without an error message,
+# FRAMES frames, key frames at the display indices KEYS ("0 150").
+decodes() {
+    local errors frames keys
+    errors="$(ffmpeg -v error -i "$2" -f null - 2>&1 | head -3)"
+    frames="$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$2")"
+    keys="$(ffprobe -v error -show_entries frame=key_frame -of csv=p=0 "$2" | awk '$1 == 1 { printf "%s%d", sep, NR - 1; sep = " " }')"
+    if [ -z "$errors" ] && [ "$frames" = "$3" ] && [ "$keys" = "$4" ]; then
+        pass "$1: FFmpeg decodes all $frames frames without an error; key frames at $keys"
+    else
+        fail "$1: FFmpeg: $frames frames (wanted $3), key frames at '$keys' (wanted '$4'), errors: $errors"
+    fi
+}
 
 echo "== row 4: bitrate set while PLAYING after bitrate=0 (x264; x264enc beside it)"
-run r4 "$SRC720" "vtenc name=enc hardware=disable" --at 150 bitrate=1000
+run r4 "$SRC720" "vtenc name=enc hardware=disable" --at 150 bitrate=1000 --output "$work/r4.h264"
 read -r before after _ <<<"$(measure r4 150)"
 # x264 ABR over the 150 frames after the change (a new encoder, from an IDR picture) lands a
 # little under its target: 884 kbit/s measured; x264enc 938.
@@ -78,6 +94,7 @@ if within "$after" 750 1150 && [ "$before" -gt 1400 ]; then
 else
     fail "row 4: vtenc bitrate 0 -> 1000 at frame 150: $before -> $after kbit/s (wanted the second half at 750...1150)"
 fi
+decodes "row 4: the stream changed from CRF to ABR" "$work/r4.h264" 300 "0 150"
 run r4-peer "$SRC720" "x264enc name=enc" --at 150 bitrate=1000
 read -r before after _ <<<"$(measure r4-peer 150)"
 if within "$after" 750 1150; then pass "row 4: x264enc bitrate 2048 -> 1000 at frame 150: $before -> $after kbit/s"
@@ -125,12 +142,13 @@ va_run() {
 }
 # config_sequence NAME: the rate-control modes of the configs the driver was given, in order.
 config_sequence() { grep '^encconfig' "$work/$1.params" | grep -o 'rc=[a-z]*' | tr '\n' ' ' | sed 's/ $//'; }
-va_run va-r4 "" --at 30 bitrate=500
+va_run va-r4 "" --at 30 bitrate=500 --output "$work/va-r4.h264"
 if [ "$(config_sequence va-r4)" = "rc=cqp rc=vbr" ] && grep -q '^encmisc ratecontrol bits_per_second=500000 ' "$work/va-r4.params"; then
     pass "row 4 (VA): bitrate 0 -> 500 at frame 30: configs $(config_sequence va-r4), $(grep -m1 '^encmisc ratecontrol' "$work/va-r4.params" | cut -d' ' -f3-4)"
 else
     fail "row 4 (VA): bitrate 0 -> 500 at frame 30: configs '$(config_sequence va-r4)', $(grep -c '^encmisc ratecontrol' "$work/va-r4.params" || true) rate-control buffers"
 fi
+decodes "row 4 (VA): the stream changed from CQP to VBR" "$work/va-r4.h264" 60 "0 30"
 va_run va-r4-back "bitrate=500" --at 30 bitrate=0
 if [ "$(config_sequence va-r4-back)" = "rc=vbr rc=cqp" ]; then pass "row 4 (VA): bitrate 500 -> 0 at frame 30: configs $(config_sequence va-r4-back)"
 else fail "row 4 (VA): bitrate 500 -> 0 at frame 30: configs '$(config_sequence va-r4-back)'"; fi

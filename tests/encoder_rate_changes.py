@@ -2,12 +2,13 @@
 """Runs one encoder pipeline, changes encoder properties while it is PLAYING, and reports every
 encoded frame's size (tests/encoder-rate-changes.sh computes the rates and windows from them).
 
-    encoder_rate_changes.py SOURCE ENCODER [--at FRAME NAME=VALUE ...] [--timeout S]
+    encoder_rate_changes.py SOURCE ENCODER [--at FRAME NAME=VALUE ...] [--output FILE] [--timeout S]
 
 SOURCE and ENCODER are gst-launch fragments; the encoder must be named `enc`. At input frame
 FRAME (counted on the encoder's sink pad, before the encoder sees it, in the streaming thread as
 an application's probe would) each NAME=VALUE is set on the encoder: the change is exact to the
-frame, not to the wall clock. Output on stdout, one line each:
+frame, not to the wall clock. --output writes the stream as H.264 byte-stream (SPS/PPS before
+each IDR picture, counted in the sizes) for a decoder to check. Output on stdout, one line each:
 
     frame PTS_NS SIZE KEY       (each output buffer, in output = decode order)
     warning TEXT                (each WARNING message on the bus, with its element)
@@ -44,10 +45,14 @@ def main():
     parser.add_argument("source")
     parser.add_argument("encoder")
     parser.add_argument("--at", nargs="+", action="append", default=[], metavar=("FRAME", "NAME=VALUE"))
+    parser.add_argument("--output")
     parser.add_argument("--timeout", type=float, default=240)
     args = parser.parse_args()
     Gst.init(None)
-    pipeline = Gst.parse_launch(f"{args.source} ! {args.encoder} ! fakesink name=sink sync=false")
+    sink = "fakesink sync=false"
+    if args.output:
+        sink = f"video/x-h264,stream-format=byte-stream ! filesink location={args.output}"
+    pipeline = Gst.parse_launch(f"{args.source} ! {args.encoder} ! {sink}")
     encoder = pipeline.get_by_name("enc")
     if encoder is None:
         raise SystemExit("encoder_rate_changes: name the encoder enc")
