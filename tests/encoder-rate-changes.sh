@@ -11,7 +11,7 @@
 #     after the change holds the limit (x264); VA with a bit rate gets the CBR rate and HRD buffer
 #     of the limit; VA without a bit rate (constant QP, which has no rate to hold it) says so in
 #     one WARNING; a change that cannot be applied (bitrate=0 under rate-control=cbr) is one
-#     WARNING saying why.
+#     WARNING saying why, as is a bitrate under rate-control=quality.
 #  6  data-rate-limits=125000,1 and rate-control=cbr bitrate=1000 from the start: every window of
 #     30 consecutive frames (one second at 30 fps, in decode order) within 5 % of 125000 bytes.
 #
@@ -172,6 +172,8 @@ va_run va-r5-cqp "" --at 30 data-rate-limits=50000,1
 warned va-r5-cqp "data-rate-limits: the VA-API encoder holds data rate limits only with a bit rate" "row 5 (VA): data-rate-limits under constant QP"
 run r5-refused "$SMALL" "vtenc name=enc hardware=disable rate-control=cbr bitrate=500" --at 30 bitrate=0
 warned r5-refused "rate-control=cbr needs a bitrate.*goes on as it was" "row 5: bitrate=0 under rate-control=cbr while PLAYING"
+run r4-quality "$SMALL" "vtenc name=enc hardware=disable rate-control=quality" --at 30 bitrate=500
+warned r4-quality "bitrate is not used with rate-control=quality" "row 4: bitrate under rate-control=quality while PLAYING"
 
 if [ "$failures" -gt 0 ]; then
     echo "encoder-rate-changes: $failures check(s) failed" >&2

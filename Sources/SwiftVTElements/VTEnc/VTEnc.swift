@@ -87,12 +87,12 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             ],
             properties: [
                 .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
-                      0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange() }),
+                      0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange(of: "bitrate") }),
                 .enumeration("rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
                              default: RateControlMode.averageBitRate, at: \.rateControl),
                 .string("data-rate-limits", nick: "Data rate limits",
                         blurb: "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
-                        default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange() }),
+                        default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
                 .double("quality", nick: "Quality", blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
                         0...1, default: 0.5, at: \.quality),
                 .boolean("realtime", nick: "Real time",
@@ -117,8 +117,17 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     /// likewise settable during a session). A value that cannot be applied is one WARNING
     /// saying why, and the encoder goes on as it was: the property reads back what was set,
     /// so silence would pass for success.
-    private func applyBitRateChange() {
+    private func applyBitRateChange(of name: String) {
         guard let session = state.withLock({ $0.session }) else { return }
+        if name == "bitrate", settings.withLock({ $0.rateControl }) == .constantQuality {
+            // rate-control (which picks what bitrate means) is fixed while a session runs.
+            ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "vtenc: bitrate is not used with rate-control=quality (quality decides the rate); set rate-control=abr "
+                    + "or cbr before the stream starts; the encoder goes on as it was")
+                .post(from: object, isError: false)
+            return
+        }
         let (properties, problem) = compressionProperties()
         if let problem {
             ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem + "; the encoder goes on as it was")
