@@ -276,8 +276,11 @@ expect_line() {
 }
 encode rc-cbr "$cisco_src" hardware=require rate-control=cbr bitrate=500 || fail "rc-cbr: exit $?"
 expect_line rc-cbr "^encconfig .*rc=cbr" "CBR config"
-expect_line rc-cbr "^encmisc ratecontrol bits_per_second=500000 target_percentage=100 window_size=1000 " "CBR at 500 kbit/s over 1 s"
-expect_line rc-cbr "^encmisc hrd buffer_size=500000 initial_buffer_fullness=375000" "HRD buffer of one second, 3/4 full"
+# cbr = bitrate=500 as a hard limit of 62500 bytes over any second (DataRateBuffer, 12 pictures a
+# second): a quarter of it buffer, 125000 bits (3/4 full at the start), the rest arriving over the
+# 11/12 s a window of 12 pictures spans: 375000 / (11/12) = 409090 bit/s.
+expect_line rc-cbr "^encmisc ratecontrol bits_per_second=409090 target_percentage=100 window_size=1000 " "CBR at the rate that holds 500 kbit over every second"
+expect_line rc-cbr "^encmisc hrd buffer_size=125000 initial_buffer_fullness=93750" "HRD buffer of a quarter second, 3/4 full"
 expect_line rc-cbr "^encmisc framerate 12/1" "frame rate 12/1"
 if [ "$personality" = mesa ]; then
     # radeonsi's EncQualityRange (32) is the size of a bit-field (Mesa vlVaQualityBits), not a
@@ -286,13 +289,15 @@ if [ "$personality" = mesa ]; then
 else
     expect_line rc-cbr "^encmisc quality level=4" "quality level 4 of 7 (balanced)"
 fi
-expect_line rc-cbr "^encseq .*bits_per_second=500000" "sequence bits_per_second"
+expect_line rc-cbr "^encseq .*bits_per_second=409090" "sequence bits_per_second"
 expect_line rc-cbr "^encseq .*timing=1/24" "VUI timing 1/24 (two ticks a frame)"
 encode rc-vbr "$hd_src ! identity eos-after=30" hardware=require bitrate=800 data-rate-limits="200000,1" realtime=true \
     || fail "rc-vbr: exit $?"
 expect_line rc-vbr "^encconfig .*rc=vbr" "VBR config for an average bit rate under a peak"
-expect_line rc-vbr "^encmisc ratecontrol bits_per_second=1600000 target_percentage=50 window_size=1000 " "VBR peak 1.6 Mbit/s, target 50 %"
-expect_line rc-vbr "^encmisc hrd buffer_size=1600000 " "HRD buffer = the 200000-byte window"
+# The 200000-byte limit over any second at 30 pictures a second: 400000 bits of buffer, peak
+# 1200000 / (29/30) = 1241379 bit/s; the average 800 kbit/s is 64 % of it.
+expect_line rc-vbr "^encmisc ratecontrol bits_per_second=1241379 target_percentage=64 window_size=1000 " "VBR peak 1.24 Mbit/s, target 64 %"
+expect_line rc-vbr "^encmisc hrd buffer_size=400000 " "HRD buffer = a quarter of the 200000-byte window"
 if [ "$personality" = mesa ]; then
     expect_line rc-vbr "^encmisc quality level=0\$" "realtime: quality 0, Mesa's speed preset"
 else

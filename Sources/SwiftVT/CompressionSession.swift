@@ -169,10 +169,12 @@ public final class CompressionSession: Sendable {
     ///
     /// Before ``prepareToEncodeFrames()`` (and the first frame) every property may change. After,
     /// only ``CompressionPropertyKey/changeableWhileEncoding`` (bit rate, data rate limits,
-    /// quality), taking effect from the next frame, and only within the rate-control mode the
-    /// session started in (a bit rate stays a bit rate, quality stays quality, data rate limits
-    /// stay on or off). Never waits for the encoder, so it may be called from the output handler
-    /// or while another thread is encoding.
+    /// quality), taking effect from the next frame, from any rate-control mode to any other (a
+    /// bit rate set or cleared, data rate limits turned on or off). A backend that cannot change
+    /// its encoder's mode in place outputs the frames it holds and starts a new one at that
+    /// frame, with an IDR picture (x264 between ABR and CRF or VBV on and off; VA-API between
+    /// CQP, CBR and VBR). Never waits for the encoder, so it may be called from the output
+    /// handler or while another thread is encoding.
     ///
     /// - Throws: ``VTError/Code/invalidProperty`` naming the property;
     ///   ``VTError/Code/invalidSession`` after ``invalidate()``.
@@ -191,18 +193,6 @@ public final class CompressionSession: Sendable {
                             key, "cannot change after prepareToEncodeFrames() or the first frame; only averageBitRate, "
                                 + "dataRateLimits and quality can. Set it before, or create a new session")
                     }
-                }
-                if (new.averageBitRate == nil) != (old.averageBitRate == nil) {
-                    throw .invalidProperty(
-                        .averageBitRate, "cannot be set or cleared while encoding (the session started "
-                            + (old.averageBitRate == nil ? "without" : "with") + " a bit rate); change its value instead, or create a new session")
-                }
-                if old.averageBitRate == nil, (new.quality == nil) != (old.quality == nil) {
-                    throw .invalidProperty(.quality, "cannot be set or cleared while encoding; change its value instead")
-                }
-                if new.dataRateLimits.isEmpty != old.dataRateLimits.isEmpty {
-                    throw .invalidProperty(
-                        .dataRateLimits, "cannot be turned on or off while encoding; change the limits instead, or create a new session")
                 }
                 state.pendingRateControl = new
             }

@@ -18,20 +18,32 @@ struct VAH264RateControl: Equatable {
     var windowMilliseconds: Int
 
     /// The mode `properties` ask for (see ``VAH264EncoderFactory/supportedProperties``), and
-    /// what a device lacking it gets instead.
+    /// what a device lacking it gets instead. Data rate limits become the HRD buffer and the
+    /// peak rate of ``DataRateBuffer`` (SwiftVT's model that holds every window as a hard
+    /// limit), also over the average: a hard limit wins.
     static func choose(
-        _ properties: CompressionProperties, offered modes: UInt32, strict: Bool
+        _ properties: CompressionProperties, frameRate: Double, offered modes: UInt32, strict: Bool
     ) throws(VTError) -> (VAH264RateControl, [EncoderNotice]) {
         let quantizer = Int((51 * (1 - (properties.quality ?? (1 - 23.0 / 51)))).rounded())
         guard let average = properties.averageBitRate else {
-            // The factory refused a device without CQP for quality-based encoding.
+            // The factory refused a device without CQP for quality-based encoding. VA's
+            // constant QP has no rate to hold a limit with (x264's CRF takes a VBV; VA's CQP
+            // takes no HRD parameters), so limits without a bit rate are said to be ignored.
+            let ignored = properties.dataRateLimits.isEmpty ? [] : [EncoderNotice(
+                property: .dataRateLimits,
+                message: "the VA-API encoder holds data rate limits only with a bit rate (VBR peak or CBR); without one "
+                    + "it codes constant QP and the limits are not applied. Set bitrate, or use hardware=disable (x264 "
+                    + "holds them in CRF)")]
             return (VAH264RateControl(
                 mode: .cqp, quantizer: min(max(quantizer, 0), 51), bitsPerSecond: 0, targetPercentage: 100,
-                bufferBits: 0, windowMilliseconds: 1000), [])
+                bufferBits: 0, windowMilliseconds: 1000), ignored)
         }
         let limit = properties.strictestDataRateLimit
-        // A data rate limit at (or below) the average rate makes the average a constant rate.
+        let buffer = properties.dataRateBuffer(frameRate: frameRate)
+        // A data rate limit at (or below) the average rate makes the average a constant rate, as
+        // does a buffer whose rate cannot reach the average.
         let wantsCBR = limit.map { $0.bitsPerSecond <= Double(average) * 1.01 } ?? false
+            || (buffer.map { $0.bitsPerSecond <= average } ?? false)
         var mode: Mode = wantsCBR ? .cbr : .vbr
         var notices: [EncoderNotice] = []
         let offersCBR = modes & UInt32(VA_RC_CBR) != 0
@@ -57,9 +69,10 @@ struct VAH264RateControl: Equatable {
                 property: .dataRateLimits,
                 message: "the VA-API encoder has no CBR rate control; encoding VBR with the limit as its peak instead"))
         }
-        let peak = limit.map { max(Int($0.bitsPerSecond), average) } ?? average
-        let bitsPerSecond = mode == .cbr ? average : peak
-        let bufferBits = limit.map { $0.bytes * 8 } ?? average
+        // Without limits the average is the peak and one second of it the buffer (as before).
+        let peak = buffer?.bitsPerSecond ?? average
+        let bitsPerSecond = mode == .cbr ? min(average, peak) : peak
+        let bufferBits = buffer?.bufferBits ?? average
         let window = limit.map { Int(($0.seconds * 1000).rounded()) } ?? 1000
         return (VAH264RateControl(
             mode: mode, quantizer: 26, bitsPerSecond: bitsPerSecond,

@@ -39,7 +39,7 @@ extension VAH264Encoder {
             pictureDepth = Self.pictureDepth(properties, bFrames: structure.consecutiveBFrames)
             // A forced constant QP keeps the level the properties' bit rate needs.
             let asked = forcedMode == nil ? nil : try VAH264RateControl.choose(
-                properties, offered: UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR), strict: false).0
+                properties, frameRate: frameRate, offered: UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR), strict: false).0
             try describeStream(
                 properties, rateControl: rateControl,
                 levelBitRate: asked.flatMap { $0.mode == .cqp ? nil : $0.bitsPerSecond })
@@ -81,12 +81,12 @@ extension VAH264Encoder {
         _ properties: CompressionProperties, forcedMode: VAH264RateControl.Mode?
     ) throws(VTError) -> (Int, VAH264RateControl, [EncoderNotice]) {
         let everyMode = UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR)
-        var (wanted, _) = try VAH264RateControl.choose(properties, offered: everyMode, strict: false)
+        var (wanted, _) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: everyMode, strict: false)
         if let forcedMode { wanted.mode = forcedMode }
         let indices = choice.endpoints.indices
         for index in indices where offeredModes(index) & wanted.vaMode != 0 {
             if forcedMode != nil { return (index, wanted, []) }
-            let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, offered: offeredModes(index), strict: strict)
+            let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: offeredModes(index), strict: strict)
             if rateControl.mode == wanted.mode { return (index, rateControl, rateNotices) }
         }
         let refused = refusedModes.contains { $0.mode == wanted.mode }
@@ -98,7 +98,7 @@ extension VAH264Encoder {
             guard let first = indices.first else {
                 throw VTError(.encoderFailed, "the VA-API device has no H.264 encoding entrypoint left")
             }
-            let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, offered: offeredModes(first), strict: strict)
+            let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: offeredModes(first), strict: strict)
             return (first, rateControl, rateNotices)
         }
         let entrypointNames = choice.endpoints.map(\.name).joined(separator: " and ")
@@ -116,7 +116,7 @@ extension VAH264Encoder {
         for index in indices {
             let offered = offeredModes(index) & UInt32(VA_RC_CBR | VA_RC_VBR)
             guard offered != 0 else { continue }
-            let (rateControl, _) = try VAH264RateControl.choose(properties, offered: offered, strict: false)
+            let (rateControl, _) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: offered, strict: false)
             guard offered & rateControl.vaMode != 0 else { continue }
             return (index, rateControl, [EncoderNotice(
                 property: property,

@@ -200,11 +200,14 @@ final class VAH264Encoder: EncoderBackend {
 
     func reconfigureRateControl(_ properties: CompressionProperties) throws(VTError) -> [EncodedFrame] {
         let (updated, rateNotices) = try VAH264RateControl.choose(
-            properties, offered: offeredModes(endpointIndex), strict: strict)
+            properties, frameRate: frameRate, offered: offeredModes(endpointIndex), strict: strict)
         notices += rateNotices
         guard updated != rateControl else { return [] }
-        // The mode is unchanged (the session allows only values to change): new misc parameters
-        // go with the next picture, as va.h allows at any frame.
+        // The mode is unchanged: new misc parameters go with the next picture, as va.h allows at
+        // any frame. A new mode (a bit rate set or cleared while encoding: CQP <-> VBR/CBR)
+        // needs a config and context made for it (VAConfigAttribRateControl is fixed at
+        // vaCreateConfig): the pictures in flight are read back and the stream goes on from an
+        // IDR picture on the new context.
         if updated.mode == rateControl.mode {
             rateControl = updated
             sequenceParametersDue = true

@@ -24,7 +24,9 @@ extension MediaCoreTests {
             let block = malloc(64 * 1024)
             defer { free(block) }
             let after = try #require(heapBytesInUse())
-            #expect(after - before >= 64 * 1024)
+            // Less 4 KB: another thread of the test process (a GStreamer thread left by an
+            // earlier suite) may free a few bytes between the two readings (seen: 176).
+            #expect(after - before >= 60 * 1024)
         }
 
         @Test func recyclesWithoutAllocating() throws {

@@ -87,12 +87,12 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             ],
             properties: [
                 .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
-                      0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange() }),
+                      0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange(of: "bitrate") }),
                 .enumeration("rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
                              default: RateControlMode.averageBitRate, at: \.rateControl),
                 .string("data-rate-limits", nick: "Data rate limits",
                         blurb: "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
-                        default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange() }),
+                        default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
                 .double("quality", nick: "Quality", blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
                         0...1, default: 0.5, at: \.quality),
                 .boolean("realtime", nick: "Real time",
@@ -111,13 +111,27 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             ])
     }
 
-    /// The bit rate (and its limits) may change while encoding: the session applies it at the
-    /// next frame (VideoToolbox's AverageBitRate is likewise settable during a session).
-    private func applyBitRateChange() {
+    /// The bit rate (and its limits) may change while encoding, from any mode to any other (a
+    /// bit rate set on an encoder started without one, limits added or removed): the session
+    /// applies it at the next frame (VideoToolbox's AverageBitRate and DataRateLimits are
+    /// likewise settable during a session). A value that cannot be applied is one WARNING
+    /// saying why, and the encoder goes on as it was: the property reads back what was set,
+    /// so silence would pass for success.
+    private func applyBitRateChange(of name: String) {
         guard let session = state.withLock({ $0.session }) else { return }
+        if name == "bitrate", settings.withLock({ $0.rateControl }) == .constantQuality {
+            // rate-control (which picks what bitrate means) is fixed while a session runs.
+            ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "vtenc: bitrate is not used with rate-control=quality (quality decides the rate); set rate-control=abr "
+                    + "or cbr before the stream starts; the encoder goes on as it was")
+                .post(from: object, isError: false)
+            return
+        }
         let (properties, problem) = compressionProperties()
         if let problem {
-            log.warning(object, problem)
+            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem + "; the encoder goes on as it was")
+                .post(from: object, isError: false)
             return
         }
         do throws(VTError) {
@@ -125,9 +139,13 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
                 current.averageBitRate = properties.averageBitRate
                 current.dataRateLimits = properties.dataRateLimits
             }
-            log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic")")
+            log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic"), "
+                + "\(properties.dataRateLimits.count) data rate limits, from the next frame")
         } catch {
-            log.warning(object, "could not change the bit rate while encoding: \(error)")
+            ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "vtenc: the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was")
+                .post(from: object, isError: false)
         }
     }
 
