@@ -84,8 +84,7 @@ public struct X264EncoderFactory: EncoderBackendFactory {
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
     ) -> String? {
         guard Self.pixelFormats.contains(pixelFormat) else {
-            return "encodes I420, NV12, I422, I444 and their 10-bit forms ('y420', '420v', '420f', 'I422', 'I444', 'I010', "
-                + "'I210', 'I410'), not '\(pixelFormat.rawValue)'"
+            return "encodes NV12 and planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
         }
         if let problem = cx264_load() {
             return "libx264 could not be loaded (\(String(cString: problem))): install libx264-164"

@@ -48,7 +48,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
     ) -> Result<VAH264EncodeChoice, UnsupportedStream> {
         guard pixelFormat == .i420 || pixelFormat == .nv12VideoRange || pixelFormat == .nv12FullRange else {
             return .failure(UnsupportedStream(
-                "encodes I420 ('y420') and NV12 ('420v', '420f') pictures, not '\(pixelFormat.rawValue)'"))
+                "encodes 8-bit 4:2:0 pictures (I420, NV12) only, not '\(pixelFormat.rawValue)'"))
         }
         let device: VADevice
         switch openDevice() {
