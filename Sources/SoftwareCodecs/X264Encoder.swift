@@ -55,20 +55,38 @@ import H264
 import MediaCore
 import SwiftVT
 
-/// The software H.264 encoder: libx264 (8-bit 4:2:0 from I420 or NV12).
+/// The software H.264 encoder: libx264 (4:2:0 from I420 or NV12; 4:2:2 and 4:4:4 planar; each
+/// planar format also with 10 bits, as libx264-164 codes 8 and 10 bits in one library).
 public struct X264EncoderFactory: EncoderBackendFactory {
     public init() {}
 
     public var name: String { "x264 (software)" }
     public var isHardware: Bool { false }
 
-    static let pixelFormats: [PixelFormat] = [.i420, .nv12VideoRange, .nv12FullRange]
+    /// The formats x264enc takes that x264 codes (not YV12, which SwiftVT has no format for):
+    /// 4:2:0 is High (or lower), 10-bit 4:2:0 High 10 (A.2.5), 4:2:2 High 4:2:2 (A.2.6), 4:4:4
+    /// High 4:4:4 Predictive (A.2.7); x264 writes the profile_idc from the format.
+    static let pixelFormats: [PixelFormat] = [
+        .i420, .nv12VideoRange, .nv12FullRange, .i422, .i444, .i420TenBit, .i422TenBit, .i444TenBit,
+    ]
+
+    /// x264's colour space (X264_CSP_*) for one of ``pixelFormats``: 10-bit samples are 16-bit
+    /// words (X264_CSP_HIGH_DEPTH, with i_bitdepth 10).
+    static func colorSpace(_ format: PixelFormat) -> Int32 {
+        let base: Int32
+        switch format.chromaSubsampling {
+        case .yuv422?: base = cx264_csp_i422()
+        case .yuv444?: base = cx264_csp_i444()
+        default: base = format == .i420 || format == .i420TenBit ? cx264_csp_i420() : cx264_csp_nv12()
+        }
+        return format.bitDepth > 8 ? base | cx264_csp_high_depth() : base
+    }
 
     public func unavailableReason(
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
     ) -> String? {
         guard Self.pixelFormats.contains(pixelFormat) else {
-            return "encodes I420 ('y420') and NV12 ('420v', '420f') pictures, not '\(pixelFormat.rawValue)'"
+            return "encodes NV12 and planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
         }
         if let problem = cx264_load() {
             return "libx264 could not be loaded (\(String(cString: problem))): install libx264-164"
@@ -220,7 +238,8 @@ final class X264Encoder: EncoderBackend {
         p.i_log_level = X264_LOG_ERROR
         p.i_width = Int32(configuration.width)
         p.i_height = Int32(configuration.height)
-        p.i_csp = configuration.pixelFormat == .i420 ? cx264_csp_i420() : cx264_csp_nv12()
+        p.i_csp = X264EncoderFactory.colorSpace(configuration.pixelFormat)
+        p.i_bitdepth = Int32(max(8, configuration.pixelFormat.bitDepth))
         p.i_threads = Int32(clamping: configuration.threadCount)
         p.b_annexb = 0
         p.b_repeat_headers = 0
@@ -247,6 +266,12 @@ final class X264Encoder: EncoderBackend {
         } else {
             p.rc.i_rc_method = X264_RC_CRF
             p.rc.f_rf_constant = Float(crf(quality: properties.quality))
+            if properties.requestsLossless {
+                // x264 codes QP = CRF + QP_BD_OFFSET (6 * (bit depth - 8), 7.4.2.1.1: QP'Y =
+                // QPY + QpBdOffsetY) and is lossless only at QP'Y 0: CRF below 1 is lossless at 8
+                // bits, and needs the offset taken off at 10.
+                p.rc.f_rf_constant -= Float(6 * (p.i_bitdepth - 8))
+            }
         }
         applyDataRateLimits(properties, frameRate: frameRate, to: &p)
 
@@ -289,6 +314,8 @@ final class X264Encoder: EncoderBackend {
             case .baseline, .constrainedBaseline: name = "baseline"
             case .main: name = "main"
             case .high: name = "high"
+            case .high10: name = "high10"
+            case .high422: name = "high422"
             case .high444Predictive: name = "high444"
             }
             let status = x264_param_apply_profile(&p, name)

@@ -95,12 +95,20 @@ public final class CompressionSession: Sendable {
                     .unsupportedFormat, "\(name) \(value) is outside 1...\(Self.maximumDimension)")
             }
         }
-        if sourcePixelFormat.chromaSubsampling == .yuv420 {
-            for (name, value) in [("width", width), ("height", height)] where value % 2 != 0 {
-                throw VTError(
-                    .unsupportedFormat,
-                    "\(name) \(value) is odd, and 4:2:0 pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel")
-            }
+        // Chroma samples cover two luma columns (4:2:0, 4:2:2) and rows (4:2:0), and the
+        // cropping window is counted in whole chroma samples (CropUnitX/CropUnitY, 7-19/7-20):
+        // an odd size cannot be coded in these formats (x264 refuses it too).
+        let subsampled: [(String, Int)]
+        switch sourcePixelFormat.chromaSubsampling {
+        case .yuv420?: subsampled = [("width", width), ("height", height)]
+        case .yuv422?: subsampled = [("width", width)]
+        default: subsampled = []
+        }
+        let chroma = sourcePixelFormat.chromaSubsampling == .yuv422 ? "4:2:2" : "4:2:0"
+        for (name, value) in subsampled where value % 2 != 0 {
+            throw VTError(
+                .unsupportedFormat,
+                "\(name) \(value) is odd, and \(chroma) pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel")
         }
         guard encoderSpecification.threadCount >= 0 else {
             throw VTError(

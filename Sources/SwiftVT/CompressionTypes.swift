@@ -25,8 +25,12 @@ public struct H264ProfileLevel: Sendable, Hashable {
         case constrainedBaseline = "constrained-baseline"
         case main
         case high
-        /// High 4:4:4 Predictive (A.2.11): the profile of lossless coding
-        /// (qpprime_y_zero_transform_bypass_flag, 7.4.2.1.1), which x264 uses at QP 0.
+        /// High 10 (A.2.5): 4:2:0 with up to 10 bits per sample.
+        case high10 = "high-10"
+        /// High 4:2:2 (A.2.6): 4:2:0 or 4:2:2, up to 10 bits per sample.
+        case high422 = "high-4:2:2"
+        /// High 4:4:4 Predictive (A.2.7): 4:4:4 up to 14 bits, and the profile of lossless
+        /// coding (qpprime_y_zero_transform_bypass_flag, 7.4.2.1.1), which x264 uses at QP 0.
         case high444Predictive = "high-4:4:4"
     }
 

@@ -41,7 +41,7 @@ extension VAH264Encoder {
         case .main:
             sps.profileIdc = 77
             sps.constraintSet1Flag = true
-        case .high, .high444Predictive:  // the factory never chooses 4:4:4 (no VAProfile for it)
+        case .high, .high10, .high422, .high444Predictive:  // the factory chooses only High of these (no VAProfile for the others)
             sps.profileIdc = 100
         }
         sps.seqParameterSetID = 0

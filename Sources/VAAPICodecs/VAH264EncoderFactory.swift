@@ -48,7 +48,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
     ) -> Result<VAH264EncodeChoice, UnsupportedStream> {
         guard pixelFormat == .i420 || pixelFormat == .nv12VideoRange || pixelFormat == .nv12FullRange else {
             return .failure(UnsupportedStream(
-                "encodes I420 ('y420') and NV12 ('420v', '420f') pictures, not '\(pixelFormat.rawValue)'"))
+                "encodes 8-bit 4:2:0 pictures (I420, NV12) only, not '\(pixelFormat.rawValue)'"))
         }
         let device: VADevice
         switch openDevice() {
@@ -72,7 +72,8 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         case .high?: candidates = [(VAProfileH264High, .high)]
         case .main?: candidates = [(VAProfileH264Main, .main)]
         case .baseline?, .constrainedBaseline?: candidates = [(VAProfileH264ConstrainedBaseline, .constrainedBaseline)]
-        case .high444Predictive?: candidates = []  // no VAProfile encodes it
+        // No VAProfile encodes these (the pixel formats they need are refused above anyway).
+        case .high10?, .high422?, .high444Predictive?: candidates = []
         }
         // Every entrypoint of the profile that can serve the properties, in the order they are
         // tried: iHD's low-power EncSliceLP (VDEnc) often offers constant QP only, and an
@@ -88,6 +89,15 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     width > maximum.width || height > maximum.height
                 {
                     refusals.append("\(width)x\(height) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) encodes")
+                    continue
+                }
+                if let minimum = Self.minimumPictureSize(device, profile: profile, entrypoint: entrypoint),
+                    (width + 15) / 16 * 16 < minimum.width || (height + 15) / 16 * 16 < minimum.height
+                {
+                    // The encoder's surfaces are whole macroblocks (the SPS crops the rest).
+                    refusals.append(
+                        "\(width)x\(height) (coded as \((width + 15) / 16 * 16)x\((height + 15) / 16 * 16), whole macroblocks) is smaller "
+                            + "than the \(minimum.width)x\(minimum.height) \(device.summary) encodes at least")
                     continue
                 }
                 let options: VAH264EncodeOptions
@@ -118,6 +128,22 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     + "\(device.capabilities.summary))"))
         }
         return .success(VAH264EncodeChoice(device: device, profile: profile, profileName: profileName, endpoints: endpoints))
+    }
+
+    /// The smallest surface the device encodes from for the pair (vaQuerySurfaceAttributes'
+    /// VASurfaceAttribMinWidth/MinHeight on an encoding config; iHD, for one, says 32x32); nil
+    /// when the driver does not say, or the config cannot be made (making the encoder then says
+    /// why).
+    private static func minimumPictureSize(
+        _ device: VADevice, profile: VAProfile, entrypoint: VAEntrypoint
+    ) -> (width: Int, height: Int)? {
+        guard let config = try? VAConfig(
+            connection: device.connection, profile: profile, entrypoint: entrypoint,
+            attributes: [VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))]),
+            let attributes = try? device.connection.surfaceAttributes(config: config)
+        else { return nil }
+        guard attributes.minWidth != nil || attributes.minHeight != nil else { return nil }
+        return (attributes.minWidth ?? 1, attributes.minHeight ?? 1)
     }
 
     public var supportedProperties: [CompressionPropertyKey: String] {

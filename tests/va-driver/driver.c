@@ -48,6 +48,8 @@
  * Encoding capabilities:
  *   SWIFTVT_VA_ENCODE_RC=cqp,cbr,vbr                 the rate control modes offered (default all)
  *   SWIFTVT_VA_ENCODE_PACKED=sequence,picture,slice|none  the packed headers offered (default all)
+ *   SWIFTVT_VA_ENCODE_MIN_SIZE=N    the smallest surface an encoding config takes, as its
+ *                                  VASurfaceAttribMinWidth/MinHeight (default 1; iHD says 32)
  * Driver personalities (personality.h; README.md "Driver personalities"):
  *   SWIFTVT_VA_PERSONALITY=ihd|mesa|nvdec   behave like iHD, Mesa (radeonsi) or nvidia-vaapi-driver
  *   SWIFTVT_VA_LATENCY_MS=N        pictures complete on a worker thread N ms after vaEndPicture
@@ -281,6 +283,7 @@ struct sw_driver {
     int fail_coded;            /* FAIL_CODED_*, for the fail_coded_picture-th encoded picture */
     long fail_coded_picture;
     uint32_t encode_rate_controls;  /* VA_RC_* offered (SWIFTVT_VA_ENCODE_RC) */
+    int encode_min_size;            /* VASurfaceAttribMinWidth/MinHeight of encoding configs (SWIFTVT_VA_ENCODE_MIN_SIZE) */
     uint32_t encode_packed_headers; /* VA_ENC_PACKED_HEADER_* offered (SWIFTVT_VA_ENCODE_PACKED) */
     char *report_path;
     FILE *paramlog;
@@ -787,7 +790,7 @@ static VAStatus sw_DestroySurfaces(VADriverContextP ctx, VASurfaceID *surface_li
     return status;
 }
 
-static VAStatus surface_attributes(VASurfaceAttrib *list, unsigned int *count)
+static VAStatus surface_attributes(VASurfaceAttrib *list, unsigned int *count, int min_size)
 {
     VASurfaceAttrib attribs[6];
     unsigned int n = 0;
@@ -795,8 +798,8 @@ static VAStatus surface_attributes(VASurfaceAttrib *list, unsigned int *count)
     attribs[n++] = (VASurfaceAttrib){ .type = (t), .flags = (f),                                   \
                                       .value = { .type = VAGenericValueTypeInteger, .value.i = (v) } }
     ATTRIB(VASurfaceAttribPixelFormat, VA_SURFACE_ATTRIB_GETTABLE | VA_SURFACE_ATTRIB_SETTABLE, VA_FOURCC_NV12);
-    ATTRIB(VASurfaceAttribMinWidth, VA_SURFACE_ATTRIB_GETTABLE, 1);
-    ATTRIB(VASurfaceAttribMinHeight, VA_SURFACE_ATTRIB_GETTABLE, 1);
+    ATTRIB(VASurfaceAttribMinWidth, VA_SURFACE_ATTRIB_GETTABLE, min_size);
+    ATTRIB(VASurfaceAttribMinHeight, VA_SURFACE_ATTRIB_GETTABLE, min_size);
     ATTRIB(VASurfaceAttribMaxWidth, VA_SURFACE_ATTRIB_GETTABLE, MAX_SIZE);
     ATTRIB(VASurfaceAttribMaxHeight, VA_SURFACE_ATTRIB_GETTABLE, MAX_SIZE);
     ATTRIB(VASurfaceAttribMemoryType, VA_SURFACE_ATTRIB_GETTABLE | VA_SURFACE_ATTRIB_SETTABLE,
@@ -820,11 +823,12 @@ static VAStatus sw_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID confi
 {
     struct sw_driver *drv = DRIVER(ctx);
     pthread_mutex_lock(&drv->lock);
-    int valid = table_get(&drv->configs, config_id) != NULL;
+    struct sw_config *config = table_get(&drv->configs, config_id);
+    int min_size = config && config->entrypoint != VAEntrypointVLD ? drv->encode_min_size : 1;
     pthread_mutex_unlock(&drv->lock);
-    if (!valid)
+    if (!config)
         return VA_STATUS_ERROR_INVALID_CONFIG;
-    return surface_attributes(attrib_list, num_attribs);
+    return surface_attributes(attrib_list, num_attribs, min_size);
 }
 
 /* The deprecated form: fill in the values of the attributes the client lists. */
@@ -839,7 +843,7 @@ static VAStatus sw_GetSurfaceAttributes(VADriverContextP ctx, VAConfigID config_
         return VA_STATUS_ERROR_INVALID_CONFIG;
     VASurfaceAttrib all[8];
     unsigned int n = 8;
-    surface_attributes(all, &n);
+    surface_attributes(all, &n, 1);
     for (unsigned int i = 0; i < num_attribs; i++) {
         attrib_list[i].flags = VA_SURFACE_ATTRIB_NOT_SUPPORTED;
         for (unsigned int k = 0; k < n; k++)
@@ -2634,6 +2638,10 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     char identity[300];
     display_identity(ctx, identity, sizeof(identity));
     drv->no_h264 = names_display(getenv("SWIFTVT_VA_NO_H264"), identity);
+    const char *min_size = getenv("SWIFTVT_VA_ENCODE_MIN_SIZE");
+    drv->encode_min_size = min_size && *min_size ? (int)strtol(min_size, NULL, 10) : 1;
+    if (drv->encode_min_size < 1)
+        drv->encode_min_size = 1;
     drv->configs.base = 0x01000000;
     drv->contexts.base = 0x02000000;
     /* iHD numbers surfaces, buffers and images from 0 in separate heaps

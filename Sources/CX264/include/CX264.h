@@ -24,6 +24,8 @@ static inline void cx264_picture_set_plane(x264_picture_t *picture, int index, u
 static inline int cx264_build(void) { return X264_BUILD; }
 static inline int cx264_csp_i420(void) { return X264_CSP_I420; }
 static inline int cx264_csp_nv12(void) { return X264_CSP_NV12; }
+static inline int cx264_csp_i422(void) { return X264_CSP_I422; }
+static inline int cx264_csp_i444(void) { return X264_CSP_I444; }
 static inline int cx264_csp_high_depth(void) { return X264_CSP_HIGH_DEPTH; }
 
 #endif

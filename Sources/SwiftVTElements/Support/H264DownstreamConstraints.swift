@@ -1,6 +1,7 @@
 import CGStreamer
 import CSwiftVTShim
 import H264
+import MediaCore
 import SwiftVT
 
 /// What downstream of an encoder allows for the H.264 stream's profile and level (a capsfilter
@@ -51,10 +52,23 @@ struct H264DownstreamConstraints: Sendable {
         }
     }
 
+    /// The profile of a stream coded from `format`, as x264 writes its profile_idc: High 10
+    /// for 10-bit 4:2:0 (A.2.5), High 4:2:2 for 4:2:2 (A.2.6), High 4:4:4 Predictive for 4:4:4
+    /// and for lossless coding (A.2.7, the only profile with qpprime_y_zero_transform_bypass),
+    /// else High (of which Main and Constrained Baseline are subsets vtenc also makes).
+    static func profile(coding format: PixelFormat, lossless: Bool) -> H264ProfileLevel.Profile {
+        if lossless { return .high444Predictive }
+        switch format.chromaSubsampling {
+        case .yuv444?: return .high444Predictive
+        case .yuv422?: return .high422
+        default: return format.bitDepth > 8 ? .high10 : .high
+        }
+    }
+
     /// The encoder profile that makes a stream downstream takes, best compression first;
     /// nil when downstream takes any profile. Throws the reason when no profile the encoder
-    /// makes is allowed.
-    func encoderProfile(lossless: Bool) throws(DownstreamRefusal) -> H264ProfileLevel.Profile? {
+    /// makes from `pixelFormat` is allowed.
+    func encoderProfile(lossless: Bool, pixelFormat: PixelFormat = .i420) throws(DownstreamRefusal) -> H264ProfileLevel.Profile? {
         guard let profiles else { return nil }  // lossless too: x264 then chooses High 4:4:4 itself
         // What each caps name asks of the encoder (x264 and VA-API make frame-only streams, so
         // progressive-high is High). Not constrained-high (A.2.4.2): neither writes its
@@ -64,6 +78,8 @@ struct H264DownstreamConstraints: Sendable {
             case "high", "progressive-high": return .high
             case "main": return .main
             case "baseline", "constrained-baseline": return .constrainedBaseline
+            case "high-10": return .high10
+            case "high-4:2:2": return .high422
             case "high-4:4:4": return .high444Predictive
             default: return nil
             }
@@ -77,11 +93,23 @@ struct H264DownstreamConstraints: Sendable {
             }
             return .high444Predictive
         }
+        let needed = Self.profile(coding: pixelFormat, lossless: false)
+        if needed != .high {
+            // 10-bit, 4:2:2 and 4:4:4 pictures have one profile each (x264 writes it whatever
+            // profile it is asked for, as x264enc's sink caps allow these formats only for it).
+            let name = VideoFormatMapping.gstreamerName(for: pixelFormat) ?? pixelFormat.description
+            guard offered.contains(needed) else {
+                throw DownstreamRefusal(
+                    "\(name) pictures make a \(needed.rawValue) stream, but downstream allows only profile \(profiles.joined(separator: ", ")); "
+                        + "convert to I420 upstream (videoconvert ! video/x-raw,format=I420) or let downstream take profile=\(needed.rawValue)")
+            }
+            return needed
+        }
         guard let chosen = [H264ProfileLevel.Profile.high, .main, .constrainedBaseline, .high444Predictive].first(where: offered.contains)
         else {
             throw DownstreamRefusal(
                 "downstream allows only profile \(profiles.joined(separator: ", ")), none of which vtenc makes "
-                    + "(constrained-baseline, baseline, main, high, progressive-high, high-4:4:4)")
+                    + "from 8-bit 4:2:0 pictures (constrained-baseline, baseline, main, high, progressive-high, high-4:4:4)")
         }
         return chosen
     }

@@ -39,23 +39,28 @@ enum H264Output {
     }
 
     /// An AVCC access unit as Annex B (H.264 Annex B, what rtph264pay, MPEG-TS and .h264 files
-    /// take): 4-byte start codes instead of the lengths, and the SPS/PPS in front of an IDR
-    /// picture (7.4.1.2.3: parameter sets precede the pictures that use them; repeating them at
-    /// each IDR lets a player start there). The bytes must be copied once into this layout.
+    /// take): 4-byte start codes instead of the lengths, optionally an access unit delimiter first
+    /// (7.3.2.4; see ``AccessUnitDelimiter``), and the SPS/PPS in front of an IDR picture
+    /// (7.4.1.2.3: parameter sets precede the pictures that use them, after the delimiter;
+    /// repeating them at each IDR lets a player start there). The bytes must be copied once into
+    /// this layout.
     struct AnnexBLayout {
         let nalUnits: [Range<Int>]
+        let delimiter: [UInt8]?
         let parameterSets: [[UInt8]]
         /// The bytes ``write(_:into:)`` writes.
         let size: Int
 
         /// nil when `avcc` is not a sequence of `nalUnitHeaderLength`-byte length-prefixed units.
-        init?(_ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool) {
+        init?(_ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, delimited: Bool = false) {
             guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength) else {
                 return nil
             }
             nalUnits = ranges
+            delimiter = delimited ? AccessUnitDelimiter.nalUnit(forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) }) : nil
             parameterSets = isKeyFrame ? description.parameterSets : []
-            size = parameterSets.reduce(0) { $0 + 4 + $1.count } + ranges.reduce(0) { $0 + 4 + $1.count }
+            size = (delimiter.map { 4 + $0.count } ?? 0) + parameterSets.reduce(0) { $0 + 4 + $1.count }
+                + ranges.reduce(0) { $0 + 4 + $1.count }
         }
 
         /// Writes the access unit into `output` (at least ``size`` bytes).
@@ -66,8 +71,22 @@ enum H264Output {
                 UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(from: nal)
                 offset += 4 + nal.count
             }
+            if let delimiter { delimiter.withUnsafeBytes { append($0) } }
             for set in parameterSets { set.withUnsafeBytes { append($0) } }
             for range in nalUnits { append(UnsafeRawBufferPointer(rebasing: avcc[range])) }
         }
+    }
+
+    /// The access unit delimiter to put in front of an AVCC access unit, with its length in the
+    /// description's `nalUnitHeaderLength` bytes (big-endian, as every length in the sample);
+    /// nil when `avcc` is not a sequence of length-prefixed units.
+    static func delimiterPrefix(_ avcc: UnsafeRawBufferPointer, description: FormatDescription) -> [UInt8]? {
+        let lengthSize = description.nalUnitHeaderLength
+        guard lengthSize > 0, let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: lengthSize) else {
+            return nil
+        }
+        let delimiter = AccessUnitDelimiter.nalUnit(forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) })
+        let length = (0..<lengthSize).reversed().map { UInt8(truncatingIfNeeded: delimiter.count >> (8 * $0)) }
+        return length + delimiter
     }
 }

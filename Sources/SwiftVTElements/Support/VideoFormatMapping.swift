@@ -26,6 +26,11 @@ enum VideoFormatMapping {
         table.first { $0.0 == format }?.2
     }
 
+    /// The first PixelFormat for a GStreamer format (video range where both exist).
+    static func pixelFormat(for format: GstVideoFormat) -> PixelFormat? {
+        table.first { $0.1 == format }?.0
+    }
+
     /// The first PixelFormat for a GStreamer format name (video range where both exist).
     static func pixelFormat(gstreamerName name: String) -> PixelFormat? {
         table.first { $0.2 == name }?.0

@@ -79,11 +79,22 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             classification: hardwareOnly ? "Codec/Encoder/Video/Hardware" : "Codec/Encoder/Video",
             description: "Encodes H.264 on the VideoToolbox compression-session model: VA-API when available, x264 otherwise",
             padTemplates: [
-                .sink("video/x-raw, format = (string) { NV12, I420 }, width = (int) [ 1, 2147483647 ], "
-                    + "height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                // x264enc's formats that x264 codes (not YV12), in two structures: 8-bit 4:2:0
+                // first, so that an upstream free to choose (videotestsrc, which fixates the
+                // first structure of the caps it is offered) makes what every H.264 decoder
+                // plays, as vtenc did before it took the others; x264enc's one list makes High
+                // 4:4:4 from videotestsrc. Any size down to 1x1 as x264enc: H.264 codes whole
+                // macroblocks and crops the rest (frame_crop_*_offset, 7.4.2.1.1); 4:2:0 needs
+                // even sizes and 4:2:2 an even width (refused at the caps, as x264 does).
+                .sink("video/x-raw, format = (string) { NV12, I420 }, "
+                    + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                    + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
+                    + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                // GstVideoEncoder's caps query puts downstream's width and height on the sink
+                // caps, so this range is also the sink's.
                 .source("video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
-                    + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-4:4:4 }, "
-                    + "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                    + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-10, high-4:2:2, high-4:4:4 }, "
+                    + "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
             ],
             properties: [
                 .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
@@ -254,8 +265,9 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
         case GST_VIDEO_FORMAT_NV12:
             let colorimetry = swiftvt_video_info_colorimetry(info)
             format = colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? .nv12FullRange : .nv12VideoRange
-        default:
-            format = .i420
+        case let other:
+            // The sink template lets only formats of the table through.
+            format = VideoFormatMapping.pixelFormat(for: other) ?? .i420
         }
         let rate = (swiftvt_video_info_fps_n(info), swiftvt_video_info_fps_d(info))
         // A caps change: what was queued under the old format goes out first.
@@ -290,17 +302,17 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
         let profile: H264ProfileLevel.Profile?
         let level: String?
         do throws(DownstreamRefusal) {
-            profile = try downstream.encoderProfile(lossless: sessionProperties.requestsLossless)
+            profile = try downstream.encoderProfile(lossless: sessionProperties.requestsLossless, pixelFormat: format)
             level = try downstream.encoderLevel(
                 width: width, height: height, frameRate: sessionProperties.expectedFrameRate,
                 bitRate: sessionProperties.averageBitRate, high: profile != .main && profile != .constrainedBaseline)
         } catch {
-            return .stream(GST_STREAM_ERROR_FORMAT, "vtenc: cannot encode \(width)x\(height) for downstream: \(error.reason)")
+            return .stream(GST_STREAM_ERROR_FORMAT, "vtenc: cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)")
         }
         if profile != nil || level != nil {
             // A level alone still needs a profile to name: the one x264 would choose (High, or
             // High 4:4:4 Predictive when lossless).
-            let named = profile ?? (sessionProperties.requestsLossless ? .high444Predictive : .high)
+            let named = profile ?? H264DownstreamConstraints.profile(coding: format, lossless: sessionProperties.requestsLossless)
             sessionProperties.profileLevel = H264ProfileLevel(profile: named, level: level)
         }
         let configuration = settings.withLock { $0.encoder }
@@ -539,20 +551,27 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     }
 
     /// The access unit as GStreamer wants it, copied once straight into the output buffer: the
-    /// session's sample lives in Swift memory that GStreamer cannot own, and byte-stream output
-    /// also rewrites lengths as start codes and puts SPS/PPS in front of every IDR (H.264 Annex
-    /// B, the form rtph264pay and MPEG-TS expect).
+    /// session's sample lives in Swift memory that GStreamer cannot own, and the output also
+    /// starts with an access unit delimiter (7.3.2.4), as x264enc's (its `aud` property, on by
+    /// default, in avc and byte-stream alike; H.222.0 2.14 asks for one before every access unit
+    /// in MPEG-TS). Byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
+    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
     private static func outputBuffer(
         _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
     ) -> UnsafeMutablePointer<GstBuffer>? {
         guard let data = sample.dataBuffer else { return nil }
         return data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
             var layout: H264Output.AnnexBLayout?
+            var prefix: [UInt8] = []
             if streamFormat == .byteStream {
-                guard let annexB = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: isKeyFrame) else { return nil }
+                guard let annexB = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: isKeyFrame, delimited: true)
+                else { return nil }
                 layout = annexB
+            } else {
+                guard let delimiter = H264Output.delimiterPrefix(avcc, description: description) else { return nil }
+                prefix = delimiter
             }
-            let size = layout?.size ?? avcc.count
+            let size = layout?.size ?? prefix.count + avcc.count
             guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else { return nil }
             var map = GstMapInfo()
             guard gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0, let destination = map.data else {
@@ -563,7 +582,8 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             if let layout {
                 layout.write(avcc, into: output)
             } else {
-                output.copyMemory(from: avcc)
+                output.copyBytes(from: prefix)
+                UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]).copyMemory(from: avcc)
             }
             gst_buffer_unmap(buffer, &map)
             return buffer

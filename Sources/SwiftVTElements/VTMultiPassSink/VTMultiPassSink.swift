@@ -100,11 +100,11 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                 + "throttle-time, render-delay, processing-deadline, ts-offset, max-lateness and qos have no effect (blocksize neither: "
                 + "it only pulls); with sync=true every pass runs in real time, and frames dropped by throttle-time, max-lateness "
                 + "or qos are missing from the file",
-            // The formats vtenc takes. As vtenc: H.264 streams in MP4/QuickTime start at one
-            // macroblock row and column of 16 (mp4mux and qtmux refuse smaller), and x264 and
-            // VA-API devices stop at 16384.
+            // 8-bit 4:2:0, whose profiles the `profile` property names. Sizes as vtenc's: from
+            // 1x1 (an Annex B file takes them; mp4mux and qtmux take 16x16 and larger, which
+            // set_caps checks against `location`) to 16384, where x264 and VA-API devices stop.
             padTemplates: [
-                .sink("video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], "
+                .sink("video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
                     + "framerate = (fraction) [ 0/1, 2147483647/1 ]")
             ],
             properties: [
@@ -283,6 +283,15 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         default: format = .i420
         }
         let rate = (info.info.fps_n, info.info.fps_d)
+        let container = run.withLock { $0.container }
+        if container != .annexB, width < 16 || height < 16 {
+            // mp4mux's and qtmux's H.264 caps start at 16x16 (x264enc ! mp4mux fails the same
+            // way, with not-negotiated): said here, before a pass is encoded for nothing.
+            return .stream(
+                GST_STREAM_ERROR_FORMAT,
+                "vtmultipasssink: \(width)x\(height) is smaller than the 16x16 that \(container == .mp4 ? "mp4mux" : "qtmux") takes for H.264; "
+                    + "write an Annex B file (location=NAME.h264) or scale the video up")
+        }
         let existing: (Int, Int, PixelFormat)? = run.withLock { run in
             guard run.session != nil, let old = run.videoInfo else { return nil }
             return (Int(old.info.width), Int(old.info.height), run.pixelFormat)
