@@ -8,6 +8,12 @@
 #     the software VA driver).
 #  2  an application keeping the last K = 4, 8, 32 samples: every frame (copies, appsink) and
 #     every frame with GstVideoMeta (zero copy, fakevideosink with a probe keeping references).
+#  3  seeking in a raw byte-stream file (no index) through h264parse-to-avcc, against h264parse:
+#     accurate and key-unit seeks back and forth each give a picture decoded with its references
+#     under the time it has when playing from the start (accurate: the time asked for); on the
+#     10-s file the same source pictures as h264parse (less the 2-frame reorder delay by which
+#     h264parse-to-avcc's first picture is presented later: h264parse leaves PTS unset); on a
+#     40-s file (seeks by GstBaseParse's byte-rate estimate) a real picture every time.
 #  7  the latency vtdec reports on live input: none for a constrained-baseline zerolatency stream,
 #     the reorder depth with B-frames, equal to avdec_h264's.
 #  8  live input through RTP: each picture leaves while its own frame is handled (no frame-thread
@@ -78,6 +84,50 @@ for keep in 8 32; do
         fail "row 2: a downstream with GstVideoMeta keeping $keep pictures: '$line', wanted all 300 frames, each with GstVideoMeta"
     fi
 done
+
+# Row 3: seeking in a raw byte-stream file.
+gst-launch-1.0 -q filesrc location="$work/seek.mp4" ! qtdemux ! h264parse ! video/x-h264,stream-format=byte-stream \
+    ! filesink location="$work/seek.264"
+for _ in 1 2 3 4; do cat "$work/seek.264"; done >"$work/seek40.264"
+seek_positions=(5 2 7.5 9 6.5 3.2)
+timeout 300 "${python[@]}" "$root/tests/raw_seek.py" "$work/seek.264" h264parse "${seek_positions[@]}" >"$work/r3-peer.txt" 2>/dev/null || true
+timeout 300 "${python[@]}" "$root/tests/raw_seek.py" "$work/seek.264" h264parse-to-avcc "${seek_positions[@]}" >"$work/r3.txt" 2>/dev/null || true
+timeout 300 "${python[@]}" "$root/tests/raw_seek.py" "$work/seek40.264" h264parse-to-avcc 30 25.5 12 >"$work/r3-long.txt" 2>/dev/null || true
+verdict="$("${python[@]}" - "$work/r3.txt" "$work/r3-peer.txt" "$work/r3-long.txt" <<'PY'
+import sys
+def lines(path):
+    return [line.split() for line in open(path) if "->" in line]
+def first(path):
+    return next((float(l.split()[1]) for l in open(path) if l.startswith("first_pts")), None)
+ours, peer, long = lines(sys.argv[1]), lines(sys.argv[2]), lines(sys.argv[3])
+problems = []
+delay = round((first(sys.argv[1]) or 0) * 30) - round((first(sys.argv[2]) or 0) * 30)
+if len(ours) != 12 or len(peer) != 12 or len(long) != 6:
+    problems.append(f"{len(ours)}/{len(peer)}/{len(long)} seeks reported, wanted 12/12/6")
+for ours_line, peer_line in zip(ours, peer):
+    if len(ours_line) < 9 or len(peer_line) < 5:
+        problems.append(" ".join(ours_line))
+        continue
+    kind, target, _, _, frame, _, pts, _, unseeked = ours_line
+    if frame == "-1" or pts != unseeked or (kind == "accurate" and float(pts) != float(target)):
+        problems.append(" ".join(ours_line))
+    elif int(frame) != int(peer_line[4]) - delay:
+        problems.append(" ".join(ours_line) + f" (h264parse: frame {peer_line[4]})")
+for line in long:
+    if len(line) < 7:
+        problems.append("40 s: " + " ".join(line))
+        continue
+    kind, target, _, _, frame, _, pts = line[:7]
+    if frame == "-1" or (kind == "accurate" and float(pts) != float(target)):
+        problems.append("40 s: " + " ".join(line))
+print("ok" if not problems else "; ".join(problems))
+PY
+)"
+if [ "$verdict" = ok ]; then
+    pass "row 3: 12 seeks in the 10-s raw file as h264parse ($(grep -c -- '->' "$work/r3.txt") pictures at their own times, $(grep '^accurate 5 ' "$work/r3.txt")), 6 in the 40-s file"
+else
+    fail "row 3: seeking in a raw byte-stream file: $verdict"
+fi
 
 # Rows 7 and 8: live input, against avdec_h264.
 for kind in baseline bframes; do

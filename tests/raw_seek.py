@@ -3,12 +3,14 @@
 
     raw_seek.py FILE.264 PARSER SECONDS [SECONDS...]
 
-Decodes FILE whole once (`h264parse ! avdec_h264`) to know every picture's MD5 by its output
-index; then runs `filesrc ! PARSER ! avdec_h264 ! appsink`, and for each SECONDS makes a flushing
-ACCURATE seek and then a KEY_UNIT|SNAP_BEFORE seek there, pulling the first picture after each.
-Prints one line per seek: `accurate|key-unit SECONDS -> frame INDEX pts PTS_S`, INDEX being the
-source picture the decoded one equals (-1: none, a picture decoded without its references).
-Exit 0 when every seek gave a picture.
+Decodes FILE whole once through `PARSER ! avdec_h264` to know every picture's output index and
+PTS without seeking; then runs `filesrc ! PARSER ! avdec_h264 ! appsink`, and for each SECONDS
+makes a flushing ACCURATE seek and then a KEY_UNIT|SNAP_BEFORE seek there, pulling the first
+picture after each. Prints one line per seek:
+`accurate|key-unit SECONDS -> frame INDEX pts PTS_S unseeked UNSEEKED_S`, INDEX being the source
+picture the decoded one equals (-1: none, a picture decoded without its references) and
+UNSEEKED_S the time the same parser gave that picture when playing from the start. First line:
+`first_pts S`, the first picture's time without seeking. Exit 0 when every seek gave a picture.
 """
 import hashlib
 import sys
@@ -32,15 +34,15 @@ def digest(sample: Gst.Sample) -> str:
     return value
 
 
-def reference(path: str) -> dict[str, int]:
+def reference(path: str, parser: str) -> dict[str, tuple[int, int]]:
     pipeline = Gst.parse_launch(
-        f"filesrc location={path} ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=4")
+        f"filesrc location={path} ! {parser} ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=4")
     sink = pipeline.get_by_name("sink")
     pipeline.set_state(Gst.State.PLAYING)
-    frames: dict[str, int] = {}
+    frames: dict[str, tuple[int, int]] = {}
     index = 0
     while (sample := sink.try_pull_sample(TIMEOUT)) is not None:
-        frames.setdefault(digest(sample), index)
+        frames.setdefault(digest(sample), (index, sample.get_buffer().pts))
         index += 1
     pipeline.set_state(Gst.State.NULL)
     return frames
@@ -48,7 +50,9 @@ def reference(path: str) -> dict[str, int]:
 
 def main(path: str, parser: str, positions: list[float]) -> int:
     Gst.init(None)
-    frames = reference(path)
+    frames = reference(path, parser)
+    first = min((pts for index, pts in frames.values() if index == 0), default=-1)
+    print(f"first_pts {first / Gst.SECOND:.3f}")
     pipeline = Gst.parse_launch(
         f"filesrc location={path} ! {parser} ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=1")
     sink = pipeline.get_by_name("sink")
@@ -66,7 +70,9 @@ def main(path: str, parser: str, positions: list[float]) -> int:
                 continue
             pts = sample.get_buffer().pts
             pts_text = f"{pts / Gst.SECOND:.3f}" if pts != Gst.CLOCK_TIME_NONE else "none"
-            print(f"{name} {seconds:g} -> frame {frames.get(digest(sample), -1)} pts {pts_text}")
+            index, unseeked = frames.get(digest(sample), (-1, Gst.CLOCK_TIME_NONE))
+            unseeked_text = f"{unseeked / Gst.SECOND:.3f}" if unseeked != Gst.CLOCK_TIME_NONE else "none"
+            print(f"{name} {seconds:g} -> frame {index} pts {pts_text} unseeked {unseeked_text}")
     pipeline.set_state(Gst.State.NULL)
     return status
 

@@ -58,6 +58,19 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         /// A random access point has been output; until then access units are dropped.
         var started = false
         var accessUnitsSkippedBeforeStart = 0
+        /// Resynchronizing after GstBaseParse moved to another offset (a seek): pictures before
+        /// the next IDR or recovery point are dropped without the warning given at the start.
+        var resynchronizing = false
+        /// After a restart at a recovery point that is not IDR: its POC; the leading pictures
+        /// that follow it in decoding order but precede it in output order (same POC epoch, lower
+        /// POC) may reference pictures before it (D.2.8) and are dropped.
+        var recoveryPointPOC: (epoch: Int, picOrderCnt: Int64)?
+        /// Where derived timestamps restart after a seek: GstBaseParse's time for the offset it
+        /// resumed at (the DTS it gives the first buffer, its index entry: the key frame's PTS),
+        /// applied to the first picture released in output order; then the offset between the
+        /// queue's positions and the stream's time.
+        var pendingTimeBase: GstClockTime?
+        var timeOffset: Int64 = 0
         var accessUnitsOutput = 0
         var damagedNALUnits = 0
         var extensionNALUnitsSkipped = 0
@@ -145,7 +158,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             guard state.bytesHeldByBaseClass == 0 else { return (nil, []) }
             // Nothing left for the base class to drain: the held access units are final.
             let held = state.reorderQueue.map { queue in
-                Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
+                Self.timestamped(&state, queue: { $0.drain() })
             } ?? []
             // Empty input is a clean EOS, as with h264parse: only data without a picture is an error.
             let failure = state.accessUnitsOutput == 0 && state.bytesSeen > 0 ? Self.noDecodablePictureError(state) : nil
@@ -188,6 +201,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         gst_buffer_unmap(input, &map)
 
         // Out of the lock: messages, caps, and handing the frame back to the base class.
+        releaseHeld(outcome.discarded)
         for message in outcome.warnings { message.post(from: object, isError: false) }
         if let error = outcome.error {
             error.post(from: object, isError: true)
@@ -243,6 +257,10 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             let frame = gst_base_parse_frame_new(held.buffer, GST_BASE_PARSE_FRAME_FLAG_NONE, 0)
             gst_buffer_unref(held.buffer)
             guard let frame else { continue }
+            // The consumed size of the input, which finish_frame did not count (the frame was
+            // finished as dropped while its access unit waited here): without it GstBaseParse's
+            // byte count stays 0 and it refuses every seek that needs time converted to bytes.
+            frame.pointee.size = gint(clamping: held.inputByteCount)
             result = gst_base_parse_push_frame(parse, frame)
             gst_base_parse_frame_free(frame)
         }
@@ -278,17 +296,40 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         var error: ElementMessage?
         /// Held access units to push after a skip at the end of the stream.
         var pendingPush: [OwnedBuffer] = []
+        /// Held access units a seek made obsolete: released (not pushed) after the lock.
+        var discarded: [OwnedBuffer] = []
     }
 
     private func process(
         _ data: UnsafeRawBufferPointer, draining: Bool, frameOffset: UInt64,
         inputPTS: GstClockTime, inputDTS: GstClockTime, state: inout State
     ) -> Outcome {
+        var discarded: [OwnedBuffer] = []
         if frameOffset != state.expectedOffset {
-            log.debug(object, "input moved from offset \(state.expectedOffset) to \(frameOffset): starting over")
+            // GstBaseParse seeks in pull mode by moving to another offset (no FLUSH reaches the
+            // parser): the partial access unit, the POC history and the held pictures go, decoding
+            // restarts at the next IDR or recovery point, and derived timestamps from the time
+            // GstBaseParse resumed at, as h264parse's DTS does.
+            log.debug(object, "input moved from offset \(state.expectedOffset) to \(frameOffset) (DTS \(inputDTS)): resynchronizing")
             state.splitter.reset()
             state.expectedOffset = frameOffset
+            discarded = state.reorderQueue?.reset() ?? []
+            state.reorderQueue = nil
+            state.started = false
+            state.resynchronizing = true
+            state.recoveryPointPOC = nil
+            if frameOffset == 0 {
+                // Back at the start (GstBaseParse's default when its index has no entry before
+                // the target; it says DTS 0 there): the timeline of the first run, whose first
+                // picture is presented after the reorder delay.
+                state.pendingTimeBase = nil
+                state.timeOffset = 0
+            } else if inputDTS != swiftvt_clock_time_none {
+                // An index entry: the PTS this element gave the key frame there.
+                state.pendingTimeBase = inputDTS
+            }
         }
+
         let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
         // Offsets come from upstream's buffers (GstBaseParse takes them at a DISCONT): any value.
         state.bytesSeen = max(state.bytesSeen, Int(clamping: frameOffset).addingSaturating(data.count))
@@ -311,12 +352,13 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         // picture is an error, not an empty success. (GstBaseParse also drains before a
         // DISCONT buffer, e.g. the first NAL unit from a parser with alignment=nal: the stream
         // goes on after that.)
+        outcome.discarded = discarded
         if draining && state.bytesHeldByBaseClass == 0 {
             if state.atEndOfStream && state.accessUnitsOutput == 0 && state.bytesSeen > 0 && outcome.error == nil {
                 outcome.error = Self.noDecodablePictureError(state)
             }
             // The last access unit: everything held is final.
-            let held = Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
+            let held = Self.timestamped(&state, queue: { $0.drain() })
             switch outcome.action {
             case .consume(let byteCount, var output):
                 output.pushAfterCaps += held
@@ -371,14 +413,25 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         }
         if !state.started {
             guard picture.isRandomAccessPoint || picture.recoveryFrameCount != nil else {
-                state.accessUnitsSkippedBeforeStart += 1
+                if !state.resynchronizing { state.accessUnitsSkippedBeforeStart += 1 }
                 return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
             }
             state.started = true
-            if state.accessUnitsSkippedBeforeStart > 0 {
+            if state.resynchronizing && !picture.isIDR {
+                state.recoveryPointPOC = (picture.pictureOrderCountEpoch, picture.pictureOrderCount.picOrderCnt)
+            }
+            if !state.resynchronizing && state.accessUnitsSkippedBeforeStart > 0 {
                 warnings.append(.stream(
                     GST_STREAM_ERROR_DECODE,
                     "Skipped \(state.accessUnitsSkippedBeforeStart) H.264 access units before the first IDR or recovery-point picture: they cannot be decoded."))
+            }
+        }
+        if let start = state.recoveryPointPOC {
+            if picture.pictureOrderCountEpoch != start.epoch {
+                state.recoveryPointPOC = nil
+            } else if picture.pictureOrderCount.picOrderCnt < start.picOrderCnt {
+                log.debug(object, "dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))")
+                return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
             }
         }
         let parameterSets = state.splitter.parameterSets
@@ -462,7 +515,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             return Outcome(action: .consume(byteCount: unit.byteCount, output), warnings: warnings)
         }
         if newCaps != nil {
-            output.pushBeforeCaps = Self.timestamped(&state.reorderQueue, queue: { $0.drain() }, duration: state.frameDuration)
+            output.pushBeforeCaps = Self.timestamped(&state, queue: { $0.drain() })
         }
         if state.reorderQueue == nil {
             // 0 when output order is decoding order (POC type 2, 8.2.1.3). Otherwise the DPB
@@ -476,26 +529,29 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             log.debug(object, "deriving timestamps from the POC with a reorder window of \(window) frames")
         }
         log.debug(object, "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
-        output.pushAfterCaps = Self.timestamped(
-            &state.reorderQueue, queue: { $0.place(OwnedBuffer(buffer: buffer), picture: picture) },
-            duration: state.frameDuration)
+        output.pushAfterCaps = Self.timestamped(&state, queue: { $0.place(OwnedBuffer(buffer: buffer, inputByteCount: unit.byteCount), picture: picture) })
         return Outcome(action: .consume(byteCount: unit.byteCount, output), warnings: warnings)
     }
 
-    /// Runs `queue` on the reorder queue and stamps the access units it releases.
+    /// Runs `queue` on the reorder queue and stamps the access units it releases: the queue's
+    /// positions on the frame grid, moved after a seek so that the first picture released has
+    /// the time GstBaseParse resumed at (``State/pendingTimeBase``); never below 0.
     private static func timestamped(
-        _ reorderQueue: inout PresentationOrderQueue<OwnedBuffer>?,
-        queue: (inout PresentationOrderQueue<OwnedBuffer>) -> [PresentationOrderQueue<OwnedBuffer>.Placed],
-        duration: MediaTime
+        _ state: inout State, queue: (inout PresentationOrderQueue<OwnedBuffer>) -> [PresentationOrderQueue<OwnedBuffer>.Placed]
     ) -> [OwnedBuffer] {
-        guard var pending = reorderQueue else { return [] }
+        guard var pending = state.reorderQueue else { return [] }
         let placed = queue(&pending)
-        reorderQueue = pending
+        state.reorderQueue = pending
+        let duration = state.frameDuration
         return placed.map { entry in
-            let presentation = duration.multiplied(by: Int(entry.presentationPosition)).gstreamerNanoseconds
-            let decode = duration.multiplied(by: Int(entry.decodePosition)).gstreamerNanoseconds
-            swiftvt_buffer_set_pts(entry.payload.buffer, GstClockTime(presentation))
-            swiftvt_buffer_set_dts(entry.payload.buffer, GstClockTime(decode))
+            let presentation = Int64(clamping: duration.multiplied(by: Int(entry.presentationPosition)).gstreamerNanoseconds)
+            let decode = Int64(clamping: duration.multiplied(by: Int(entry.decodePosition)).gstreamerNanoseconds)
+            if let base = state.pendingTimeBase {
+                state.timeOffset = Int64(clamping: base).subtractingSaturating(presentation)
+                state.pendingTimeBase = nil
+            }
+            swiftvt_buffer_set_pts(entry.payload.buffer, GstClockTime(max(0, presentation.addingSaturating(state.timeOffset))))
+            swiftvt_buffer_set_dts(entry.payload.buffer, GstClockTime(max(0, decode.addingSaturating(state.timeOffset))))
             return entry.payload
         }
     }
@@ -524,6 +580,10 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
 struct OwnedBuffer: @unchecked Sendable {
     // Owned, never shared: it moves from the queue to exactly one push or unref.
     let buffer: UnsafeMutablePointer<GstBuffer>
+    /// Input bytes the access unit consumed: counted when it is pushed (GstBaseParse counts a
+    /// frame it was told to drop for nothing), so that its bit rate, and with it every seek that
+    /// converts time to bytes, knows the data behind the held access units.
+    var inputByteCount = 0
 }
 
 // MARK: C entry points (declared in SwiftVTShim.h)
