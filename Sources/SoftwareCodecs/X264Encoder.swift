@@ -343,16 +343,13 @@ final class X264Encoder: EncoderBackend {
         return min(51, max(0, 51 * (1 - quality)))
     }
 
-    /// VBV from the data rate limits, rounded down to x264's kbit so that the limits hold. An
-    /// ABR target above the VBV rate is coded at the VBV rate (x264: "max bitrate less than
-    /// average bitrate, assuming CBR"): a hard limit wins over the average.
-    ///
-    /// x264's VBV planning keeps well inside a buffer this small: on the 720p corpus clip at
-    /// CRF 23 under 775 kbit/s / 250 kbit (125000 bytes a second) it codes 620 kbit/s. The
-    /// macroblock tree is left on: without it x264 reaches 700 kbit/s but PSNR-Y is lower
-    /// (29.66 against 29.71 dB, measured with FFmpeg's libx264 at the same VBV).
+    /// VBV from the data rate limits (``DataRateBuffer/planningInside(limits:)``: x264's VBV
+    /// planning keeps far inside its buffer, so the proven sizing left a third of the limit
+    /// unused), rounded down to x264's kbit. An ABR target above the VBV rate is coded at the
+    /// VBV rate (x264: "max bitrate less than average bitrate, assuming CBR"): a hard limit wins
+    /// over the average.
     private static func applyDataRateLimits(_ properties: CompressionProperties, frameRate: Double, to p: inout x264_param_t) {
-        guard let buffer = properties.dataRateBuffer(frameRate: frameRate) else { return }
+        guard let buffer = DataRateBuffer.planningInside(limits: properties.dataRateLimits) else { return }
         p.rc.i_vbv_max_bitrate = Int32(clamping: max(1, buffer.bitsPerSecond / 1000))
         p.rc.i_vbv_buffer_size = Int32(clamping: max(1, buffer.bufferBits / 1000))
     }

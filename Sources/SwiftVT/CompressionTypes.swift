@@ -146,6 +146,33 @@ public struct DataRateBuffer: Sendable, Equatable {
         self.bitsPerSecond = max(1, Int(clampingTowardZero: bitsPerSecond))
         self.bufferBits = max(1, Int(clampingTowardZero: bufferBits))
     }
+
+    /// The sizing for a rate control that plans far inside its buffer model, as x264's VBV
+    /// does: 40 % of the strictest limit as buffer and 90 % of its rate. The bound above is not
+    /// proven for it (buffer plus a window of arrivals is 1.3 times the limit) but measured with
+    /// vtenc on the 300-frame 720p corpus clip: at 125,000 bytes a second the fullest one-second
+    /// window holds 97.9 % of the limit at 772 kbit/s (`rate-control=cbr bitrate=1000`: 93.3 %
+    /// at 730 kbit/s), where the proven sizing peaked at 68-76 % at 591-621 kbit/s; 95 % and half
+    /// (near x264enc's default vbv-buf-capacity of half a second at the full rate) reached 109 %,
+    /// over the limit; 95 % and 30 %, 92.7 % at 753 kbit/s. nil without limits.
+    public static func planningInside(limits: [DataRateLimit]) -> DataRateBuffer? {
+        guard !limits.isEmpty else { return nil }
+        var bitsPerSecond = Double.infinity
+        var bufferBits = Double.infinity
+        for limit in limits where limit.seconds > 0 {
+            let bits = Double(limit.bytes) * 8
+            bitsPerSecond = min(bitsPerSecond, 0.9 * bits / limit.seconds)
+            bufferBits = min(bufferBits, 0.4 * bits)
+        }
+        guard bitsPerSecond.isFinite, bufferBits.isFinite else { return nil }
+        return DataRateBuffer(bitsPerSecond: max(1, Int(clampingTowardZero: bitsPerSecond)),
+                              bufferBits: max(1, Int(clampingTowardZero: bufferBits)))
+    }
+
+    public init(bitsPerSecond: Int, bufferBits: Int) {
+        self.bitsPerSecond = bitsPerSecond
+        self.bufferBits = bufferBits
+    }
 }
 
 /// The properties of a compression session, VideoToolbox's `kVTCompressionPropertyKey_*`.
