@@ -256,6 +256,15 @@ for case in "Y42B yuv422p High 4:2:2" "Y444 yuv444p High 4:4:4 Predictive" "I420
         fail "row 15: $format quality=1: source $want, avdec $(md5 "$name.lossless.h264.avdec.yuv" 2>/dev/null || true), vtdec $(md5 "$name.lossless.h264.vtdec.yuv" 2>/dev/null || true)"
     fi
 done
+# Downstream naming the format's profile (and a level) gets it, into mp4mux.
+for case in "I420_10LE high-10 High 10" "Y42B high-4:2:2 High 4:2:2" "Y444_10LE high-4:4:4 High 4:4:4 Predictive"; do
+    read -r format caps_profile profile <<<"$case"
+    rm -f "$work/r15-mux.mp4"
+    run "row 15: $format ! profile=$caps_profile" "videotestsrc num-buffers=10 ! video/x-raw,format=$format,width=320,height=240,framerate=30/1 \
+        ! vtenc hardware=disable ! video/x-h264,profile=$caps_profile,level=(string)3 ! mp4mux ! filesink location=$work/r15-mux.mp4" || continue
+    got="$(ffprobe -v error -count_frames -show_entries stream=profile,level,nb_read_frames -of csv=p=0 "$work/r15-mux.mp4" 2>/dev/null || true)"
+    if [ "$got" = "$profile,30,10" ]; then pass "row 15: $format ! profile=$caps_profile,level=3 ! mp4mux: $got"; else fail "row 15: $format ! profile=$caps_profile,level=3: ffprobe '$got', wanted $profile,30,10"; fi
+done
 expect_one_error "row 15: Y444 with downstream asking profile=high" \
     "Y444 pictures make a high-4:4:4 stream, but downstream allows only profile high" \
     "videotestsrc num-buffers=5 ! video/x-raw,format=Y444,width=160,height=120 ! vtenc hardware=disable ! video/x-h264,profile=high ! fakesink"

@@ -17,7 +17,11 @@
 // |                              | CompressionTypes.swift): a quarter of the window is buffer              |
 // | realTime                     | preset "veryfast" + tune "zerolatency" (no look-ahead, no B-frames,      |
 // |                              | sliced threads); otherwise preset "medium"                               |
-// | profileLevel                 | x264_param_apply_profile("baseline"/"main"/"high"), i_level_idc (-1 =     |
+// | pixel format                 | i_csp I420/NV12/I422/I444, with X264_CSP_HIGH_DEPTH and i_bitdepth 10    |
+// |                              | for the 10-bit planar formats (libx264-164 codes both); x264 writes      |
+// |                              | profile_idc from it: High 10, High 4:2:2, High 4:4:4 Predictive          |
+// | profileLevel                 | x264_param_apply_profile("baseline"/"main"/"high"/"high10"/"high422"/    |
+// |                              | "high444"), i_level_idc (-1 =                                            |
 // |                              | auto); constrained-baseline = "baseline", and constraint_set1_flag is    |
 // |                              | checked (x264 writes it for baseline: no FMO/ASO) and set in the SPS     |
 // | entropyMode                  | b_cabac (nil = CABAC unless the profile is baseline)                     |
@@ -108,7 +112,7 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .dataRateLimits: "[(bytes, seconds)], each > 0: the VBV of DataRateBuffer, which holds every window as a hard limit",
             .quality: "0...1 when no bit rate is set: CRF 51 * (1 - quality)",
             .realTime: "Bool: preset veryfast + tune zerolatency (no frame delay)",
-            .profileLevel: "baseline, constrained-baseline, main, high; level 1...6.2 or automatic",
+            .profileLevel: "baseline, constrained-baseline, main, high, high-10, high-4:2:2, high-4:4:4 (as the pixel format allows); level 1...6.2 or automatic",
             .entropyMode: "cavlc, cabac (not in baseline profiles)",
             .allowFrameReordering: "Bool: false = no B-frames",
             .maxKeyFrameInterval: "frames >= 0 (0 = x264's default 250)",
@@ -266,12 +270,6 @@ final class X264Encoder: EncoderBackend {
         } else {
             p.rc.i_rc_method = X264_RC_CRF
             p.rc.f_rf_constant = Float(crf(quality: properties.quality))
-            if properties.requestsLossless {
-                // x264 codes QP = CRF + QP_BD_OFFSET (6 * (bit depth - 8), 7.4.2.1.1: QP'Y =
-                // QPY + QpBdOffsetY) and is lossless only at QP'Y 0: CRF below 1 is lossless at 8
-                // bits, and needs the offset taken off at 10.
-                p.rc.f_rf_constant -= Float(6 * (p.i_bitdepth - 8))
-            }
         }
         applyDataRateLimits(properties, frameRate: frameRate, to: &p)
 
@@ -326,6 +324,13 @@ final class X264Encoder: EncoderBackend {
                     backendStatus: status, operation: "x264_param_apply_profile", property: .profileLevel)
             }
             p.i_level_idc = Int32(profileLevel.levelIdc ?? -1)
+        }
+
+        if properties.requestsLossless, p.rc.i_rc_method == X264_RC_CRF {
+            // x264 codes QP = CRF + QP_BD_OFFSET (6 * (bit depth - 8), 7.4.2.1.1: QP'Y = QPY +
+            // QpBdOffsetY) and is lossless only at QP'Y 0: CRF below 1 is lossless at 8 bits,
+            // and needs the offset taken off at 10.
+            p.rc.f_rf_constant -= Float(6 * (p.i_bitdepth - 8))
         }
 
         // VUI colour description (E.2.1).

@@ -91,12 +91,14 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     refusals.append("\(width)x\(height) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) encodes")
                     continue
                 }
-                if let minimum = Self.minimumPictureSize(device, profile: profile, entrypoint: entrypoint),
-                    (width + 15) / 16 * 16 < minimum.width || (height + 15) / 16 * 16 < minimum.height
+                // The encoder's surfaces are whole macroblocks (the SPS crops the rest).
+                let coded = (width: (width + 15) / 16 * 16, height: (height + 15) / 16 * 16)
+                if let minimum = Self.minimumPictureSize(
+                    device, profile: profile, entrypoint: entrypoint, codedWidth: coded.width, codedHeight: coded.height),
+                    coded.width < minimum.width || coded.height < minimum.height
                 {
-                    // The encoder's surfaces are whole macroblocks (the SPS crops the rest).
                     refusals.append(
-                        "\(width)x\(height) (coded as \((width + 15) / 16 * 16)x\((height + 15) / 16 * 16), whole macroblocks) is smaller "
+                        "\(width)x\(height) (coded as \(coded.width)x\(coded.height), whole macroblocks) is smaller "
                             + "than the \(minimum.width)x\(minimum.height) \(device.summary) encodes at least")
                     continue
                 }
@@ -130,14 +132,20 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         return .success(VAH264EncodeChoice(device: device, profile: profile, profileName: profileName, endpoints: endpoints))
     }
 
+    /// Coded pictures at least this wide and high are not checked against the device's minimum
+    /// size: drivers' minimums are a few macroblocks (iHD says 32x32 for H.264 encoding), and the
+    /// check costs a config of its own (vaCreateConfig) per session.
+    static let minimumSizeCheckedBelow = 128
+
     /// The smallest surface the device encodes from for the pair (vaQuerySurfaceAttributes'
-    /// VASurfaceAttribMinWidth/MinHeight on an encoding config; iHD, for one, says 32x32); nil
-    /// when the driver does not say, or the config cannot be made (making the encoder then says
-    /// why).
+    /// VASurfaceAttribMinWidth/MinHeight on an encoding config); nil when the driver does not
+    /// say, the config cannot be made (making the encoder then says why), or the picture is at
+    /// least ``minimumSizeCheckedBelow`` both ways.
     private static func minimumPictureSize(
-        _ device: VADevice, profile: VAProfile, entrypoint: VAEntrypoint
+        _ device: VADevice, profile: VAProfile, entrypoint: VAEntrypoint, codedWidth: Int, codedHeight: Int
     ) -> (width: Int, height: Int)? {
-        guard let config = try? VAConfig(
+        guard codedWidth < minimumSizeCheckedBelow || codedHeight < minimumSizeCheckedBelow,
+            let config = try? VAConfig(
             connection: device.connection, profile: profile, entrypoint: entrypoint,
             attributes: [VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))]),
             let attributes = try? device.connection.surfaceAttributes(config: config)

@@ -68,7 +68,7 @@ struct H264DownstreamConstraints: Sendable {
     /// The encoder profile that makes a stream downstream takes, best compression first;
     /// nil when downstream takes any profile. Throws the reason when no profile the encoder
     /// makes from `pixelFormat` is allowed.
-    func encoderProfile(lossless: Bool, pixelFormat: PixelFormat = .i420) throws(DownstreamRefusal) -> H264ProfileLevel.Profile? {
+    func encoderProfile(lossless: Bool, pixelFormat: PixelFormat) throws(DownstreamRefusal) -> H264ProfileLevel.Profile? {
         guard let profiles else { return nil }  // lossless too: x264 then chooses High 4:4:4 itself
         // What each caps name asks of the encoder (x264 and VA-API make frame-only streams, so
         // progressive-high is High). Not constrained-high (A.2.4.2): neither writes its

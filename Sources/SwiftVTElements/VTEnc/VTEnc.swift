@@ -14,7 +14,8 @@ import SwiftVT
 /// `CompressionSession` with their presentation times, and the session's sample buffers (AVCC, in
 /// decode order, SPS/PPS in the format description) become output buffers: AVCC with
 /// `codec_data` for `stream-format=avc`, Annex B with SPS/PPS before every IDR for
-/// `byte-stream` (ready for `rtph264pay`). All encoding decisions are in the session.
+/// `byte-stream` (ready for `rtph264pay`), each access unit led by an access unit delimiter as
+/// x264enc's. All encoding decisions are in the session.
 ///
 /// Locks: `settings`, `state` and `delivered` are never held together, and none is held while
 /// calling out (finishing frames, negotiating, posting messages).
@@ -310,8 +311,8 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             return .stream(GST_STREAM_ERROR_FORMAT, "vtenc: cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)")
         }
         if profile != nil || level != nil {
-            // A level alone still needs a profile to name: the one x264 would choose (High, or
-            // High 4:4:4 Predictive when lossless).
+            // A level alone still needs a profile to name: the one x264 writes for the format
+            // (High, High 10, High 4:2:2, or High 4:4:4 Predictive for 4:4:4 and lossless).
             let named = profile ?? H264DownstreamConstraints.profile(coding: format, lossless: sessionProperties.requestsLossless)
             sessionProperties.profileLevel = H264ProfileLevel(profile: named, level: level)
         }
