@@ -731,8 +731,11 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
             let target = destination.planes[index]
             let rowBytes = min(target.bytesPerRow, plane.bytesPerRow, VideoFormatMapping.rowBytes(of: image, plane: index))
             for row in 0..<min(plane.height, target.height) {
-                (target.baseAddress + row * target.bytesPerRow)
-                    .copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
+                let destination = target.baseAddress + row * target.bytesPerRow
+                destination.copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
+                // The row's padding (at most 3 bytes) is zeroed: a downstream without GstVideoMeta
+                // writes whole rows (a file), which must not carry the pool's earlier contents.
+                if target.bytesPerRow > rowBytes { (destination + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: target.bytesPerRow - rowBytes) }
             }
         }
         guard let buffer = VideoFormatMapping.wrap(destination, format: format, coveringWholeRows: true) else { return nil }
