@@ -174,6 +174,11 @@ run r5-refused "$SMALL" "vtenc name=enc hardware=disable rate-control=cbr bitrat
 warned r5-refused "rate-control=cbr needs a bitrate.*goes on as it was" "row 5: bitrate=0 under rate-control=cbr while PLAYING"
 run r4-quality "$SMALL" "vtenc name=enc hardware=disable rate-control=quality" --at 30 bitrate=500
 warned r4-quality "bitrate is not used with rate-control=quality" "row 4: bitrate under rate-control=quality while PLAYING"
+# quality and rate-control take effect when the encoder next starts: refused with a WARNING.
+run r4-quality-change "$SMALL" "vtenc name=enc hardware=disable rate-control=quality" --at 30 quality=0.9
+warned r4-quality-change "quality changes only before the stream starts" "row 4: quality while PLAYING"
+run r4-mode-change "$SMALL" "vtenc name=enc hardware=disable bitrate=500" --at 30 rate-control=quality
+warned r4-mode-change "rate-control changes only before the stream starts" "row 4: rate-control while PLAYING"
 
 if [ "$failures" -gt 0 ]; then
     echo "encoder-rate-changes: $failures check(s) failed" >&2

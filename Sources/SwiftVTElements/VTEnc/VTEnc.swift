@@ -101,12 +101,13 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
                 .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
                       0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange(of: "bitrate") }),
                 .enumeration("rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
-                             default: RateControlMode.averageBitRate, at: \.rateControl),
+                             default: RateControlMode.averageBitRate, at: \.rateControl,
+                             didChange: { $0.warnIfEncoding(changed: "rate-control") }),
                 .string("data-rate-limits", nick: "Data rate limits",
                         blurb: "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
                         default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
                 .double("quality", nick: "Quality", blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
-                        0...1, default: 0.5, at: \.quality),
+                        0...1, default: 0.5, at: \.quality, didChange: { $0.warnIfEncoding(changed: "quality") }),
                 .boolean("realtime", nick: "Real time",
                          blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency", default: false,
                          at: \.realtime),
@@ -129,6 +130,18 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     /// likewise settable during a session). A value that cannot be applied is one WARNING
     /// saying why, and the encoder goes on as it was: the property reads back what was set,
     /// so silence would pass for success.
+    /// A property that takes effect when the next session starts, set while one runs (GObject
+    /// does not refuse a write outside its flags' states): one WARNING says so, rather than a
+    /// value read back as set and silently not used.
+    private func warnIfEncoding(changed name: String) {
+        guard state.withLock({ $0.session }) != nil else { return }
+        ElementMessage(
+            domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+            text: "vtenc: \(name) changes only before the stream starts (NULL or READY); the encoder goes on as it was "
+                + "until it next starts. While playing, change bitrate or data-rate-limits instead")
+            .post(from: object, isError: false)
+    }
+
     private func applyBitRateChange(of name: String) {
         guard let session = state.withLock({ $0.session }) else { return }
         if name == "bitrate", settings.withLock({ $0.rateControl }) == .constantQuality {
