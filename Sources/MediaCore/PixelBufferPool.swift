@@ -387,43 +387,26 @@ public final class PixelBufferConsumer: Sendable {
     public var keepsPictures: Bool { state.withLock { $0.keepsPictures } }
 
     public func setHeldBufferCount(_ count: Int) {
-        let pools = state.withLock { state in
-            state.heldBufferCount = max(0, count)
-            return state.pools
-        }
-        // A larger maximum may let a waiter allocate. Woken outside this lock: a pool's waiter
-        // reads this object while holding the pool's lock (order: pool, then consumer).
-        wake(pools)
+        // A larger maximum may let a waiter allocate.
+        updateAndWake { $0.heldBufferCount = max(0, count) }
     }
 
     /// Starts (true) or ends (false) flushing. Starting wakes every waiter of every pool, which
     /// then throws ``PixelBufferPoolError/flushing``.
     public func setFlushing(_ flushing: Bool) {
-        let pools = state.withLock { state in
-            state.isFlushing = flushing
-            return state.pools
-        }
-        wake(pools)
+        updateAndWake { $0.isFlushing = flushing }
     }
 
     /// Whether a wait in vain may raise the bound: false while the consumer is known not to be
     /// consuming (a paused pipeline), when waiting is right however long it lasts.
     public func setGrowthPermitted(_ permitted: Bool) {
-        let pools = state.withLock { state in
-            state.growthPermitted = permitted
-            return state.pools
-        }
-        wake(pools)
+        updateAndWake { $0.growthPermitted = permitted }
     }
 
     /// Tells the pools that the consumer keeps pictures until more arrive (reverse playback):
     /// at the bound they grow at once instead of waiting.
     public func setKeepsPictures(_ keeps: Bool) {
-        let pools = state.withLock { state in
-            state.keepsPictures = keeps
-            return state.pools
-        }
-        wake(pools)
+        updateAndWake { $0.keepsPictures = keeps }
     }
 
     /// The pixel formats the consumer takes now, most preferred first, when they changed after
@@ -444,17 +427,22 @@ public final class PixelBufferConsumer: Sendable {
     /// permitted, the bound doubles (at least one more buffer), so that a consumer keeping K
     /// pictures is met after log2(K) waits.
     public func noteStarvation(atBound bound: Int) {
-        let pools = state.withLock { state -> [WeakPool] in
+        updateAndWake { state in
             // A consumer that keeps pictures may need them to preroll at all (reverse playback
             // pushes nothing before its GOP is complete), so it grows in PAUSED too.
-            guard state.growthPermitted || state.keepsPictures, !state.isFlushing else { return [] }
+            guard state.growthPermitted || state.keepsPictures, !state.isFlushing else { return }
             state.grownBufferCount = state.grownBufferCount.addingReportingOverflow(max(1, bound)).partialValue
-            return state.pools
         }
-        wake(pools)
     }
 
-    private func wake(_ pools: [WeakPool]) {
+    /// Changes the state, then wakes every pool's waiters to re-check it. Woken outside this
+    /// lock: a pool's waiter reads this object while holding the pool's lock (order: pool, then
+    /// consumer).
+    private func updateAndWake(_ change: (inout State) -> Void) {
+        let pools = state.withLock { state in
+            change(&state)
+            return state.pools
+        }
         for entry in pools { entry.pool?.wakeWaiters() }
     }
 

@@ -64,9 +64,10 @@ final class VAOutputReader {
     /// them (va.h), so it is read back like any other, and the caller says it is damaged.
     func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> (image: PixelBuffer, damaged: Bool) {
         guard var pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
-        // A consumer that renegotiated takes NV12 or I420 now: the surfaces read back either way.
-        if let wanted = consumer?.pixelFormatPreferences?.first(where: { [.nv12VideoRange, .i420].contains($0) }),
-           wanted != pool.attributes.pixelFormat {
+        // A consumer that renegotiated and no longer takes the format read back so far gets the
+        // other one (NV12 or I420): the surfaces read back either way.
+        if let preferences = consumer?.pixelFormatPreferences, !preferences.contains(pool.attributes.pixelFormat),
+           let wanted = preferences.first(where: { [.nv12VideoRange, .i420].contains($0) }) {
             var attributes = pool.attributes
             attributes.pixelFormat = wanted
             pool.invalidate()

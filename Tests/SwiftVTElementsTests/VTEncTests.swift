@@ -89,16 +89,18 @@ struct VTEncTests {
         #expect(pictures.allSatisfy { !$0.sliceKinds.contains(.b) && !$0.entropyCodingModeFlag })
     }
 
-    @Test("byte-stream output: SPS and PPS before every IDR, start codes, decodable")
+    @Test("byte-stream output: an access unit delimiter first in every access unit, then SPS and PPS before every IDR, start codes, decodable")
     func byteStream() throws {
         let result = runPipeline("\(Self.source) ! vtenc max-keyframe-interval=20 ! video/x-h264,stream-format=byte-stream ! fakesink name=sink")
         #expect(result.errors.isEmpty)
         var idrCount = 0
         for buffer in result.buffers {
             let types = AnnexB.nalUnits(in: buffer.bytes).map { buffer.bytes[$0.payloadOffset] & 0x1F }
+            // 7.4.1.2.3: the AUD first (as x264enc writes it; H.222.0 asks for it in TS).
+            #expect(types.first == 9, "an access unit without its delimiter first: \(types)")
             if types.contains(5) {
                 idrCount += 1
-                #expect(types.starts(with: [7, 8]), "an IDR access unit without SPS/PPS in front: \(types)")
+                #expect(types.starts(with: [9, 7, 8]), "an IDR access unit without SPS/PPS in front: \(types)")
             }
         }
         #expect(idrCount >= 3)
