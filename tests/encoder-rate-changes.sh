@@ -174,6 +174,20 @@ run r5-refused "$SMALL" "vtenc name=enc hardware=disable rate-control=cbr bitrat
 warned r5-refused "rate-control=cbr needs a bitrate.*goes on as it was" "row 5: bitrate=0 under rate-control=cbr while PLAYING"
 run r4-quality "$SMALL" "vtenc name=enc hardware=disable rate-control=quality" --at 30 bitrate=500
 warned r4-quality "bitrate is not used with rate-control=quality" "row 4: bitrate under rate-control=quality while PLAYING"
+# A restart (0 -> 500 kbit/s) on the frame right after the first IDR picture: x264 starts again
+# at idr_pic_id 0, so the new IDR picture takes another id (7.4.3: two IDR access units in a row
+# must differ, or a decoder joins the second to the first); every frame decodes.
+run r4-restart-idr "$SMALL" "vtenc name=enc hardware=disable allow-frame-reordering=false" --at 1 bitrate=500 \
+    --output "$work/r4-restart-idr.264"
+ids="$(ffmpeg -v trace -i "$work/r4-restart-idr.264" -c copy -bsf:v trace_headers -f null - 2>&1 \
+    | grep -w idr_pic_id | awk '{ print $NF }' | head -2 | tr '\n' ' ')"
+frames="$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$work/r4-restart-idr.264" 2>/dev/null || true)"
+read -r first_id second_id <<<"$ids"
+if [ -n "${second_id:-}" ] && [ "$first_id" != "$second_id" ] && [ "$frames" = 60 ]; then
+    pass "row 4: a restart right after an IDR picture: idr_pic_id $first_id then $second_id, 60 frames decode"
+else
+    fail "row 4: a restart right after an IDR picture: idr_pic_ids '$ids', $frames frames decoded (wanted two different ids, 60 frames)"
+fi
 # quality and rate-control take effect when the encoder next starts: refused with a WARNING.
 run r4-quality-change "$SMALL" "vtenc name=enc hardware=disable rate-control=quality" --at 30 quality=0.9
 warned r4-quality-change "quality changes only before the stream starts" "row 4: quality while PLAYING"

@@ -168,6 +168,11 @@ final class X264Encoder: EncoderBackend {
     /// The last DTS output: a new encoder (after a flush or a bit-rate change) extrapolates its
     /// first DTS before its first PTS, which may go back behind frames already output.
     private var lastDecodeTimeStamp: MediaTime?
+    /// The last access unit output when it was an IDR picture (nil after any other picture).
+    private var lastOutputIDR: [UInt8]?
+    /// Set when a restart follows an IDR picture: that picture and the parameter sets it was
+    /// coded under, for the new encoder's first IDR picture to take another idr_pic_id.
+    private var restartAfterIDR: (accessUnit: [UInt8], parameterSets: [[UInt8]])?
 
     /// What travels with a frame through x264 (keyed by the token in x264_picture_t.opaque).
     private struct Pending {
@@ -514,7 +519,12 @@ final class X264Encoder: EncoderBackend {
             // another level, goes out as new caps) where opening x264 in one mode for all
             // (CRF with VBV) would turn an unlimited stream into a limited one.
             let frames = try flush()
+            let previousParameterSets = formatDescription?.parameterSets ?? []
             try prepare(properties: properties, frameRate: frameRate)
+            // A fresh x264 starts at idr_pic_id 0: right after an IDR picture with that id, two
+            // IDR access units in a row would share it, which 7.4.3 forbids (a decoder would
+            // take the second for more slices of the first, 7.4.1.2.4).
+            restartAfterIDR = lastOutputIDR.map { ($0, previousParameterSets) }
             return frames
         }
         var p = x264_param_t()
@@ -533,6 +543,24 @@ final class X264Encoder: EncoderBackend {
     }
 
     // MARK: Output
+
+    /// `accessUnit` (an IDR picture after a restart) laid out again with another idr_pic_id when
+    /// it has the one of the IDR picture output right before it; nil when it may go out as it
+    /// is. Damaged headers leave it as it is (x264 wrote both: they parse).
+    private static func idrPictureIDDistinct(
+        _ accessUnit: [UInt8], following previous: (accessUnit: [UInt8], parameterSets: [[UInt8]]), parameterSets: [[UInt8]]
+    ) -> [UInt8]? {
+        // Array.withUnsafeBytes rethrows untyped errors: the result decides, not the error.
+        let before = try? IDRPictureIDSplicer(parameterSets: previous.parameterSets, nalUnitHeaderLength: 4)
+        guard let before, let previousID = try? previous.accessUnit.withUnsafeBytes({ try before.idrPictureID(of: $0) }),
+              var splicer = try? IDRPictureIDSplicer(parameterSets: parameterSets, nalUnitHeaderLength: 4, followingIDRPictureID: previousID)
+        else { return nil }
+        do {
+            return try accessUnit.withUnsafeBytes { try splicer.next($0) }
+        } catch {
+            return nil
+        }
+    }
 
     private static func analysisFrameType(_ type: Int32, isIDR: Bool) -> AnalysisFrameType {
         if isIDR { return .idr }
@@ -590,6 +618,13 @@ final class X264Encoder: EncoderBackend {
         }
         let isIDR = output.i_type == X264_TYPE_IDR || output.b_keyframe != 0
         let isIntra = isIDR || output.i_type == X264_TYPE_I
+        if let previous = restartAfterIDR {
+            restartAfterIDR = nil
+            if isIDR, let rewritten = Self.idrPictureIDDistinct(data, following: previous, parameterSets: formatDescription?.parameterSets ?? []) {
+                data = rewritten
+            }
+        }
+        lastOutputIDR = isIDR ? data : nil
         var decodeTimeStamp = recentTimes[output.i_dts] ?? MediaTime(value: output.i_dts, timescale: x264Timescale)
         if let last = lastDecodeTimeStamp, decodeTimeStamp <= last {
             // Keep DTS strictly increasing across encoder restarts (one 90 kHz tick after the last).

@@ -176,6 +176,20 @@ public struct IDRPictureIDSplicer {
         self.nalUnitHeaderLength = nalUnitHeaderLength
     }
 
+    /// A splicer whose stream goes on right after an IDR access unit with idr_pic_id
+    /// `previousIDRPictureID` coded under other parameter sets (an encoder restarted after it).
+    public init(parameterSets: [[UInt8]], nalUnitHeaderLength: Int, followingIDRPictureID previousIDRPictureID: Int) throws(H264Error) {
+        try self.init(parameterSets: parameterSets, nalUnitHeaderLength: nalUnitHeaderLength)
+        lastIDRPicID = previousIDRPictureID
+        previousWasIDR = true
+    }
+
+    /// idr_pic_id of the access unit's first IDR slice under these parameter sets; nil when it
+    /// has none.
+    public func idrPictureID(of unit: UnsafeRawBufferPointer) throws(H264Error) -> Int? {
+        try idrPicID(of: unit)
+    }
+
     /// The next access unit: nil when it goes out as it is, otherwise the access unit laid out
     /// again with the new id in every IDR slice (the slices change length, so the unit is copied).
     public mutating func next(_ unit: UnsafeRawBufferPointer, distinctFromLastIDR: Bool = false) throws(H264Error) -> [UInt8]? {
