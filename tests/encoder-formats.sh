@@ -80,18 +80,7 @@ run() {
         return 1
     fi
 }
-# As parity.sh: the pipeline ends by an ERROR, exactly one from SwiftVT, saying what PATTERN says.
-expect_one_error() {
-    local label="$1" pattern="$2" pipeline="$3" output status ours
-    status=0
-    output="$("${runner[@]}" --timeout 60 --expect error "$pipeline" 2>&1)" || status=$?
-    ours="$(grep -c '^ERROR: from element .*SwiftVT' <<<"$output" || true)"
-    if [ "$status" -eq 0 ] && [ "$ours" = 1 ] && grep -q -- "$pattern" <<<"$output"; then
-        pass "$label: one ERROR ($(grep -m1 '^ERROR' <<<"$output" | cut -c1-200)...)"
-    else
-        fail "$label: expected exactly one ERROR from SwiftVT matching '$pattern' (runner exit $status, $ours from SwiftVT): $output"
-    fi
-}
+source "$root/tests/lib/expect-one-error.sh"
 # aud_report FILE byte-stream|avc: "AUS AUDS BAD" - access units (pictures), AUDs, and how many
 # access units do not start with exactly one AUD whose primary_pic_type allows their slices.
 aud_report() {

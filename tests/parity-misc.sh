@@ -59,20 +59,15 @@ fi
 
 # Row 17: the hardware enumerations' words, element by element.
 enum_labels() { gst-inspect-1.0 "$1" | sed -n '/^  hardware  /,/(2): disable/p'; }
-for element in vtdec vtdec_hw; do
+# element, the software backend its enumeration names, the one it must not name
+for expectation in "vtdec libavcodec x264" "vtdec_hw libavcodec x264" "vtenc x264 libavcodec" "vtenc_h264 x264 libavcodec" \
+    "vtenc_h264_hw x264 libavcodec" "vtmultipasssink x264 libavcodec"; do
+    read -r element named other <<<"$expectation"
     labels="$(enum_labels "$element")"
-    if grep -q 'software (libavcodec)' <<<"$labels" && ! grep -qi 'x264' <<<"$labels"; then
-        pass "row 17: $element's hardware enumeration names libavcodec, not x264"
+    if grep -q "software ($named)" <<<"$labels" && ! grep -qi "$other" <<<"$labels"; then
+        pass "row 17: $element's hardware enumeration names $named, not $other"
     else
-        fail "row 17: $element's hardware enumeration should name libavcodec and not x264: $labels"
-    fi
-done
-for element in vtenc vtenc_h264 vtenc_h264_hw vtmultipasssink; do
-    labels="$(enum_labels "$element")"
-    if grep -q 'software (x264)' <<<"$labels" && ! grep -qi 'libavcodec' <<<"$labels"; then
-        pass "row 17: $element's hardware enumeration names x264, not libavcodec"
-    else
-        fail "row 17: $element's hardware enumeration should name x264 and not libavcodec: $labels"
+        fail "row 17: $element's hardware enumeration should name $named and not $other: $labels"
     fi
 done
 description="$(gst-inspect-1.0 vtmultipasssink | sed -n 's/^  Description *//p' | head -1)"

@@ -46,21 +46,7 @@ probe() {
     report="$(ffprobe -v error -count_frames -show_entries "stream=$2" -of csv=p=0 "$1" 2>/dev/null || true)"
     echo "${report%%$'\n'*}"
 }
-# The runner's report for a pipeline expected to fail: it ends by an ERROR, exactly one ERROR
-# comes from SwiftVT's element and it says what the pattern says. (An upstream source adds
-# GStreamer's own "Internal data stream error" for the not-negotiated flow, as with any element
-# that refuses caps: basesrc posts it for every fatal flow.)
-expect_one_error() {
-    local label="$1" pattern="$2" pipeline="$3" output status ours
-    status=0
-    output="$("${runner[@]}" --timeout 60 --expect error "$pipeline" 2>&1)" || status=$?
-    ours="$(grep -c '^ERROR: from element .*SwiftVT' <<<"$output" || true)"
-    if [ "$status" -eq 0 ] && [ "$ours" = 1 ] && grep -q -- "$pattern" <<<"$output"; then
-        pass "$label: one ERROR ($(grep -m1 '^ERROR' <<<"$output" | cut -c1-160)...)"
-    else
-        fail "$label: expected exactly one ERROR from SwiftVT matching '$pattern' (runner exit $status, $ours from SwiftVT): $output"
-    fi
-}
+source "$root/tests/lib/expect-one-error.sh"
 SRC="videotestsrc num-buffers=30 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
 
 # Row 1: a profile and level from downstream's caps.
