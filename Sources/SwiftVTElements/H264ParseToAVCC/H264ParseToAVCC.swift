@@ -318,16 +318,13 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             state.started = false
             state.resynchronizing = true
             state.recoveryPointPOC = nil
-            if frameOffset == 0 {
-                // Back at the start (GstBaseParse's default when its index has no entry before
-                // the target; it says DTS 0 there): the timeline of the first run, whose first
-                // picture is presented after the reorder delay.
-                state.pendingTimeBase = nil
-                state.timeOffset = 0
-            } else if inputDTS != swiftvt_clock_time_none {
-                // An index entry: the PTS this element gave the key frame there.
-                state.pendingTimeBase = inputDTS
-            }
+            // The first picture out after the jump gets the time GstBaseParse resumed at: an
+            // index entry's (the PTS this element gave that key frame), or 0 back at the start
+            // (its default without an entry before the target). From the start that puts the
+            // first picture at 0, where the first run presented it after the reorder delay: a
+            // seek lands on the picture h264parse and qtdemux (whose edit list maps the delay to
+            // stream time 0) show at that time, frame 150 at 5 s at 30 fps.
+            if inputDTS != swiftvt_clock_time_none { state.pendingTimeBase = inputDTS }
         }
 
         let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
