@@ -179,6 +179,9 @@ check_auds "row 9: x264 into mpegtsmux" "$work/r9-vtenc-ts.h264" byte-stream "$w
 check_auds "row 9: x264 avc" "$work/r9-vtenc.avc" avc "$work/r9-x264enc.avc"
 check_auds "row 9: VA-API byte-stream" "$work/r9-va.h264" byte-stream
 check_auds "row 9: VA-API into mpegtsmux" "$work/r9-va-ts.h264" byte-stream
+# vtmultipasssink's .h264 files: the same delimiters as vtenc's byte stream.
+run "row 9: vtmultipasssink .h264" "$hd_source ! vtmultipasssink location=$work/r9-multipass.h264 bitrate=1000" || true
+check_auds "row 9: vtmultipasssink .h264" "$work/r9-multipass.h264" byte-stream
 decode_both "$work/r9-vtenc.h264" "row 9: x264 byte-stream"
 if [ -s "$work/r9-vtenc.h264.avdec.yuv" ] && [ "$(md5 "$work/r9-vtenc.h264.avdec.yuv")" = "$(md5 "$work/r9-vtenc.h264.vtdec.yuv")" ]; then
     pass "row 9: x264 byte-stream with AUDs: avdec_h264 and vtdec decode the same frames"

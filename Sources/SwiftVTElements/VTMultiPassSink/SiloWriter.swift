@@ -65,7 +65,7 @@ struct SiloWriter {
 
     // MARK: Annex B
 
-    /// Annex B access units (``H264Output/AnnexBLayout``: start codes, SPS/PPS before every IDR).
+    /// Annex B access units (``H264Output/AnnexBLayout``: an AUD, start codes, SPS/PPS before every IDR).
     func writeAnnexB(to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
         var tally = Tally()
         var idrPictureIDs: IDRPictureIDSplicer
@@ -84,7 +84,9 @@ struct SiloWriter {
                     sample, size: rewritten?.count ?? data.count, pts: nanoseconds(sample.presentationTimeStamp),
                     duration: nanoseconds(sample.duration))
                 try (rewritten.map { BlockBuffer($0) } ?? data).withContiguousBytes { avcc in
-                    guard let layout = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: sample.isSync) else {
+                    // An access unit delimiter first in every access unit, as vtenc and x264enc
+                    // write byte streams (7.4.1.2.3; H.222.0 asks for them when the file goes into TS).
+                    guard let layout = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: sample.isSync, delimited: true) else {
                         throw VTError(.corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
                     }
                     if unit.count < layout.size { unit = [UInt8](repeating: 0, count: layout.size) }
