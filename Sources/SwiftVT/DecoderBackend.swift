@@ -1,8 +1,8 @@
 import MediaCore
 
 /// Makes decoders of one kind: the backend cut of ``DecompressionSession``. A backend is a whole
-/// decoder (libavcodec today; later the VA-API accelerator behind SwiftVT's own H.264 state
-/// machine), chosen by the session according to its ``HardwarePolicy``.
+/// decoder (libavcodec, or the VA-API accelerator behind SwiftVT's own H.264 state machine),
+/// chosen by the session according to its ``HardwarePolicy``.
 public protocol DecoderBackendFactory: Sendable {
     /// Shown to people: ``DecompressionSession/activeBackendName``, error messages.
     var name: String { get }

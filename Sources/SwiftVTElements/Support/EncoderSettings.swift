@@ -59,7 +59,7 @@ enum EncoderProperties {
                  at: \Element.Settings.encoder.allowFrameReordering)
     }
 
-    /// `zeroMeans`: what 0 stands for in this element, the rest of the blurb.
+    /// `blurb`: the whole blurb, which says what 0 stands for in this element.
     static func maxKeyframeInterval<Element: EncodingElement>(blurb: String) -> ElementProperty<Element> {
         .int("max-keyframe-interval", nick: "Maximum key frame interval", blurb: blurb, 0...Int32.max, default: 0,
              at: \Element.Settings.encoder.maxKeyframeInterval)

@@ -460,9 +460,9 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
         return outputDelivered()
     }
 
-    /// A flush (seek): the encoder's delayed frames are dropped by starting a new session with
-    /// the same configuration on the next set_format... which a flush does not send, so the
-    /// session is rebuilt here.
+    /// A flush (seek): the session completes its delayed frames into the void (the base class has
+    /// dropped their pending frames already) and stays; the next frame starts a new GOP with an
+    /// IDR picture (``CompressionSession/completeFrames(until:)``).
     func flush() -> Bool {
         delivered.discardAll()
         guard let session = state.withLock({ $0.session }) else { return true }
