@@ -124,12 +124,6 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             ])
     }
 
-    /// The bit rate (and its limits) may change while encoding, from any mode to any other (a
-    /// bit rate set on an encoder started without one, limits added or removed): the session
-    /// applies it at the next frame (VideoToolbox's AverageBitRate and DataRateLimits are
-    /// likewise settable during a session). A value that cannot be applied is one WARNING
-    /// saying why, and the encoder goes on as it was: the property reads back what was set,
-    /// so silence would pass for success.
     /// A property that takes effect when the next session starts, set while one runs (GObject
     /// does not refuse a write outside its flags' states): one WARNING says so, rather than a
     /// value read back as set and silently not used.
@@ -142,6 +136,12 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             .post(from: object, isError: false)
     }
 
+    /// The bit rate (and its limits) may change while encoding, from any mode to any other (a
+    /// bit rate set on an encoder started without one, limits added or removed): the session
+    /// applies it at the next frame (VideoToolbox's AverageBitRate and DataRateLimits are
+    /// likewise settable during a session). A value that cannot be applied is one WARNING
+    /// saying why, and the encoder goes on as it was: the property reads back what was set,
+    /// so silence would pass for success.
     private func applyBitRateChange(of name: String) {
         guard let session = state.withLock({ $0.session }) else { return }
         if name == "bitrate", settings.withLock({ $0.rateControl }) == .constantQuality {
