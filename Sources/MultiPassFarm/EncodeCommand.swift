@@ -37,7 +37,10 @@ struct EncodeCommand {
         let (storage, silo, manifest) = try openFiles(for: planned)
         var properties = CompressionProperties(averageBitRate: bitRate)
         properties.expectedFrameRate = reader.header.frameRate
+        // High, unlike baseline (A.2.1), allows interlaced coding; the SPS saying so
+        // (frame_mbs_only_flag 0) reaches the file as the chunks have it: the splice copies it.
         properties.profileLevel = H264ProfileLevel(profile: .high)
+        properties.fieldCoding = reader.header.fieldCoding
         MultiPassGOP.applyKeyFrameInterval(keyFrameInterval, frameRate: reader.header.frameRate, to: &properties)
         let feed = FrameSiloFeed(silo: silo)
         let session: CompressionSession

@@ -1,11 +1,14 @@
 import Glibc
 import MediaCore
+import SwiftVT
 
 /// Decoded frames from the job's GStreamer pipeline (an appsink), on a file descriptor: the
 /// frame stream of docs/farm.md. Little-endian.
 ///
-///     header:  "SVTFRAME", uint32 version (1), width, height, fps_n, fps_d, format (0 = I420),
-///              stride[3], offset[3], frame_size        (GstVideoInfo of the negotiated caps)
+///     header:  "SVTFRAME", uint32 version (2; 1 is still read), width, height, fps_n, fps_d,
+///              format (0 = I420), stride[3], offset[3], frame_size  (GstVideoInfo of the negotiated caps),
+///              version 2 only: field_order (0 progressive, 1 interlaced top field first,
+///              2 interlaced bottom field first)
 ///     records: uint8 1, int64 pts_ns, int64 duration_ns (-1 unknown), frame_size bytes
 ///              uint8 2                                  (the end of a time range)
 ///
@@ -18,6 +21,9 @@ struct FrameStreamReader {
         var strides: [Int]
         var offsets: [Int]
         var frameSize: Int
+        /// How the encoder codes the pictures: field_order of a version 2 header, progressive
+        /// for version 1 (written before interlaced inputs were coded as such).
+        var fieldCoding: FieldCoding
     }
 
     enum Record {
@@ -46,7 +52,8 @@ struct FrameStreamReader {
         let value = { (index: Int) -> Int in
             (0..<4).reduce(0) { $0 | Int(fields[index * 4 + $1]) << (8 * $1) }
         }
-        guard value(0) == 1 else { throw .failed("frame stream version \(value(0)) is not 1") }
+        let version = value(0)
+        guard version == 1 || version == 2 else { throw .failed("frame stream version \(version) is not 1 or 2") }
         guard value(5) == 0 else { throw .failed("frame stream format \(value(5)) is not 0 (I420)") }
         let (width, height) = (value(1), value(2))
         guard (2...16_384).contains(width), (2...16_384).contains(height) else {
@@ -65,11 +72,30 @@ struct FrameStreamReader {
                 throw .failed("the frame stream's I420 layout (strides \(strides), offsets \(offsets), size \(frameSize)) does not hold a \(width)x\(height) picture")
             }
         }
+        let fieldCoding: FieldCoding = try version == 1 ? .progressive : Self.readFieldCoding(descriptor)
         let (rateNumerator, rateDenominator) = (value(3), value(4))
         header = Header(
             width: width, height: height,
             frameRate: rateNumerator > 0 && rateDenominator > 0 ? Double(rateNumerator) / Double(rateDenominator) : nil,
-            strides: strides, offsets: offsets, frameSize: frameSize)
+            strides: strides, offsets: offsets, frameSize: frameSize, fieldCoding: fieldCoding)
+    }
+
+    /// Version 2's field_order, the uint32 after frame_size. The job sets it from the caps as vtenc
+    /// reads them (interlace-mode interleaved or mixed: interlaced, in the caps' field order), so
+    /// that the farm codes an input as vtenc would.
+    private static func readFieldCoding(_ descriptor: Int32) throws(FarmFailure) -> FieldCoding {
+        var bytes = [UInt8](repeating: 0, count: 4)
+        guard try readFully(descriptor, into: &bytes, count: 4, allowEnd: true) else {
+            throw .failed("the frame stream ended inside its header")
+        }
+        let fieldOrder = bytes.reversed().reduce(0) { $0 << 8 | Int($1) }
+        switch fieldOrder {
+        case 0: return .progressive
+        case 1: return .topFieldFirst
+        case 2: return .bottomFieldFirst
+        default:
+            throw .failed("the frame stream's field order \(fieldOrder) is not 0 (progressive), 1 (interlaced, top field first) or 2 (interlaced, bottom field first)")
+        }
     }
 
     /// The next record; after `.frame`, ``readPicture(into:)`` must read its picture.

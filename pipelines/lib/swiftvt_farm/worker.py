@@ -149,6 +149,24 @@ def _write_all(descriptor, data):
 
 
 
+def _field_order(info, caps, buffer):
+    """The frame stream's field_order for the negotiated `caps` (`info`, their VideoInfo) and the
+    first frame `buffer`: 0 progressive, 1 interlaced top field first, 2 bottom field first.
+    Interleaved or mixed is interlaced, in the caps' field-order, as vtenc reads caps; caps without
+    one leave the order to the buffers' TFF flag (GstVideo's GST_VIDEO_FIELD_ORDER_UNKNOWN), read
+    from the first frame because the encoder takes one order for the whole chunk."""
+    from gi.repository import GstVideo
+    if info.interlace_mode not in (GstVideo.VideoInterlaceMode.INTERLEAVED, GstVideo.VideoInterlaceMode.MIXED):
+        return 0
+    named = caps.get_structure(0).get_string("field-order")
+    order = GstVideo.VideoFieldOrder.from_string(named) if named else GstVideo.VideoFieldOrder.UNKNOWN
+    if order == GstVideo.VideoFieldOrder.UNKNOWN:
+        top_first = (int(buffer.get_flags()) & int(GstVideo.VideoBufferFlags.TFF)) != 0
+    else:
+        top_first = order == GstVideo.VideoFieldOrder.TOP_FIELD_FIRST
+    return 1 if top_first else 2
+
+
 def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
     """Decodes the frames of each range of `ranges` ({"frames": [[pts, time, duration], ...],
     "seek_start", "seek_stop": stream time ns or None}) of INPUT and writes the contract's FRAME
@@ -201,12 +219,14 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
             return Gst.PadProbeReturn.DROP
         try:
             if state["header"] is None:
-                info = GstVideo.VideoInfo.new_from_caps(pad.get_current_caps())
+                caps = pad.get_current_caps()
+                info = GstVideo.VideoInfo.new_from_caps(caps)
                 state["header"] = info
                 _write_all(descriptor, b"SVTFRAME" + struct.pack(
-                    "<13I", 1, info.width, info.height, info.fps_n, info.fps_d, 0,
+                    "<14I", 2, info.width, info.height, info.fps_n, info.fps_d, 0,
                     info.stride[0], info.stride[1], info.stride[2],
-                    info.offset[0], info.offset[1], info.offset[2], info.size))
+                    info.offset[0], info.offset[1], info.offset[2], info.size,
+                    _field_order(info, caps, buffer)))
             # fdsink writes the whole buffer: a size other than the caps' would shift every record after it.
             if buffer.get_size() != state["header"].size:
                 state["failure"] = f"a decoded frame holds {buffer.get_size()} bytes, its caps say {state['header'].size}"

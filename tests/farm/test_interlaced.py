@@ -1,0 +1,146 @@
+"""pipelines/multipass-farm.py keeps interlaced coding (issue 38 row 13).
+
+An interlaced input (x264enc interlaced=true, top or bottom field first) comes out of the farm coded
+interlaced in the same field order (ffprobe field_order tt / bb, SPS frame_mbs_only_flag 0), as
+vtenc_h264 codes the same input; a progressive input stays progressive. The frame stream's
+field_order is checked at swiftvt-farm's end too: a value out of range fails encode with one line,
+a version 1 header (no field_order) is still read.
+
+Inputs: 320x240, 60 frames at 30/1 (2 chunks of 1 s, so the splice joins two chunks), made in
+tmp_path. Needs gst-launch-1.0 with x264enc, ffprobe/ffmpeg, Dask distributed for /usr/bin/python3,
+and the built plugin and swiftvt-farm (SWIFTVT_PLUGIN, SWIFTVT_FARM_TOOL; defaults in build/):
+skipped without them, failed under SWIFTVT_REQUIRE_TEST_INPUTS (CI).
+"""
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+# Helpers (to move into a shared conftest.py).
+
+ROOT = Path(__file__).resolve().parents[2]
+FARM_JOB = ROOT / "pipelines" / "multipass-farm.py"
+# The job's interpreter: gi and distributed come from Debian packages, not from a virtualenv.
+JOB_PYTHON = "/usr/bin/python3"
+WIDTH, HEIGHT, FRAMES = 320, 240, 60
+
+
+def _require(available, what):
+    if available:
+        return
+    if os.environ.get("SWIFTVT_REQUIRE_TEST_INPUTS"):
+        pytest.fail(what)
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="module")
+def farm_env(tmp_path_factory):
+    """The environment of the farm job and of gst-launch-1.0 with the built plugin: SWIFTVT_PLUGIN
+    through a private plugin directory and registry (as pipelines/lib/plugin-env.sh), so that a
+    plugin blacklisted in the shared registry or a stale copy elsewhere is not used."""
+    plugin = Path(os.environ.get("SWIFTVT_PLUGIN") or ROOT / "build" / "libgstswiftvt.so")
+    farm_tool = Path(os.environ.get("SWIFTVT_FARM_TOOL") or ROOT / "build" / "swiftvt-farm")
+    _require(plugin.is_file(), f"no plugin at {plugin} (meson compile -C build, or set SWIFTVT_PLUGIN)")
+    _require(farm_tool.is_file(), f"no swiftvt-farm at {farm_tool} (meson compile -C build, or set SWIFTVT_FARM_TOOL)")
+    for tool in ("gst-launch-1.0", "ffprobe", "ffmpeg"):
+        _require(shutil.which(tool), f"{tool} not found (scripts/install-deps.sh installs it)")
+    _require(subprocess.run([JOB_PYTHON, "-c", "import distributed"], capture_output=True).returncode == 0,
+             f"Dask distributed not importable by {JOB_PYTHON} (Debian package python3-distributed)")
+    work = tmp_path_factory.mktemp("gst")
+    (work / "plugins").mkdir()
+    (work / "plugins" / "libgstswiftvt.so").symlink_to(plugin.resolve())
+    env = dict(os.environ, SWIFTVT_PLUGIN=str(plugin.resolve()), SWIFTVT_FARM_TOOL=str(farm_tool.resolve()),
+               GST_PLUGIN_PATH=str(work / "plugins"), GST_REGISTRY=str(work / "registry.bin"))
+    return env
+
+
+def _run(command, env, timeout=60):
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{command[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def _make_input(path, env, field_order):
+    """videotestsrc's ball, x264enc in MP4; interlaced (both fields in each frame) when field_order
+    names one, coded as such by x264enc interlaced=true."""
+    caps = f"video/x-raw,format=I420,width={WIDTH},height={HEIGHT},framerate=30/1"
+    interlaced = []
+    if field_order:
+        caps += f",interlace-mode=interleaved,field-order={field_order}"
+        interlaced = ["interlaced=true"]
+    _run(["gst-launch-1.0", "-q", "videotestsrc", "pattern=ball", f"num-buffers={FRAMES}", "!", caps,
+          "!", "x264enc", *interlaced, "key-int-max=30", "!", "mp4mux", "!", "filesink", f"location={path}"], env)
+
+
+def _field_order(path, env):
+    return _run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=field_order",
+                 "-of", "csv=p=0", str(path)], env).strip()
+
+
+def _frame_mbs_only_flags(path, env):
+    """frame_mbs_only_flag of every SPS in the file (FFmpeg's trace_headers)."""
+    result = subprocess.run(["ffmpeg", "-v", "verbose", "-i", str(path), "-c", "copy", "-bsf:v", "trace_headers",
+                             "-f", "null", "-"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {line.rsplit("=", 1)[1].strip() for line in result.stderr.splitlines() if " frame_mbs_only_flag " in line}
+
+
+def _encode_with_vtenc(source, output, env):
+    _run(["gst-launch-1.0", "-q", "filesrc", f"location={source}", "!", "decodebin", "!", "videoconvert",
+          "!", "vtenc_h264", "!", "h264parse", "!", "mp4mux", "!", "filesink", f"location={output}"], env)
+
+
+def _encode_with_farm(source, output, env):
+    return _run([JOB_PYTHON, str(FARM_JOB), str(source), str(output), "--bitrate", "500", "--workers", "2",
+                 "--chunk-seconds", "1"], env, timeout=120)
+
+
+def _frame_stream_header(version, field_order=None):
+    """A frame stream header of the contract (docs/farm.md) for WIDTHxHEIGHT I420, tightly packed."""
+    luma, chroma = WIDTH * HEIGHT, (WIDTH // 2) * (HEIGHT // 2)
+    fields = [version, WIDTH, HEIGHT, 30, 1, 0, WIDTH, WIDTH // 2, WIDTH // 2, 0, luma, luma + chroma,
+              luma + 2 * chroma]
+    if field_order is not None:
+        fields.append(field_order)
+    return b"SVTFRAME" + struct.pack(f"<{len(fields)}I", *fields), luma + 2 * chroma
+
+
+# Tests.
+
+@pytest.mark.parametrize("field_order, expected", [
+    ("top-field-first", "tt"),
+    ("bottom-field-first", "bb"),
+    (None, "progressive"),
+])
+def test_farm_keeps_the_field_order_of_the_input(tmp_path, farm_env, field_order, expected):
+    source, farm_output, vtenc_output = tmp_path / "in.mp4", tmp_path / "farm.mp4", tmp_path / "vtenc.mp4"
+    _make_input(source, farm_env, field_order)
+    assert _field_order(source, farm_env) == expected
+    _encode_with_farm(source, farm_output, farm_env)
+    _encode_with_vtenc(source, vtenc_output, farm_env)
+    assert (_field_order(farm_output, farm_env), _field_order(vtenc_output, farm_env)) == (expected, expected)
+    assert _frame_mbs_only_flags(farm_output, farm_env) == {"1" if field_order is None else "0"}
+
+
+def test_encode_refuses_a_field_order_out_of_range(tmp_path, farm_env):
+    header, _ = _frame_stream_header(2, field_order=3)
+    result = subprocess.run([farm_env["SWIFTVT_FARM_TOOL"], "encode", str(tmp_path / "chunk"), "--bitrate", "500000"],
+                            input=header, capture_output=True, timeout=30)
+    assert result.returncode == 1
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("swiftvt-farm: ") and "field order 3" in lines[0], lines
+
+
+def test_encode_still_reads_a_version_1_header(tmp_path, farm_env):
+    header, frame_size = _frame_stream_header(1)
+    frames = 15
+    # Mid-grey frames, 1/30 s apart: enough for encode to code a chunk.
+    records = b"".join(struct.pack("<Bqq", 1, index * 33_333_333, 33_333_333) + bytes([128]) * frame_size
+                       for index in range(frames))
+    result = subprocess.run([farm_env["SWIFTVT_FARM_TOOL"], "encode", str(tmp_path / "chunk"), "--bitrate", "500000"],
+                            input=header + records + bytes([2]), capture_output=True, timeout=30)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().startswith(f"result frames={frames} "), result.stdout.decode()
