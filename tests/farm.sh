@@ -17,8 +17,8 @@
 #     --timings record a second attempt, and the output is the same stream as (a);
 #  d. --shared-dir: paths instead of bytes through Dask, the same stream as (a);
 #  e. faults of the input, each a clear one-line error, exit 1 and nothing at OUTPUT (no temporary
-#     file either): an MP4 whose moov (first) says 8 s but whose data stops at about half, so a
-#     chunk gets no frames ("no frames in chunk K (a s – b s)"); a missing input; a file without
+#     file either): an MP4 whose moov (first) says 8 s but whose data stops at about half, found
+#     by the frame index before any work ("INPUT is truncated: its data ends at ..."); a missing input; a file without
 #     video; a scheduler that cannot be reached; a missing swiftvt-farm.
 # The inputs are made at test time: 320x240, 240 frames at 30/1 of videotestsrc patterns changing
 # every 48 frames, x264enc key-int-max=30, in MP4. Every job runs under `timeout`.
@@ -262,7 +262,7 @@ expect_error() { # expect_error NAME PATTERN ARGS...
 make_clip "$work/faststart.mp4" faststart=true
 size=$(stat -c %s "$work/faststart.mp4")
 head -c $((size * 55 / 100)) "$work/faststart.mp4" >"$work/short-data.mp4"
-expect_error truncated "^multipass-farm: error: no frames in chunk [0-9]+ \([0-9.]+ s – [0-9.]+ s\)" \
+expect_error truncated "^multipass-farm: error: .*short-data.mp4 is truncated: its data ends at [0-9.]+ s \([0-9]+ video frames\), its header says 8.000 s" \
     "$work/short-data.mp4" "$work/truncated.mp4" --bitrate $target --workers 2 --chunk-seconds 2
 expect_error missing "^multipass-farm: error: .*nothing-here.mp4 does not exist" "$work/nothing-here.mp4" "$work/missing.mp4" --bitrate $target
 timeout 60 gst-launch-1.0 -q audiotestsrc num-buffers=50 ! wavenc ! filesink location="$work/audio.wav"

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FARM_JOB = ROOT / "pipelines" / "multipass-farm.py"
+# SWIFTVT_FARM_JOB: another copy of the job (an older one, to see a test fail on what it fixed).
+FARM_JOB = Path(os.environ.get("SWIFTVT_FARM_JOB") or ROOT / "pipelines" / "multipass-farm.py")
 # The job's interpreter: gi and distributed come from Debian packages, not from a virtualenv.
 JOB_PYTHON = "/usr/bin/python3"
 
@@ -73,8 +74,23 @@ class FarmRun:
 
 
 class Farm:
+    """Runs the job with a private TMPDIR (its own, its LocalCluster workers' and their encoders'
+    temporary folders go there), so that a test sees what a job leaves behind: `leftovers()`."""
+
     def __init__(self, env, tmp_path):
-        self.env, self.tmp_path = env, tmp_path
+        self.tmp_path = tmp_path
+        self.tmpdir = tmp_path / "tmpdir"
+        self.tmpdir.mkdir()
+        self.env = dict(env, TMPDIR=str(self.tmpdir))
+
+    # Dask's own scaffolding: the folder its workers' folders go in and its two empty lock files.
+    DASK_SCAFFOLDING = {"dask-worker-space", "dask-worker-space/global.lock", "dask-worker-space/purge.lock"}
+
+    def leftovers(self):
+        """What is left in the job's TMPDIR, recursively, as paths relative to it (Dask's empty
+        scaffolding aside)."""
+        return sorted(str(p.relative_to(self.tmpdir)) for p in self.tmpdir.rglob("*")
+                      if str(p.relative_to(self.tmpdir)) not in self.DASK_SCAFFOLDING)
 
     def command(self, source, output, *args):
         return [JOB_PYTHON, str(FARM_JOB), str(source), str(output), *map(str, args)]

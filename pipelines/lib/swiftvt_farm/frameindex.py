@@ -97,6 +97,22 @@ def wrap_raw_stream(Gst, path, container, wrapped_path):
                        " (when it has no timing, give it one: ffmpeg -r RATE -i INPUT -c copy INPUT.mkv)")
 
 
+def _effective_segments(segments):
+    """The segment each received segment's frames are timed by: its own, or the one after it when
+    that one only corrects its start (same base, time and rate, no flush in between). matroskademux
+    starts a file whose video begins at 21 ms with a segment from 21 ms and, two frames later,
+    sends one from 0: timed by their own segment, those two frames would run 21 ms early and the
+    third would follow them after a 55-ms gap. A segment with another base or time (an MP4 edit
+    list's next edit, `ffmpeg -output_ts_offset`) is a real change of the timeline and stays."""
+    effective = list(segments)
+    for i in range(len(segments) - 2, -1, -1):
+        this, following = segments[i], segments[i + 1]
+        if (this.base, this.time, this.rate, this.applied_rate, this.format) == \
+                (following.base, following.time, following.rate, following.applied_rate, following.format):
+            effective[i] = effective[i + 1]
+    return effective
+
+
 def build(Gst, path, container):
     """The FrameIndex of `path`'s first video stream. JobError when it cannot be read, has no video,
     or a frame has no time stamp."""
@@ -115,6 +131,16 @@ def build(Gst, path, container):
         pipeline.add(element)
     source.link(parser)
     streams = []
+    # Where each stream's data ends (running time ns), to tell a truncated file from one whose
+    # video is shorter than its audio.
+    data_end = {"ns": 0}
+
+    def note_end(_, info):
+        buffer = info.get_buffer()
+        if buffer.pts != Gst.CLOCK_TIME_NONE:
+            end = buffer.pts + (buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else 0)
+            data_end["ns"] = max(data_end["ns"], end)
+        return Gst.PadProbeReturn.OK
 
     def pad_added(_, pad):
         caps = pad.get_current_caps() or pad.query_caps(None)
@@ -132,19 +158,21 @@ def build(Gst, path, container):
             target.set_property("async", False)
             pipeline.add(target)
             target.sync_state_with_parent()
+            target.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, note_end)
         pad.link(target.get_static_pad("sink"))
 
     parser.connect("pad-added", pad_added)
-    segment = {"current": None}
+    segments = []  # every segment the video stream received, in order
 
     def on_event(_, info):
         event = info.get_event()
         if event.type == Gst.EventType.SEGMENT:
-            segment["current"] = event.parse_segment()
+            segments.append(event.parse_segment())
         return Gst.PadProbeReturn.OK
 
     sink.get_static_pad("sink").add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_event)
-    raw = []
+    received = []  # (pts, index of its segment, own duration or None, key)
+    declared = None
     bus = pipeline.get_bus()
     try:
         pipeline.set_state(Gst.State.PLAYING)
@@ -157,21 +185,30 @@ def build(Gst, path, container):
                 if message is not None or sink.is_eos():
                     break
                 continue
+            if declared is None:
+                known, declared = pipeline.query_duration(Gst.Format.TIME)
+                declared = declared if known and declared > 0 else 0
             buffer = sample.get_buffer()
-            current = sample.get_segment() or segment["current"]
             if buffer.pts == Gst.CLOCK_TIME_NONE:
-                raise JobError(f"{path}: video frame {len(raw)} has no time stamp, so the input cannot be cut into chunks")
-            time_stamp = current.to_running_time(Gst.Format.TIME, buffer.pts)
-            stream_time = current.to_stream_time(Gst.Format.TIME, buffer.pts)
-            if time_stamp == Gst.CLOCK_TIME_NONE or stream_time == Gst.CLOCK_TIME_NONE:
-                # Outside the segment: the demuxer sends it for decoding only (before an edit
-                # list's start); no output frame comes from it.
-                continue
+                raise JobError(f"{path}: video frame {len(received)} has no time stamp, so the input cannot be cut into chunks")
+            if not segments:
+                raise JobError(f"{path}: the demuxer sent a video frame before its segment")
             own_duration = buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else None
-            raw.append((buffer.pts, stream_time, time_stamp, own_duration,
-                        not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
+            received.append((buffer.pts, len(segments) - 1, own_duration,
+                             not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
     finally:
         pipeline.set_state(Gst.State.NULL)
+    raw = []
+    effective = _effective_segments(segments)
+    for pts, segment_index, own_duration, key in received:
+        segment = effective[segment_index]
+        time_stamp = segment.to_running_time(Gst.Format.TIME, pts)
+        stream_time = segment.to_stream_time(Gst.Format.TIME, pts)
+        if time_stamp == Gst.CLOCK_TIME_NONE or stream_time == Gst.CLOCK_TIME_NONE:
+            # Outside the segment: the demuxer sends it for decoding only (before an edit
+            # list's start); no output frame comes from it.
+            continue
+        raw.append((pts, stream_time, time_stamp, own_duration, key))
     if not any(kind == "video" for kind, _ in streams):
         raise JobError(f"{path} has no video stream")
     if not raw:
@@ -190,6 +227,15 @@ def build(Gst, path, container):
         gap_before = stream_time - raw[i - 1][1] if i > 0 else Frame.SEEK_MARGIN * 2
         seek_position = max(0, stream_time - max(1, min(Frame.SEEK_MARGIN, gap_before // 2)))
         frames.append(Frame(pts, stream_time, time_stamp, duration, key, seek_position))
+    # A container whose header promises more than its data holds (a download cut short, an MP4
+    # whose moov comes first): every stream ends well before the duration it declares. The
+    # streams' ends are PTS (stream time where there is no edit list), compared with the
+    # declared stream-time duration; a second or 2 % of slack for rounding and audio priming.
+    data_ends = max(data_end["ns"], max(f.stream_time + f.duration for f in frames))
+    if declared and data_ends < declared - max(Gst.SECOND, declared // 50):
+        raise JobError(f"{path} is truncated: its data ends at {data_ends / 1e9:.3f} s ({len(frames)} video frames), "
+                       f"its header says {declared / 1e9:.3f} s; to encode what is there, copy it into a new file first "
+                       "(ffmpeg -i INPUT -c copy COPY.mp4)")
     if not frames[0].key:
         # The first frame in presentation order is decoded from the first key frame in decode
         # order; the first chunk starts at it whatever its flag says.
