@@ -117,8 +117,12 @@ struct EncodeCommand {
         var updated = manifest
         updated.passes = driver.pass
         try chunk.writeManifest(updated)
-        let bits = storage.records().reduce(0) { $0 + $1.bits }
-        print("result frames=\(encoded) bits=\(bits)")
+        let records = storage.records()
+        let bits = records.reduce(0) { $0 + $1.bits }
+        // The chunk's first picture is an IDR picture a one-host encode may not have: the job
+        // weighs what it costs against the chunk's other frames.
+        let firstPicture = records.min { $0.presentationTimeStamp < $1.presentationTimeStamp }
+        print("result frames=\(encoded) bits=\(bits) first_picture_bits=\(firstPicture?.bits ?? 0)")
     }
 
     /// The chunk's storage and silo: new ones for pass 1, the chunk's for a planned pass.

@@ -2,7 +2,7 @@ import Glibc
 import MediaCore
 import SwiftVT
 
-/// Decoded frames from the job's GStreamer pipeline (an appsink), on a file descriptor: the
+/// Decoded frames from the job's GStreamer pipeline (fdsink), on a file descriptor: the
 /// frame stream of docs/farm.md. Little-endian.
 ///
 ///     header:  "SVTFRAME", uint32 version (2; 1 is still read), width, height, fps_n, fps_d,

@@ -162,3 +162,27 @@ def make_chunks(index, starts):
             "label": f"chunk {i} ({start_s:.3f} s – {stop_s:.3f} s)",
             "start_s": start_s, "stop_s": stop_s, "frame_count": len(own), "first_frame": first})
     return chunks
+
+
+def extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene):
+    """What chunks shorter than the one-host GOP cost, from pass 1: None when the farm starts no
+    more IDR pictures than vtmultipasssink would (one per GOP_SECONDS, and at scene cuts), else
+    (extra IDR pictures, their share of pass 1's bits). An IDR picture's cost is what it took
+    beyond an average frame of its chunk; every bit it takes, the target takes from the other
+    frames. `pass_one`: {chunk index: encode result}; `cut_at_scene`: {chunk index} of chunks
+    that start at a scene cut (where the one-host encode starts a GOP too)."""
+    periodic = [c for c in chunks[1:] if c["index"] not in cut_at_scene]
+    one_host_periodic = max(0, math.ceil(duration_s / GOP_SECONDS - 1e-6) - 1)
+    extra = len(periodic) - one_host_periodic
+    if extra <= 0:
+        return None
+    excess = []
+    for chunk in periodic:
+        result = pass_one[chunk["index"]]
+        first, frames = result.get("first_picture_bits", 0), result["frames"]
+        average_other = (result["bits"] - first) / (frames - 1) if frames > 1 else first
+        excess.append(max(0.0, first - average_other))
+    # The extra ones are any `extra` of the periodic boundaries; their average stands for each.
+    total = sum(r["bits"] for r in pass_one.values())
+    share = extra * (sum(excess) / len(excess)) / total if total else 0.0
+    return extra, share

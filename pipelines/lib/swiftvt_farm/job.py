@@ -31,8 +31,9 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
     duration_s = index.duration / 1e9
     chunk_seconds = args.chunk_seconds or chunking.default_chunk_seconds(duration_s, threads)
     chunk_ns = int(chunk_seconds * 1e9)
-    starts = chunking.key_frame_boundaries(index, chunk_ns)
-    starts = chunking.scene_cut_boundaries(Gst, source, index, starts, chunk_ns)
+    key_frame_starts = chunking.key_frame_boundaries(index, chunk_ns)
+    starts = chunking.scene_cut_boundaries(Gst, source, index, key_frame_starts, chunk_ns)
+    cut_at_scene = {i for i, (moved, kept) in enumerate(zip(starts, key_frame_starts)) if moved != kept}
     chunks = chunking.make_chunks(index, starts)
     timings["client"]["cut_s"] = time.time() - t
     timings["chunks"] = [{k: c[k] for k in ("index", "start_s", "stop_s", "frame_count")} for c in chunks]
@@ -120,6 +121,13 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
 
         # The chunks as they stand, on the client: {index: {name: bytes}} (or a shared path).
         results = run_pass(1, [(c, None, None, c["stop_s"] - c["start_s"]) for c in chunks])
+        cost = chunking.extra_key_picture_cost(chunks, results, duration_s, cut_at_scene)
+        if cost is not None:
+            print(f"multipass-farm: warning: chunks this short start {cost[0]} more IDR picture{'s' if cost[0] > 1 else ''} "
+                  f"than vtmultipasssink would code (one per {chunking.GOP_SECONDS:g} s and at scene cuts); in pass 1 "
+                  f"{'they' if cost[0] > 1 else 'it'} took {cost[1] * 100:.1f} % of the bits beyond an average frame, "
+                  "which the other frames lose at this bit rate; without --chunk-seconds the chunks are as long as "
+                  "the one-host GOPs", file=sys.stderr, flush=True)
         current = {i: (r["shared_path"] or r["files"]) for i, r in results.items()}
         chunk_dirs = [os.path.join(work, f"chunk-{i:04d}") for i in range(len(chunks))]
 

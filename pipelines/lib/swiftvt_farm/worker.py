@@ -397,6 +397,7 @@ def encode_chunk(chunk, input_ref, input_key, settings, chunk_files=None, plan=N
             raise RuntimeError(f"{label}: swiftvt-farm encode says it encoded {fields['frames']} frames, "
                                f"it was given {sum(counts)}")
         result = {"frames": int(fields["frames"]), "bits": int(fields["bits"]), "fed": sum(counts),
+                  "first_picture_bits": int(fields.get("first_picture_bits", 0)),
                   "worker": worker, "host": socket.gethostname(), "pid": os.getpid(), "started": started}
         if settings["shared_dir"]:
             # Copied under a temporary name and renamed: a rerun of this task, or a reader on another
