@@ -11,56 +11,14 @@ tmp_path. Needs gst-launch-1.0 with x264enc, ffprobe/ffmpeg, Dask distributed fo
 and the built plugin and swiftvt-farm (SWIFTVT_PLUGIN, SWIFTVT_FARM_TOOL; defaults in build/):
 skipped without them, failed under SWIFTVT_REQUIRE_TEST_INPUTS (CI).
 """
-import os
-import shutil
 import struct
 import subprocess
-from pathlib import Path
 
 import pytest
 
-# Helpers (to move into a shared conftest.py).
+from conftest import run as _run
 
-ROOT = Path(__file__).resolve().parents[2]
-FARM_JOB = ROOT / "pipelines" / "multipass-farm.py"
-# The job's interpreter: gi and distributed come from Debian packages, not from a virtualenv.
-JOB_PYTHON = "/usr/bin/python3"
 WIDTH, HEIGHT, FRAMES = 320, 240, 60
-
-
-def _require(available, what):
-    if available:
-        return
-    if os.environ.get("SWIFTVT_REQUIRE_TEST_INPUTS"):
-        pytest.fail(what)
-    pytest.skip(what)
-
-
-@pytest.fixture(scope="module")
-def farm_env(tmp_path_factory):
-    """The environment of the farm job and of gst-launch-1.0 with the built plugin: SWIFTVT_PLUGIN
-    through a private plugin directory and registry (as pipelines/lib/plugin-env.sh), so that a
-    plugin blacklisted in the shared registry or a stale copy elsewhere is not used."""
-    plugin = Path(os.environ.get("SWIFTVT_PLUGIN") or ROOT / "build" / "libgstswiftvt.so")
-    farm_tool = Path(os.environ.get("SWIFTVT_FARM_TOOL") or ROOT / "build" / "swiftvt-farm")
-    _require(plugin.is_file(), f"no plugin at {plugin} (meson compile -C build, or set SWIFTVT_PLUGIN)")
-    _require(farm_tool.is_file(), f"no swiftvt-farm at {farm_tool} (meson compile -C build, or set SWIFTVT_FARM_TOOL)")
-    for tool in ("gst-launch-1.0", "ffprobe", "ffmpeg"):
-        _require(shutil.which(tool), f"{tool} not found (scripts/install-deps.sh installs it)")
-    _require(subprocess.run([JOB_PYTHON, "-c", "import distributed"], capture_output=True).returncode == 0,
-             f"Dask distributed not importable by {JOB_PYTHON} (Debian package python3-distributed)")
-    work = tmp_path_factory.mktemp("gst")
-    (work / "plugins").mkdir()
-    (work / "plugins" / "libgstswiftvt.so").symlink_to(plugin.resolve())
-    env = dict(os.environ, SWIFTVT_PLUGIN=str(plugin.resolve()), SWIFTVT_FARM_TOOL=str(farm_tool.resolve()),
-               GST_PLUGIN_PATH=str(work / "plugins"), GST_REGISTRY=str(work / "registry.bin"))
-    return env
-
-
-def _run(command, env, timeout=60):
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"{command[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
-    return result.stdout
 
 
 def _make_input(path, env, field_order):
@@ -93,11 +51,6 @@ def _encode_with_vtenc(source, output, env):
           "!", "vtenc_h264", "!", "h264parse", "!", "mp4mux", "!", "filesink", f"location={output}"], env)
 
 
-def _encode_with_farm(source, output, env):
-    return _run([JOB_PYTHON, str(FARM_JOB), str(source), str(output), "--bitrate", "500", "--workers", "2",
-                 "--chunk-seconds", "1"], env, timeout=120)
-
-
 def _frame_stream_header(version, field_order=None):
     """A frame stream header of the contract (docs/farm.md) for WIDTHxHEIGHT I420, tightly packed."""
     luma, chroma = WIDTH * HEIGHT, (WIDTH // 2) * (HEIGHT // 2)
@@ -115,11 +68,11 @@ def _frame_stream_header(version, field_order=None):
     ("bottom-field-first", "bb"),
     (None, "progressive"),
 ])
-def test_farm_keeps_the_field_order_of_the_input(tmp_path, farm_env, field_order, expected):
+def test_farm_keeps_the_field_order_of_the_input(tmp_path, farm_env, farm, field_order, expected):
     source, farm_output, vtenc_output = tmp_path / "in.mp4", tmp_path / "farm.mp4", tmp_path / "vtenc.mp4"
     _make_input(source, farm_env, field_order)
     assert _field_order(source, farm_env) == expected
-    _encode_with_farm(source, farm_output, farm_env)
+    farm.ok(source, farm_output, "--bitrate", 500, "--workers", 2, "--chunk-seconds", 1)
     _encode_with_vtenc(source, vtenc_output, farm_env)
     assert (_field_order(farm_output, farm_env), _field_order(vtenc_output, farm_env)) == (expected, expected)
     assert _frame_mbs_only_flags(farm_output, farm_env) == {"1" if field_order is None else "0"}
