@@ -6,7 +6,7 @@ import tempfile
 from .errors import JobError
 
 
-def mux(Gst, splice_path, output, probe_info):
+def mux(Gst, splice_path, output, probe_info, expected_frames):
     """The splice file (contract) into OUTPUT through appsrc ! mp4mux, written as a hidden temporary
     file beside OUTPUT and renamed to it once mp4mux reached EOS. Returns what was written: frames,
     payload bytes and seconds (from the first frame's presentation time to the end of the last
@@ -77,6 +77,8 @@ def mux(Gst, splice_path, output, probe_info):
             if message is None or message.type != Gst.MessageType.EOS:
                 raise JobError("mp4mux did not finish: "
                                + (message.parse_error()[0].message if message else "no EOS in 300 s"))
+            if frames != expected_frames:
+                raise JobError(f"the spliced stream holds {frames} frames, the input {expected_frames}")
             # mkstemp made the file private (0600); OUTPUT gets the mode any new file gets here.
             umask = os.umask(0)
             os.umask(umask)

@@ -196,9 +196,11 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
     sink.set_property("fd", descriptor)
     bus = pipeline.get_bus()
     label = _chunk_label(chunk)
-    # Shared with the probe (GStreamer's streaming thread); the probe counts and writes only while
-    # `wanted` is set ({pts: (time, duration)} of the range's frames not yet written), between a
-    # seek and the last frame of its range.
+    # Shared with the probe (GStreamer's streaming thread). `wanted` is None until the first seek
+    # (the preroll buffer passes: fdsink holds it unwritten and the seek flushes it), then the
+    # range's frames not yet written ({pts: (time, duration)}); every other buffer is dropped, also
+    # those the decoder still sends after the range is complete (an empty dict, never None again:
+    # a buffer let through then would reach the pipe without its record header).
     state = {"wanted": None, "header": None, "frames": 0, "last_frame": time.monotonic(), "failure": None,
              "encoder_stopped": False, "complete": False}
 
@@ -295,7 +297,7 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
                 if time.monotonic() - state["last_frame"] >= 120:
                     fail("decoding stalled (no frame for 120 s)")
             missing = sorted(state["wanted"].values())
-            state["wanted"] = None
+            state["wanted"] = {}
             check_probe()
             if missing:
                 first = missing[0][0]
@@ -309,7 +311,7 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
             pipeline.set_state(Gst.State.PAUSED)
             settle("pausing after the range failed")
     finally:
-        state["wanted"] = None
+        state["wanted"] = {}
         pipeline.set_state(Gst.State.NULL)
     return counts
 
