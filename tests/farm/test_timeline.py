@@ -124,3 +124,13 @@ def test_row5_raw_h264_stream(farm, probe, media, base, tmp_path):
     assert "is a raw video/x-h264 stream: wrapped into an MP4 for seeking" in run.log
     assert_every_frame_once(run, probe, FRAMES)
     assert summary_numbers(run)[:2] == (FRAMES, 10.0)
+
+
+def test_b_frame_edit_list_keeps_the_frames_at_their_times(farm, probe, media, tmp_path):
+    """An input with B-frames (mp4mux writes an edit list for their delay, so the first frame's
+    PTS is not 0): the output's frames show at the input's times."""
+    source = media.clip("bframes.mp4", frames=120, encoder_options=("bframes=2",))
+    input_times = probe.frames(source)
+    run = farm.ok(source, tmp_path / "out.mp4", "--bitrate", TARGET, "--workers", 2, "--chunk-seconds", 1)
+    assert probe.frames(run.output) == pytest.approx(input_times, abs=0.0011)
+    assert probe.decode_errors(run.output) == ""
