@@ -97,6 +97,18 @@ def wrap_raw_stream(Gst, path, container, wrapped_path):
                        " (when it has no timing, give it one: ffmpeg -r RATE -i INPUT -c copy INPUT.mkv)")
 
 
+def lowers_start(earlier, later):
+    """Whether `later` is `earlier` with its start moved back, and nothing else that places a frame:
+    the same timeline, whose first guess was late. matroskademux starts its segment at the first
+    block it meets (a video frame at 21 ms), sends a frame or two, and sends the segment again from
+    the earliest block (the audio at 0) when it meets it; the frames sent before belong to the
+    later segment's timeline, as every stream copied beside them does (the audio never saw the
+    first). A segment of another edit (qtdemux) or after a seek has another base."""
+    return (later.start < earlier.start and later.base == earlier.base and later.rate == earlier.rate
+            and later.applied_rate == earlier.applied_rate and later.stop == earlier.stop
+            and later.offset == earlier.offset and later.format == earlier.format)
+
+
 def build(Gst, path, container):
     """The FrameIndex of `path`'s first video stream. JobError when it cannot be read, has no video,
     or a frame has no time stamp."""
@@ -144,7 +156,9 @@ def build(Gst, path, container):
         return Gst.PadProbeReturn.OK
 
     sink.get_static_pad("sink").add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_event)
-    raw = []
+    # The video's segments in the order they came; a frame refers to one by its position.
+    timeline = []
+    received = []   # (pts, position in timeline, own duration or None, key frame)
     bus = pipeline.get_bus()
     try:
         pipeline.set_state(Gst.State.PLAYING)
@@ -160,20 +174,27 @@ def build(Gst, path, container):
             buffer = sample.get_buffer()
             current = sample.get_segment() or segment["current"]
             if buffer.pts == Gst.CLOCK_TIME_NONE:
-                raise JobError(f"{path}: video frame {len(raw)} has no time stamp, so the input cannot be cut into chunks")
-            time_stamp = current.to_running_time(Gst.Format.TIME, buffer.pts)
-            stream_time = current.to_stream_time(Gst.Format.TIME, buffer.pts)
-            if time_stamp == Gst.CLOCK_TIME_NONE or stream_time == Gst.CLOCK_TIME_NONE:
-                # Outside the segment: the demuxer sends it for decoding only (before an edit
-                # list's start); no output frame comes from it.
-                continue
+                raise JobError(f"{path}: video frame {len(received)} has no time stamp, so the input cannot be cut into chunks")
+            if not timeline or not current.is_equal(timeline[-1]):
+                if timeline and lowers_start(timeline[-1], current):
+                    timeline[-1] = current
+                else:
+                    timeline.append(current)
             own_duration = buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else None
-            raw.append((buffer.pts, stream_time, time_stamp, own_duration,
-                        not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
+            received.append((buffer.pts, len(timeline) - 1, own_duration, not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
     finally:
         pipeline.set_state(Gst.State.NULL)
     if not any(kind == "video" for kind, _ in streams):
         raise JobError(f"{path} has no video stream")
+    raw = []
+    for pts, position, own_duration, key in received:
+        time_stamp = timeline[position].to_running_time(Gst.Format.TIME, pts)
+        stream_time = timeline[position].to_stream_time(Gst.Format.TIME, pts)
+        if time_stamp == Gst.CLOCK_TIME_NONE or stream_time == Gst.CLOCK_TIME_NONE:
+            # Outside the segment: the demuxer sends it for decoding only (before an edit
+            # list's start); no output frame comes from it.
+            continue
+        raw.append((pts, stream_time, time_stamp, own_duration, key))
     if not raw:
         raise JobError(f"{path}: its video stream holds no frames")
     raw.sort(key=lambda frame: frame[2])
