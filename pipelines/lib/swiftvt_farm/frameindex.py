@@ -37,6 +37,8 @@ class FrameIndex:
     frames: list        # [Frame] in presentation order
     streams: list       # [(kind, caps string)] of every elementary stream, the video included
     container: str      # the typefind caps' name (video/quicktime, video/x-matroska, video/x-h264, ...)
+    audio_lead: int = 0  # ns: how far the earliest audio packet lies before running time zero
+                         # (AAC's priming before an edit list's start), 0 when none does
 
     @property
     def start(self):
@@ -97,6 +99,15 @@ def wrap_raw_stream(Gst, path, container, wrapped_path):
                        " (when it has no timing, give it one: ffmpeg -r RATE -i INPUT -c copy INPUT.mkv)")
 
 
+def stream_kind(caps):
+    """"video", "audio", "subtitle", or the caps name's first part ("application", ...) of an
+    elementary stream parsebin exposes: the index and the mux classify pads alike."""
+    name = caps.get_structure(0).get_name() if caps.get_size() else ""
+    if name in ("application/x-subtitle", "text/x-raw", "subpicture/x-dvd", "subpicture/x-pgs") or "subtitle" in name:
+        return "subtitle"
+    return name.split("/")[0] if "/" in name else name
+
+
 def lowers_start(earlier, later):
     """Whether `later` is `earlier` with its start moved back, and nothing else that places a frame:
     the same timeline, whose first guess was late. matroskademux starts its segment at the first
@@ -130,11 +141,23 @@ def build(Gst, path, container):
 
     def pad_added(_, pad):
         caps = pad.get_current_caps() or pad.query_caps(None)
-        name = caps.get_structure(0).get_name() if caps.get_size() else ""
-        kind = name.split("/")[0] if "/" in name else name
-        if name in ("application/x-subtitle", "text/x-raw", "subpicture/x-dvd", "subpicture/x-pgs") or "subtitle" in name:
-            kind = "subtitle"
+        kind = stream_kind(caps)
+        position = len(streams)
         streams.append((kind, caps.to_string()))
+
+        def on_caps(_, info):
+            # parsebin may expose a pad before its parser has seen the stream (its caps then
+            # are the parser's template: AC-3 or E-AC-3, any rate); the stream's own caps come
+            # with its first CAPS event, and the checks of what OUTPUT can carry need them.
+            event = info.get_event()
+            if event.type == Gst.EventType.CAPS:
+                stream_caps = event.parse_caps()
+                streams[position] = (stream_kind(stream_caps), stream_caps.to_string())
+            return Gst.PadProbeReturn.OK
+
+        pad.add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_caps)
+        if kind == "audio":
+            watch_audio_lead(pad)
         target = None
         if kind == "video" and not sink.get_static_pad("sink").is_linked():
             target = sink
@@ -145,6 +168,34 @@ def build(Gst, path, container):
             pipeline.add(target)
             target.sync_state_with_parent()
         pad.link(target.get_static_pad("sink"))
+
+    audio_lead = [0]
+
+    def watch_audio_lead(pad):
+        # A packet before its segment's start comes first after the segment (priming), so the
+        # first buffer after each segment is enough; it is read against the segment current
+        # then (matroskademux sends two before its first audio buffer).
+        state = {"segment": None}
+
+        def first_buffer(_, info):
+            pts = info.get_buffer().pts
+            if pts != Gst.CLOCK_TIME_NONE:
+                sign, running_time = state["segment"].to_running_time_full(Gst.Format.TIME, pts)
+                if sign < 0:
+                    audio_lead[0] = max(audio_lead[0], running_time)
+            state["segment"] = None
+            return Gst.PadProbeReturn.REMOVE
+
+        def on_segment(_, info):
+            event = info.get_event()
+            if event.type == Gst.EventType.SEGMENT:
+                armed = state["segment"] is not None
+                state["segment"] = event.parse_segment()
+                if not armed:
+                    pad.add_probe(Gst.PadProbeType.BUFFER, first_buffer)
+            return Gst.PadProbeReturn.OK
+
+        pad.add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_segment)
 
     parser.connect("pad-added", pad_added)
     segment = {"current": None}
@@ -215,4 +266,4 @@ def build(Gst, path, container):
         # The first frame in presentation order is decoded from the first key frame in decode
         # order; the first chunk starts at it whatever its flag says.
         frames[0].key = True
-    return FrameIndex(frames, streams, container)
+    return FrameIndex(frames, streams, container, audio_lead[0])
