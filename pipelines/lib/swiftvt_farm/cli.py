@@ -17,10 +17,12 @@ from .worker import _resolve_farm_tool
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(
         prog="multipass-farm.py",
-        description="Multi-pass H.264 encoding of INPUT into OUTPUT.mp4, chunks encoded on Dask workers, "
+        description="Multi-pass H.264 encoding of INPUT into OUTPUT, chunks encoded on Dask workers, "
                     "SwiftVT's multi-pass rate control planning for the whole file.")
     parser.add_argument("input", metavar="INPUT", help="any file decodebin reads (its first video stream)")
-    parser.add_argument("output", metavar="OUTPUT.mp4")
+    parser.add_argument("output", metavar="OUTPUT",
+                        help="the file to write: .mp4 or .m4v (mp4mux), .mov (qtmux) or .mkv (matroskamux), "
+                             "with INPUT's audio tracks copied")
     parser.add_argument("--bitrate", type=float, required=True, metavar="KBITS",
                         help="target average bit rate of the whole file, kbit/s")
     parser.add_argument("--scheduler", metavar="ADDRESS",
