@@ -180,6 +180,15 @@ def test_shifted_audio_keeps_its_offset(farm, probe, shifted_audio_mp4, tmp_path
     assert beep_offsets(output, farm.env)[0] == pytest.approx(0.2, abs=0.005)
 
 
+def test_late_video_keeps_its_offset(farm, probe, media, flash_beep_mp4, tmp_path):
+    """The video 500 ms later than the audio (Matroska: the video's blocks from 521 ms)."""
+    source = make(media, "late-video.mkv", "-itsoffset", "0.5", "-i", flash_beep_mp4, "-i", flash_beep_mp4,
+                  "-map", "0:v", "-map", "1:a", "-c", "copy")
+    output = tmp_path / "late-video.mp4"
+    check_in_sync(farm, source, output)
+    assert beep_offsets(output, farm.env)[0] == pytest.approx(-0.5, abs=0.005)
+
+
 def test_matroska_output_carries_flac_in_sync(farm, probe, media, flash_beep_mp4, tmp_path):
     """OUTPUT.mkv (matroskamux) carries what mp4mux cannot: FLAC, copied and in sync."""
     source = make(media, "flac.mkv", "-i", flash_beep_mp4, "-c:v", "copy", "-c:a", "flac")
