@@ -4,7 +4,7 @@ multi-pass rate control deciding for the whole file (issue 22).
 
     /usr/bin/python3 pipelines/multipass-farm.py INPUT OUTPUT.mp4 --bitrate KBITS
         [--scheduler ADDRESS] [--workers N] [--threads-per-worker 1] [--max-passes 3]
-        [--chunk-seconds S] [--shared-dir DIR] [--farm-tool PATH] [--timings FILE.json]
+        [--chunk-seconds S] [--shared-dir DIR] [--farm-tool PATH] [--timings FILE.json] [--no-audio]
 
 1. The client lists INPUT's video frames as its container has them (one demuxing pass, nothing
    decoded: PTS, running time, duration, key frames) and cuts the list into chunks at key frames
@@ -17,7 +17,9 @@ multi-pass rate control deciding for the whole file (issue 22).
    each pass until the planner says "finished" (or "taken-back": the last pass is undone).
 5. `swiftvt-farm splice` joins the chunks into one stream (distinct idr_pic_id where chunks meet, one
    set of parameter sets, continuous time stamps) and the client muxes it with `appsrc ! mp4mux`
-   into a temporary file beside OUTPUT, renamed to OUTPUT when complete.
+   (.mov: qtmux, .mkv: matroskamux) into a temporary file beside OUTPUT, renamed to OUTPUT when
+   complete, with INPUT's audio tracks copied from a second demuxing of INPUT, in sync (mux.py;
+   what OUTPUT carries is checked before pass 1: streams.py).
 
 Dask does all scheduling and moving of data: the input is scattered to the workers once
 (broadcast), chunk directories travel as task results and arguments. With --shared-dir, the input
@@ -26,7 +28,8 @@ The byte contract between this job and swiftvt-farm is described in the README (
 
 The code lives in pipelines/lib/swiftvt_farm/: frameindex (the input's frames as its container has
 them), chunking, worker (the Dask tasks: pickled by value, so a `dask worker` started anywhere runs
-them without this repository), planner, mux, job (the passes) and cli.
+them without this repository), planner, streams (what OUTPUT carries), mux, mp4edits (the
+output's edit lists), job (the passes) and cli.
 """
 import os
 import sys

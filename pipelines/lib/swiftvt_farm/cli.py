@@ -8,7 +8,7 @@ import sys
 import tempfile
 import time
 
-from . import frameindex
+from . import frameindex, streams
 from .errors import JobError
 from .job import run_job
 from .worker import _resolve_farm_tool
@@ -17,10 +17,12 @@ from .worker import _resolve_farm_tool
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(
         prog="multipass-farm.py",
-        description="Multi-pass H.264 encoding of INPUT into OUTPUT.mp4, chunks encoded on Dask workers, "
+        description="Multi-pass H.264 encoding of INPUT into OUTPUT, chunks encoded on Dask workers, "
                     "SwiftVT's multi-pass rate control planning for the whole file.")
     parser.add_argument("input", metavar="INPUT", help="any file decodebin reads (its first video stream)")
-    parser.add_argument("output", metavar="OUTPUT.mp4")
+    parser.add_argument("output", metavar="OUTPUT",
+                        help="the file to write: .mp4 or .m4v (mp4mux), .mov (qtmux) or .mkv (matroskamux), "
+                             "with INPUT's audio tracks copied")
     parser.add_argument("--bitrate", type=float, required=True, metavar="KBITS",
                         help="target average bit rate of the whole file, kbit/s")
     parser.add_argument("--scheduler", metavar="ADDRESS",
@@ -39,6 +41,8 @@ def parse_arguments(argv):
     parser.add_argument("--farm-tool", metavar="PATH",
                         help="swiftvt-farm on every host (default: $SWIFTVT_FARM_TOOL, else swiftvt-farm on PATH)")
     parser.add_argument("--timings", metavar="FILE.json", help="write per-pass, per-chunk timings here")
+    parser.add_argument("--no-audio", action="store_true",
+                        help="leave INPUT's audio out (by default every audio track is copied into OUTPUT as it is)")
     parser.add_argument("--keep-work", action="store_true",
                         help="keep the client's work folder (chunk directories, plans, splice file) and print its path")
     args = parser.parse_args(argv)
@@ -93,6 +97,7 @@ def main(argv):
         raise JobError(f"{args.input} does not exist")
     if not os.path.isfile(args.input) or not os.access(args.input, os.R_OK):
         raise JobError(f"{args.input} is not a readable file")
+    streams.muxer_for(args.output)
     output_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(output_dir) or not os.access(output_dir, os.W_OK):
         raise JobError(f"cannot write {args.output}: {output_dir} is not a writable folder")
@@ -124,6 +129,10 @@ def _with_cluster(args, Gst, GstPbutils, farm_tool, timings, wall_start, work):
         print(f"multipass-farm: {args.input} is a raw {container} stream: wrapped into an MP4 for seeking", flush=True)
     info = probe(Gst, GstPbutils, source)
     index = frameindex.build(Gst, source, container)
+    # What OUTPUT carries besides the video: refused here, before the cluster and pass 1.
+    output_streams = streams.plan(Gst, index, args.input, args.output, copy_audio=not args.no_audio)
+    for note in output_streams.notes:
+        print(f"multipass-farm: note: {note}", flush=True)
     timings["client"]["probe_s"] = time.time() - t
 
     import distributed
@@ -148,7 +157,7 @@ def _with_cluster(args, Gst, GstPbutils, farm_tool, timings, wall_start, work):
                                                threads_per_worker=args.threads_per_worker, processes=True,
                                                dashboard_address=None, silence_logs=logging.ERROR)
             client = distributed.Client(cluster)
-        return run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, t, work)
+        return run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, t, work, output_streams)
     finally:
         if "client" in locals():
             client.close()

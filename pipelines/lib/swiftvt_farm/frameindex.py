@@ -37,6 +37,8 @@ class FrameIndex:
     frames: list        # [Frame] in presentation order
     streams: list       # [(kind, caps string)] of every elementary stream, the video included
     container: str      # the typefind caps' name (video/quicktime, video/x-matroska, video/x-h264, ...)
+    audio_lead: int = 0  # ns: how far the earliest audio packet lies before running time zero
+                         # (AAC's priming before an edit list's start), 0 when none does
 
     @property
     def start(self):
@@ -97,20 +99,25 @@ def wrap_raw_stream(Gst, path, container, wrapped_path):
                        " (when it has no timing, give it one: ffmpeg -r RATE -i INPUT -c copy INPUT.mkv)")
 
 
-def _effective_segments(segments):
-    """The segment each received segment's frames are timed by: its own, or the one after it when
-    that one only corrects its start (same base, time and rate, no flush in between). matroskademux
-    starts a file whose video begins at 21 ms with a segment from 21 ms and, two frames later,
-    sends one from 0: timed by their own segment, those two frames would run 21 ms early and the
-    third would follow them after a 55-ms gap. A segment with another base or time (an MP4 edit
-    list's next edit, `ffmpeg -output_ts_offset`) is a real change of the timeline and stays."""
-    effective = list(segments)
-    for i in range(len(segments) - 2, -1, -1):
-        this, following = segments[i], segments[i + 1]
-        if (this.base, this.time, this.rate, this.applied_rate, this.format) == \
-                (following.base, following.time, following.rate, following.applied_rate, following.format):
-            effective[i] = effective[i + 1]
-    return effective
+def stream_kind(caps):
+    """"video", "audio", "subtitle", or the caps name's first part ("application", ...) of an
+    elementary stream parsebin exposes: the index and the mux classify pads alike."""
+    name = caps.get_structure(0).get_name() if caps.get_size() else ""
+    if name in ("application/x-subtitle", "text/x-raw", "subpicture/x-dvd", "subpicture/x-pgs") or "subtitle" in name:
+        return "subtitle"
+    return name.split("/")[0] if "/" in name else name
+
+
+def lowers_start(earlier, later):
+    """Whether `later` is `earlier` with its start moved back, and nothing else that places a frame:
+    the same timeline, whose first guess was late. matroskademux starts its segment at the first
+    block it meets (a video frame at 21 ms), sends a frame or two, and sends the segment again from
+    the earliest block (the audio at 0) when it meets it; the frames sent before belong to the
+    later segment's timeline, as every stream copied beside them does (the audio never saw the
+    first). A segment of another edit (qtdemux) or after a seek has another base."""
+    return (later.start < earlier.start and later.base == earlier.base and later.rate == earlier.rate
+            and later.applied_rate == earlier.applied_rate and later.stop == earlier.stop
+            and later.offset == earlier.offset and later.format == earlier.format)
 
 
 def build(Gst, path, container):
@@ -131,8 +138,8 @@ def build(Gst, path, container):
         pipeline.add(element)
     source.link(parser)
     streams = []
-    # Where each stream's data ends (running time ns), to tell a truncated file from one whose
-    # video is shorter than its audio.
+    # Where the other streams' data ends (their PTS), to tell a truncated file from one whose video
+    # is shorter than its audio.
     data_end = {"ns": 0}
 
     def note_end(_, info):
@@ -144,11 +151,23 @@ def build(Gst, path, container):
 
     def pad_added(_, pad):
         caps = pad.get_current_caps() or pad.query_caps(None)
-        name = caps.get_structure(0).get_name() if caps.get_size() else ""
-        kind = name.split("/")[0] if "/" in name else name
-        if name in ("application/x-subtitle", "text/x-raw", "subpicture/x-dvd", "subpicture/x-pgs") or "subtitle" in name:
-            kind = "subtitle"
+        kind = stream_kind(caps)
+        position = len(streams)
         streams.append((kind, caps.to_string()))
+
+        def on_caps(_, info):
+            # parsebin may expose a pad before its parser has seen the stream (its caps then
+            # are the parser's template: AC-3 or E-AC-3, any rate); the stream's own caps come
+            # with its first CAPS event, and the checks of what OUTPUT can carry need them.
+            event = info.get_event()
+            if event.type == Gst.EventType.CAPS:
+                stream_caps = event.parse_caps()
+                streams[position] = (stream_kind(stream_caps), stream_caps.to_string())
+            return Gst.PadProbeReturn.OK
+
+        pad.add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_caps)
+        if kind == "audio":
+            watch_audio_lead(pad)
         target = None
         if kind == "video" and not sink.get_static_pad("sink").is_linked():
             target = sink
@@ -161,18 +180,48 @@ def build(Gst, path, container):
             target.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, note_end)
         pad.link(target.get_static_pad("sink"))
 
+    audio_lead = [0]
+
+    def watch_audio_lead(pad):
+        # A packet before its segment's start comes first after the segment (priming), so the
+        # first buffer after each segment is enough; it is read against the segment current
+        # then (matroskademux sends two before its first audio buffer).
+        state = {"segment": None}
+
+        def first_buffer(_, info):
+            pts = info.get_buffer().pts
+            if pts != Gst.CLOCK_TIME_NONE:
+                sign, running_time = state["segment"].to_running_time_full(Gst.Format.TIME, pts)
+                if sign < 0:
+                    audio_lead[0] = max(audio_lead[0], running_time)
+            state["segment"] = None
+            return Gst.PadProbeReturn.REMOVE
+
+        def on_segment(_, info):
+            event = info.get_event()
+            if event.type == Gst.EventType.SEGMENT:
+                armed = state["segment"] is not None
+                state["segment"] = event.parse_segment()
+                if not armed:
+                    pad.add_probe(Gst.PadProbeType.BUFFER, first_buffer)
+            return Gst.PadProbeReturn.OK
+
+        pad.add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_segment)
+
     parser.connect("pad-added", pad_added)
-    segments = []  # every segment the video stream received, in order
+    segment = {"current": None}
 
     def on_event(_, info):
         event = info.get_event()
         if event.type == Gst.EventType.SEGMENT:
-            segments.append(event.parse_segment())
+            segment["current"] = event.parse_segment()
         return Gst.PadProbeReturn.OK
 
     sink.get_static_pad("sink").add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_event)
-    received = []  # (pts, index of its segment, own duration or None, key)
-    declared = None
+    # The video's segments in the order they came; a frame refers to one by its position.
+    timeline = []
+    received = []   # (pts, position in timeline, own duration or None, key frame)
+    declared = None  # the duration the container declares
     bus = pipeline.get_bus()
     try:
         pipeline.set_state(Gst.State.PLAYING)
@@ -189,28 +238,29 @@ def build(Gst, path, container):
                 known, declared = pipeline.query_duration(Gst.Format.TIME)
                 declared = declared if known and declared > 0 else 0
             buffer = sample.get_buffer()
+            current = sample.get_segment() or segment["current"]
             if buffer.pts == Gst.CLOCK_TIME_NONE:
                 raise JobError(f"{path}: video frame {len(received)} has no time stamp, so the input cannot be cut into chunks")
-            if not segments:
-                raise JobError(f"{path}: the demuxer sent a video frame before its segment")
+            if not timeline or not current.is_equal(timeline[-1]):
+                if timeline and lowers_start(timeline[-1], current):
+                    timeline[-1] = current
+                else:
+                    timeline.append(current)
             own_duration = buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else None
-            received.append((buffer.pts, len(segments) - 1, own_duration,
-                             not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
+            received.append((buffer.pts, len(timeline) - 1, own_duration, not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
     finally:
         pipeline.set_state(Gst.State.NULL)
+    if not any(kind == "video" for kind, _ in streams):
+        raise JobError(f"{path} has no video stream")
     raw = []
-    effective = _effective_segments(segments)
-    for pts, segment_index, own_duration, key in received:
-        segment = effective[segment_index]
-        time_stamp = segment.to_running_time(Gst.Format.TIME, pts)
-        stream_time = segment.to_stream_time(Gst.Format.TIME, pts)
+    for pts, position, own_duration, key in received:
+        time_stamp = timeline[position].to_running_time(Gst.Format.TIME, pts)
+        stream_time = timeline[position].to_stream_time(Gst.Format.TIME, pts)
         if time_stamp == Gst.CLOCK_TIME_NONE or stream_time == Gst.CLOCK_TIME_NONE:
             # Outside the segment: the demuxer sends it for decoding only (before an edit
             # list's start); no output frame comes from it.
             continue
         raw.append((pts, stream_time, time_stamp, own_duration, key))
-    if not any(kind == "video" for kind, _ in streams):
-        raise JobError(f"{path} has no video stream")
     if not raw:
         raise JobError(f"{path}: its video stream holds no frames")
     raw.sort(key=lambda frame: frame[2])
@@ -240,4 +290,4 @@ def build(Gst, path, container):
         # The first frame in presentation order is decoded from the first key frame in decode
         # order; the first chunk starts at it whatever its flag says.
         frames[0].key = True
-    return FrameIndex(frames, streams, container)
+    return FrameIndex(frames, streams, container, audio_lead[0])

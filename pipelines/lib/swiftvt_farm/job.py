@@ -13,9 +13,10 @@ from .mux import mux
 from .worker import _write_dir, check_worker_host, encode_chunk
 
 
-def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, cluster_start, work):
+def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, cluster_start, work, output_streams=None):
     """The job on a connected Dask client: `source` is the file the workers decode (INPUT, or its
-    wrapped copy in `work`), `index` its frame index."""
+    wrapped copy in `work`), `index` its frame index, `output_streams` what OUTPUT carries besides
+    the video (streams.plan: the muxer, the audio tracks copied from `source`)."""
     import distributed
     hosts = client.run(check_worker_host, args.farm_tool)
     for address, host in hosts.items():
@@ -193,7 +194,7 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
         splice_out = planner.run_tool([farm_tool, "splice", "--output", splice_path] + chunk_dirs, "swiftvt-farm splice")
         timings["client"]["splice_s"] = time.time() - t
         t = time.time()
-        written = mux(Gst, splice_path, args.output, info, len(index.frames))
+        written = mux(Gst, splice_path, args.output, info, len(index.frames), source, output_streams)
         timings["client"]["mux_s"] = time.time() - t
     finally:
         if shared_job_dir:
@@ -207,7 +208,11 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
     timings["client"]["total_s"] = wall
     timings.update(frames=frames, pass_count=passes_run, passes_kept=used, frames_reencoded=frames_reencoded,
                    kbit_per_s=kbps, decision=" ".join(decision).strip(), splice=splice_out.strip())
-    print(f"multipass-farm: {args.output}: {frames} frames, {seconds:.3f} s, {len(chunks)} chunks, {passes_run} pass(es)"
+    for note in written["notes"]:
+        print(f"multipass-farm: note: {note}", flush=True)
+    audio = written["audio_tracks"]
+    print(f"multipass-farm: {args.output}: {frames} frames, {seconds:.3f} s, "
+          f"{audio} audio track{'' if audio == 1 else 's'} copied, {len(chunks)} chunks, {passes_run} pass(es)"
           + (f" (pass {passes_run} taken back)" if decision[0] == "taken-back" else "")
           + f", {frames_reencoded} frames re-encoded; {kbps:.2f} kbit/s, "
           f"{(kbps / args.bitrate - 1) * 100:+.2f} % off the target {args.bitrate:g} kbit/s; "
