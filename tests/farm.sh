@@ -189,12 +189,18 @@ job=$!
 encoder="" worker=""
 for _ in $(seq 1 1500); do
     for pid in $(pgrep -f "swiftvt-farm encode " || true); do
-        if ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--plan"; then encoder=$pid; break; fi
+        # The encoder may end between pgrep and here: a missing /proc entry means "not this one".
+        arguments=$( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null || true)
+        [ -n "$arguments" ] || continue
+        # Stopped first (SIGSTOP), so that its task cannot finish and hand its result to the
+        # client between finding it and killing its worker: a kill after that would cost no rerun.
+        if ! grep -q -- "--plan" <<<"$arguments" && kill -STOP "$pid" 2>/dev/null; then encoder=$pid; break; fi
     done
     if [ -n "$encoder" ]; then
         worker=$(ps -o ppid= -p "$encoder" | tr -d ' ')
         worker_args=$(ps -o args= -p "$worker" 2>/dev/null | cut -c1-70 || true)
         [ -n "$worker" ] && kill -KILL "$worker" && break
+        kill -CONT "$encoder" 2>/dev/null || true
         encoder=""
     fi
     sleep 0.02
