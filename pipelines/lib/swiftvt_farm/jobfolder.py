@@ -154,7 +154,7 @@ class JobFolder:
         if (saved.get("input_size"), saved.get("input_sha256")) != (identity["input_size"], identity["input_sha256"]):
             return f"the input differs from the one it encoded ({saved.get('input')}: its size or SHA-256 changed)"
         if saved.get("farm_tool_sha256") != identity["farm_tool_sha256"]:
-            return "swiftvt-farm changed since"
+            return "swiftvt-farm differs from the one that did the work (its SHA-256)"
         for key, option, unit in (("bits_per_second", "--bitrate", 1000), ("max_passes", "--max-passes", 1),
                                   ("encoder_threads", "encoder threads", 1)):
             if saved.get(key) != identity[key]:
