@@ -5,6 +5,7 @@ multi-pass rate control deciding for the whole file (issue 22).
     /usr/bin/python3 pipelines/multipass-farm.py INPUT OUTPUT.mp4 --bitrate KBITS
         [--scheduler ADDRESS] [--workers N] [--threads-per-worker 1] [--max-passes 3]
         [--chunk-seconds S] [--shared-dir DIR] [--farm-tool PATH] [--timings FILE.json] [--no-audio]
+        [--work-dir DIR] [--no-resume] [--keep-work]
 
 1. The client lists INPUT's video frames as its container has them (one demuxing pass, nothing
    decoded: PTS, running time, duration, key frames) and cuts the list into chunks at key frames
@@ -22,14 +23,19 @@ multi-pass rate control deciding for the whole file (issue 22).
    what OUTPUT carries is checked before pass 1: streams.py).
 
 Dask does all scheduling and moving of data: the input is scattered to the workers once
-(broadcast), chunk directories travel as task results and arguments. With --shared-dir, the input
-and the chunk directories live in a folder every host sees and only paths travel.
+(broadcast), chunk directories travel as task results and, scattered by the client, to the
+chunk's next task. With --shared-dir, the input and the chunk directories live in a folder every
+host sees and only paths travel.
+
+Every chunk result and every plan is saved as it comes in the job folder beside OUTPUT
+(.OUTPUT.farm): a job stopped on the way (Ctrl-C, kill -9, a lost scheduler) goes on from there
+when run again with the same command, and writes the same stream (--no-resume starts over).
 The byte contract between this job and swiftvt-farm is described in the README (section "The farm").
 
 The code lives in pipelines/lib/swiftvt_farm/: frameindex (the input's frames as its container has
 them), chunking, worker (the Dask tasks: pickled by value, so a `dask worker` started anywhere runs
 them without this repository), planner, streams (what OUTPUT carries), mux, mp4edits (the
-output's edit lists), job (the passes) and cli.
+output's edit lists), jobfolder (what resume reads), job (the passes) and cli.
 """
 import os
 import sys

@@ -9,12 +9,18 @@ is used.
 
 Call use_swiftvt_plugin() before Gst.init (GStreamer reads GST_PLUGIN_PATH and GST_REGISTRY
 there), then require_swiftvt_plugin(Gst) after it.
+
+The private directory is removed at exit; one whose process was killed (no atexit then) holds a
+lock nobody holds any more (owned_folder), and the next call of use_swiftvt_plugin removes it.
 """
 import atexit
 import os
-import shutil
 import sys
 import tempfile
+
+from owned_folder import OwnedFolder, remove_dead
+
+WORK_DIR_PREFIX = "swiftvt-pipeline-"
 
 
 def use_swiftvt_plugin() -> None:
@@ -23,8 +29,10 @@ def use_swiftvt_plugin() -> None:
         return
     if not os.path.isfile(plugin):
         sys.exit(f"SWIFTVT_PLUGIN={plugin} does not exist: build the plugin first (meson compile -C build)")
-    work_dir = tempfile.mkdtemp(prefix="swiftvt-pipeline-")
-    atexit.register(shutil.rmtree, work_dir, ignore_errors=True)
+    remove_dead(tempfile.gettempdir(), WORK_DIR_PREFIX)
+    folder = OwnedFolder.create(tempfile.gettempdir(), WORK_DIR_PREFIX)
+    atexit.register(folder.remove)
+    work_dir = folder.path
     plugin_dir = os.path.join(work_dir, "plugins")
     os.mkdir(plugin_dir)
     os.symlink(os.path.realpath(plugin), os.path.join(plugin_dir, "libgstswiftvt.so"))

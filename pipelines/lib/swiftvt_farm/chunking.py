@@ -186,3 +186,29 @@ def extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene):
     total = sum(r["bits"] for r in pass_one.values())
     share = extra * (sum(excess) / len(excess)) / total if total else 0.0
     return extra, share
+
+
+def describe_chunks(index, chunks, chunk_seconds, asked, at_key_frames):
+    """The chunks in words, as they came out: "5 chunks of 1.93-2.07 s", and when they are fewer
+    than `chunk_seconds` (asked for with --chunk-seconds, else the default) would make, why: the
+    input's key frames, where chunks must start, are farther apart. `at_key_frames`: the
+    boundaries before scene cuts moved them."""
+    lengths = [c["stop_s"] - c["start_s"] for c in chunks]
+    shortest, longest = min(lengths), max(lengths)
+    span = f"{shortest:.2f} s" if longest - shortest < 0.005 else f"{shortest:.2f}-{longest:.2f} s"
+    text = f"{len(chunks)} chunk{'s' if len(chunks) != 1 else ''} of {span}"
+    moved = sum(1 for c in chunks[1:] if c["first_frame"] not in at_key_frames)
+    if moved:
+        text += f", {moved} of {len(chunks) - 1} boundar{'y' if len(chunks) == 2 else 'ies'} moved onto a scene cut"
+    wanted = max(1, round(index.duration / 1e9 / chunk_seconds))
+    if len(chunks) < wanted:
+        keys = [index.frames[k].time for k in index.key_frames()]
+        gaps = [b - a for a, b in zip(keys, keys[1:])]
+        if not gaps:
+            reason = "the input has one key frame, at its start"
+        else:
+            low, high = min(gaps) / 1e9, max(gaps) / 1e9
+            reason = (f"the input's key frames are {low:.2f} s apart" if high - low < 0.005
+                      else f"the input's key frames are {low:.2f}-{high:.2f} s apart")
+        text += f" ({'asked for' if asked else 'by default'} {chunk_seconds:.2f} s: {reason})"
+    return text

@@ -6,10 +6,14 @@ from .errors import JobError
 
 
 def run_tool(command, what):
+    """swiftvt-farm's stdout; JobError with the line that says what was wrong. That is the line
+    beginning "swiftvt-farm: " (docs/farm.md), not the last: a usage error (exit 2) prints the
+    usage after it."""
     completed = subprocess.run(command, capture_output=True, text=True)
     if completed.returncode != 0:
         lines = [line for line in completed.stderr.splitlines() if line.strip()]
-        raise JobError(f"{what} failed (exit {completed.returncode}): {lines[-1] if lines else 'no message'}")
+        reason = next((line for line in lines if line.startswith("swiftvt-farm: ")), lines[-1] if lines else "no message")
+        raise JobError(f"{what} failed (exit {completed.returncode}): {reason}")
     return completed.stdout
 
 

@@ -91,6 +91,44 @@ def _local_input(input_ref, input_key):
     return path
 
 
+def _this_worker():
+    """The Dask worker running this task, None outside one."""
+    try:
+        from distributed import get_worker
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _running_tasks(worker):
+    """{private folder: its encoder (Popen) or None} of the chunks this worker process is
+    encoding. Kept on the Worker object: this module is pickled by value with every task, so a
+    global of it would be one per task, not one per process."""
+    return worker.__dict__.setdefault("_swiftvt_farm_tasks", {}) if worker is not None else {}
+
+
+class StopTasksAtClose:
+    """A Dask worker plugin (client.register_worker_plugin). A worker that closes with chunks still
+    encoding (the client stopped with Ctrl-C and its LocalCluster closes) removes its local
+    directory while their encoders write in it: Dask then logs every file that vanished under it,
+    and a file written after it passed stays. Before that (teardown comes first), the encoders are
+    stopped and the tasks' own cleanup is waited for (a few seconds at most)."""
+
+    name = "swiftvt-farm-stop-tasks-at-close"
+
+    def setup(self, worker):
+        pass
+
+    def teardown(self, worker):
+        tasks = _running_tasks(worker)
+        for encoder in list(tasks.values()):
+            if encoder is not None:
+                encoder.kill()
+        deadline = time.monotonic() + 10
+        while tasks and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
 def _die_with_parent():
     """preexec_fn for the encoder: the kernel sends it SIGKILL when the thread that started it
     ends, which is the worker's task thread, alive until the encoder exits, unless the worker
@@ -332,9 +370,10 @@ def _frame_range(chunk, start, stop):
             "seek_start": frames[first][4], "seek_stop": after}
 
 
-def encode_chunk(chunk, input_ref, input_key, settings, chunk_files=None, plan=None):
-    """One Dask task: pass 1 of a chunk (plan None) or a later pass (plan = {"file": bytes,
-    "ranges": [[start, stop], ...]} and chunk_files = the chunk directory after the pass before).
+def encode_chunk(chunk, input_ref, input_key, settings, previous=None):
+    """One Dask task: pass 1 of a chunk (previous None) or a later pass (previous = {"files":
+    {name: bytes} or None, "path": a directory in --shared-dir or None: the chunk after the pass
+    before; "plan": {"file": bytes, "ranges": [[start, stop], ...]}}, scattered by the client).
     Returns {"files": {name: bytes} or None, "shared_path": path or None, "frames", "bits",
     "worker", "pid", "started", "finished"}."""
     import socket
@@ -345,25 +384,29 @@ def encode_chunk(chunk, input_ref, input_key, settings, chunk_files=None, plan=N
     if farm_tool is None:
         raise RuntimeError(f"{label}: swiftvt-farm not found on worker host {socket.gethostname()}")
     input_path = _local_input(input_ref, input_key)
-    try:
-        from distributed import get_worker
-        worker = get_worker().address
-    except (ImportError, ValueError):
-        worker = socket.gethostname()
+    this_worker = _this_worker()
+    worker = this_worker.address if this_worker is not None else socket.gethostname()
 
     # A private directory for the chunk: a rerun after a killed worker starts from the inputs
-    # again, never from a half-updated directory.
-    private = tempfile.mkdtemp(prefix=f"swiftvt-farm-chunk{chunk['index']}-")
+    # again, never from a half-updated directory. In the worker's local directory: when the
+    # worker is killed, the next worker started on its workspace removes it with the rest of
+    # the dead worker's folder (Dask's own lock files tell it the owner is gone).
+    private = tempfile.mkdtemp(dir=this_worker.local_directory if this_worker is not None else None,
+                               prefix=f"swiftvt-farm-chunk{chunk['index']}-")
+    running = _running_tasks(this_worker)
+    running[private] = None
     try:
         chunk_dir = os.path.join(private, "chunk")
         command = [farm_tool, "encode", chunk_dir, "--bitrate", str(settings["bits_per_second"]),
                    "--threads", str(settings["encoder_threads"])]
-        if plan is None:
+        if previous is None:
             ranges = [_frame_range(chunk, None, None)]
         else:
-            if settings["shared_dir"]:
-                chunk_files = _read_dir(chunk_files)  # the path of the pass before's directory
-            _write_dir(chunk_dir, chunk_files)
+            plan = previous["plan"]
+            if previous["path"] is not None:
+                shutil.copytree(previous["path"], chunk_dir)
+            else:
+                _write_dir(chunk_dir, previous["files"])
             plan_path = os.path.join(private, "chunk.plan")
             with open(plan_path, "wb") as f:
                 f.write(plan["file"])
@@ -374,6 +417,7 @@ def encode_chunk(chunk, input_ref, input_key, settings, chunk_files=None, plan=N
         with open(os.path.join(private, "stdout"), "wb+") as out, open(os.path.join(private, "stderr"), "wb+") as err:
             encoder = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=err,
                                        preexec_fn=_die_with_parent())
+            running[private] = encoder
             try:
                 counts = _feed_frames(Gst, GstVideo, input_path, chunk, ranges, encoder.stdin.fileno())
                 encoder.stdin.close()
@@ -417,5 +461,6 @@ def encode_chunk(chunk, input_ref, input_key, settings, chunk_files=None, plan=N
         return result
     finally:
         shutil.rmtree(private, ignore_errors=True)
+        running.pop(private, None)
 
 
