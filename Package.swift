@@ -24,6 +24,7 @@ let package = Package(
     name: "SwiftVT",
     products: [
         .library(name: "MediaCore", targets: ["MediaCore"]),
+        .library(name: "NALBitstream", targets: ["NALBitstream"]),
         .library(name: "H264", targets: ["H264"]),
         .library(name: "SwiftVT", targets: ["SwiftVT"]),
         .library(name: "SoftwareCodecs", targets: ["SoftwareCodecs"]),
@@ -43,7 +44,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
-        .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
+        // What H.264 and H.265 share: bit reader and writer (Exp-Golomb), RBSP emulation
+        // prevention, Annex B start codes, length-prefixed NAL units. Swift stdlib and Glibc only.
+        .target(name: "NALBitstream", swiftSettings: optimized),
+        .target(name: "H264", dependencies: ["MediaCore", "NALBitstream"], swiftSettings: optimized),
         // Sessions (VTDecompressionSession model) and the backend protocols; no C libraries.
         .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
         // libavcodec/libavutil headers, and forwarders that load the libraries on first use
