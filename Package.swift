@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "NALBitstream", targets: ["NALBitstream"]),
         .library(name: "H264", targets: ["H264"]),
+        .library(name: "H265", targets: ["H265"]),
         .library(name: "SwiftVT", targets: ["SwiftVT"]),
         .library(name: "SoftwareCodecs", targets: ["SoftwareCodecs"]),
         .library(name: "VAPlumbing", targets: ["VAPlumbing"]),
@@ -48,6 +49,9 @@ let package = Package(
         // prevention, Annex B start codes, length-prefixed NAL units. Swift stdlib and Glibc only.
         .target(name: "NALBitstream", swiftSettings: optimized),
         .target(name: "H264", dependencies: ["MediaCore", "NALBitstream"], swiftSettings: optimized),
+        // The H.265/HEVC bitstream layer beside H264 (issue 35): parameter sets, slice segment
+        // headers, SEI, access units, POC, hvcC, format descriptions.
+        .target(name: "H265", dependencies: ["MediaCore", "NALBitstream"], swiftSettings: optimized),
         // Sessions (VTDecompressionSession model) and the backend protocols; no C libraries.
         .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
         // libavcodec/libavutil headers, and forwarders that load the libraries on first use
