@@ -135,6 +135,8 @@ let package = Package(
         .testTarget(
             name: "H264Tests", dependencies: ["H264", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
+            name: "H265Tests", dependencies: ["H265", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
             name: "SwiftVTElementsTests",
             dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
