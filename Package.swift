@@ -104,7 +104,7 @@ let package = Package(
         // File reading for the tools around the plugin (bench, fuzz replay, tests).
         .target(name: "SwiftVTFileSupport", swiftSettings: strictSwift),
         .executableTarget(
-            name: "H264Fuzz", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "fuzz/H264Fuzz",
+            name: "H264Fuzz", dependencies: ["H264", "H265", "MediaCore", "SwiftVTFileSupport"], path: "fuzz/H264Fuzz",
             swiftSettings: strictSwift),
         .executableTarget(
             name: "SwiftVTBench", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "bench/SwiftVTBench",

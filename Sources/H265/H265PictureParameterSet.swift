@@ -375,11 +375,12 @@ public struct H265PictureParameterSet: Hashable, Sendable {
         w.writeFlag(listsModificationPresentFlag)
         w.writeUE(UInt32(truncatingIfNeeded: log2ParallelMergeLevelMinus2))
         w.writeFlag(sliceSegmentHeaderExtensionPresentFlag)
-        w.writeFlag(rangeExtensionFlag)
-        if rangeExtensionFlag {
-            w.writeFlag(true)
+        let writesExtensions = extensionPresentFlag || rangeExtensionFlag
+        w.writeFlag(writesExtensions)
+        if writesExtensions {
+            w.writeFlag(rangeExtensionFlag)
             w.writeBits(0, count: 7)  // multilayer, 3D, SCC flags and pps_extension_4bits
-            rangeExtension.write(to: &w, transformSkipEnabled: transformSkipEnabledFlag)
+            if rangeExtensionFlag { rangeExtension.write(to: &w, transformSkipEnabled: transformSkipEnabledFlag) }
         }
         w.writeRBSPTrailingBits()
         return H265NALUnitHeader(nalUnitType: .pictureParameterSet).bytes + RBSP.insertEmulationPrevention(w.bytes)

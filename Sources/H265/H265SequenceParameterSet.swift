@@ -465,7 +465,7 @@ public struct H265SequenceParameterSet: Hashable, Sendable {
         w.writeFlag(strongIntraSmoothingEnabledFlag)
         w.writeFlag(vuiParametersPresentFlag)
         if vuiParametersPresentFlag { (vui ?? H265VUIParameters()).write(to: &w) }
-        let writesExtensions = rangeExtensionFlag || multilayerExtensionFlag
+        let writesExtensions = extensionPresentFlag || rangeExtensionFlag || multilayerExtensionFlag
         w.writeFlag(writesExtensions)
         if writesExtensions {
             w.writeFlag(rangeExtensionFlag)
