@@ -24,7 +24,9 @@ let package = Package(
     name: "SwiftVT",
     products: [
         .library(name: "MediaCore", targets: ["MediaCore"]),
+        .library(name: "NALBitstream", targets: ["NALBitstream"]),
         .library(name: "H264", targets: ["H264"]),
+        .library(name: "H265", targets: ["H265"]),
         .library(name: "SwiftVT", targets: ["SwiftVT"]),
         .library(name: "SoftwareCodecs", targets: ["SoftwareCodecs"]),
         .library(name: "VAPlumbing", targets: ["VAPlumbing"]),
@@ -43,7 +45,13 @@ let package = Package(
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
-        .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: optimized),
+        // What H.264 and H.265 share: bit reader and writer (Exp-Golomb), RBSP emulation
+        // prevention, Annex B start codes, length-prefixed NAL units. Swift stdlib and Glibc only.
+        .target(name: "NALBitstream", swiftSettings: optimized),
+        .target(name: "H264", dependencies: ["MediaCore", "NALBitstream"], swiftSettings: optimized),
+        // The H.265/HEVC bitstream layer beside H264 (issue 35): parameter sets, slice segment
+        // headers, SEI, access units, POC, hvcC, format descriptions.
+        .target(name: "H265", dependencies: ["MediaCore", "NALBitstream"], swiftSettings: optimized),
         // Sessions (VTDecompressionSession model) and the backend protocols; no C libraries.
         .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
         // libavcodec/libavutil headers, and forwarders that load the libraries on first use
@@ -96,7 +104,7 @@ let package = Package(
         // File reading for the tools around the plugin (bench, fuzz replay, tests).
         .target(name: "SwiftVTFileSupport", swiftSettings: strictSwift),
         .executableTarget(
-            name: "H264Fuzz", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "fuzz/H264Fuzz",
+            name: "H264Fuzz", dependencies: ["H264", "H265", "MediaCore", "SwiftVTFileSupport"], path: "fuzz/H264Fuzz",
             swiftSettings: strictSwift),
         .executableTarget(
             name: "SwiftVTBench", dependencies: ["H264", "MediaCore", "SwiftVTFileSupport"], path: "bench/SwiftVTBench",
@@ -126,6 +134,8 @@ let package = Package(
             name: "MediaCoreTests", dependencies: ["MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "H264Tests", dependencies: ["H264", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "H265Tests", dependencies: ["H265", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTElementsTests",
             dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVTTestSupport"],

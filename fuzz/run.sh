@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the H.264 layer with libFuzzer + AddressSanitizer, one mode after the other
+# Fuzzes the H.264 and H.265 layers with libFuzzer + AddressSanitizer, one mode after the other
 # (fuzz/H264Fuzz/H264Fuzz.swift):
 #
 #   bitstream  scanner, splitters, AVCC, avcC and the SPS/PPS/SEI/slice-header parsers; seeded
@@ -10,6 +10,10 @@
 #   writers    random valid SPS/PPS/slice headers written and parsed back, and the coding
 #              planner's GOPs decoded by the state machine; the input is a stream of choices,
 #              so there are no seeds
+#   hevc-bitstream
+#              the H.265 layer: scanner, access units, VPS/SPS/PPS/slice-header/SEI parsers and
+#              their writers, POC, length-prefixed conversion, hvcC, format descriptions; seeded
+#              with the h265 corpus, inputs up to 4 KiB
 #
 #   fuzz/run.sh [SECONDS] [MODE...]   # SECONDS of each mode (default 60), every mode by default
 #   fuzz/run.sh 3600 decoder          # a longer run of one mode
@@ -25,8 +29,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 modes=("$@")
-[ ${#modes[@]} -gt 0 ] || modes=(bitstream decoder writers)
+[ ${#modes[@]} -gt 0 ] || modes=(bitstream decoder writers hevc-bitstream)
 corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h264"
+hevc_corpus="${SWIFTVT_CORPUS:-../shared/corpus}/h265"
 scratch=.build-fuzz
 
 swift build -c release --scratch-path "$scratch" --product swiftvt-h264-fuzz \
@@ -63,8 +68,17 @@ for mode in "${modes[@]}"; do
         writers)
             max_len=4096
             ;;
+        hevc-bitstream)
+            # As for bitstream: the parameter sets and first slice headers of each file.
+            max_len="${SWIFTVT_FUZZ_MAX_LEN:-4096}"
+            if [ -d "$hevc_corpus" ]; then
+                seeds+=("$hevc_corpus")
+            else
+                echo "fuzz: H.265 corpus not found at $hevc_corpus; fuzzing from an empty seed set" >&2
+            fi
+            ;;
         *)
-            echo "fuzz: unknown mode $mode (bitstream, decoder, writers)" >&2
+            echo "fuzz: unknown mode $mode (bitstream, decoder, writers, hevc-bitstream)" >&2
             exit 2
             ;;
     esac

@@ -72,32 +72,20 @@ extension FormatDescription {
 
         let crop = sps.cropRect
         var extensions = FormatDescriptionExtensions()
-        // CoreMedia's clean aperture offsets are from the centre of the coded picture to the
-        // centre of the aperture, in pixels (halves allowed: the fractions keep them exact).
         extensions.cleanAperture = CleanAperture(
-            width: Rational(Int32(clamping: crop.width)), height: Rational(Int32(clamping: crop.height)),
-            horizontalOffset: Self.halves(2 &* crop.x &+ crop.width &- sps.codedWidth),
-            verticalOffset: Self.halves(2 &* crop.y &+ crop.height &- sps.codedHeight))
+            cropping: crop.x, crop.y, width: crop.width, height: crop.height,
+            codedWidth: sps.codedWidth, codedHeight: sps.codedHeight)
         extensions.chromaSubsampling = ChromaSubsampling(rawValue: UInt8(truncatingIfNeeded: sps.chromaFormatIdc))
         extensions.bitDepth = sps.bitDepthLuma
         extensions.fieldCount = sps.frameMbsOnlyFlag ? 1 : 2
         if let vui = sps.vui {
-            if let sar = vui.sampleAspectRatio {
-                extensions.pixelAspectRatio = PixelAspectRatio(
-                    horizontalSpacing: Int32(clamping: sar.width), verticalSpacing: Int32(clamping: sar.height))
-            }
-            if vui.videoSignalTypePresentFlag {
-                extensions.fullRange = vui.videoFullRangeFlag
-                if vui.colourDescriptionPresentFlag {
-                    extensions.colorPrimaries = ColorPrimaries(rawValue: UInt8(truncatingIfNeeded: vui.colourPrimaries))
-                    extensions.transferFunction = TransferFunction(rawValue: UInt8(truncatingIfNeeded: vui.transferCharacteristics))
-                    extensions.yCbCrMatrix = YCbCrMatrix(rawValue: UInt8(truncatingIfNeeded: vui.matrixCoefficients))
-                }
-            }
-            if vui.chromaLocInfoPresentFlag {
-                extensions.chromaLocationTopField = ChromaLocation(rawValue: UInt8(truncatingIfNeeded: vui.chromaSampleLocTypeTopField))
-                extensions.chromaLocationBottomField = ChromaLocation(rawValue: UInt8(truncatingIfNeeded: vui.chromaSampleLocTypeBottomField))
-            }
+            extensions.applyVideoUsability(
+                sampleAspectRatio: vui.sampleAspectRatio, videoSignalTypePresent: vui.videoSignalTypePresentFlag,
+                videoFullRange: vui.videoFullRangeFlag, colourDescriptionPresent: vui.colourDescriptionPresentFlag,
+                colourPrimaries: vui.colourPrimaries, transferCharacteristics: vui.transferCharacteristics,
+                matrixCoefficients: vui.matrixCoefficients,
+                chromaSampleLocations: vui.chromaLocInfoPresentFlag
+                    ? (vui.chromaSampleLocTypeTopField, vui.chromaSampleLocTypeBottomField) : nil)
         }
         extensions.sampleDescriptionAtoms[.avcDecoderConfigurationAtom] = try record.serialized()
         let allSets = record.sequenceParameterSets + record.pictureParameterSets
@@ -110,11 +98,6 @@ extension FormatDescription {
         } catch {
             throw H264Error.malformedFraming("\(error)")
         }
-    }
-
-    /// `count / 2` as an exact fraction in lowest terms.
-    private static func halves(_ count: Int) -> Rational {
-        count % 2 == 0 ? Rational(Int32(clamping: count / 2)) : Rational(Int32(clamping: count), 2)
     }
 
     /// The avcC record of an H.264 description.

@@ -30,3 +30,7 @@ public enum H264Error: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// The shared bitstream code (NALBitstream: bit reader, length-prefix framing) reports H.264
+/// problems through these cases.
+extension H264Error: NALBitstreamError {}

@@ -7,7 +7,10 @@
 //   frame_num gaps, POC, output) over an accelerator that checks what a driver relies on
 //   (DecoderStateMachineFuzz.swift, CheckingAccelerator.swift);
 // - writers: random valid SPS/PPS/slice headers written and parsed back, and the coding planner's
-//   GOPs decoded by the state machine (WriterRoundTripFuzz.swift).
+//   GOPs decoded by the state machine (WriterRoundTripFuzz.swift);
+// - hevc-bitstream: the H.265 layer likewise: scanning, access units, VPS/SPS/PPS/slice header/SEI
+//   parsers and their writers, POC, length-prefixed conversion, hvcC and format descriptions
+//   (HEVCBitstreamFuzz.swift).
 //
 // Built with `-D FUZZING -sanitize=fuzzer,address` by fuzz/run.sh. Without FUZZING the same body
 // runs over files named on the command line, to replay a crash or check a corpus.
@@ -19,6 +22,7 @@ import Glibc
 /// What one fuzz input exercises.
 enum FuzzMode: String, CaseIterable, Sendable {
     case bitstream, decoder, writers
+    case hevcBitstream = "hevc-bitstream"
 
     /// From SWIFTVT_FUZZ_MODE (an environment variable, so that libFuzzer's own command line
     /// stays its own, and child processes it starts inherit the mode).
@@ -38,6 +42,7 @@ enum FuzzMode: String, CaseIterable, Sendable {
         case .bitstream: exerciseBitstreamLayer(data)
         case .decoder: exerciseDecoder(data)
         case .writers: exerciseWriters(data)
+        case .hevcBitstream: exerciseHEVCBitstreamLayer(data)
         }
     }
 }
@@ -130,7 +135,7 @@ struct ReplayFuzzInputs {
         let paths = CommandLine.arguments.dropFirst()
         if paths.isEmpty {
             FileContents.printError(
-                "usage: [SWIFTVT_FUZZ_MODE=bitstream|decoder|writers] swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)\n"
+                "usage: [SWIFTVT_FUZZ_MODE=bitstream|decoder|writers|hevc-bitstream] swiftvt-h264-fuzz FILE...  (replays fuzz inputs without libFuzzer)\n"
                     + "       swiftvt-h264-fuzz compact-seeds CORPUS-DIR OUTPUT-DIR  (decoder-mode seeds: slices cut to their headers)")
             exit(2)
         }

@@ -1,5 +1,7 @@
-/// Reads the descriptors of 7.2 (u(n), ue(v), se(v), flags) from RBSP bytes, i.e. bytes from
-/// which the emulation_prevention_three_bytes have already been removed (see `RBSP`).
+/// Reads the descriptors of H.264 and H.265 clause 7.2 (u(n), ue(v), se(v), flags) from RBSP
+/// bytes, i.e. bytes from which the emulation_prevention_three_bytes have already been removed
+/// (see `RBSP`). Both specifications define these descriptors and Exp-Golomb codes identically
+/// (H.264 9.1, H.265 9.2), so one reader serves both codecs.
 ///
 /// The reader is a small struct over borrowed memory: it never allocates and keeps up to 64 bits
 /// in a register-sized cache so that most reads are a shift and a mask. Because it borrows the
@@ -7,9 +9,11 @@
 /// bytes (`withUnsafeBytes`, `RBSP.withUnescapedPayload`); for that reason it is deliberately not
 /// `Sendable`.
 ///
-/// Every read checks the end of the data and throws `H264Error.truncated(what:)` naming the
-/// syntax element being read; nothing in here traps on any input.
-public struct BitReader {
+/// Every read checks the end of the data and throws `Failure.truncated(what:)` naming the
+/// syntax element being read; nothing in here traps on any input. `Failure` is the codec's own
+/// error type (`H264Error`, `H265Error`), so a parser's errors stay typed and say which codec
+/// they come from; each codec names its reader (`BitReader` in H264, `H265BitReader` in H265).
+public struct NALBitReader<Failure: NALBitstreamError> {
     @usableFromInline let base: UnsafeRawBufferPointer
     /// Index of the next byte to move into `cache`.
     @usableFromInline var nextByte: Int
@@ -69,15 +73,15 @@ public struct BitReader {
 
     /// u(n): the next `n` bits (0...32) as an unsigned integer, most significant bit first.
     @inlinable
-    public mutating func readBits(_ n: Int, _ field: String = "u(n)") throws(H264Error) -> UInt32 {
+    public mutating func readBits(_ n: Int, _ field: String = "u(n)") throws(Failure) -> UInt32 {
         guard n > 0 else {
             if n == 0 { return 0 }
-            throw H264Error.invalidValue(field: "bit count of \(field)", value: Int64(n))
+            throw Failure.invalidValue(field: "bit count of \(field)", value: Int64(n))
         }
-        guard n <= 32 else { throw H264Error.invalidValue(field: "bit count of \(field)", value: Int64(n)) }
+        guard n <= 32 else { throw Failure.invalidValue(field: "bit count of \(field)", value: Int64(n)) }
         if cacheBits < n {
             refill()
-            if cacheBits < n { throw H264Error.truncated(what: field) }
+            if cacheBits < n { throw Failure.truncated(what: field) }
         }
         let value = UInt32(truncatingIfNeeded: cache >> UInt64(64 &- n))
         consume(n)
@@ -86,10 +90,10 @@ public struct BitReader {
 
     /// u(1) as a Bool.
     @inlinable
-    public mutating func readFlag(_ field: String = "u(1)") throws(H264Error) -> Bool {
+    public mutating func readFlag(_ field: String = "u(1)") throws(Failure) -> Bool {
         if cacheBits == 0 {
             refill()
-            if cacheBits == 0 { throw H264Error.truncated(what: field) }
+            if cacheBits == 0 { throw Failure.truncated(what: field) }
         }
         let bit = cache >> 63 != 0
         consume(1)
@@ -98,16 +102,17 @@ public struct BitReader {
 
     /// The next `n` bits without consuming them (n 0...32).
     @inlinable
-    public mutating func peekBits(_ n: Int) throws(H264Error) -> UInt32 {
+    public mutating func peekBits(_ n: Int) throws(Failure) -> UInt32 {
         if cacheBits < n { refill() }
         var copy = self
         return try copy.readBits(n, "next_bits()")
     }
 
-    /// ue(v), 9.1: Exp-Golomb code. Codes with more than 31 leading zero bits would exceed
-    /// 2^32 - 2, the largest value the spec allows for any ue(v) element, and are rejected.
+    /// ue(v), H.264 9.1 / H.265 9.2: Exp-Golomb code. Codes with more than 31 leading zero bits
+    /// would exceed 2^32 - 2, the largest value either spec allows for any ue(v) element, and are
+    /// rejected.
     @inlinable
-    public mutating func readUE(_ field: String = "ue(v)") throws(H264Error) -> UInt32 {
+    public mutating func readUE(_ field: String = "ue(v)") throws(Failure) -> UInt32 {
         if cacheBits < 32 { refill() }
         if cache != 0 {
             let leadingZeros = cache.leadingZeroBitCount
@@ -123,12 +128,12 @@ public struct BitReader {
     }
 
     @usableFromInline
-    mutating func readUESlow(_ field: String) throws(H264Error) -> UInt32 {
+    mutating func readUESlow(_ field: String) throws(Failure) -> UInt32 {
         var leadingZeros = 0
         while true {
             if cacheBits == 0 {
                 refill()
-                if cacheBits == 0 { throw H264Error.truncated(what: field) }
+                if cacheBits == 0 { throw Failure.truncated(what: field) }
             }
             if cache == 0 {
                 // All cached bits are zero (bits below cacheBits are kept zero).
@@ -143,15 +148,15 @@ public struct BitReader {
             if leadingZeros > 31 { break }
         }
         guard leadingZeros <= 31 else {
-            throw H264Error.invalidValue(field: "\(field) (Exp-Golomb prefix length)", value: Int64(leadingZeros))
+            throw Failure.invalidValue(field: "\(field) (Exp-Golomb prefix length)", value: Int64(leadingZeros))
         }
         let suffix = try readBits(leadingZeros, field)
         return UInt32(truncatingIfNeeded: (UInt64(1) << UInt64(leadingZeros)) &- 1 &+ UInt64(suffix))
     }
 
-    /// se(v), 9.1.1 (Table 9-3): k maps to (-1)^(k+1) * Ceil(k / 2).
+    /// se(v), H.264 9.1.1 / H.265 9.2.2 (Table 9-3 in both): k maps to (-1)^(k+1) * Ceil(k / 2).
     @inlinable
-    public mutating func readSE(_ field: String = "se(v)") throws(H264Error) -> Int32 {
+    public mutating func readSE(_ field: String = "se(v)") throws(Failure) -> Int32 {
         let codeNum = Int64(try readUE(field))
         let magnitude = (codeNum &+ 1) >> 1
         return Int32(truncatingIfNeeded: codeNum & 1 == 1 ? magnitude : -magnitude)
@@ -160,33 +165,33 @@ public struct BitReader {
     /// ue(v) checked against an inclusive upper bound, as an Int (the common case in the
     /// parameter-set and slice-header parsers, which range-check every element).
     @inlinable
-    public mutating func readUE(_ field: String, max: Int) throws(H264Error) -> Int {
+    public mutating func readUE(_ field: String, max: Int) throws(Failure) -> Int {
         let value = Int(try readUE(field))
-        guard value <= max else { throw H264Error.invalidValue(field: field, value: Int64(value)) }
+        guard value <= max else { throw Failure.invalidValue(field: field, value: Int64(value)) }
         return value
     }
 
     /// se(v) checked against an inclusive range, as an Int.
     @inlinable
-    public mutating func readSE(_ field: String, range: ClosedRange<Int>) throws(H264Error) -> Int {
+    public mutating func readSE(_ field: String, range: ClosedRange<Int>) throws(Failure) -> Int {
         let value = Int(try readSE(field))
-        guard range.contains(value) else { throw H264Error.invalidValue(field: field, value: Int64(value)) }
+        guard range.contains(value) else { throw Failure.invalidValue(field: field, value: Int64(value)) }
         return value
     }
 
     /// u(n) checked against an inclusive upper bound, as an Int.
     @inlinable
-    public mutating func readBits(_ n: Int, _ field: String, max: Int) throws(H264Error) -> Int {
+    public mutating func readBits(_ n: Int, _ field: String, max: Int) throws(Failure) -> Int {
         let value = Int(try readBits(n, field))
-        guard value <= max else { throw H264Error.invalidValue(field: field, value: Int64(value)) }
+        guard value <= max else { throw Failure.invalidValue(field: field, value: Int64(value)) }
         return value
     }
 
     /// Skips `n` bits; throws if fewer remain (nothing is skipped then).
     @inlinable
-    public mutating func skipBits(_ n: Int, _ field: String = "skipped bits") throws(H264Error) {
-        guard n >= 0 else { throw H264Error.invalidValue(field: "bit count of \(field)", value: Int64(n)) }
-        guard n <= bitsRemaining else { throw H264Error.truncated(what: field) }
+    public mutating func skipBits(_ n: Int, _ field: String = "skipped bits") throws(Failure) {
+        guard n >= 0 else { throw Failure.invalidValue(field: "bit count of \(field)", value: Int64(n)) }
+        guard n <= bitsRemaining else { throw Failure.truncated(what: field) }
         if n <= cacheBits {
             consume(n)
             return
@@ -204,9 +209,11 @@ public struct BitReader {
         consume(cacheBits & 7)
     }
 
-    /// more_rbsp_data(), 7.2: true if there is more data before the rbsp_stop_one_bit, i.e. if
-    /// the current position is before the last 1 bit of the RBSP. Zero bytes after the stop bit
-    /// (trailing cabac_zero_words, 7.3.2.10) are allowed; all-zero data has no more data.
+    /// more_rbsp_data(), 7.2 (the same in H.264 and H.265): true if there is more data before the
+    /// rbsp_stop_one_bit, i.e. if the current position is before the last 1 bit of the RBSP. Zero
+    /// bytes after the stop bit (trailing cabac_zero_words) are allowed; all-zero data has no
+    /// more data.
+    @inlinable
     public func moreRBSPData() -> Bool {
         var last = base.count &- 1
         while last >= 0 && base[last] == 0 { last &-= 1 }
@@ -215,11 +222,12 @@ public struct BitReader {
         return bitPosition < stopBitPosition
     }
 
-    /// rbsp_trailing_bits(), 7.3.2.11: checks that the stop bit follows (data after it is
-    /// tolerated, see `moreRBSPData`).
-    public mutating func readRBSPTrailingBits() throws(H264Error) {
+    /// rbsp_trailing_bits() (H.264 7.3.2.11, H.265 7.3.2.11): checks that the stop bit follows
+    /// (data after it is tolerated, see `moreRBSPData`).
+    @inlinable
+    public mutating func readRBSPTrailingBits() throws(Failure) {
         guard try readFlag("rbsp_stop_one_bit") else {
-            throw H264Error.invalidValue(field: "rbsp_stop_one_bit", value: 0)
+            throw Failure.invalidValue(field: "rbsp_stop_one_bit", value: 0)
         }
     }
 }

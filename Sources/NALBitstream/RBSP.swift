@@ -1,13 +1,13 @@
 /// Conversion between a NAL unit's escaped payload and its raw byte sequence payload (RBSP).
 ///
-/// 7.4.1: inside a NAL unit, any byte 0x00..0x03 that follows two zero bytes is preceded by an
-/// emulation_prevention_three_byte (0x03) so that no start code prefix (00 00 01) can appear.
-/// Decoders remove every 0x03 that follows 00 00.
+/// H.264 7.4.1 and H.265 7.4.2 say the same: inside a NAL unit, any byte 0x00..0x03 that follows
+/// two zero bytes is preceded by an emulation_prevention_three_byte (0x03) so that no start code
+/// prefix (00 00 01) can appear. Decoders remove every 0x03 that follows 00 00.
 ///
-/// The functions take whatever escaped byte range they are given: the parsers in this module
-/// pass the payload after the one-byte NAL unit header.
+/// The functions take whatever escaped byte range they are given: the codec parsers pass the
+/// payload after the NAL unit header (one byte in H.264, two in H.265).
 public enum RBSP {
-    /// Removes emulation_prevention_three_bytes (7.4.1, 7.3.1: 0x000003 -> 0x0000).
+    /// Removes emulation_prevention_three_bytes (H.264 7.4.1, H.265 7.4.2: 0x000003 -> 0x0000).
     ///
     /// `maxBytes` bounds the RBSP produced: headers are short and slices can be large, so header
     /// parsers only unescape the beginning.
@@ -88,9 +88,9 @@ public enum RBSP {
         return rbspBitOffset &+ removed &* 8
     }
 
-    /// Inserts emulation_prevention_three_bytes (7.4.1): a 0x03 before any byte 0x00..0x03 that
-    /// follows two zero bytes, and after a final 00 00 (the RBSP can only end in 0x00 when it
-    /// ends with cabac_zero_words, and then 7.4.1 appends a 0x03).
+    /// Inserts emulation_prevention_three_bytes (H.264 7.4.1, H.265 7.4.2): a 0x03 before any
+    /// byte 0x00..0x03 that follows two zero bytes, and after a final 00 00 (the RBSP can only end
+    /// in 0x00 when it ends with cabac_zero_words, and then both specs append a 0x03).
     public static func insertEmulationPrevention(_ rbsp: [UInt8]) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(rbsp.count &+ rbsp.count / 64 &+ 4)

@@ -1,6 +1,7 @@
 import Glibc
 
-/// Where one NAL unit sits inside an Annex B byte stream (ITU-T H.264 Annex B).
+/// Where one NAL unit sits inside an Annex B byte stream (ITU-T H.264 and H.265 Annex B, which
+/// define the same byte stream format).
 ///
 /// Offsets, not copies: the bytes stay in the caller's buffer.
 public struct AnnexBNALUnit: Hashable, Sendable {
@@ -26,7 +27,7 @@ public struct AnnexBNALUnit: Hashable, Sendable {
 /// The hot loop asks glibc's vectorised `memchr` for the next `0x01` byte and then looks back two
 /// bytes for `00 00`. In compressed slice data a `0x01` appears about once every 256 bytes, so
 /// almost all bytes are examined 16 or 32 at a time instead of one by one; emulation prevention
-/// (7.4.1) guarantees that `00 00 01` never occurs inside a NAL unit, so every hit is a real start.
+/// (H.264 7.4.1, H.265 7.4.2) guarantees that `00 00 01` never occurs inside a NAL unit, so every hit is a real start.
 public enum AnnexB {
     /// Offset of the `00` that begins the next three-byte start code `00 00 01` at or after
     /// `offset`, or nil when there is none.
@@ -53,7 +54,7 @@ public enum AnnexB {
     /// or garbage in damaged input) and are skipped. Trailing zero bytes after a NAL unit belong
     /// to the byte stream (trailing_zero_8bits), not to the NAL unit, and are trimmed: a NAL unit
     /// never ends in `00` because rbsp_trailing_bits end in a one bit and cabac_zero_words are
-    /// followed by an emulation-prevention `03` (7.4.2.10).
+    /// followed by an emulation-prevention `03` (H.264 7.4.2.10; H.265 7.4.2).
     @inlinable
     public static func forEachNALUnit(
         in bytes: UnsafeRawBufferPointer, _ body: (AnnexBNALUnit) throws -> Void

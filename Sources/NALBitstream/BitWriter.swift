@@ -1,5 +1,6 @@
-/// Writes the descriptors of 7.2 (u(n), ue(v), se(v), flags) into RBSP bytes; the counterpart of
-/// `BitReader`, used by encoders for parameter sets and slice headers and by the tests.
+/// Writes the descriptors of 7.2 (u(n), ue(v), se(v), flags; the same in H.264 and H.265) into
+/// RBSP bytes; the counterpart of `NALBitReader`, used by encoders for parameter sets and slice
+/// headers and by the tests.
 ///
 /// The output is RBSP: run it through `RBSP.insertEmulationPrevention` (and prefix the NAL unit
 /// header) to get a NAL unit. Nothing here traps: out-of-range bit counts are clamped and every
@@ -53,13 +54,13 @@ public struct BitWriter: Sendable {
         writeBits(flag ? 1 : 0, count: 1)
     }
 
-    /// ue(v), 9.1: leadingZeros zero bits, then codeNum + 1 in leadingZeros + 1 bits.
+    /// ue(v), H.264 9.1 / H.265 9.2: leadingZeros zero bits, then codeNum + 1 in leadingZeros + 1 bits.
     @inlinable
     public mutating func writeUE(_ value: UInt32) {
         writeExpGolomb(UInt64(value))
     }
 
-    /// se(v), 9.1.1: positive v maps to 2v - 1, non-positive v to -2v.
+    /// se(v), H.264 9.1.1 / H.265 9.2.2: positive v maps to 2v - 1, non-positive v to -2v.
     @inlinable
     public mutating func writeSE(_ value: Int32) {
         let v = Int64(value)

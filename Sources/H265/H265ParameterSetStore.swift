@@ -1,0 +1,104 @@
+/// The VPS, SPS and PPS seen so far in a stream, by id, parsed and raw.
+///
+/// 7.4.2.4.2: a parameter set with an id replaces the earlier one with that id, and takes effect
+/// when a picture activates it. A PPS is checked against its SPS (the bounds of 7.4.3.3 that
+/// depend on it) when a slice activates the pair, and the result is kept until either changes.
+public struct H265ParameterSetStore: Sendable {
+    public enum Change: Sendable, Equatable {
+        /// The same bytes as the parameter set already stored under that id.
+        case unchanged
+        /// No parameter set had that id.
+        case added
+        /// A different parameter set replaced the one stored under that id.
+        case replaced
+    }
+
+    private var videoParameterSets: [Int: (raw: [UInt8], parsed: H265VideoParameterSet)] = [:]
+    private var sequenceParameterSets: [Int: (raw: [UInt8], parsed: H265SequenceParameterSet)] = [:]
+    private var pictureParameterSets: [Int: (raw: [UInt8], parsed: H265PictureParameterSet)] = [:]
+    /// PPS ids whose bounds were checked against the SPS stored now.
+    private var validatedPictureParameterSetIDs: Set<Int> = []
+
+    public init() {}
+
+    public func videoParameterSet(id: Int) -> H265VideoParameterSet? { videoParameterSets[id]?.parsed }
+    public func sequenceParameterSet(id: Int) -> H265SequenceParameterSet? { sequenceParameterSets[id]?.parsed }
+    public func pictureParameterSet(id: Int) -> H265PictureParameterSet? { pictureParameterSets[id]?.parsed }
+    public func rawVideoParameterSet(id: Int) -> [UInt8]? { videoParameterSets[id]?.raw }
+    public func rawSequenceParameterSet(id: Int) -> [UInt8]? { sequenceParameterSets[id]?.raw }
+    public func rawPictureParameterSet(id: Int) -> [UInt8]? { pictureParameterSets[id]?.raw }
+
+    /// Ids present, in ascending order.
+    public var videoParameterSetIDs: [Int] { videoParameterSets.keys.sorted() }
+    public var sequenceParameterSetIDs: [Int] { sequenceParameterSets.keys.sorted() }
+    public var pictureParameterSetIDs: [Int] { pictureParameterSets.keys.sorted() }
+
+    /// Stores a VPS NAL unit (header included, escaped).
+    @discardableResult
+    public mutating func storeVideoParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (id: Int, change: Change) {
+        let parsed = try H265VideoParameterSet.parse(nalUnit: nalUnit)
+        let id = parsed.videoParameterSetID
+        let change = Self.change(of: videoParameterSets[id]?.raw, to: nalUnit)
+        // Copy: parameter sets are small and must outlive the caller's buffer.
+        if change != .unchanged { videoParameterSets[id] = (Array(nalUnit), parsed) }
+        return (id, change)
+    }
+
+    /// Stores an SPS NAL unit.
+    @discardableResult
+    public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (id: Int, change: Change) {
+        let parsed = try H265SequenceParameterSet.parse(nalUnit: nalUnit)
+        let id = parsed.seqParameterSetID
+        let change = Self.change(of: sequenceParameterSets[id]?.raw, to: nalUnit)
+        if change != .unchanged {
+            // Copy: as for the VPS.
+            sequenceParameterSets[id] = (Array(nalUnit), parsed)
+            // The PPSs were checked against the old SPS.
+            validatedPictureParameterSetIDs.removeAll()
+        }
+        return (id, change)
+    }
+
+    /// Stores a PPS NAL unit. Its SPS need not have arrived yet (the H.265 PPS syntax does not
+    /// depend on it).
+    @discardableResult
+    public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (id: Int, change: Change) {
+        let parsed = try H265PictureParameterSet.parse(nalUnit: nalUnit)
+        let id = parsed.picParameterSetID
+        let change = Self.change(of: pictureParameterSets[id]?.raw, to: nalUnit)
+        if change != .unchanged {
+            // Copy: as for the VPS.
+            pictureParameterSets[id] = (Array(nalUnit), parsed)
+            validatedPictureParameterSetIDs.remove(id)
+        }
+        return (id, change)
+    }
+
+    private static func change(of stored: [UInt8]?, to nalUnit: UnsafeRawBufferPointer) -> Change {
+        guard let stored else { return .added }
+        return stored.elementsEqual(nalUnit) ? .unchanged : .replaced
+    }
+
+    /// The PPS `id` and its SPS as a slice activates them (7.4.2.4.2), with the PPS's bounds
+    /// that depend on the SPS checked (once per pair).
+    public mutating func activate(pictureParameterSetID id: Int) throws(H265Error)
+        -> (pps: H265PictureParameterSet, sps: H265SequenceParameterSet) {
+        guard let pps = pictureParameterSet(id: id) else { throw H265Error.missingParameterSet(kind: "PPS", id: id) }
+        guard let sps = sequenceParameterSet(id: pps.seqParameterSetID) else {
+            throw H265Error.missingParameterSet(kind: "SPS", id: pps.seqParameterSetID)
+        }
+        if !validatedPictureParameterSetIDs.contains(id) {
+            try pps.validate(against: sps)
+            validatedPictureParameterSetIDs.insert(id)
+        }
+        return (pps, sps)
+    }
+
+    /// Forgets everything (a flush, a new stream).
+    public mutating func removeAll() {
+        videoParameterSets.removeAll()
+        sequenceParameterSets.removeAll()
+        pictureParameterSets.removeAll()
+        validatedPictureParameterSetIDs.removeAll()
+    }
+}

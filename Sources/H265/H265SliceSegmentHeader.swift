@@ -1,0 +1,333 @@
+/// slice_type, Table 7-7.
+public enum H265SliceType: Int, Hashable, Sendable, CustomStringConvertible {
+    case b = 0, p = 1, i = 2
+
+    public var description: String {
+        switch self {
+        case .b: return "B"
+        case .p: return "P"
+        case .i: return "I"
+        }
+    }
+}
+
+/// One long-term reference picture a slice header names (7.3.6.1, 7.4.7.1).
+public struct H265SliceLongTermPicture: Hashable, Sendable {
+    /// lt_idx_sps[i] for the pictures picked from the SPS's list; nil for those coded in the header.
+    public var ltIdxSps: Int?
+    /// PocLsbLt[i] (7-52): from the SPS's list or poc_lsb_lt[i].
+    public var pocLsbLt: Int
+    /// UsedByCurrPicLt[i].
+    public var usedByCurrPicLt: Bool
+    public var deltaPocMsbPresentFlag: Bool
+    /// delta_poc_msb_cycle_lt[i] as coded (0 when absent).
+    public var deltaPocMsbCycleLt: Int
+    /// DeltaPocMsbCycleLt[i] (7-52): accumulated within the SPS part and within the header part.
+    public var accumulatedDeltaPocMsbCycleLt: Int
+
+    public init(
+        ltIdxSps: Int?, pocLsbLt: Int, usedByCurrPicLt: Bool, deltaPocMsbPresentFlag: Bool,
+        deltaPocMsbCycleLt: Int, accumulatedDeltaPocMsbCycleLt: Int
+    ) {
+        self.ltIdxSps = ltIdxSps
+        self.pocLsbLt = pocLsbLt
+        self.usedByCurrPicLt = usedByCurrPicLt
+        self.deltaPocMsbPresentFlag = deltaPocMsbPresentFlag
+        self.deltaPocMsbCycleLt = deltaPocMsbCycleLt
+        self.accumulatedDeltaPocMsbCycleLt = accumulatedDeltaPocMsbCycleLt
+    }
+}
+
+/// The beginning of slice_segment_header(), 7.3.6.1 / 7.4.7.1: what tells which picture a slice
+/// segment belongs to, the picture's POC and its reference picture set.
+///
+/// Where parsing stops, and why: after slice_temporal_mvp_enabled_flag, the end of the part that
+/// non-IDR pictures alone carry. That is everything access-unit assembly (7.4.2.4.4), POC (8.3.1)
+/// and the RPS (8.3.2) read. What follows (SAO flags, reference list sizes and modification,
+/// weighted prediction tables, QP and deblocking, entry points, the header extension) decides how
+/// a slice is reconstructed, depends on NumPicTotalCurr and the weights' chroma format, and
+/// belongs with the decoder that will need it; `parsedBitCount` says where the rest begins.
+///
+/// A dependent slice segment (dependent_slice_segment_flag 1) carries none of the fields after
+/// slice_segment_address: they are those of the preceding independent slice segment (7.4.7.1),
+/// and stay at their defaults here.
+public struct H265SliceSegmentHeader: Hashable, Sendable {
+    public var nalUnitHeader: H265NALUnitHeader
+    public var firstSliceSegmentInPicFlag = false
+    /// no_output_of_prior_pics_flag (IRAP pictures only).
+    public var noOutputOfPriorPicsFlag = false
+    /// slice_pic_parameter_set_id, 0...63.
+    public var slicePicParameterSetID = 0
+    public var dependentSliceSegmentFlag = false
+    /// slice_segment_address, 0...PicSizeInCtbsY - 1 (0 for the first slice segment).
+    public var sliceSegmentAddress = 0
+    /// slice_reserved_flag[i], num_extra_slice_header_bits of them (bit i = flag i).
+    public var sliceReservedFlags: UInt8 = 0
+    /// slice_type; `.i` for a dependent slice segment (whose type is its independent segment's).
+    public var sliceType = H265SliceType.i
+    /// pic_output_flag; inferred 1 when absent (7.4.7.1).
+    public var picOutputFlag = true
+    /// colour_plane_id, 0...2 (separate_colour_plane_flag only).
+    public var colourPlaneID = 0
+    /// slice_pic_order_cnt_lsb; 0 for IDR pictures, which do not send it (7.4.7.1).
+    public var slicePicOrderCntLsb = 0
+    public var shortTermRefPicSetSPSFlag = false
+    /// short_term_ref_pic_set_idx, 0...num_short_term_ref_pic_sets - 1.
+    public var shortTermRefPicSetIdx = 0
+    /// The short-term RPS in use: the SPS's set short_term_ref_pic_set_idx, or the one coded in
+    /// the header; empty for IDR pictures (8.3.2: an IDR picture keeps no reference).
+    public var shortTermReferencePictureSet = H265ShortTermReferencePictureSet()
+    /// Bits the header's own st_ref_pic_set() takes (0 when the SPS's set is used): what VA-API
+    /// and other accelerators call st_rps_bits.
+    public var shortTermRefPicSetBitCount = 0
+    /// num_long_term_sps, 0...num_long_term_ref_pics_sps.
+    public var numLongTermSps = 0
+    /// num_long_term_pics.
+    public var numLongTermPics = 0
+    /// num_long_term_sps + num_long_term_pics entries, the SPS-picked ones first.
+    public var longTermPictures: [H265SliceLongTermPicture] = []
+    /// slice_temporal_mvp_enabled_flag; 0 when absent.
+    public var sliceTemporalMVPEnabledFlag = false
+    /// Bits of the RBSP (after the NAL unit header) read; the unparsed rest of the header starts
+    /// here.
+    public var parsedBitCount = 0
+
+    public init(nalUnitHeader: H265NALUnitHeader) {
+        self.nalUnitHeader = nalUnitHeader
+    }
+
+    /// NumPicTotalCurr (7-55) without the screen content coding term: the pictures the current
+    /// one may reference (short-term and long-term "used by current picture" entries).
+    public var numPicTotalCurr: Int {
+        shortTermReferencePictureSet.usedByCurrentPictureCount &+ longTermPictures.lazy.filter(\.usedByCurrPicLt).count
+    }
+
+    /// Reads first_slice_segment_in_pic_flag, the first bit after the NAL unit header, without
+    /// any parameter set: enough to find where a picture starts (7.4.2.4.4) even when the rest of
+    /// the header cannot be parsed. nil for a NAL unit too short to hold it. (The header's second
+    /// byte is never 0, since nuh_temporal_id_plus1 is not, so the third byte cannot be an
+    /// emulation prevention byte.)
+    public static func firstSliceSegmentInPicFlag(of nalUnit: UnsafeRawBufferPointer) -> Bool? {
+        guard nalUnit.count > H265NALUnitHeader.byteCount else { return nil }
+        return nalUnit[H265NALUnitHeader.byteCount] & 0x80 != 0
+    }
+
+    /// The largest escaped prefix of a slice NAL unit read: the parsed part of a header is at most
+    /// a few hundred bytes (an inline RPS of 16 pictures and 32 long-term entries).
+    static let maxHeaderBytes = 2048
+
+    /// Parses the beginning of a coded slice segment NAL unit (nal_unit_type 0...9 or 16...21).
+    ///
+    /// - Parameters:
+    ///   - pictureParameterSet: the PPS stored under an id, if any.
+    ///   - sequenceParameterSet: the SPS stored under an id, if any.
+    public static func parse(
+        nalUnit: UnsafeRawBufferPointer,
+        pictureParameterSet: (Int) -> H265PictureParameterSet?,
+        sequenceParameterSet: (Int) -> H265SequenceParameterSet?
+    ) throws(H265Error) -> H265SliceSegmentHeader {
+        let header = try H265NALUnitHeader(parsing: nalUnit)
+        guard header.nalUnitType.isVCL, !header.nalUnitType.isReservedOrUnspecified else {
+            throw H265Error.invalidValue(field: "nal_unit_type", value: Int64(header.nalUnitType.rawValue))
+        }
+        return try RBSP.withUnescapedPayload(
+            of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxHeaderBytes
+        ) { rbsp in
+            Result { () throws(H265Error) -> H265SliceSegmentHeader in
+                var r = H265BitReader(rbsp)
+                return try parse(
+                    &r, header: header, pictureParameterSet: pictureParameterSet,
+                    sequenceParameterSet: sequenceParameterSet)
+            }
+        }.get()
+    }
+
+    /// `parse(nalUnit:pictureParameterSet:sequenceParameterSet:)` for an array.
+    public static func parse(
+        nalUnit: [UInt8],
+        pictureParameterSet: (Int) -> H265PictureParameterSet?,
+        sequenceParameterSet: (Int) -> H265SequenceParameterSet?
+    ) throws(H265Error) -> H265SliceSegmentHeader {
+        try nalUnit.withUnsafeBytes { bytes in
+            Result { () throws(H265Error) -> H265SliceSegmentHeader in
+                try parse(nalUnit: bytes, pictureParameterSet: pictureParameterSet, sequenceParameterSet: sequenceParameterSet)
+            }
+        }.get()
+    }
+
+    /// slice_segment_header(), 7.3.6.1, up to slice_temporal_mvp_enabled_flag.
+    static func parse(
+        _ r: inout H265BitReader, header: H265NALUnitHeader,
+        pictureParameterSet: (Int) -> H265PictureParameterSet?,
+        sequenceParameterSet: (Int) -> H265SequenceParameterSet?
+    ) throws(H265Error) -> H265SliceSegmentHeader {
+        var slice = H265SliceSegmentHeader(nalUnitHeader: header)
+        let type = header.nalUnitType
+        slice.firstSliceSegmentInPicFlag = try r.readFlag("first_slice_segment_in_pic_flag")
+        if type.isIRAP {
+            slice.noOutputOfPriorPicsFlag = try r.readFlag("no_output_of_prior_pics_flag")
+        }
+        slice.slicePicParameterSetID = try r.readUE("slice_pic_parameter_set_id", max: 63)
+        guard let pps = pictureParameterSet(slice.slicePicParameterSetID) else {
+            throw H265Error.missingParameterSet(kind: "PPS", id: slice.slicePicParameterSetID)
+        }
+        guard let sps = sequenceParameterSet(pps.seqParameterSetID) else {
+            throw H265Error.missingParameterSet(kind: "SPS", id: pps.seqParameterSetID)
+        }
+        if !slice.firstSliceSegmentInPicFlag {
+            if pps.dependentSliceSegmentsEnabledFlag {
+                slice.dependentSliceSegmentFlag = try r.readFlag("dependent_slice_segment_flag")
+            }
+            // 7.4.7.1: Ceil(Log2(PicSizeInCtbsY)) bits, 0...PicSizeInCtbsY - 1.
+            slice.sliceSegmentAddress = try r.readBits(
+                ceilLog2(sps.picSizeInCtbsY), "slice_segment_address", max: sps.picSizeInCtbsY &- 1)
+        }
+        guard !slice.dependentSliceSegmentFlag else {
+            slice.parsedBitCount = r.bitPosition
+            return slice
+        }
+        for index in 0..<pps.numExtraSliceHeaderBits {
+            if try r.readFlag("slice_reserved_flag") { slice.sliceReservedFlags |= UInt8(1) << UInt8(index) }
+        }
+        let sliceTypeValue = try r.readUE("slice_type", max: 2)
+        slice.sliceType = H265SliceType(rawValue: sliceTypeValue) ?? .i
+        // 7.4.7.1: the slices of an IRAP picture of the base layer are I slices (unless the
+        // screen content extension lets the picture refer to itself, which is not parsed here).
+        if type.isIRAP && header.nuhLayerID == 0 && !pps.screenContentCodingExtensionFlag && slice.sliceType != .i {
+            throw H265Error.invalidValue(field: "slice_type (IRAP picture)", value: Int64(sliceTypeValue))
+        }
+        if pps.outputFlagPresentFlag {
+            slice.picOutputFlag = try r.readFlag("pic_output_flag")
+        }
+        if sps.separateColourPlaneFlag {
+            // 7.4.7.1: 0...2 (Y, Cb, Cr).
+            slice.colourPlaneID = try r.readBits(2, "colour_plane_id", max: 2)
+        }
+        if !type.isIDR {
+            slice.slicePicOrderCntLsb = Int(try r.readBits(sps.log2MaxPicOrderCntLsb, "slice_pic_order_cnt_lsb"))
+            slice.shortTermRefPicSetSPSFlag = try r.readFlag("short_term_ref_pic_set_sps_flag")
+            let setCount = sps.shortTermReferencePictureSets.count
+            if !slice.shortTermRefPicSetSPSFlag {
+                let start = r.bitPosition
+                slice.shortTermReferencePictureSet = try H265ShortTermReferencePictureSet.parse(
+                    &r, index: setCount, candidates: sps.shortTermReferencePictureSets,
+                    numShortTermRefPicSets: setCount, maxDecPicBufferingMinus1: sps.maxDecPicBufferingMinus1)
+                slice.shortTermRefPicSetBitCount = r.bitPosition &- start
+            } else {
+                // 7.4.7.1: the index names one of the SPS's sets, so there must be one.
+                guard setCount > 0 else {
+                    throw H265Error.invalidValue(field: "short_term_ref_pic_set_sps_flag (no set in the SPS)", value: 1)
+                }
+                if setCount > 1 {
+                    slice.shortTermRefPicSetIdx = try r.readBits(
+                        ceilLog2(setCount), "short_term_ref_pic_set_idx", max: setCount &- 1)
+                }
+                slice.shortTermReferencePictureSet = sps.shortTermReferencePictureSets[slice.shortTermRefPicSetIdx]
+            }
+            if sps.longTermRefPicsPresentFlag {
+                try parseLongTermPictures(&r, into: &slice, sps: sps)
+            }
+            if sps.temporalMVPEnabledFlag {
+                slice.sliceTemporalMVPEnabledFlag = try r.readFlag("slice_temporal_mvp_enabled_flag")
+            }
+        }
+        slice.parsedBitCount = r.bitPosition
+        return slice
+    }
+
+    /// The long-term part of 7.3.6.1 with the semantics of 7.4.7.1.
+    static func parseLongTermPictures(
+        _ r: inout H265BitReader, into slice: inout H265SliceSegmentHeader, sps: H265SequenceParameterSet
+    ) throws(H265Error) {
+        let candidates = sps.longTermReferencePictures
+        if !candidates.isEmpty {
+            slice.numLongTermSps = try r.readUE("num_long_term_sps", max: candidates.count)
+        }
+        // 7.4.7.1: NumNegativePics + NumPositivePics + num_long_term_sps + num_long_term_pics
+        // <= sps_max_dec_pic_buffering_minus1[sps_max_sub_layers_minus1]: the whole RPS fits
+        // the DPB.
+        let room = sps.maxDecPicBufferingMinus1 &- slice.shortTermReferencePictureSet.numDeltaPocs &- slice.numLongTermSps
+        if room < 0 {
+            throw H265Error.invalidValue(field: "num_long_term_sps", value: Int64(slice.numLongTermSps))
+        }
+        slice.numLongTermPics = try r.readUE("num_long_term_pics", max: room)
+        // 7.4.7.1: delta_poc_msb_cycle_lt in 0...2^(32 - log2_max_pic_order_cnt_lsb_minus4 - 4).
+        let maxMsbCycle = 1 << (32 &- sps.log2MaxPicOrderCntLsb)
+        var accumulated = 0
+        for index in 0..<(slice.numLongTermSps &+ slice.numLongTermPics) {
+            var ltIdxSps: Int?
+            var pocLsb: Int
+            var used: Bool
+            if index < slice.numLongTermSps {
+                var pick = 0
+                if candidates.count > 1 {
+                    pick = try r.readBits(ceilLog2(candidates.count), "lt_idx_sps", max: candidates.count &- 1)
+                }
+                ltIdxSps = pick
+                pocLsb = candidates[pick].pocLsb
+                used = candidates[pick].usedByCurrentPicture
+            } else {
+                pocLsb = Int(try r.readBits(sps.log2MaxPicOrderCntLsb, "poc_lsb_lt"))
+                used = try r.readFlag("used_by_curr_pic_lt_flag")
+            }
+            let msbPresent = try r.readFlag("delta_poc_msb_present_flag")
+            var cycle = 0
+            if msbPresent {
+                cycle = Int(try r.readUE("delta_poc_msb_cycle_lt"))
+                guard cycle <= maxMsbCycle else {
+                    throw H265Error.invalidValue(field: "delta_poc_msb_cycle_lt", value: Int64(cycle))
+                }
+            }
+            // 7-52: the cycles accumulate within the SPS-picked entries and within the coded ones.
+            accumulated = (index == 0 || index == slice.numLongTermSps) ? cycle : accumulated &+ cycle
+            slice.longTermPictures.append(H265SliceLongTermPicture(
+                ltIdxSps: ltIdxSps, pocLsbLt: pocLsb, usedByCurrPicLt: used, deltaPocMsbPresentFlag: msbPresent,
+                deltaPocMsbCycleLt: cycle, accumulatedDeltaPocMsbCycleLt: accumulated))
+        }
+    }
+
+    /// Writes the header's parsed part (through slice_temporal_mvp_enabled_flag) as RBSP bits,
+    /// for tests and encoders that append the rest themselves.
+    public func writeParsedPart(
+        to w: inout BitWriter, pps: H265PictureParameterSet, sps: H265SequenceParameterSet
+    ) {
+        let type = nalUnitHeader.nalUnitType
+        w.writeFlag(firstSliceSegmentInPicFlag)
+        if type.isIRAP { w.writeFlag(noOutputOfPriorPicsFlag) }
+        w.writeUE(UInt32(truncatingIfNeeded: slicePicParameterSetID))
+        if !firstSliceSegmentInPicFlag {
+            if pps.dependentSliceSegmentsEnabledFlag { w.writeFlag(dependentSliceSegmentFlag) }
+            w.writeBits(UInt32(truncatingIfNeeded: sliceSegmentAddress), count: ceilLog2(sps.picSizeInCtbsY))
+        }
+        guard !dependentSliceSegmentFlag else { return }
+        for index in 0..<pps.numExtraSliceHeaderBits { w.writeFlag(sliceReservedFlags & (1 << UInt8(index)) != 0) }
+        w.writeUE(UInt32(truncatingIfNeeded: sliceType.rawValue))
+        if pps.outputFlagPresentFlag { w.writeFlag(picOutputFlag) }
+        if sps.separateColourPlaneFlag { w.writeBits(UInt32(truncatingIfNeeded: colourPlaneID), count: 2) }
+        guard !type.isIDR else { return }
+        w.writeBits(UInt32(truncatingIfNeeded: slicePicOrderCntLsb), count: sps.log2MaxPicOrderCntLsb)
+        w.writeFlag(shortTermRefPicSetSPSFlag)
+        let setCount = sps.shortTermReferencePictureSets.count
+        if !shortTermRefPicSetSPSFlag {
+            shortTermReferencePictureSet.write(to: &w, index: setCount, numShortTermRefPicSets: setCount)
+        } else if setCount > 1 {
+            w.writeBits(UInt32(truncatingIfNeeded: shortTermRefPicSetIdx), count: ceilLog2(setCount))
+        }
+        if sps.longTermRefPicsPresentFlag {
+            let candidates = sps.longTermReferencePictures.count
+            if candidates > 0 { w.writeUE(UInt32(truncatingIfNeeded: numLongTermSps)) }
+            w.writeUE(UInt32(truncatingIfNeeded: numLongTermPics))
+            for picture in longTermPictures {
+                if let pick = picture.ltIdxSps {
+                    if candidates > 1 { w.writeBits(UInt32(truncatingIfNeeded: pick), count: ceilLog2(candidates)) }
+                } else {
+                    w.writeBits(UInt32(truncatingIfNeeded: picture.pocLsbLt), count: sps.log2MaxPicOrderCntLsb)
+                    w.writeFlag(picture.usedByCurrPicLt)
+                }
+                w.writeFlag(picture.deltaPocMsbPresentFlag)
+                if picture.deltaPocMsbPresentFlag { w.writeUE(UInt32(truncatingIfNeeded: picture.deltaPocMsbCycleLt)) }
+            }
+        }
+        if sps.temporalMVPEnabledFlag { w.writeFlag(sliceTemporalMVPEnabledFlag) }
+    }
+}
