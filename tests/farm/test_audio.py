@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, run
+from swiftvt_testing import ROOT, run
 
 FARM_ARGS = ("--bitrate", 300, "--workers", 2, "--chunk-seconds", 1)
 SAMPLE_RATE = 48000

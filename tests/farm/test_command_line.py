@@ -25,7 +25,7 @@ import tempfile
 
 import pytest
 
-from conftest import FARM_JOB, JOB_PYTHON
+from farm_testing import FARM_JOB, JOB_PYTHON
 
 
 def job_lines(run):

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import run as _run
+from swiftvt_testing import run as _run
 
 WIDTH, HEIGHT, FRAMES = 320, 240, 60
 

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FARM_JOB, JOB_PYTHON, Farm, run as run_command
+from farm_testing import FARM_JOB, JOB_PYTHON, Farm
+from swiftvt_testing import run as run_command
 
 ARGS = ("--bitrate", 100, "--workers", 2, "--chunk-seconds", 1)
 

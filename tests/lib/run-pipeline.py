@@ -6,7 +6,7 @@ posted before g_main_loop_run() starts (an element failing during the first stat
 lost, and gst-launch waits forever. This runner has no main loop: it polls the bus itself against
 a deadline, and tears the pipeline down on a watchdog thread.
 
-    run-pipeline.py [--timeout SECONDS] [--expect error|eos|any] [--quiet] [--] PIPELINE...
+    run-pipeline.py [--timeout SECONDS] [--expect error|eos|any] [--quiet] [--report FILE.json] [--] PIPELINE...
 
 PIPELINE is one argument (parsed as it is) or several (joined as gst-launch-1.0 joins its
 arguments: each one escaped, then separated by spaces). ERROR and WARNING messages are printed in
@@ -20,6 +20,10 @@ gst-launch-1.0's format, so the same greps work on either:
 and a last line counts them: `run-pipeline: N error(s), M warning(s), ended by eos|error|timeout|
 state-change-failure|signal`. After an ERROR the bus is read for 0.5 s more, so that an element
 posting the same ERROR twice is counted twice (tests can require exactly one).
+
+--report FILE.json writes what happened as data for tests to assert on instead of text:
+{"ended_by": ..., "errors": [...], "warnings": [...]}, each message {"element": its name, "path",
+"domain": the GError domain ("gst-stream-error-quark", ...), "code": its code, "message", "debug"}.
 
 Exit status: 0 ended by EOS, 1 ended by ERROR (or a failed state change), 2 the description does
 not parse, 3 the teardown (setting the pipeline to NULL) hung for 10 s, 124 timed out (like
@@ -63,8 +67,22 @@ def err(text: str) -> None:
     sys.stderr.flush()
 
 
+REPORT = {"path": None, "ended_by": None, "errors": [], "warnings": []}
+
+
+def message_record(message: Gst.Message, error: GLib.Error, debug) -> dict:
+    return {"element": message.src.get_name() if message.src is not None else None, "path": source_path(message),
+            "domain": GLib.quark_to_string(error.domain) if isinstance(error.domain, int) else str(error.domain),
+            "code": error.code, "message": error.message, "debug": debug}
+
+
 def finish(code: int) -> None:
-    """Exits without running interpreter shutdown (GI finalizers, streaming threads)."""
+    """Exits without running interpreter shutdown (GI finalizers, streaming threads); writes the
+    --report file first."""
+    if REPORT["path"]:
+        import json
+        with open(REPORT["path"], "w") as report:
+            json.dump({k: v for k, v in REPORT.items() if k != "path"} | {"exit": code}, report, indent=1)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -95,6 +113,7 @@ class Runner:
     def report_error(self, message: Gst.Message) -> None:
         error, debug = message.parse_error()
         self.errors += 1
+        REPORT["errors"].append(message_record(message, error, debug))
         err(f"ERROR: from element {source_path(message)}: {error.message}")
         if debug:
             err(f"Additional debug info:\n{debug}")
@@ -102,6 +121,7 @@ class Runner:
     def report_warning(self, message: Gst.Message) -> None:
         warning, debug = message.parse_warning()
         self.warnings += 1
+        REPORT["warnings"].append(message_record(message, warning, debug))
         if self.quiet:
             return
         out(f"WARNING: from element {source_path(message)}: {warning.message}")
@@ -241,6 +261,7 @@ def parse_arguments(argv):
     parser.add_argument("--expect", choices=("error", "eos", "any"), default="any",
                         help="error: exit 0 iff the pipeline ended by an ERROR; eos: iff by EOS; any (default)")
     parser.add_argument("--quiet", action="store_true", help="print only errors (like gst-launch-1.0 -q)")
+    parser.add_argument("--report", metavar="FILE.json", help="write the ending and every ERROR and WARNING as JSON")
     parser.add_argument("pipeline", nargs=argparse.REMAINDER, metavar="PIPELINE")
     args = parser.parse_args(argv)
     if args.pipeline and args.pipeline[0] == "--":
@@ -255,6 +276,7 @@ def parse_arguments(argv):
 def main(argv) -> None:
     started = time.monotonic()
     args = parse_arguments(argv)
+    REPORT["path"] = args.report
 
     # The whole run until the teardown (initialisation, parsing and state changes included: an
     # element can block in one) is watched from a thread, since the main thread may be stuck in C.
@@ -307,6 +329,7 @@ def main(argv) -> None:
     running.set()
     runner.teardown()
     runner.summary()
+    REPORT["ended_by"] = runner.ended_by
 
     if runner.ended_by == "signal":
         finish(EXIT_SIGNAL)
