@@ -134,3 +134,13 @@ def test_b_frame_edit_list_keeps_the_frames_at_their_times(farm, probe, media, t
     run = farm.ok(source, tmp_path / "out.mp4", "--bitrate", TARGET, "--workers", 2, "--chunk-seconds", 1)
     assert probe.frames(run.output) == pytest.approx(input_times, abs=0.0011)
     assert probe.decode_errors(run.output) == ""
+
+
+def test_large_pictures_reach_the_encoder_whole(farm, probe, media, tmp_path):
+    """1280x720 pictures (1.4 MB each, written by fdsink in several writes) in chunks of 1 s: the
+    end-of-range record goes into the encoder's pipe after the range's last picture, never in the
+    middle of it (was: "the frame stream has a record of unknown kind 121 after frame 60")."""
+    source = media.clip("large-pictures.mp4", frames=90, width=1280, height=720, pattern="smpte")
+    run = farm.ok(source, tmp_path / "out.mp4", "--bitrate", 2000, "--workers", 2, "--chunk-seconds", 1)
+    assert summary_numbers(run)[0] == 90
+    assert len(probe.frames(run.output)) == 90

@@ -240,7 +240,7 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
     # those the decoder still sends after the range is complete (an empty dict, never None again:
     # a buffer let through then would reach the pipe without its record header).
     state = {"wanted": None, "header": None, "frames": 0, "last_frame": time.monotonic(), "failure": None,
-             "encoder_stopped": False, "complete": False}
+             "encoder_stopped": False}
 
     def on_buffer(pad, probe_info):
         if state["failure"] or state["encoder_stopped"]:
@@ -277,8 +277,6 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
             return Gst.PadProbeReturn.DROP
         state["frames"] += 1
         state["last_frame"] = time.monotonic()
-        if not wanted:
-            state["complete"] = True
         return Gst.PadProbeReturn.OK
 
     sink_pad = sink.get_static_pad("sink")
@@ -315,7 +313,7 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
                 raise RuntimeError(f"{label}: a range without frames")
             start, stop = frame_range["seek_start"], frame_range["seek_stop"]
             state.update(wanted={pts: (at, duration) for pts, at, duration in frames}, frames=0,
-                         complete=False, last_frame=time.monotonic())
+                         last_frame=time.monotonic())
             flags = Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE
             if not pipeline.seek(1.0, Gst.Format.TIME, flags, Gst.SeekType.SET, start,
                                  Gst.SeekType.NONE if stop is None else Gst.SeekType.SET,
@@ -323,8 +321,12 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
                 fail(f"the input cannot seek to {_seconds(start)}")
             settle(f"seeking to {_seconds(start)} failed")
             pipeline.set_state(Gst.State.PLAYING)
-            while not state["complete"]:
-                message = bus.timed_pop_filtered(100 * Gst.MSECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            # Until EOS (the seek stops at the frame after the range, or the input ends), never on
+            # the range's last frame: the probe runs before fdsink writes that picture, and the
+            # end-of-range record written from here could land in the middle of it. EOS reaches the
+            # bus after fdsink has written everything before it.
+            while True:
+                message = bus.timed_pop_filtered(Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
                 check_probe()
                 if message is not None and message.type == Gst.MessageType.ERROR:
                     if message.src == sink:  # fdsink could not write: the encoder is gone
