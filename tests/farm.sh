@@ -187,8 +187,19 @@ timeout 180 "$python" "$farm" "$clip" "$work/killed.mp4" --bitrate $target --wor
     >"$work/killed.log" 2>&1 &
 job=$!
 encoder="" worker=""
+descends_from() { # descends_from PID ANCESTOR: PID is ANCESTOR's child, grandchild, ...
+    local pid="$1"
+    while [ -n "$pid" ] && [ "$pid" -gt 1 ]; do
+        [ "$pid" = "$2" ] && return 0
+        pid=$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')
+    done
+    return 1
+}
 for _ in $(seq 1 1500); do
+    # This job's encoders only (encoder -> worker -> the job's Python -> timeout): other jobs may
+    # run on the same machine.
     for pid in $(pgrep -f "swiftvt-farm encode " || true); do
+        descends_from "$pid" "$job" || continue
         # The encoder may end between pgrep and here: a missing /proc entry means "not this one".
         arguments=$( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null || true)
         [ -n "$arguments" ] || continue
