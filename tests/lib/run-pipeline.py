@@ -24,6 +24,9 @@ posting the same ERROR twice is counted twice (tests can require exactly one).
 --report FILE.json writes what happened as data for tests to assert on instead of text:
 {"ended_by": ..., "errors": [...], "warnings": [...]}, each message {"element": its name, "path",
 "domain": the GError domain ("gst-stream-error-quark", ...), "code": its code, "message", "debug"}.
+--report-property NAME (repeatable) adds "properties": {element name: {NAME: value}} for every
+element of the pipeline that has the property, read when the run ends (before the teardown):
+e.g. vtdec's active-backend after EOS.
 
 Exit status: 0 ended by EOS, 1 ended by ERROR (or a failed state change), 2 the description does
 not parse, 3 the teardown (setting the pipeline to NULL) hung for 10 s, 124 timed out (like
@@ -68,6 +71,21 @@ def err(text: str) -> None:
 
 
 REPORT = {"path": None, "ended_by": None, "errors": [], "warnings": []}
+
+
+def element_properties(pipeline: Gst.Element, names) -> dict:
+    """{element name: {property: value}} of the elements (any depth) that have the properties."""
+    found = {}
+    iterator = pipeline.iterate_recurse()
+    while True:
+        result, element = iterator.next()
+        if result != Gst.IteratorResult.OK:
+            break
+        values = {name: element.get_property(name) for name in names if element.find_property(name) is not None}
+        if values:
+            found[element.get_name()] = {k: v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
+                                         for k, v in values.items()}
+    return found
 
 
 def message_record(message: Gst.Message, error: GLib.Error, debug) -> dict:
@@ -262,6 +280,8 @@ def parse_arguments(argv):
                         help="error: exit 0 iff the pipeline ended by an ERROR; eos: iff by EOS; any (default)")
     parser.add_argument("--quiet", action="store_true", help="print only errors (like gst-launch-1.0 -q)")
     parser.add_argument("--report", metavar="FILE.json", help="write the ending and every ERROR and WARNING as JSON")
+    parser.add_argument("--report-property", action="append", default=[], metavar="NAME",
+                        help="with --report: each element's property NAME when the run ends")
     parser.add_argument("pipeline", nargs=argparse.REMAINDER, metavar="PIPELINE")
     args = parser.parse_args(argv)
     if args.pipeline and args.pipeline[0] == "--":
@@ -327,6 +347,8 @@ def main(argv) -> None:
     if runner.ended_by == "timeout":
         err(f"run-pipeline: timed out after {args.timeout:g} s ({runner.describe_state()})")
     running.set()
+    if args.report_property:
+        REPORT["properties"] = element_properties(pipeline, args.report_property)
     runner.teardown()
     runner.summary()
     REPORT["ended_by"] = runner.ended_by

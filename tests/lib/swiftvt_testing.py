@@ -84,6 +84,11 @@ class PipelineResult:
     errors: list       # [{"element", "path", "domain", "code", "message", "debug"}]
     warnings: list
     log: str           # stdout and stderr
+    properties: dict = dataclasses.field(default_factory=dict)  # {element: {property: value}} at the end
+
+    def property(self, element, name):
+        """`name` of `element` when the run ended (asked for with `properties=(name,)`)."""
+        return self.properties.get(element, {}).get(name)
 
     def error_domains(self):
         """(element, domain, code) of every ERROR."""
@@ -99,26 +104,28 @@ class PipelineRunner:
     def __init__(self, env, work):
         self.env, self.work = env, Path(work)
 
-    def __call__(self, *description, timeout=60, expect="any"):
+    def __call__(self, *description, timeout=60, expect="any", properties=()):
+        """`properties`: element properties to read when the run ends (`PipelineResult.property`)."""
         report = Path(tempfile.mkstemp(dir=self.work, prefix="run-pipeline-", suffix=".json")[1])
         command = [SYSTEM_PYTHON, str(self.SCRIPT), "--timeout", str(timeout), "--expect", expect,
-                   "--report", str(report), "--", *map(str, description)]
+                   "--report", str(report), *(f"--report-property={name}" for name in properties),
+                   "--", *map(str, description)]
         completed = subprocess.run(command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, timeout=timeout + 30)
         data = json.loads(report.read_text()) if report.stat().st_size else {}
         report.unlink()
         return PipelineResult(completed.returncode, data.get("ended_by"), data.get("errors", []),
-                              data.get("warnings", []), completed.stdout)
+                              data.get("warnings", []), completed.stdout, data.get("properties", {}))
 
-    def eos(self, *description, timeout=60):
+    def eos(self, *description, timeout=60, properties=()):
         """A pipeline that must end by EOS."""
-        result = self(*description, timeout=timeout, expect="eos")
+        result = self(*description, timeout=timeout, expect="eos", properties=properties)
         assert result.status == 0, f"expected EOS, got {result.ended_by}:\n{result.log[-3000:]}"
         return result
 
-    def error(self, *description, timeout=60):
+    def error(self, *description, timeout=60, properties=()):
         """A pipeline that must end by an ERROR."""
-        result = self(*description, timeout=timeout, expect="error")
+        result = self(*description, timeout=timeout, expect="error", properties=properties)
         assert result.status == 0, f"expected an ERROR, got {result.ended_by}:\n{result.log[-3000:]}"
         return result
 

@@ -1,5 +1,6 @@
-# Sourced by the tests that run a VA client on SwiftVT's software VA driver (va-driver-ffmpeg.sh,
-# vtdec-va.sh): which corpus streams are damaged on purpose, and how to read the driver's report
+# Sourced by the bash tests and scripts that run a VA client on SwiftVT's software VA driver (the
+# encoder tests, scripts/hw-check.sh; the pytest suites have the same in tests/lib/va_testing.py):
+# which corpus streams are damaged on purpose, and how to read the driver's report
 # ($SWIFTVT_VA_REPORT, see tests/va-driver/README.md).
 
 # The corpus streams that are damaged (or not decodable base-layer H.264) on purpose.

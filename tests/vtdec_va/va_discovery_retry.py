@@ -7,7 +7,7 @@ driver was installed or a permission fixed.
 
     va_discovery_retry.py STREAM.h264
 
-Run by tests/vtdec-va.sh under scripts/with-software-va.sh. For vtdec and vtenc (hardware=auto),
+Run by tests/vtdec_va/test_discovery_retry.py on the software VA driver. For vtdec and vtenc (hardware=auto),
 checks `active-backend`: libavcodec / x264 in the first run, VA-API in the second, each to EOS."""
 import os
 import sys
