@@ -17,11 +17,12 @@ rm -f build/meson-logs/testlog.json build/meson-logs/testlog.txt
 status=0
 meson test -C build --print-errorlogs || status=$?
 
-# Closing lines: the Swift Testing summary from the swift-test log, then Meson's count, the last
+# Closing lines: the Swift Testing summaries from the Swift tests' logs, then Meson's count, the last
 # line, in the form the CI harness reads: "meson: N passed, N failed, N skipped". A skipped test
 # is neither: it is counted, and named, so that a run that skipped its way to green shows.
 log=build/meson-logs/testlog.txt
-grep -E "^✔ Test run with [0-9]+ tests|^✘ Test run with [0-9]+ tests" "$log" 2>/dev/null | tail -1 || true
+# One line per Swift test run (swift-test, va-swift-tests), with the meson test it belongs to.
+awk '/^test: / {name = $2} /^(✔|✘) Test run with [0-9]+ tests/ {print name ": " $0}' "$log" 2>/dev/null || true
 python3 - build/meson-logs/testlog.json <<'PY' || status=1
 import json, sys
 try:
