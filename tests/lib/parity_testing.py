@@ -55,8 +55,8 @@ factory = Gst.ElementFactory.find(sys.argv[1])
 element = factory.create(None)
 properties = {}
 for spec in element.list_properties():
-    entry = {"blurb": spec.get_blurb(), "type": GObject.type_name(spec.value_type)}
-    if isinstance(spec, GObject.ParamSpecEnum):
+    entry = {"blurb": spec.blurb, "type": spec.value_type.name}
+    if spec.value_type.is_a(GObject.TYPE_ENUM):
         entry["enum"] = [{"value": int(v), "nick": v.value_nick, "name": v.value_name}
                          for v in sorted(spec.enum_class.__enum_values__.values(), key=int)]
     properties[spec.name] = entry

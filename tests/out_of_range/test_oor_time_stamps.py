@@ -26,7 +26,8 @@ def test_vtmultipasssink_ends_by_eos(multipass):
 
 def test_vtmultipasssink_writes_every_frame(multipass, plugin_env):
     _, _, output = multipass
-    assert decoded_frames(plugin_env, output) == 10
+    frames = decoded_frames(plugin_env, output)
+    assert frames == 10
 
 
 def test_vtenc_to_vtdec_ends_by_eos(runner):
