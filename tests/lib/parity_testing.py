@@ -91,3 +91,47 @@ def error_kind(error):
     codes = ERROR_CODES.get(error["domain"], [])
     code = codes[error["code"]] if 0 <= error["code"] < len(codes) else str(error["code"])
     return error["element"], f"{error['domain'].removeprefix('gst-').removesuffix('-error-quark')}/{code}"
+
+
+CAPS = r"""
+import json, sys
+import gi
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst
+Gst.init(None)
+pipeline = Gst.parse_launch(sys.argv[1] + " ! fakesink name=sink")
+pipeline.set_state(Gst.State.PAUSED)
+pipeline.get_state(60 * Gst.SECOND)
+caps = pipeline.get_by_name("sink").get_static_pad("sink").get_current_caps()
+fields = {}
+if caps is not None:
+    structure = caps.get_structure(0)
+    for index in range(structure.n_fields()):
+        name = structure.nth_field_name(index)
+        kind = structure.get_field_type(name).name
+        if kind == "GstFraction":
+            _, num, den = structure.get_fraction(name)
+            value = f"{num}/{den}"
+        else:
+            value = str(structure.get_value(name))
+        fields[name] = [kind, value]
+pipeline.set_state(Gst.State.NULL)
+print(json.dumps({"caps": caps.to_string() if caps is not None else None, "fields": fields}))
+"""
+
+
+def negotiated_caps(env, description):
+    """The caps `description` negotiates into a fakesink at preroll (PAUSED): {"caps": the string,
+    "fields": {name: [GType name, value as a string]}}; read through Python GI, not gst-launch -v."""
+    import json
+    from swiftvt_testing import SYSTEM_PYTHON, run
+    return json.loads(run([SYSTEM_PYTHON, "-c", CAPS, description], env, timeout=120))
+
+
+SRC = "videotestsrc num-buffers=30 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
+
+
+def reference_md5(manifest, name):
+    """The MD5 tests/parity.sh compared decoded frames with: the manifest's 9th column, avdec_md5
+    (equal to ref_md5 for every stream the suite decodes)."""
+    return manifest[name]["avdec_md5"]

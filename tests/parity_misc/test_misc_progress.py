@@ -3,13 +3,12 @@ their `percent` field (gst_message_new_progress sets 0 for START and CONTINUE): 
 at 0, rises while it runs and completes at 100 (multipass_progress.py reads the bus). Before the
 fix every CONTINUE message said 0."""
 import json
-from pathlib import Path
 
 import pytest
 
-from swiftvt_testing import SYSTEM_PYTHON, run
+from swiftvt_testing import ROOT, SYSTEM_PYTHON, run
 
-HELPER = Path(__file__).with_name("multipass_progress.py")
+HELPER = ROOT / "tests" / "lib" / "multipass_progress.py"
 MIN_PASSES = 2
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Runs a gst-launch style pipeline ending in vtmultipasssink and prints, as JSON, the
-GstMessageProgress messages it posts (code "pass-N") for tests/parity_misc/test_misc_progress.py
-to assert on: {"ended": "eos", "error" or "timeout", "error": its text or null, "messages":
-[{"code", "kind" (start, continue, complete...), "percent" (the structure's int field, null when
-absent), "text", "structure"}]}.
+GstMessageProgress messages it posts (code "pass-N") and its WARNINGs for tests/parity_misc/
+test_misc_progress.py and tests/parity/test_parity_multipass_sink.py to assert on: {"ended": "eos",
+"error" or "timeout", "error": its text or null, "messages": [{"code", "kind" (start, continue,
+complete...), "percent" (the structure's int field, null when absent), "text", "structure"}],
+"warnings": [{"element", "domain", "code", "message"}]}.
 
     multipass_progress.py PIPELINE
 
@@ -18,7 +19,7 @@ import sys
 import gi
 
 gi.require_version("Gst", "1.0")
-from gi.repository import Gst  # noqa: E402
+from gi.repository import GLib, Gst  # noqa: E402
 
 
 def main() -> int:
@@ -29,11 +30,12 @@ def main() -> int:
     pipeline = Gst.parse_launch(sys.argv[1])
     bus = pipeline.get_bus()
     pipeline.set_state(Gst.State.PLAYING)
-    report = {"ended": None, "error": None, "messages": []}
+    report = {"ended": None, "error": None, "messages": [], "warnings": []}
     try:
         while True:
             message = bus.timed_pop_filtered(
-                300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR | Gst.MessageType.PROGRESS)
+                300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR | Gst.MessageType.PROGRESS
+                | Gst.MessageType.WARNING)
             if message is None:
                 report["ended"] = "timeout"
                 break
@@ -41,6 +43,13 @@ def main() -> int:
                 error, debug = message.parse_error()
                 report["ended"], report["error"] = "error", f"{error.message} ({debug})"
                 break
+            if message.type == Gst.MessageType.WARNING:
+                warning, _debug = message.parse_warning()
+                report["warnings"].append({"element": message.src.get_name(), "message": warning.message,
+                                           "domain": GLib.quark_to_string(warning.domain)
+                                           if isinstance(warning.domain, int) else str(warning.domain),
+                                           "code": warning.code})
+                continue
             if message.type == Gst.MessageType.EOS:
                 report["ended"] = "eos"
                 break
