@@ -1,4 +1,4 @@
-# Sourced by the bash tests that expect a pipeline to fail (parity.sh, encoder-formats.sh): the
+# Sourced by the bash tests that expect a pipeline to fail (encoder-formats.sh; the pytest suites use parity_testing.assert_one_swiftvt_error): the
 # caller defines `runner` (tests/lib/run-pipeline.py), `pass` and `fail`.
 #
 # expect_one_error LABEL PATTERN PIPELINE: the runner's report for PIPELINE ends by an ERROR,

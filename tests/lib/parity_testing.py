@@ -132,6 +132,6 @@ SRC = "videotestsrc num-buffers=30 ! video/x-raw,format=I420,width=320,height=24
 
 
 def reference_md5(manifest, name):
-    """The MD5 tests/parity.sh compared decoded frames with: the manifest's 9th column, avdec_md5
-    (equal to ref_md5 for every stream the suite decodes)."""
+    """The MD5 the parity suite compares decoded frames with, as tests/parity.sh did: the manifest's
+    9th column, avdec_md5 (FFmpeg's decode), not ref_md5 (the conformance MD5)."""
     return manifest[name]["avdec_md5"]

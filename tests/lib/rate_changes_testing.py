@@ -68,7 +68,7 @@ class Rates:
 
     @classmethod
     def of(cls, frames, start):
-        """tests/encoder-rate-changes.sh's measure(): display indices from the time stamps."""
+        """Display indices from the time stamps (rounded to the mean frame duration), sizes in decode order."""
         pts = [f[0] for f in frames]
         sizes = [f[1] for f in frames]
         first, last, n = min(pts), max(pts), len(frames)
