@@ -35,8 +35,8 @@ def md5_of(path):
 
 def assert_one_swiftvt_error(result, pattern):
     """The pipeline ended by an ERROR, exactly one came from SwiftVT and its text matches the
-    regular expression `pattern` (the user-facing sentence the test protects; tests/lib/
-    expect-one-error.sh's rule). Returns that error, for the test to check its domain and code."""
+    regular expression `pattern` (the user-facing sentence the test protects; the rule of the bash
+    tests' former expect_one_error). Returns that error, for the test to check its domain and code."""
     assert result.status == 0, f"expected an ERROR, got {result.ended_by}:\n{result.log[-3000:]}"
     ours = swiftvt_errors(result)
     assert len(ours) == 1, f"{len(ours)} ERRORs from SwiftVT, expected one:\n{result.log[-3000:]}"
