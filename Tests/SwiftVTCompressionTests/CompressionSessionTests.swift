@@ -171,7 +171,7 @@ struct CompressionSessionTests {
         // The VBV is DataRateBuffer's: buffer + maxrate * (11/12 s) = the limit, so VBV bounds
         // every window of 12 pictures by the limit itself. (Before, buffer = the limit and
         // maxrate = limit / window allowed twice the limit.) x264's VBV is a prediction, not
-        // repeatable to the byte: 5 % over the bound is allowed, as tests/encoder-rate-changes.sh.
+        // repeatable to the byte: 5 % over the bound is allowed, as tests/encoder_rate_changes/test_rate_limits.py.
         #expect(Double(worst) <= Double(limitBytes) * 1.05)
         let clipSeconds = 5.0
         #expect(Double(encoded.totalBytes) / clipSeconds <= Double(limitBytes) * (1 + 0.9 / clipSeconds))

@@ -231,3 +231,11 @@ class SoftwareVA:
             except subprocess.TimeoutExpired:
                 self.process.kill()
             self.process = None
+
+
+def swiftvt_errors(result):
+    """The ERRORs of `result` that SwiftVT's elements posted (their path names a SwiftVT type, as
+    /GstPipeline:pipeline0/SwiftVTEnc:vtenc0): a test that expects one clear ERROR asserts there is
+    exactly one (an upstream source adds GStreamer's own "Internal data stream error" for a fatal
+    flow, as with any element that refuses caps)."""
+    return [error for error in result.errors if "SwiftVT" in (error["path"] or "")]

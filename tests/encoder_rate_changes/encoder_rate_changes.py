@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs one encoder pipeline, changes encoder properties while it is PLAYING, and reports every
-encoded frame's size (tests/encoder-rate-changes.sh computes the rates and windows from them).
+encoded frame's size (tests/lib/rate_changes_testing.py computes the rates and windows from them).
 
     encoder_rate_changes.py SOURCE ENCODER [--at FRAME NAME=VALUE ...] [--output FILE] [--timeout S]
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Pushes raw I420 frames without time stamps (no PTS, DTS or duration) from appsrc into an
-encoder, as an application that only has pictures would, and prints one line:
-`ENCODER frames-in=N frames-out=N bytes=N errors=N`. Exit 0 when the pipeline reached EOS with
-no ERROR, 1 otherwise. The output is written as a byte-stream to OUTPUT for a decoder to check.
+encoder, as an application that only has pictures would, and prints what happened as JSON:
+{"encoder", "frames_in", "frames_out", "bytes", "errors": [texts], "ended": "eos", "error" or
+"timeout"}. The output is written as a byte-stream to OUTPUT for a decoder to check.
 
     parity_untimed.py ENCODER OUTPUT [FRAMES] [TIMEOUT]
 
-Run by tests/parity.sh (issue 16, row 2) for vtenc and for x264enc, its peer."""
+Run by tests/parity/test_parity_untimed.py (issue 16, row 2) for vtenc and for x264enc, its peer."""
+import json
 import sys
 import time
 
@@ -53,8 +54,8 @@ def main(encoder: str, output: str, count: int, timeout: float) -> int:
     source.emit("end-of-stream")
 
     bus = pipeline.get_bus()
-    errors = 0
-    reached_eos = False
+    errors = []
+    ended = "timeout"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         message = bus.timed_pop_filtered(
@@ -63,14 +64,15 @@ def main(encoder: str, output: str, count: int, timeout: float) -> int:
             continue
         if message.type == Gst.MessageType.ERROR:
             error, _debug = message.parse_error()
-            print(f"ERROR: {error.message}", file=sys.stderr)
-            errors += 1
+            errors.append(error.message)
+            ended = "error"
             break
-        reached_eos = True
+        ended = "eos"
         break
     pipeline.set_state(Gst.State.NULL)
-    print(f"{encoder.split()[0]} frames-in={count} frames-out={frames_out} bytes={size} errors={errors}")
-    return 0 if reached_eos and errors == 0 else 1
+    print(json.dumps({"encoder": encoder.split()[0], "frames_in": count, "frames_out": frames_out, "bytes": size,
+                      "errors": errors, "ended": ended}))
+    return 0
 
 
 if __name__ == "__main__":
