@@ -3,14 +3,16 @@
 caps query and a bus sync handler. Each element must not hold one of its own locks there (Swift's
 `Mutex` is not recursive: a call back on the same thread would deadlock or trap).
 
-    reentrant_calls.py WORKDIR
+    reentrant_calls.py CASE        (run by tests/reentrant_calls/, one process per case)
 
 Each case runs a real pipeline on the streaming thread's own stack: while SwiftVT's element asks
 downstream for its caps, a pad probe on the downstream element (or a bus sync handler) sends a
 CAPS event back into the element's sink pad, which reaches the element's set_caps/set_format on
 the same thread (the pad's stream lock is recursive). The case passes when the pipeline reaches
-EOS with every frame and the call back happened; a deadlock is caught by tests/reentrant-calls.sh's
-timeout. Prints one line per case; exits 1 when a case fails."""
+EOS with every frame and the call back happened; a deadlock is caught by the test's timeout on this
+process. Prints what happened as one JSON object: {"name", "ended": "eos"|"error"|"timeout",
+"error", "reentries", "frames", "expected_frames"}."""
+import json
 import sys
 import threading
 
@@ -111,25 +113,13 @@ def run_case(name, description, element_name, trigger, action="caps"):
     pipeline.set_state(Gst.State.PLAYING)
     message = pipeline.get_bus().timed_pop_filtered(60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
     pipeline.set_state(Gst.State.NULL)
-    if message is None:
-        print(f"{name}: FAIL: no EOS within 60 s (a deadlock?)")
-        return False
-    if message.type == Gst.MessageType.ERROR:
-        print(f"{name}: FAIL: {message.parse_error()[0].message}")
-        return False
-    if not reentries:
-        print(f"{name}: FAIL: the call back never happened (the test did not test anything)")
-        return False
-    if frames != FRAMES:
-        print(f"{name}: FAIL: {frames} frames reached the sink, expected {FRAMES}")
-        return False
-    what = "a CAPS event sent back into the element" if action == "caps" else f"setting {action} on the element"
-    print(f"{name}: ok: {what} from {reentries[0]} was handled, {frames} frames, EOS")
-    return True
+    ended = "timeout" if message is None else "eos" if message.type == Gst.MessageType.EOS else "error"
+    return {"name": name, "ended": ended,
+            "error": message.parse_error()[0].message if ended == "error" else None,
+            "reentries": reentries, "frames": frames, "expected_frames": FRAMES}
 
 
-def main(workdir):
-    Gst.init(None)
+def cases():
     h264 = H264_SOURCE.format(n=FRAMES)
     cases = [
         ("h264parse-to-avcc, re-entered from a downstream query",
@@ -146,9 +136,9 @@ def main(workdir):
          h264 + "! vtdec name=element ! identity name=downstream ! fakesink name=sink",
          "element", "bus-sync"),
     ]
-    results = [run_case(*case) for case in cases]
-    return 0 if all(results) else 1
+    return cases
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))
+    Gst.init(None)
+    print(json.dumps(run_case(*cases()[int(sys.argv[1])])))
