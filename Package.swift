@@ -85,7 +85,8 @@ let package = Package(
         .systemLibrary(
             name: "CGStreamer", path: "Sources/CGStreamer", pkgConfig: "gstreamer-video-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
-        // GObject/GStreamer boilerplate and stand-ins for the macros Swift cannot import.
+        // What Swift cannot express, for no element in particular: GST_PLUGIN_DEFINE and stand-ins
+        // for the macros and variadic functions Swift cannot import, one header per GStreamer type.
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
             name: "SwiftVTElements",

@@ -21,12 +21,13 @@ import SwiftVT
 /// frame into length-prefixed NAL units (a copy); only the streaming thread (set_format,
 /// handle_frame, start/stop) ever takes it, so that copy holds up no other thread, while `state`
 /// is read by property reads (active-backend) and queries from other threads.
-final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
+final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Sendable {
     // `decoder` is the GObject that owns this object (created in instance_init, released in
-    // finalize); mutable state is behind the two mutexes.
-    private let decoder: UnsafeMutablePointer<GstVideoDecoder>
-    private let log = DebugCategory(pointer: swiftvt_vtdec_debug_category())
-    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(decoder) }
+    // finalize); mutable state is behind the mutexes.
+    let decoder: UnsafeMutablePointer<GstVideoDecoder>
+    static let debugCategory = DebugCategory(named: "vtdec", description: "SwiftVT H.264 decoder")
+    let log = VTDec.debugCategory
+    var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(decoder) }
 
     /// Property values, as set on the element (declared in ``interface(for:)``).
     struct Settings: Sendable {
@@ -34,7 +35,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         var maxThreads: Int32 = 0
     }
 
-    private let settings: Mutex<Settings>
+    let settings: Mutex<Settings>
 
     typealias InputFormat = H264SampleBuilder.InputFormat
 
@@ -54,21 +55,21 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         var inputState: CodecStateReference?
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// The stream's parameter sets and the description they make; access units as samples.
-    private let input = Mutex(H264SampleBuilder())
-    private let sessions: SessionFactory<VAH264DecoderFactory>
+    let input = Mutex(H264SampleBuilder())
+    let sessions: SessionFactory<VAH264DecoderFactory>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
-    private let refusedCaps = CapsRefusals()
+    let refusedCaps = CapsRefusals()
     /// Frames the session's output handler delivered, taken after each call into the session.
-    private let delivered = DeliveredOutput<DecodedFrame>()
+    let delivered = DeliveredOutput<DecodedFrame>()
     /// Downstream as the decoder's picture pools see it: the min_buffers of the allocation
     /// query raise their bound, and flushing (FLUSH_START, the way down to READY) ends a decode
     /// waiting for downstream to give a picture back.
-    private let consumer = PixelBufferConsumer()
+    let consumer = PixelBufferConsumer()
     /// Where pictures are copied for a downstream that takes no GstVideoMeta and offers no pool
     /// (see ``copyForDownstreamWithoutVideoMeta``); streaming thread only.
-    private let copyPool = Mutex<PixelBufferPool?>(nil)
+    let copyPool = Mutex<PixelBufferPool?>(nil)
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         decoder = instance.assumingMemoryBound(to: GstVideoDecoder.self)
@@ -112,13 +113,13 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
 
     func withSettings<Result>(_ body: (inout Settings) -> Result) -> Result { settings.withLock { body(&$0) } }
 
-    private var hardware: HardwarePolicy { settings.withLock { $0.hardware } }
+    var hardware: HardwarePolicy { settings.withLock { $0.hardware } }
 
     var activeBackend: String { state.withLock { $0.activeBackend } }
 
     // MARK: Lifecycle
 
-    /// hardware=require at NULL -> READY and READY -> PAUSED (vtdec.c's change_state): whether a
+    /// hardware=require at NULL -> READY and READY -> PAUSED (before the base class's change_state): whether a
     /// VA-API device here decodes H.264 at all. Whether it takes this stream's profile is known
     /// from the caps or the first SPS (vtdec_hw's sink caps already list what the device decodes).
     func prepare(_ transition: GstStateChange) -> Bool {
@@ -136,15 +137,14 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         return checkHardwarePolicy()
     }
 
-    /// Starts or ends flushing of the decoder's pools and of the base class's output pool.
-    private func setFlushing(_ flushing: Bool) {
+    /// Starts or ends flushing of the decoder's pools and of the base class's output pool (the
+    /// one pictures are copied into when downstream takes no GstVideoMeta): a decode or an
+    /// acquire waiting at a pool's maximum wakes up.
+    func setFlushing(_ flushing: Bool) {
         consumer.setFlushing(flushing)
-        swiftvt_vtdec_set_output_pool_flushing(decoder, flushing ? 1 : 0)
-    }
-
-    /// FLUSH_START (vtdec.c's sink_event): wakes a decode waiting for a picture.
-    func flushStart() {
-        setFlushing(true)
+        guard let pool = gst_video_decoder_get_buffer_pool(decoder) else { return }
+        defer { gst_object_unref(pool) }
+        if gst_buffer_pool_is_active(pool) != 0 { gst_buffer_pool_set_flushing(pool, flushing.gboolean) }
     }
 
     private func checkHardwarePolicy() -> Bool {
@@ -177,18 +177,22 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         return true
     }
 
-    func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool) {
-        state.withLock { state in
-            state.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta
-            state.downstreamOffersPool = downstreamOffersPool
-        }
-        // Downstream keeps this many of the pictures it receives (a sink's last sample, an
-        // encoder's lookahead): the pools must not wait for those.
-        consumer.setHeldBufferCount(downstreamMinimumBuffers)
-        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta, keeps \(downstreamMinimumBuffers) buffers")
-    }
+    // MARK: Events
 
-    // MARK: Caps
+    /// FLUSH_START reaches the element while its streaming thread may be waiting for downstream to
+    /// give a picture back (its pools are bounded): the flush must wake it, or the FLUSH_STOP that
+    /// follows would wait for the stream lock forever. FLUSH_STOP then runs ``flush()``, which
+    /// ends the flushing state.
+    func sinkEvent(_ event: consuming OwnedEvent) -> Bool {
+        if event.type == GST_EVENT_FLUSH_START { setFlushing(true) }
+        return parent.sinkEvent(event)
+    }
+}
+
+// vtdec's input caps and what downstream takes: the caps event, the sink caps query, the
+// allocation query, downstream's formats.
+extension VTDec {
+    // MARK: Input caps
 
     func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
         guard let caps = swiftvt_codec_state_caps(input) else { return false }
@@ -232,14 +236,9 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         from caps: UnsafeMutablePointer<GstCaps>
     ) -> Result<(InputFormat, AVCDecoderConfigurationRecord?, String, (Int32, Int32)?), ElementMessage> {
         let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
-        var codecData: [UInt8]?
-        if let buffer = swiftvt_caps_get_buffer(caps, "codec_data") {
-            var map = GstMapInfo()
-            if gst_buffer_map(buffer, &map, swiftvt_map_read()) != 0 {
-                // Copy: codec_data is a few dozen bytes that must outlive the caps.
-                codecData = Array(UnsafeRawBufferPointer(start: map.data, count: Int(map.size)))
-                gst_buffer_unmap(buffer, &map)
-            }
+        // Copy: codec_data is a few dozen bytes that must outlive the caps.
+        let codecData = swiftvt_caps_get_buffer(caps, "codec_data").flatMap { buffer in
+            MappedBytes.withReadableBytes(of: buffer) { Array($0) }
         }
         var numerator: Int32 = 0
         var denominator: Int32 = 1
@@ -289,23 +288,141 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         // The session follows on the first frame, once the parameter sets are known.
     }
 
-    // MARK: Frames
+    /// The sink caps query: GstVideoDecoder's proxy of downstream's caps, without the fields that
+    /// say nothing about the H.264 stream. A downstream that takes any size (fakesink, a src
+    /// template of ranges) would otherwise add width/height/framerate *ranges*, and an upstream
+    /// capsfilter such as `video/x-h264,stream-format=byte-stream,alignment=au` then fails with
+    /// "Output caps are unfixed" where avdec_h264 decodes (its src template has no such ranges).
+    /// Fixed values that downstream really demands are kept.
+    func sinkCaps(filter: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstCaps>? {
+        guard let proxied = gst_video_decoder_proxy_getcaps(decoder, nil, filter) else { return nil }
+        if gst_caps_is_any(proxied) != 0 || gst_caps_is_empty(proxied) != 0 { return proxied }
+        // gst_caps_make_writable (a macro): a copy when the caps are shared.
+        guard let writable = gst_mini_object_make_writable(UnsafeMutableRawPointer(proxied).assumingMemoryBound(to: GstMiniObject.self))
+        else { return nil }
+        let caps = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstCaps.self)
+        for index in 0..<gst_caps_get_size(caps) {
+            guard let structure = gst_caps_get_structure(caps, index) else { continue }
+            for field in ["width", "height", "framerate", "pixel-aspect-ratio"] {
+                if let value = gst_structure_get_value(structure, field), gst_value_is_fixed(value) == 0 {
+                    gst_structure_remove_field(structure, field)
+                }
+            }
+        }
+        guard let simplified = gst_caps_simplify(caps) else { return nil }
+        guard let filter else { return simplified }
+        // Removing fields widened the caps: the answer must still lie within the query's filter.
+        defer { gst_caps_unref(simplified) }
+        return gst_caps_intersect_full(filter, simplified, GST_CAPS_INTERSECT_FIRST)
+    }
 
-    func handleFrame(_ frame: UnsafeMutablePointer<GstVideoCodecFrame>) -> GstFlowReturn {
-        guard let input = swiftvt_codec_frame_input_buffer(frame) else {
-            return gst_video_decoder_drop_frame(decoder, frame)
+    // MARK: Downstream
+
+    /// Downstream's answer to the allocation query. Without GstVideoMeta, pictures are copied:
+    /// into downstream's pool when it offers one, else into vtdec's own bounded copy pool
+    /// (``copyForDownstreamWithoutVideoMeta(_:format:into:)``), which grows for a downstream that
+    /// keeps pictures where a GstBufferPool at its maximum would block.
+    func decideAllocation(_ query: UnsafeMutablePointer<GstQuery>) -> Bool {
+        var downstreamMinimum: guint = 0
+        var downstreamPool: UnsafeMutablePointer<GstBufferPool>?
+        if gst_query_get_n_allocation_pools(query) > 0 {
+            gst_query_parse_nth_allocation_pool(query, 0, &downstreamPool, nil, &downstreamMinimum, nil)
+        }
+        noteAllocation(
+            downstreamSupportsVideoMeta: gst_query_find_allocation_meta(query, swiftvt_video_meta_api_type(), nil) != 0,
+            downstreamMinimumBuffers: Int(downstreamMinimum), downstreamOffersPool: downstreamPool != nil)
+        if let downstreamPool { gst_object_unref(downstreamPool) }
+        return parent.decideAllocation(query)
+    }
+
+
+    private func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool) {
+        state.withLock { state in
+            state.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta
+            state.downstreamOffersPool = downstreamOffersPool
+        }
+        // Downstream keeps this many of the pictures it receives (a sink's last sample, an
+        // encoder's lookahead): the pools must not wait for those.
+        consumer.setHeldBufferCount(downstreamMinimumBuffers)
+        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta, keeps \(downstreamMinimumBuffers) buffers")
+    }
+
+    /// A downstream that renegotiated while playing (a RECONFIGURE event: a capsfilter now asking
+    /// for NV12) gets the formats it takes now from the next picture on: the decoders read the
+    /// consumer's preferences for every picture, and a new format renegotiates in `finish`. The
+    /// flag is set again for the base class, which renegotiates its allocation on it.
+    func followDownstreamFormats() {
+        let pad = swiftvt_video_decoder_src_pad(decoder)
+        guard gst_pad_check_reconfigure(pad) != 0 else { return }
+        gst_pad_mark_reconfigure(pad)
+        guard let description = state.withLock({ $0.session?.formatDescription }) else { return }
+        let formats = preferredPixelFormats(for: description)
+        if formats != consumer.pixelFormatPreferences {
+            consumer.setPixelFormatPreferences(formats)
+            log.info(object, "downstream renegotiated: output formats now \(formats)")
+        }
+    }
+
+    /// The output formats, most preferred first: the decoder's native format when downstream
+    /// takes it (or takes anything), else the formats downstream lists that SwiftVT can convert to.
+    /// A VA-API device decodes into NV12 surfaces: where downstream takes NV12 as well as the
+    /// native I420, NV12 is offered after it, so the hardware path reads pictures back without
+    /// de-interleaving them (the libavcodec path keeps the first, its native format).
+    func preferredPixelFormats(for description: FormatDescription) -> [PixelFormat] {
+        let native = Self.nativePixelFormat(for: description)
+        let surfaceFormat: [PixelFormat] = native == .i420 ? [.nv12VideoRange] : []
+        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] + surfaceFormat }
+        defer { g_strfreev(names) }
+        var accepted: [PixelFormat] = []
+        var index = 0
+        while let name = names[index] {
+            if let format = VideoFormatMapping.pixelFormat(gstreamerName: String(cString: name)), !accepted.contains(format) {
+                accepted.append(format)
+            }
+            index += 1
+        }
+        if accepted.isEmpty { return [native] + surfaceFormat }
+        if accepted.contains(native) { return [native] + (accepted.contains(.nv12VideoRange) ? surfaceFormat : []) }
+        return accepted
+    }
+
+    static func nativePixelFormat(for description: FormatDescription) -> PixelFormat {
+        let tenBit = (description.extensions.bitDepth ?? 8) > 8
+        switch description.extensions.chromaSubsampling {
+        case .yuv422?: return tenBit ? .i422TenBit : .i422
+        case .yuv444?: return tenBit ? .i444TenBit : .i444
+        default: return tenBit ? .i420TenBit : .i420
+        }
+    }
+}
+
+// vtdec's frames into the session: a session for the stream's parameter sets, each input frame
+// as a sample, draining and flushing.
+extension VTDec {
+    func handleFrame(_ frame: consuming CodecFrame) -> GstFlowReturn {
+        // `decode` gives the frame back on every way out: dropped, or kept pending by the base
+        // class (its own reference) to be finished by number with what the session delivered.
+        if let stopped = decode(frame) { return stopped }
+        return outputDelivered()
+    }
+
+    /// Hands the frame to the session: nil when it took the frame (or its failure counted
+    /// toward max-errors without reaching it), else the flow handle_frame returns.
+    private func decode(_ frame: consuming CodecFrame) -> GstFlowReturn? {
+        guard let input = frame.inputBuffer else {
+            return frame.drop(by: decoder)
         }
         followDownstreamFormats()
         // Reverse playback: GstVideoDecoder decodes a GOP forwards and keeps its pictures until
         // the GOP is complete, then pushes them backwards; the pools must grow to a GOP at once.
         let reverse = decoder.pointee.input_segment.rate < 0
         if reverse != consumer.keepsPictures { consumer.setKeepsPictures(reverse) }
-        let frameNumber = swiftvt_codec_frame_number(frame)
-        let isSync = swiftvt_codec_frame_is_sync_point(frame) != 0
-        let pts = swiftvt_codec_frame_pts(frame)
-        let duration = swiftvt_codec_frame_duration(frame)
+        let frameNumber = frame.systemFrameNumber
+        let isSync = frame.isSyncPoint
+        let pts = frame.presentationTimeStamp
+        let duration = frame.duration
         guard let input = MappedBuffer(input) else {
-            return gst_video_decoder_drop_frame(decoder, frame)
+            return frame.drop(by: decoder)
         }
 
         // The frame's NAL units as the session's samples carry them, and any parameter sets.
@@ -314,7 +431,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         switch read {
         case .failure(let damage):
             let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(damage)) was dropped."))
-            gst_video_decoder_drop_frame(decoder, frame)
+            _ = frame.drop(by: decoder)
             return flow
         case .success(let value):
             unit = value
@@ -325,7 +442,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         switch ensureSession() {
         case .failure(let message):
             message.post(from: object, isError: true)
-            gst_video_decoder_drop_frame(decoder, frame)
+            _ = frame.drop(by: decoder)
             return GST_FLOW_NOT_NEGOTIATED
         case .success(nil):
             // No SPS/PPS yet: nothing can be decoded before them.
@@ -334,7 +451,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                 return !state.waitingForParameterSetsWarned
             }
             if warn { log.warning(object, "dropping frames until the stream gives its SPS and PPS") }
-            return gst_video_decoder_drop_frame(decoder, frame)
+            return frame.drop(by: decoder)
         case .success(let session?):
             let inBand = state.withLock { state in
                 defer { state.pendingInBandParameterSets.removeAll() }
@@ -354,7 +471,9 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                 } catch {
                     if error.code == .flushing || consumer.isFlushing {
                         // A seek or a state change ended a wait for downstream: not an error.
-                        return dropFlushed(frameNumber: frameNumber, frame: frame)
+                        delivered.discardAll()
+                        frame.dropIfPending(by: decoder)
+                        return GST_FLOW_FLUSHING
                     }
                     if session.isHardwareAccelerated && error.code == .decoderFailed {
                         // hardware=require (auto would have switched to software): the device
@@ -365,42 +484,19 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                                 + "fallback; use hardware=auto to continue in software.",
                             debug: error.description
                         ).post(from: object, isError: true)
-                        if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
-                            gst_video_decoder_drop_frame(decoder, pending)
-                        }
-                        gst_video_codec_frame_unref(frame)
+                        frame.dropIfPending(by: decoder)
                         return GST_FLOW_ERROR
                     }
                     log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
                     let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: \(error.message)", debug: error.description))
-                    if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
-                        gst_video_decoder_drop_frame(decoder, pending)
-                    }
+                    frame.dropIfPending(by: decoder)
                     if flow != GST_FLOW_OK { return flow }
                 }
             } catch {
-                gst_video_decoder_drop_frame(decoder, frame)
+                _ = frame.drop(by: decoder)
                 return countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: could not wrap the input frame (\(error))"))
             }
-            // The base class keeps its own reference to the frame in its pending list.
-            gst_video_codec_frame_unref(frame)
-            return outputDelivered()
-        }
-    }
-
-    /// A downstream that renegotiated while playing (a RECONFIGURE event: a capsfilter now asking
-    /// for NV12) gets the formats it takes now from the next picture on: the decoders read the
-    /// consumer's preferences for every picture, and a new format renegotiates in `finish`. The
-    /// flag is set again for the base class, which renegotiates its allocation on it.
-    private func followDownstreamFormats() {
-        let pad = swiftvt_video_decoder_src_pad(decoder)
-        guard gst_pad_check_reconfigure(pad) != 0 else { return }
-        gst_pad_mark_reconfigure(pad)
-        guard let description = state.withLock({ $0.session?.formatDescription }) else { return }
-        let formats = preferredPixelFormats(for: description)
-        if formats != consumer.pixelFormatPreferences {
-            consumer.setPixelFormatPreferences(formats)
-            log.info(object, "downstream renegotiated: output formats now \(formats)")
+            return nil
         }
     }
 
@@ -504,44 +600,16 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         return live != 0
     }
 
-    /// The output formats, most preferred first: the decoder's native format when downstream
-    /// takes it (or takes anything), else the formats downstream lists that SwiftVT can convert to.
-    /// A VA-API device decodes into NV12 surfaces: where downstream takes NV12 as well as the
-    /// native I420, NV12 is offered after it, so the hardware path reads pictures back without
-    /// de-interleaving them (the libavcodec path keeps the first, its native format).
-    private func preferredPixelFormats(for description: FormatDescription) -> [PixelFormat] {
-        let native = Self.nativePixelFormat(for: description)
-        let surfaceFormat: [PixelFormat] = native == .i420 ? [.nv12VideoRange] : []
-        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] + surfaceFormat }
-        defer { g_strfreev(names) }
-        var accepted: [PixelFormat] = []
-        var index = 0
-        while let name = names[index] {
-            if let format = VideoFormatMapping.pixelFormat(gstreamerName: String(cString: name)), !accepted.contains(format) {
-                accepted.append(format)
-            }
-            index += 1
-        }
-        if accepted.isEmpty { return [native] + surfaceFormat }
-        if accepted.contains(native) { return [native] + (accepted.contains(.nv12VideoRange) ? surfaceFormat : []) }
-        return accepted
-    }
+    // MARK: Draining and flushing
 
-    static func nativePixelFormat(for description: FormatDescription) -> PixelFormat {
-        let tenBit = (description.extensions.bitDepth ?? 8) > 8
-        switch description.extensions.chromaSubsampling {
-        case .yuv422?: return tenBit ? .i422TenBit : .i422
-        case .yuv444?: return tenBit ? .i444TenBit : .i444
-        default: return tenBit ? .i420TenBit : .i420
-        }
-    }
-
-    // MARK: Output
-
+    /// Before a caps change or a discontinuity: the session's delayed frames go out.
     func drain() -> GstFlowReturn {
         guard let session = state.withLock({ $0.session }) else { return GST_FLOW_OK }
         return drainSession(session)
     }
+
+    /// EOS: as a drain.
+    func finish() -> GstFlowReturn { drain() }
 
     private func drainSession(_ session: DecompressionSession) -> GstFlowReturn {
         do throws(VTError) {
@@ -558,16 +626,6 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         // FLUSH_STOP: the streaming thread has left handle_frame; decoding may wait again.
         setFlushing(false)
         return true
-    }
-
-    /// The frame whose decode a flush interrupted, dropped without an error.
-    private func dropFlushed(frameNumber: UInt32, frame: UnsafeMutablePointer<GstVideoCodecFrame>) -> GstFlowReturn {
-        delivered.discardAll()
-        if let pending = gst_video_decoder_get_frame(decoder, Int32(bitPattern: frameNumber)) {
-            gst_video_decoder_drop_frame(decoder, pending)
-        }
-        gst_video_codec_frame_unref(frame)
-        return GST_FLOW_FLUSHING
     }
 
     /// Under hardware=auto a VA-API decoder that fails mid-stream hands over to software: tell
@@ -588,8 +646,25 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         log.warning(object, "now decoding with \(name)")
     }
 
+
+
+    /// Counts a decoding error toward `max-errors` (GST_VIDEO_DECODER_ERROR): GST_FLOW_OK while
+    /// under the limit (a warning is logged), GST_FLOW_ERROR with an element error past it.
+    func countError(_ message: ElementMessage, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) -> GstFlowReturn {
+        log.warning(object, message.text, file: file, function: function, line: line)
+        return file.withCString { fileName in
+            function.withCString { functionName in
+                swiftvt_video_decoder_error(decoder, 1, message.text, message.debug, fileName, functionName, Int32(clamping: line))
+            }
+        }
+    }
+}
+
+// vtdec's pictures out: the frames the session delivered, finished in order with their
+// pictures wrapped (GstVideoMeta) or copied for a downstream that takes none.
+extension VTDec {
     /// Finishes the frames the session delivered, in order.
-    private func outputDelivered() -> GstFlowReturn {
+    func outputDelivered() -> GstFlowReturn {
         let frames = delivered.takeAll()
         if consumer.isFlushing {
             // Their pictures go back to the pools; the frames are flushed with the base class's.
@@ -597,10 +672,11 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
         var result = GST_FLOW_OK
         for decoded in frames {
-            guard let frame = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference)) else {
+            guard let pending = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference)) else {
                 log.debug(object, "frame \(decoded.frameReference) is no longer pending")
                 continue
             }
+            let frame = CodecFrame(adopting: pending)
             guard let image = decoded.imageBuffer else {
                 let message = decoded.status.map { "vtdec: a frame could not be decoded: \($0.message)" }
                     ?? "vtdec: the decoder dropped a frame"
@@ -608,7 +684,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                     let flow = countError(.stream(GST_STREAM_ERROR_DECODE, message, debug: decoded.status?.description))
                     if flow != GST_FLOW_OK { result = flow }
                 }
-                gst_video_decoder_drop_frame(decoder, frame)
+                _ = frame.drop(by: decoder)
                 continue
             }
             if let status = decoded.status {
@@ -616,7 +692,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                 // discards it when discard-corrupted-frames is set.
                 let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: corrupt data in a frame: \(status.message)", debug: status.description))
                 if flow != GST_FLOW_OK { result = flow }
-                swiftvt_codec_frame_mark_corrupted(frame)
+                frame.markCorrupted()
             }
             let flow = finish(frame, with: image)
             if flow != GST_FLOW_OK && result == GST_FLOW_OK { result = flow }
@@ -624,9 +700,11 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         return result
     }
 
-    private func finish(_ frame: UnsafeMutablePointer<GstVideoCodecFrame>, with image: PixelBuffer) -> GstFlowReturn {
+    /// Gives the frame its picture (wrapped or copied, after negotiating a new format) and
+    /// finishes it; drops it when that fails.
+    private func finish(_ frame: consuming CodecFrame, with image: PixelBuffer) -> GstFlowReturn {
         guard let format = VideoFormatMapping.gstreamerFormat(for: image.pixelFormat) else {
-            gst_video_decoder_drop_frame(decoder, frame)
+            _ = frame.drop(by: decoder)
             return countError(.stream(GST_STREAM_ERROR_FORMAT, "vtdec: the decoder produced an unsupported pixel format \(image.pixelFormat)"))
         }
         let negotiation = state.withLock { state -> (needed: Bool, videoMeta: Bool) in
@@ -639,47 +717,45 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
             let reference = state.withLock { $0.inputState }
             guard let output = gst_video_decoder_set_output_state(
                 decoder, format, UInt32(image.width), UInt32(image.height), reference?.pointer) else {
-                gst_video_decoder_drop_frame(decoder, frame)
+                _ = frame.drop(by: decoder)
                 return GST_FLOW_NOT_NEGOTIATED
             }
             gst_video_codec_state_unref(output)
             guard gst_video_decoder_negotiate(decoder) != 0 else {
                 state.withLock { $0.negotiated = nil }
-                gst_video_decoder_drop_frame(decoder, frame)
+                _ = frame.drop(by: decoder)
                 return GST_FLOW_NOT_NEGOTIATED
             }
             log.info(object, "output \(image.width)x\(image.height) \(image.pixelFormat)")
         }
         let (useVideoMeta, downstreamPool) = state.withLock { ($0.downstreamSupportsVideoMeta, $0.downstreamOffersPool) }
         if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
-            swiftvt_codec_frame_set_output_buffer(frame, buffer)
-        } else if !downstreamPool, let copied = copyForDownstreamWithoutVideoMeta(image, format: format) {
-            switch copied {
-            case .copied(let buffer): swiftvt_codec_frame_set_output_buffer(frame, buffer)
+            frame.setOutput(buffer)
+            return frame.finish(by: decoder)
+        }
+        if !downstreamPool {
+            switch copyForDownstreamWithoutVideoMeta(image, format: format, into: frame) {
+            case .copied: return frame.finish(by: decoder)
             case .failed(let flow):
-                gst_video_decoder_drop_frame(decoder, frame)
+                _ = frame.drop(by: decoder)
                 return flow
+            case .notPossible: break
             }
-        } else {
-            // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default
-            // strides and plane offsets, which the decoder's pool buffers do not have; it offered
-            // its own pool, which is downstream's to bound.
-            let allocation = gst_video_decoder_allocate_output_frame(decoder, frame)
-            guard allocation == GST_FLOW_OK else {
-                gst_video_decoder_drop_frame(decoder, frame)
-                return allocation
-            }
-            guard let output = swiftvt_codec_frame_output_buffer(frame),
-                  let state = gst_video_decoder_get_output_state(decoder) else {
-                gst_video_decoder_drop_frame(decoder, frame)
-                return GST_FLOW_ERROR
-            }
-            defer { gst_video_codec_state_unref(state) }
-            var videoFrame = GstVideoFrame()
-            guard swiftvt_video_frame_map_write(&videoFrame, swiftvt_codec_state_info_mut(state), output) != 0 else {
-                gst_video_decoder_drop_frame(decoder, frame)
-                return GST_FLOW_ERROR
-            }
+        }
+        // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default
+        // strides and plane offsets, which the decoder's pool buffers do not have; it offered
+        // its own pool (or the copy pool's layout is not the default), which is downstream's to bound.
+        let allocation = gst_video_decoder_allocate_output_frame(decoder, frame.pointer)
+        guard allocation == GST_FLOW_OK else {
+            _ = frame.drop(by: decoder)
+            return allocation
+        }
+        guard let output = frame.outputBuffer, let state = gst_video_decoder_get_output_state(decoder) else {
+            _ = frame.drop(by: decoder)
+            return GST_FLOW_ERROR
+        }
+        defer { gst_video_codec_state_unref(state) }
+        let copied: Void? = MappedBytes.withWritableVideoFrame(of: output, info: swiftvt_codec_state_info(state)) { videoFrame in
             for (index, plane) in image.planes.enumerated() {
                 guard let destination = swiftvt_video_frame_plane_data(&videoFrame, UInt32(index)) else { continue }
                 let stride = Int(swiftvt_video_frame_plane_stride(&videoFrame, UInt32(index)))
@@ -688,9 +764,12 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                     (destination + row * stride).copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
                 }
             }
-            gst_video_frame_unmap(&videoFrame)
         }
-        return gst_video_decoder_finish_frame(decoder, frame)
+        guard copied != nil else {
+            _ = frame.drop(by: decoder)
+            return GST_FLOW_ERROR
+        }
+        return frame.finish(by: decoder)
     }
 
     /// Copies a picture for a downstream that takes no GstVideoMeta and offered no pool into a
@@ -699,10 +778,11 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     /// wraps it. The copy pool is bounded like the decoder's (back pressure on a slow consumer)
     /// and grows like it for a consumer that keeps pictures (an application holding its last K
     /// samples), where GStreamer's own pool would block for ever at its maximum.
-    /// nil where the layout differs from the output state's (the base class's path then copies).
+    /// `.notPossible` where the layout differs from the output state's (the base class's path
+    /// then copies).
     private func copyForDownstreamWithoutVideoMeta(
-        _ image: PixelBuffer, format: GstVideoFormat
-    ) -> CopyOutcome? {
+        _ image: PixelBuffer, format: GstVideoFormat, into frame: borrowing CodecFrame
+    ) -> CopyOutcome {
         let attributes = PixelBufferPool.Attributes(
             width: image.width, height: image.height, pixelFormat: image.pixelFormat, rowAlignment: 4,
             maximumBufferCount: Self.copyPoolSlack)
@@ -712,7 +792,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
             current = try? PixelBufferPool(attributes: attributes, consumer: consumer)
             return current
         }
-        guard let pool else { return nil }
+        guard let pool else { return .notPossible }
         let destination: PixelBuffer
         do {
             destination = try pool.makePixelBuffer()
@@ -723,7 +803,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
         guard layoutMatchesOutputState(destination) else {
             log.debug(object, "the copy pool's layout is not GStreamer's default for this format: copying into the base class's pool")
-            return nil
+            return .notPossible
         }
         // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default strides and
         // plane offsets, which the decoder's pool buffers (rows aligned for SIMD) do not have.
@@ -738,13 +818,16 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
                 if target.bytesPerRow > rowBytes { (destination + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: target.bytesPerRow - rowBytes) }
             }
         }
-        guard let buffer = VideoFormatMapping.wrap(destination, format: format, coveringWholeRows: true) else { return nil }
-        return .copied(buffer)
+        guard let buffer = VideoFormatMapping.wrap(destination, format: format, coveringWholeRows: true) else { return .notPossible }
+        frame.setOutput(buffer)
+        return .copied
     }
 
     private enum CopyOutcome {
-        case copied(UnsafeMutablePointer<GstBuffer>)
+        /// The frame's output buffer is set.
+        case copied
         case failed(GstFlowReturn)
+        case notPossible
     }
 
     /// Pictures the copy pool may have outside its own beyond what downstream announced: the one
@@ -757,7 +840,7 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
     private func layoutMatchesOutputState(_ picture: PixelBuffer) -> Bool {
         guard let state = gst_video_decoder_get_output_state(decoder) else { return false }
         defer { gst_video_codec_state_unref(state) }
-        let info = swiftvt_codec_state_info_mut(state).pointee
+        let info = swiftvt_codec_state_info(state).pointee
         let planeCount = Int(info.finfo.pointee.n_planes)
         guard planeCount == picture.planes.count, let first = picture.planes.first else { return false }
         let base = UInt(bitPattern: first.baseAddress)
@@ -771,61 +854,4 @@ final class VTDec: SwiftElement, PropertySettingsOwner, @unchecked Sendable {
         }
         return UInt(info.size) == end - base
     }
-
-    /// Counts a decoding error toward `max-errors` (GST_VIDEO_DECODER_ERROR): GST_FLOW_OK while
-    /// under the limit (a warning is logged), GST_FLOW_ERROR with an element error past it.
-    private func countError(_ message: ElementMessage, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) -> GstFlowReturn {
-        log.warning(object, message.text, file: file, function: function, line: line)
-        return file.withCString { fileName in
-            function.withCString { functionName in
-                swiftvt_video_decoder_error(decoder, 1, message.text, message.debug, fileName, functionName, Int32(clamping: line))
-            }
-        }
-    }
-
-}
-
-// MARK: C entry points (declared in SwiftVTShim.h)
-
-private func vtdec(_ state: UnsafeMutableRawPointer?) -> VTDec? {
-    ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtdec_set_format")
-func vtdecSetFormat(
-    _ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?,
-    _ input: UnsafeMutablePointer<GstVideoCodecState>?
-) -> gboolean {
-    guard let input, let element = vtdec(state) else { return 0 }
-    return element.setFormat(input) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtdec_handle_frame")
-func vtdecHandleFrame(
-    _ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?,
-    _ frame: UnsafeMutablePointer<GstVideoCodecFrame>?
-) -> GstFlowReturn {
-    guard let frame, let element = vtdec(state) else { return GST_FLOW_ERROR }
-    return element.handleFrame(frame)
-}
-
-@_cdecl("swiftvt_vtdec_drain")
-func vtdecDrain(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> GstFlowReturn {
-    vtdec(state)?.drain() ?? GST_FLOW_OK
-}
-
-@_cdecl("swiftvt_vtdec_flush")
-func vtdecFlush(_ state: UnsafeMutableRawPointer?, _ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean {
-    (vtdec(state)?.flush() ?? true) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtdec_note_allocation")
-func vtdecNoteAllocation(_ state: UnsafeMutableRawPointer?, _ supportsVideoMeta: gboolean, _ minimumBuffers: guint, _ offersPool: gboolean) {
-    vtdec(state)?.noteAllocation(
-        downstreamSupportsVideoMeta: supportsVideoMeta != 0, downstreamMinimumBuffers: Int(minimumBuffers), downstreamOffersPool: offersPool != 0)
-}
-
-@_cdecl("swiftvt_vtdec_flush_start")
-func vtdecFlushStart(_ state: UnsafeMutableRawPointer?) {
-    vtdec(state)?.flushStart()
 }

@@ -24,7 +24,7 @@ import SwiftVT
 /// summary counts) are ``MultiPassDriver``'s: the sink feeds it buffers and EOS, does what it
 /// answers, and words what it reports as GStreamer messages.
 ///
-/// Threads: everything runs on the streaming thread except the seeks, which the shim sends from a
+/// Threads: everything runs on the streaming thread except the seeks, which are sent from a
 /// GStreamer thread pool (a flushing seek waits for the streaming thread).
 ///
 /// Locks: `settings` and `run` are never held together, and neither is held while calling out
@@ -32,10 +32,11 @@ import SwiftVT
 /// taken to read or swap a few fields, and what it holds (the session, the silo, the driver) is
 /// used after it is released. A bus sync handler or a property read from another thread never
 /// waits behind an encode.
-final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable {
+final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Sendable {
     // `sink` is the GObject that owns this object; mutable state is behind the mutexes.
-    private let sink: UnsafeMutablePointer<GstBaseSink>
-    private let log = DebugCategory(pointer: swiftvt_vtmultipasssink_debug_category())
+    let sink: UnsafeMutablePointer<GstBaseSink>
+    static let debugCategory = DebugCategory(named: "vtmultipasssink", description: "SwiftVT multi-pass H.264 file sink")
+    private let log = VTMultiPassSink.debugCategory
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
 
     /// Property values, as set on the element (declared in ``interface(for:)``).
@@ -466,39 +467,85 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         case .complete: type = GST_PROGRESS_TYPE_COMPLETE
         case .cutShort: type = GST_PROGRESS_TYPE_CANCELED
         }
+        guard let message = gst_message_new_progress(
+            UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstObject.self), type, "pass-\(progress.pass)", progress.description)
+        else { return }
         // The percentage goes into the message's `percent` field too (gst_message_parse_progress
         // does not read it, gst_message_get_structure does): an application's progress bar needs
-        // no parsing of the text.
-        swiftvt_post_progress(
-            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description,
-            Int32(clamping: progress.percent))
+        // no parsing of the text. A message just made has one reference: its structure is writable.
+        swiftvt_structure_set_int(gst_message_writable_structure(message), "percent", Int32(clamping: min(max(progress.percent, 0), 100)))
+        gst_element_post_message(element, message)
     }
+
+    /// The element message "vtmultipasssink-done" with the run's figures.
+    private func postSummary(
+        location: String, passes: Int, frames: Int, framesReencoded: Int, bitrate: Double, targetBitrate: Double, seconds: Double
+    ) {
+        guard let structure = gst_structure_new_empty("vtmultipasssink-done") else { return }
+        swiftvt_structure_set_string(structure, "location", location)
+        swiftvt_structure_set_int(structure, "passes", Int32(clamping: passes))
+        swiftvt_structure_set_int(structure, "frames", Int32(clamping: frames))
+        swiftvt_structure_set_int(structure, "frames-reencoded", Int32(clamping: framesReencoded))
+        swiftvt_structure_set_double(structure, "bitrate", bitrate)
+        swiftvt_structure_set_double(structure, "target-bitrate", targetBitrate)
+        swiftvt_structure_set_double(structure, "duration", seconds)
+        gst_element_post_message(
+            element, gst_message_new_element(UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstObject.self), structure))
+    }
+
+    private var element: UnsafeMutablePointer<GstElement> { UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstElement.self) }
 
     // MARK: End of stream
 
+    /// Every event goes to the base class, except an EOS that does not end the file.
+    func event(_ event: consuming OwnedEvent) -> Bool {
+        guard event.type == GST_EVENT_EOS else { return parent.event(event) }
+        switch endOfStream() {
+        case .forward:
+            // The file is complete: the base class posts EOS.
+            return parent.event(event)
+        case .swallow:
+            // Another pass follows: the pipeline must not see this EOS (the seek that starts the
+            // next range is on its way from another thread). The event is dropped.
+            return true
+        case .failed:
+            return false
+        }
+    }
+
+    /// What the sink does with an EOS event.
+    private enum EndOfStreamAction {
+        /// The file is complete: the base class handles EOS (posts it).
+        case forward
+        /// Another pass or range follows: drop the event.
+        case swallow
+        /// An error was posted: drop the event and fail.
+        case failed
+    }
+
     /// EOS from upstream: the end of a range, of a pass, or of everything. The driver says which;
     /// the sink seeks, or writes the file and lets the EOS through.
-    func endOfStream() -> SwiftVTEOSAction {
+    private func endOfStream() -> EndOfStreamAction {
         guard let (session, driver) = run.withLock({ run in run.session.flatMap { session in run.driver.map { (session, $0) } } }) else {
             // After refused caps the ERROR that matters is posted already: no second one.
-            if refusedCaps.hasRefused { return SWIFTVT_EOS_FAILED }
+            if refusedCaps.hasRefused { return .failed }
             ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream ended before any frame arrived; there is nothing to write")
                 .post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
+            return .failed
         }
         let action = driver.endOfStream(upstreamCanSeek: { swiftvt_pad_peer_seekable(swiftvt_base_sink_pad(sink)) != 0 })
         noteBackend(of: session)
         postEvents(of: driver)
         switch action {
         case .seek(let range):
-            seekUpstream(to: range)
-            return SWIFTVT_EOS_SWALLOW
+            UpstreamSeek.send(from: sink, to: range, log: log)
+            return .swallow
         case .failed(let failure):
             Self.message(for: failure).post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
+            return .failed
         case .writeFile(let outcome):
             tellWhyTheFileIsWrittenNow(outcome.ending)
-            return writeFile(session, outcome) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
+            return writeFile(session, outcome) ? .forward : .failed
         }
     }
 
@@ -546,11 +593,6 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                     + "as videotestsrc num-buffers=N); \(result). For every pass, let the pipeline run to its end from a source that can seek, such as a file")
                 .post(from: object, isError: false)
         }
-    }
-
-    private func seekUpstream(to range: MediaTimeRange) {
-        swiftvt_base_sink_seek_upstream_async(
-            sink, GstClockTime(range.start.gstreamerNanoseconds), GstClockTime(range.end.gstreamerNanoseconds))
     }
 
     // MARK: Writing the file
@@ -601,9 +643,8 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                     + "the closest the encoder gets: \(reason). Set bitrate nearer that figure.")
                 .post(from: object, isError: false)
         }
-        swiftvt_post_multipass_summary(
-            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(clamping: passes),
-            Int32(clamping: summary.frames), Int32(clamping: reencoded), bitrate, target, summary.seconds)
+        postSummary(location: location, passes: passes, frames: summary.frames, framesReencoded: reencoded,
+                    bitrate: bitrate, targetBitrate: target, seconds: summary.seconds)
         return true
     }
 
@@ -635,32 +676,4 @@ enum OutputContainer: String, CustomStringConvertible {
         case .annexB: "H.264 Annex B byte stream"
         }
     }
-}
-
-
-// MARK: C entry points (declared in SwiftVTShim.h)
-
-private func multiPassSink(_ state: UnsafeMutableRawPointer?) -> VTMultiPassSink? {
-    ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_set_caps")
-func vtmultipasssinkSetCaps(
-    _ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?, _ caps: UnsafeMutablePointer<GstCaps>?
-) -> gboolean {
-    guard let caps, let element = multiPassSink(state) else { return 0 }
-    return element.setCaps(caps) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtmultipasssink_render")
-func vtmultipasssinkRender(
-    _ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?, _ buffer: UnsafeMutablePointer<GstBuffer>?
-) -> GstFlowReturn {
-    guard let buffer, let element = multiPassSink(state) else { return GST_FLOW_ERROR }
-    return element.render(buffer)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_eos")
-func vtmultipasssinkEOS(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> SwiftVTEOSAction {
-    multiPassSink(state)?.endOfStream() ?? SWIFTVT_EOS_FAILED
 }
