@@ -91,7 +91,9 @@ let package = Package(
         .target(
             name: "SwiftVTElements",
             dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
-            swiftSettings: optimized,
+            // Debug builds (`swift test`) also register the elements of test builds only
+            // (Elements.swift's testBuildOnly); the release plugin users install never has them.
+            swiftSettings: optimized + [.define("SWIFTVT_TEST_BUILD_ELEMENTS", .when(configuration: .debug))],
             // A release plugin carries its Swift runtime, so it loads on machines without the
             // toolchain (debug builds and `swift test` use the shared runtime).
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),

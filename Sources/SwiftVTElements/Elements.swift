@@ -27,7 +27,15 @@ enum PluginElements {
             hardware: .require),
         ElementRegistration(
             "vtmultipasssink", type: "SwiftVTMultiPassSink", .baseSink(VTMultiPassSink.self), rank: .fixed(GST_RANK_NONE)),
-    ]
+    ] + testBuildOnly
+
+    #if SWIFTVT_TEST_BUILD_ELEMENTS
+    /// Elements registered by test builds only (debug builds, `swift test`), never by the plugin
+    /// users install; their snapshots are in docs/gst-inspect/test-build/.
+    private static let testBuildOnly: [ElementRegistration] = []
+    #else
+    private static let testBuildOnly: [ElementRegistration] = []
+    #endif
 
     /// Registers every row with `plugin`; false at the first that fails.
     static func register(in plugin: OpaquePointer, device: VADeviceOfferAtLoad) -> Bool {
