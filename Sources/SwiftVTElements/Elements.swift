@@ -32,7 +32,10 @@ enum PluginElements {
     #if SWIFTVT_TEST_BUILD_ELEMENTS
     /// Elements registered by test builds only (debug builds, `swift test`), never by the plugin
     /// users install; their snapshots are in docs/gst-inspect/test-build/.
-    private static let testBuildOnly: [ElementRegistration] = []
+    private static let testBuildOnly: [ElementRegistration] = [
+        ElementRegistration(
+            "swiftvt-frame-counter", type: "SwiftVTFrameCounter", .baseSink(FrameCounter.self), rank: .fixed(GST_RANK_NONE)),
+    ]
     #else
     private static let testBuildOnly: [ElementRegistration] = []
     #endif
