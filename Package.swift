@@ -85,12 +85,15 @@ let package = Package(
         .systemLibrary(
             name: "CGStreamer", path: "Sources/CGStreamer", pkgConfig: "gstreamer-video-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
-        // GObject/GStreamer boilerplate and stand-ins for the macros Swift cannot import.
+        // What Swift cannot express, for no element in particular: GST_PLUGIN_DEFINE and stand-ins
+        // for the macros and variadic functions Swift cannot import, one header per GStreamer type.
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
             name: "SwiftVTElements",
             dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
-            swiftSettings: optimized,
+            // Debug builds (`swift test`) also register the elements of test builds only
+            // (Elements.swift's testBuildOnly); the release plugin users install never has them.
+            swiftSettings: optimized + [.define("SWIFTVT_TEST_BUILD_ELEMENTS", .when(configuration: .debug))],
             // A release plugin carries its Swift runtime, so it loads on machines without the
             // toolchain (debug builds and `swift test` use the shared runtime).
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),

@@ -8,6 +8,11 @@ The interface as on a machine without a VA device (vtdec_hw and vtenc_h264_hw ra
 with every profile), also where one exists: with a device their rank and sink caps follow it, which
 tests/autoplug/ checks on the software VA driver. One test per checked-in snapshot, and one that
 every element of the plugin has a snapshot.
+
+Elements built into test builds only (Elements.swift's testBuildOnly, in the debug plugin that
+`swift build --build-tests` makes; Tests/SwiftVTElementsTests/InterfaceSnapshotTests.swift runs
+this suite on it) keep their snapshots in docs/gst-inspect/test-build/, so that docs/gst-inspect/
+lists what users get; an update writes a snapshot where it already is.
 """
 import difflib
 import os
@@ -18,6 +23,13 @@ import pytest
 from swiftvt_testing import ROOT, run
 
 SNAPSHOTS = ROOT / "docs" / "gst-inspect"
+TEST_BUILD_SNAPSHOTS = SNAPSHOTS / "test-build"
+
+
+def snapshot_of(name):
+    """Where `name`'s snapshot is, or goes: docs/gst-inspect/, or test-build/ when it is there."""
+    test_build = TEST_BUILD_SNAPSHOTS / f"{name}.txt"
+    return test_build if test_build.is_file() else SNAPSHOTS / f"{name}.txt"
 UPDATE = os.environ.get("SWIFTVT_UPDATE_SNAPSHOTS") == "1"
 
 
@@ -40,12 +52,12 @@ def elements(inspect_env):
     if UPDATE:
         SNAPSHOTS.mkdir(parents=True, exist_ok=True)
         for name in names:
-            (SNAPSHOTS / f"{name}.txt").write_text(inspect(inspect_env, name))
+            snapshot_of(name).write_text(inspect(inspect_env, name))
     return names
 
 
 def test_every_element_has_a_snapshot(elements):
-    missing = [name for name in elements if not (SNAPSHOTS / f"{name}.txt").is_file()]
+    missing = [name for name in elements if not snapshot_of(name).is_file()]
     assert missing == [], f"no snapshot for {missing} in {SNAPSHOTS}; run with SWIFTVT_UPDATE_SNAPSHOTS=1"
 
 
@@ -58,3 +70,15 @@ def test_interface_matches_the_snapshot(inspect_env, elements, element):
     actual = inspect(inspect_env, element)
     assert actual == expected, f"the interface of {element} changed:\n" + "".join(
         difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), "snapshot", "gst-inspect-1.0"))
+
+
+def test_test_build_elements_match_their_snapshots(inspect_env, elements):
+    """The elements of test builds that this plugin has (none in a release build; the debug
+    plugin's throwaway elements under SwiftVTElementsTests) against docs/gst-inspect/test-build/."""
+    if UPDATE:
+        pytest.skip("SWIFTVT_UPDATE_SNAPSHOTS=1: the snapshots were written")
+    changed = []
+    for snapshot in sorted(TEST_BUILD_SNAPSHOTS.glob("*.txt")):
+        if snapshot.stem in elements and inspect(inspect_env, snapshot.stem) != snapshot.read_text():
+            changed.append(snapshot.stem)
+    assert changed == [], f"the interface of {changed} changed against docs/gst-inspect/test-build/"

@@ -114,7 +114,7 @@ struct H264OutputCaps: Equatable, Sendable {
 
     /// New caps holding these fields; the caller owns the reference.
     func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return nil }
+        guard let caps = gst_caps_new_empty_simple("video/x-h264") else { return nil }
         swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
         swiftvt_caps_set_string(caps, "alignment", "au")
         swiftvt_caps_set_boolean(caps, "parsed", 1)

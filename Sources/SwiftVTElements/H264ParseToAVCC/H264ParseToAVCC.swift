@@ -18,11 +18,12 @@ import Synchronization
 /// thread, and `Mutex` is not recursive). Under the lock it only allocates, maps and flags its own
 /// output buffers and writes debug log lines. The downstream stream-format query runs before the
 /// lock is taken, the frame rate and caps go to the base class after it is released.
-final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
+final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `state`.
-    private let parse: UnsafeMutablePointer<GstBaseParse>
-    private let log = DebugCategory(pointer: swiftvt_h264parse_to_avcc_debug_category())
+    let parse: UnsafeMutablePointer<GstBaseParse>
+    static let debugCategory = DebugCategory(named: "h264parse-to-avcc", description: "SwiftVT H.264 Annex B to AVCC converter")
+    private let log = H264ParseToAVCC.debugCategory
     private let state = Mutex(State())
 
     /// Warnings about damaged input are posted on the bus for the first few occurrences and
@@ -48,7 +49,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(parse) }
 
     /// Everything created in `start` and dropped in `stop`.
-    struct State: Sendable {
+    struct State: ~Copyable, Sendable {
         var splitter = AccessUnitSplitter()
         /// How the input is cut, from the sink caps' `alignment`.
         var inputAlignment = AccessUnitSplitter.DataEnd.streamContinues
@@ -65,22 +66,16 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         /// that follow it in decoding order but precede it in output order (same POC epoch, lower
         /// POC) may reference pictures before it (D.2.8) and are dropped.
         var recoveryPointPOC: (epoch: Int, picOrderCnt: Int64)?
-        /// Where derived timestamps restart after a seek: GstBaseParse's time for the offset it
-        /// resumed at (the DTS it gives the first buffer, its index entry: the key frame's PTS),
-        /// applied to the first picture released in output order; then the offset between the
-        /// queue's positions and the stream's time.
-        var pendingTimeBase: GstClockTime?
-        var timeOffset: Int64 = 0
         var accessUnitsOutput = 0
         var damagedNALUnits = 0
         var extensionNALUnitsSkipped = 0
         var warnedAboutExtensions = false
         /// Access units waiting for their presentation position, when timestamps are derived.
-        var reorderQueue: PresentationOrderQueue<OwnedBuffer>?
+        var reorderQueue = HeldAccessUnits()
         /// Upstream gives timestamps: output is not held back.
         var upstreamTimestamps: Bool?
-        /// Frame duration used for derived timestamps.
-        var frameDuration = MediaTime(value: 1, timescale: 25)
+        /// The frame grid and the seek offset of derived timestamps.
+        var timestamps = DerivedTimestamps()
         /// Byte offset in the input stream where the next frame must begin; another offset means
         /// the base class moved (seek, scan) and the splitter starts over.
         var expectedOffset: UInt64 = 0
@@ -96,10 +91,11 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     // MARK: Base-class vfuncs
 
     func start() -> Bool {
-        releaseHeld(state.withLock { state in
+        // The access units still held go back as the list is discarded, after the lock.
+        _ = state.withLock { state in
             defer { state = State() }
-            return state.reorderQueue?.reset() ?? []
-        })
+            return state.reorderQueue.discardAll(stopping: true)
+        }
         // Timestamps are kept from upstream or derived here from the POC; the base class must
         // not interpolate its own (they would be wrong with B-frames).
         gst_base_parse_set_pts_interpolation(parse, 0)
@@ -110,15 +106,21 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     }
 
     func stop() -> Bool {
-        releaseHeld(state.withLock { state in
+        _ = state.withLock { state in
             defer { state = State() }
-            return state.reorderQueue?.reset() ?? []
-        })
+            return state.reorderQueue.discardAll(stopping: true)
+        }
         return true
     }
 
-    private func releaseHeld(_ buffers: [OwnedBuffer]) {
-        for held in buffers { gst_buffer_unref(held.buffer) }
+    func sinkEvent(_ event: consuming OwnedEvent) -> Bool {
+        switch event.type {
+        case GST_EVENT_FLUSH_STOP: flush()
+        // Before the base class drains and forwards it.
+        case GST_EVENT_EOS: willDrainAtEndOfStream()
+        default: break
+        }
+        return parent.sinkEvent(event)
     }
 
     func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
@@ -141,28 +143,26 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
 
     /// FLUSH_STOP: the base class has dropped its data; the partial access unit and the POC
     /// history go too (parameter sets are kept, as after a seek the stream resumes with them).
-    func flush() {
-        releaseHeld(state.withLock { state in
+    private func flush() {
+        _ = state.withLock { state in
             state.splitter.reset()
             state.bytesHeldByBaseClass = 0
             state.atEndOfStream = false
-            return state.reorderQueue?.reset() ?? []
-        })
+            return state.reorderQueue.discardAll(stopping: false)
+        }
     }
 
     /// Called for EOS before the base class drains: when nothing at all could be output and
     /// no data is left to drain, the stream never held a decodable picture.
-    func willDrainAtEndOfStream() {
-        let (failure, held): (ElementMessage?, [OwnedBuffer]) = state.withLock { state in
+    private func willDrainAtEndOfStream() {
+        var failure: ElementMessage?
+        let held = state.withLock { state -> OwnedBufferList in
             state.atEndOfStream = true
-            guard state.bytesHeldByBaseClass == 0 else { return (nil, []) }
-            // Nothing left for the base class to drain: the held access units are final.
-            let held = state.reorderQueue.map { queue in
-                Self.timestamped(&state, queue: { $0.drain() })
-            } ?? []
+            guard state.bytesHeldByBaseClass == 0 else { return OwnedBufferList() }
             // Empty input is a clean EOS, as with h264parse: only data without a picture is an error.
-            let failure = state.accessUnitsOutput == 0 && state.bytesSeen > 0 ? Self.noDecodablePictureError(state) : nil
-            return (failure, held)
+            failure = state.accessUnitsOutput == 0 && state.bytesSeen > 0 ? Self.noDecodablePictureError(state) : nil
+            // Nothing left for the base class to drain: the held access units are final.
+            return state.reorderQueue.drain(timestamps: &state.timestamps)
         }
         failure?.post(from: object, isError: true)
         _ = push(held)
@@ -172,13 +172,6 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         _ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>
     ) -> GstFlowReturn {
         guard let input = frame.pointee.buffer else { return GST_FLOW_ERROR }
-        var map = GstMapInfo()
-        guard gst_buffer_map(input, &map, swiftvt_map_read()) != 0 else {
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "Could not read the input buffer.",
-                                  debug: "gst_buffer_map failed").post(from: object, isError: true)
-            return GST_FLOW_ERROR
-        }
-        let data = UnsafeRawBufferPointer(start: map.data, count: Int(map.size))
         let draining = swiftvt_base_parse_is_draining(parse) != 0
         // Pulling from upstream, the base class drains only at the end of the data (no EOS
         // event reaches willDrainAtEndOfStream then); pushed to, it also drains before a
@@ -188,20 +181,27 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         let inputPTS = swiftvt_buffer_pts(input)
         let inputDTS = swiftvt_buffer_dts(input)
 
-        // Downstream's stream-format preference is asked once, before the first caps, and outside
-        // the lock: the caps query may come back into this element.
-        let decidedStreamFormat = state.withLock { $0.streamFormat }
-        let streamFormat = decidedStreamFormat ?? negotiatedStreamFormat()
-        let outcome = state.withLock { state in
-            if drainingAtEnd { state.atEndOfStream = true }
-            if state.streamFormat == nil { state.streamFormat = streamFormat }
-            return process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
+        // The input is mapped only while it is read: the output holds its own copy of what it
+        // needs, and finishing the frame releases the input.
+        let read = MappedBytes.withReadableBytes(of: input) { data in
+            // Downstream's stream-format preference is asked once, before the first caps, and
+            // outside the lock: the caps query may come back into this element.
+            let decidedStreamFormat = state.withLock { $0.streamFormat }
+            let streamFormat = decidedStreamFormat ?? negotiatedStreamFormat()
+            return state.withLock { state in
+                if drainingAtEnd { state.atEndOfStream = true }
+                if state.streamFormat == nil { state.streamFormat = streamFormat }
+                return process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
+            }
         }
-        // The output holds its own copy of what it needs; finishing the frame releases the input.
-        gst_buffer_unmap(input, &map)
+        guard var outcome = read else {
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "Could not read the input buffer.",
+                                  debug: "gst_buffer_map failed").post(from: object, isError: true)
+            return GST_FLOW_ERROR
+        }
 
-        // Out of the lock: messages, caps, and handing the frame back to the base class.
-        releaseHeld(outcome.discarded)
+        // Out of the lock: messages, caps, and handing the frame back to the base class. What is
+        // not sent (after an error or refused caps) goes back with `outcome`.
         for message in outcome.warnings { message.post(from: object, isError: false) }
         if let error = outcome.error {
             error.post(from: object, isError: true)
@@ -210,33 +210,27 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         switch outcome.action {
         case .skip(let count):
             skipSize.pointee = Int32(clamping: count)
-            return push(outcome.pendingPush)
+            return push(outcome.pushAfter)
         case .needMoreData:
-            return push(outcome.pendingPush)
-        case .consume(let byteCount, let output):
+            return push(outcome.pushAfter)
+        case .consume(let byteCount):
             // Order matters: access units held under the old caps go out before the new caps.
-            let before = push(output.pushBeforeCaps)
-            if let rate = output.newFrameRate {
+            let before = push(outcome.pushBeforeCaps)
+            if let rate = outcome.newFrameRate {
                 // Outside the lock: it changes the latency, which posts a bus message.
                 gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
             }
-            if let caps = output.newCaps {
-                let accepted = gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps) != 0
-                swiftvt_caps_unref(caps)
-                guard accepted else {
-                    if let buffer = output.buffer { gst_buffer_unref(buffer) }
-                    releaseHeld(output.pushAfterCaps)
-                    log.warning(object, "downstream refused the new caps")
-                    return GST_FLOW_NOT_NEGOTIATED
-                }
+            if let caps = outcome.newCaps, gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps.pointer) == 0 {
+                log.warning(object, "downstream refused the new caps")
+                return GST_FLOW_NOT_NEGOTIATED
             }
-            if let buffer = output.buffer {
-                frame.pointee.out_buffer = buffer
+            if let buffer = outcome.buffer.take() {
+                frame.pointee.out_buffer = buffer.take()
             } else {
                 frame.pointee.flags |= GST_BASE_PARSE_FRAME_FLAG_DROP.rawValue
             }
             let finished = gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
-            let after = push(output.pushAfterCaps)
+            let after = push(outcome.pushAfter)
             for result in [before, finished, after] where result != GST_FLOW_OK { return result }
             return GST_FLOW_OK
         }
@@ -244,27 +238,27 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
 
     /// Pushes timestamped access units that were held for reordering. Called with the sink
     /// pad's stream lock held (from handle_frame or a serialized event), as
-    /// gst_base_parse_push_frame requires.
-    private func push(_ buffers: [OwnedBuffer]) -> GstFlowReturn {
+    /// gst_base_parse_push_frame requires. After a failed push the rest are not sent (they go
+    /// back with the list).
+    private func push(_ buffers: consuming OwnedBufferList) -> GstFlowReturn {
         var result = GST_FLOW_OK
-        for (index, held) in buffers.enumerated() {
-            if result != GST_FLOW_OK {
-                releaseHeld(Array(buffers[index...]))
-                break
-            }
-            // frame_new takes a reference of its own (transfer none), and push_frame hands that one
-            // downstream; the queue's reference is dropped here.
-            let frame = gst_base_parse_frame_new(held.buffer, GST_BASE_PARSE_FRAME_FLAG_NONE, 0)
-            gst_buffer_unref(held.buffer)
-            guard let frame else { continue }
+        buffers.forEach { buffer, inputByteCount in
+            guard result == GST_FLOW_OK, let frame = Self.parseFrame(holding: buffer) else { return }
             // The consumed size of the input, which finish_frame did not count (the frame was
             // finished as dropped while its access unit waited here): without it GstBaseParse's
             // byte count stays 0 and it refuses every seek that needs time converted to bytes.
-            frame.pointee.size = gint(clamping: held.inputByteCount)
+            frame.pointee.size = gint(clamping: inputByteCount)
             result = gst_base_parse_push_frame(parse, frame)
             gst_base_parse_frame_free(frame)
         }
         return result
+    }
+
+    /// A frame for gst_base_parse_push_frame holding `buffer`: gst_base_parse_frame_new takes a
+    /// reference of its own (transfer none), which push_frame hands downstream; `buffer`'s goes
+    /// as this returns, so downstream holds the only one and may write the buffer in place.
+    private static func parseFrame(holding buffer: consuming OwnedBuffer) -> UnsafeMutablePointer<GstBaseParseFrame>? {
+        buffer.withBorrowedPointer { gst_base_parse_frame_new($0, GST_BASE_PARSE_FRAME_FLAG_NONE, 0) }
     }
 
     // MARK: Access units
@@ -272,39 +266,33 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
     private enum Action {
         case skip(Int)
         case needMoreData
-        /// Consume `byteCount` input bytes; what to send is in `Output`.
-        case consume(byteCount: Int, Output)
+        /// Consume `byteCount` input bytes; what to send is in the outcome.
+        case consume(byteCount: Int)
     }
 
-    /// What one consumed access unit sends downstream, in this order: held access units that
-    /// belong to the old caps, the new caps, this frame (`buffer`, or nothing when it is held or
-    /// dropped), access units that became final. All references are owned.
-    private struct Output {
-        var pushBeforeCaps: [OwnedBuffer] = []
-        var newCaps: UnsafeMutablePointer<GstCaps>?
-        /// The frame rate of `newCaps`, for the base class's duration and latency.
-        var newFrameRate: (numerator: Int, denominator: Int)?
-        var buffer: UnsafeMutablePointer<GstBuffer>?
-        var pushAfterCaps: [OwnedBuffer] = []
-    }
-
-    // The buffer and caps in `action` are references owned by the outcome and handed, once, from
-    // the locked section to the same thread's code after it: nothing else sees them.
-    private struct Outcome: @unchecked Sendable {
+    /// What one call of handle_frame sends, in this order: held access units that belong to the
+    /// old caps, the new caps, this frame's access unit (`buffer`, or nothing when it is held or
+    /// dropped), access units that became final (also after a skip at the end of the stream).
+    /// Every reference is owned: what is not sent goes back when the outcome goes.
+    private struct Outcome: ~Copyable, Sendable {
         var action: Action
         var warnings: [ElementMessage] = []
         var error: ElementMessage?
-        /// Held access units to push after a skip at the end of the stream.
-        var pendingPush: [OwnedBuffer] = []
+        var pushBeforeCaps = OwnedBufferList()
+        var newCaps: CapsReference?
+        /// The frame rate of `newCaps`, for the base class's duration and latency.
+        var newFrameRate: (numerator: Int, denominator: Int)?
+        var buffer: OwnedBuffer?
+        var pushAfter = OwnedBufferList()
         /// Held access units a seek made obsolete: released (not pushed) after the lock.
-        var discarded: [OwnedBuffer] = []
+        var discarded = OwnedBufferList()
     }
 
     private func process(
         _ data: UnsafeRawBufferPointer, draining: Bool, frameOffset: UInt64,
         inputPTS: GstClockTime, inputDTS: GstClockTime, state: inout State
     ) -> Outcome {
-        var discarded: [OwnedBuffer] = []
+        var discarded = OwnedBufferList()
         if frameOffset != state.expectedOffset {
             // GstBaseParse seeks in pull mode by moving to another offset (no FLUSH reaches the
             // parser): the partial access unit, the POC history and the held pictures go, decoding
@@ -313,8 +301,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             log.debug(object, "input moved from offset \(state.expectedOffset) to \(frameOffset) (DTS \(inputDTS)): resynchronizing")
             state.splitter.reset()
             state.expectedOffset = frameOffset
-            discarded = state.reorderQueue?.reset() ?? []
-            state.reorderQueue = nil
+            discarded = state.reorderQueue.discardAll(stopping: true)
             state.started = false
             state.resynchronizing = true
             state.recoveryPointPOC = nil
@@ -324,7 +311,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             // first picture at 0, where the first run presented it after the reorder delay: a
             // seek lands on the picture h264parse and qtdemux (whose edit list maps the delay to
             // stream time 0) show at that time, frame 150 at 5 s at 30 fps.
-            if inputDTS != swiftvt_clock_time_none { state.pendingTimeBase = inputDTS }
+            if inputDTS != swiftvt_clock_time_none { state.timestamps.pendingTimeBase = inputDTS }
         }
 
         let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
@@ -355,19 +342,12 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
                 outcome.error = Self.noDecodablePictureError(state)
             }
             // The last access unit: everything held is final.
-            let held = Self.timestamped(&state, queue: { $0.drain() })
-            switch outcome.action {
-            case .consume(let byteCount, var output):
-                output.pushAfterCaps += held
-                outcome.action = .consume(byteCount: byteCount, output)
-            case .skip, .needMoreData:
-                outcome.pendingPush = held
-            }
+            outcome.pushAfter.append(contentsOf: state.reorderQueue.drain(timestamps: &state.timestamps))
         }
         return outcome
     }
 
-    private static func noDecodablePictureError(_ state: State) -> ElementMessage {
+    private static func noDecodablePictureError(_ state: borrowing State) -> ElementMessage {
         if state.extensionNALUnitsSkipped > 0 {
             return .stream(
                 GST_STREAM_ERROR_CODEC_NOT_FOUND,
@@ -406,12 +386,12 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         }
         guard let picture = unit.picture else {
             log.trace(object, "access unit without a picture (\(unit.nalUnits.count) NAL units): dropped")
-            return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
+            return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
         }
         if !state.started {
             guard picture.isRandomAccessPoint || picture.recoveryFrameCount != nil else {
                 if !state.resynchronizing { state.accessUnitsSkippedBeforeStart += 1 }
-                return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
+                return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
             }
             state.started = true
             if state.resynchronizing && !picture.isIDR {
@@ -428,19 +408,19 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
                 state.recoveryPointPOC = nil
             } else if picture.pictureOrderCount.picOrderCnt < start.picOrderCnt {
                 log.debug(object, "dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))")
-                return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
+                return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
             }
         }
         let parameterSets = state.splitter.parameterSets
         guard let sps = parameterSets.sequenceParameterSet(id: picture.seqParameterSetID) else {
             // The slices parsed, so their SPS existed; a later SPS with that id failed to parse.
-            return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings)
+            return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
         }
 
         // Caps: new ones whenever a parameter set is new or changed, before the first access
         // unit that may use it.
         let streamFormat = state.streamFormat ?? .avc
-        var newCaps: UnsafeMutablePointer<GstCaps>?
+        var newCaps: CapsReference?
         var newFrameRate: (numerator: Int, denominator: Int)?
         if state.currentCaps == nil || unit.parameterSetsChanged {
             let codecData = Self.codecData(parameterSets)
@@ -448,7 +428,7 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
                                       upstreamFrameRate: state.upstreamFrameRate)
             if caps != state.currentCaps {
                 state.currentCaps = caps
-                newCaps = caps.makeCaps()
+                newCaps = caps.makeCaps().map(CapsReference.init(adopting:))
                 log.info(object, "new caps: \(caps.width)x\(caps.height), \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
                 newFrameRate = caps.frameRate
                 if let vui = caps.frameRateInVUI, let chosen = caps.frameRate,
@@ -465,56 +445,46 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             return nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
         }
         let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
-        guard let buffer = gst_buffer_new_allocate(nil, gsize(outputSize), nil) else {
-            return Outcome(action: .consume(byteCount: unit.byteCount, Output()), warnings: warnings,
+        guard let buffer = OwnedBuffer(allocating: outputSize) else {
+            return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings,
                            error: .stream(GST_STREAM_ERROR_FAILED, "Out of memory for a \(outputSize)-byte access unit."))
         }
-        var map = GstMapInfo()
-        if gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0 {
-            if let destination = map.data {
-                var offset = 0
-                for nal in kept {
-                    let length = UInt32(truncatingIfNeeded: nal.length)
-                    UnsafeMutableRawPointer(destination).storeBytes(of: length.bigEndian, toByteOffset: offset, as: UInt32.self)
-                    // Copy: start codes (3 or 4 bytes) become 4-byte lengths, dropped parameter
-                    // sets leave holes, and the input memory is shared with the base class's
-                    // adapter, so the access unit cannot be rewritten where it lies.
-                    if let source = data.baseAddress {
-                        (UnsafeMutableRawPointer(destination) + offset + 4).copyMemory(from: source + nal.offset, byteCount: nal.length)
-                    }
-                    offset += 4 + nal.length
-                }
+        _ = buffer.withWritableBytes { destination in
+            var offset = 0
+            for nal in kept {
+                destination.storeBytes(of: UInt32(truncatingIfNeeded: nal.length).bigEndian, toByteOffset: offset, as: UInt32.self)
+                // Copy: start codes (3 or 4 bytes) become 4-byte lengths, dropped parameter
+                // sets leave holes, and the input memory is shared with the base class's
+                // adapter, so the access unit cannot be rewritten where it lies.
+                UnsafeMutableRawBufferPointer(rebasing: destination[(offset + 4)...])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: data[nal.offset..<(nal.offset + nal.length)]))
+                offset += 4 + nal.length
             }
-            gst_buffer_unmap(buffer, &map)
         }
 
         let fieldScale = picture.fieldPicFlag ? 2 : 1
         let frameRate = state.currentCaps?.frameRate ?? state.upstreamFrameRate ?? (25, 1)
-        state.frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator))
-        swiftvt_buffer_set_duration(buffer, GstClockTime(MediaTime(
-            value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator * fieldScale)).gstreamerNanoseconds))
+        state.timestamps.frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator))
+        buffer.duration = GstClockTime(MediaTime(
+            value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator * fieldScale)).gstreamerNanoseconds)
         // Only IDR and recovery-point pictures are sync points (D.2.8).
-        if picture.isIDR || picture.recoveryFrameCount != nil {
-            swiftvt_buffer_unset_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
-        } else {
-            swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
-        }
+        buffer.setDeltaUnit(!(picture.isIDR || picture.recoveryFrameCount != nil))
         state.accessUnitsOutput += 1
 
         // Timestamps: upstream's when it has them; otherwise from the frame rate and the output
         // order, which needs the pictures that follow (see PresentationOrderQueue).
         if state.upstreamTimestamps == nil { state.upstreamTimestamps = inputPTS != swiftvt_clock_time_none }
-        var output = Output(newCaps: newCaps, newFrameRate: newFrameRate)
+        var outcome = Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings, newCaps: newCaps, newFrameRate: newFrameRate)
         if state.upstreamTimestamps == true {
-            swiftvt_buffer_set_pts(buffer, inputPTS)
-            swiftvt_buffer_set_dts(buffer, inputDTS)
-            output.buffer = buffer
-            return Outcome(action: .consume(byteCount: unit.byteCount, output), warnings: warnings)
+            buffer.presentationTimeStamp = inputPTS
+            buffer.decodeTimeStamp = inputDTS
+            outcome.buffer = consume buffer
+            return outcome
         }
         if newCaps != nil {
-            output.pushBeforeCaps = Self.timestamped(&state, queue: { $0.drain() })
+            outcome.pushBeforeCaps = state.reorderQueue.drain(timestamps: &state.timestamps)
         }
-        if state.reorderQueue == nil {
+        if !state.reorderQueue.isHolding {
             // 0 when output order is decoding order (POC type 2, 8.2.1.3). Otherwise the DPB
             // size: max_num_reorder_frames bounds how many earlier-decoded pictures a picture may
             // overtake, not how many later ones may overtake it (a P picture is overtaken by all
@@ -522,35 +492,13 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
             // longer than the DPB holds it (C.4.5.3).
             let window = sps.picOrderCntType == 2 ? 0 : max(sps.vui?.maxNumReorderFrames ?? 0, sps.maxDpbFrames)
             let delay = sps.picOrderCntType == 2 ? 0 : sps.vui?.maxNumReorderFrames
-            state.reorderQueue = PresentationOrderQueue(reorderWindow: window, presentationDelay: delay)
+            state.reorderQueue.start(reorderWindow: window, presentationDelay: delay)
             log.debug(object, "deriving timestamps from the POC with a reorder window of \(window) frames")
         }
         log.debug(object, "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
-        output.pushAfterCaps = Self.timestamped(&state, queue: { $0.place(OwnedBuffer(buffer: buffer, inputByteCount: unit.byteCount), picture: picture) })
-        return Outcome(action: .consume(byteCount: unit.byteCount, output), warnings: warnings)
-    }
-
-    /// Runs `queue` on the reorder queue and stamps the access units it releases: the queue's
-    /// positions on the frame grid, moved after a seek so that the first picture released has
-    /// the time GstBaseParse resumed at (``State/pendingTimeBase``); never below 0.
-    private static func timestamped(
-        _ state: inout State, queue: (inout PresentationOrderQueue<OwnedBuffer>) -> [PresentationOrderQueue<OwnedBuffer>.Placed]
-    ) -> [OwnedBuffer] {
-        guard var pending = state.reorderQueue else { return [] }
-        let placed = queue(&pending)
-        state.reorderQueue = pending
-        let duration = state.frameDuration
-        return placed.map { entry in
-            let presentation = Int64(clamping: duration.multiplied(by: Int(entry.presentationPosition)).gstreamerNanoseconds)
-            let decode = Int64(clamping: duration.multiplied(by: Int(entry.decodePosition)).gstreamerNanoseconds)
-            if let base = state.pendingTimeBase {
-                state.timeOffset = Int64(clamping: base).subtractingSaturating(presentation)
-                state.pendingTimeBase = nil
-            }
-            swiftvt_buffer_set_pts(entry.payload.buffer, GstClockTime(max(0, presentation.addingSaturating(state.timeOffset))))
-            swiftvt_buffer_set_dts(entry.payload.buffer, GstClockTime(max(0, decode.addingSaturating(state.timeOffset))))
-            return entry.payload
-        }
+        outcome.pushAfter = state.reorderQueue.place(
+            buffer, inputByteCount: unit.byteCount, picture: picture, timestamps: &state.timestamps)
+        return outcome
     }
 
     /// avcC with every SPS and PPS received, in id order.
@@ -571,47 +519,4 @@ final class H264ParseToAVCC: SwiftElement, @unchecked Sendable {
         log.info(object, "output stream-format \(format.rawValue)")
         return format
     }
-}
-
-/// A GstBuffer reference owned by whoever holds this value (the reorder queue, then the push).
-struct OwnedBuffer: @unchecked Sendable {
-    // Owned, never shared: it moves from the queue to exactly one push or unref.
-    let buffer: UnsafeMutablePointer<GstBuffer>
-    /// Input bytes the access unit consumed: counted when it is pushed (GstBaseParse counts a
-    /// frame it was told to drop for nothing), so that its bit rate, and with it every seek that
-    /// converts time to bytes, knows the data behind the held access units.
-    var inputByteCount = 0
-}
-
-// MARK: C entry points (declared in SwiftVTShim.h)
-
-private func element(_ state: UnsafeMutableRawPointer?) -> H264ParseToAVCC? {
-    ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_set_sink_caps")
-func h264ParseToAVCCSetSinkCaps(
-    _ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?, _ caps: UnsafeMutablePointer<GstCaps>?
-) -> gboolean {
-    guard let caps, let element = element(state) else { return 0 }
-    return element.setSinkCaps(caps) ? 1 : 0
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_handle_frame")
-func h264ParseToAVCCHandleFrame(
-    _ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?,
-    _ frame: UnsafeMutablePointer<GstBaseParseFrame>?, _ skipSize: UnsafeMutablePointer<Int32>?
-) -> GstFlowReturn {
-    guard let frame, let skipSize, let element = element(state) else { return GST_FLOW_ERROR }
-    return element.handleFrame(frame, skipSize: skipSize)
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_flush")
-func h264ParseToAVCCFlush(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) {
-    element(state)?.flush()
-}
-
-@_cdecl("swiftvt_h264parse_to_avcc_will_drain")
-func h264ParseToAVCCWillDrain(_ state: UnsafeMutableRawPointer?, _ parse: UnsafeMutablePointer<GstBaseParse>?) {
-    element(state)?.willDrainAtEndOfStream()
 }

@@ -5,10 +5,10 @@ import Synchronization
 
 /// An element's whole GStreamer interface in one declaration, next to its behaviour: metadata,
 /// pad templates and properties (name, nick, blurb, type, range, default, flags, mutability while
-/// playing, and where the value lives in the element's settings). The shim's one generic
-/// `class_init` (Sources/CSwiftVTShim/element.c) asks ``ElementTypes`` for it and
-/// ``install(in:context:)`` installs it, so adding a property is one entry in the element's
-/// Swift file: the spec, `set_property` and `get_property` all come from that entry.
+/// playing, and where the value lives in the element's settings). The generic class's
+/// `class_init` (``ElementClass``) builds it once per registered type, installs it with
+/// ``install(in:)`` and keeps it, so adding a property is one entry in the element's Swift file:
+/// the spec, `set_property` and `get_property` (by property id) all come from that entry.
 ///
 /// The model is gst-plugins-rs's `imp.rs` (properties, pad templates and metadata declared where
 /// the element is implemented).
@@ -20,15 +20,6 @@ struct ElementInterface<Element: AnyObject>: Sendable {
     var padTemplates: [PadTemplate]
     /// In installation order; the GObject property id of each is its index + 1.
     var properties: [ElementProperty<Element>] = []
-}
-
-/// What the class being made is: the same implementation serves several element names
-/// (vtdec / vtdec_hw), which differ in the `hardware` default and what follows from it.
-struct ElementClassContext: Sendable {
-    /// The default of the `hardware` property (vtdec_hw and vtenc_h264_hw: require).
-    var defaultHardware: HardwarePolicy
-    /// vtdec_hw's sink caps for the VA device found at plugin load; nil without one.
-    var hardwareSinkCaps: String?
 }
 
 struct PadTemplate: Sendable {
@@ -364,136 +355,4 @@ extension ElementInterface {
         guard id >= 1, let property = properties[safe: Int(id) - 1] else { return }
         ElementProperty<Element>.store(property.read(element), in: gvalue)
     }
-}
-
-/// An element implemented in Swift: its interface, how an instance is made, and its life cycle
-/// (the generic class calls these for every element; the defaults do nothing and succeed).
-protocol SwiftElement: AnyObject, Sendable {
-    static func interface(for context: ElementClassContext) -> ElementInterface<Self>
-    init(instance: UnsafeMutableRawPointer, context: ElementClassContext)
-    /// Before the base class makes `transition`: false fails it (the element posted its ERROR).
-    /// hardware=require is checked here, before GstVideoDecoder/GstVideoEncoder open or start
-    /// (a failed open/start vfunc would add the base class's generic "Failed to open"), so
-    /// decodebin, which brings a candidate to READY and PAUSED before using it, moves on.
-    func prepare(_ transition: GstStateChange) -> Bool
-    /// The base class failed `transition` (it will not call stop for it).
-    func transitionFailed(_ transition: GstStateChange)
-    /// The base class's start, stop and close (open is not used).
-    func start() -> Bool
-    func stop() -> Bool
-    func close() -> Bool
-}
-
-extension SwiftElement {
-    func prepare(_ transition: GstStateChange) -> Bool { true }
-    func transitionFailed(_ transition: GstStateChange) {}
-    func start() -> Bool { true }
-    func stop() -> Bool { true }
-    func close() -> Bool { true }
-}
-
-/// What the generic C class (element.c) needs of one Swift element type, type-erased.
-struct ElementType: Sendable {
-    let install: @Sendable (UnsafeMutableRawPointer, ElementClassContext) -> Void
-    let create: @Sendable (UnsafeMutableRawPointer, ElementClassContext) -> UnsafeMutableRawPointer
-    let release: @Sendable (UnsafeMutableRawPointer) -> Void
-    let setProperty: @Sendable (UnsafeMutableRawPointer, guint, UnsafePointer<GValue>, ElementClassContext) -> Void
-    let getProperty: @Sendable (UnsafeMutableRawPointer, guint, UnsafeMutablePointer<GValue>, ElementClassContext) -> Void
-    let prepare: @Sendable (UnsafeMutableRawPointer, GstStateChange) -> Bool
-    let transitionFailed: @Sendable (UnsafeMutableRawPointer, GstStateChange) -> Void
-    let step: @Sendable (UnsafeMutableRawPointer, SwiftVTLifecycleStep) -> Bool
-
-    init<Element: SwiftElement>(_ type: Element.Type) {
-        install = { klass, context in Element.interface(for: context).install(in: klass) }
-        create = { instance, context in ElementObject.retain(Element(instance: instance, context: context)) }
-        release = { pointer in ElementObject.release(pointer, as: Element.self) }
-        setProperty = { pointer, id, value, context in
-            guard let element: Element = ElementObject.borrow(pointer) else { return }
-            Element.interface(for: context).setProperty(id, of: element, to: value)
-        }
-        getProperty = { pointer, id, value, context in
-            guard let element: Element = ElementObject.borrow(pointer) else { return }
-            Element.interface(for: context).getProperty(id, of: element, into: value)
-        }
-        prepare = { pointer, transition in
-            guard let element: Element = ElementObject.borrow(pointer) else { return false }
-            return element.prepare(transition)
-        }
-        transitionFailed = { pointer, transition in
-            let element: Element? = ElementObject.borrow(pointer)
-            element?.transitionFailed(transition)
-        }
-        step = { pointer, step in
-            guard let element: Element = ElementObject.borrow(pointer) else { return false }
-            switch step {
-            case SWIFTVT_STEP_START: return element.start()
-            case SWIFTVT_STEP_STOP: return element.stop()
-            default: return element.close()
-            }
-        }
-    }
-}
-
-extension ElementClassContext {
-    init(defaultHardware: SwiftVTHardwarePolicy) {
-        self.init(
-            defaultHardware: HardwarePolicy(number: Int32(defaultHardware.rawValue)),
-            hardwareSinkCaps: swiftvt_hardware_sink_caps().map { String(cString: $0) })
-    }
-}
-
-// MARK: C entry points of the generic class (element.c)
-
-@_cdecl("swiftvt_element_install_interface")
-func elementInstallInterface(_ klass: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ defaultHardware: SwiftVTHardwarePolicy) {
-    guard let klass, let type = ElementTypes.named(kind) else { return }
-    type.install(klass, ElementClassContext(defaultHardware: defaultHardware))
-}
-
-@_cdecl("swiftvt_element_create")
-func elementCreate(_ instance: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ defaultHardware: SwiftVTHardwarePolicy) -> UnsafeMutableRawPointer? {
-    guard let instance, let type = ElementTypes.named(kind) else { return nil }
-    return type.create(instance, ElementClassContext(defaultHardware: defaultHardware))
-}
-
-@_cdecl("swiftvt_element_destroy")
-func elementDestroy(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?) {
-    guard let pointer, let type = ElementTypes.named(kind) else { return }
-    type.release(pointer)
-}
-
-@_cdecl("swiftvt_element_set_property")
-func elementSetProperty(
-    _ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ defaultHardware: SwiftVTHardwarePolicy, _ id: guint,
-    _ value: UnsafePointer<GValue>?
-) {
-    guard let pointer, let value, let type = ElementTypes.named(kind) else { return }
-    type.setProperty(pointer, id, value, ElementClassContext(defaultHardware: defaultHardware))
-}
-
-@_cdecl("swiftvt_element_get_property")
-func elementGetProperty(
-    _ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ defaultHardware: SwiftVTHardwarePolicy, _ id: guint,
-    _ value: UnsafeMutablePointer<GValue>?
-) {
-    guard let pointer, let value, let type = ElementTypes.named(kind) else { return }
-    type.getProperty(pointer, id, value, ElementClassContext(defaultHardware: defaultHardware))
-}
-
-@_cdecl("swiftvt_element_prepare")
-func elementPrepare(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ transition: GstStateChange) -> gboolean {
-    guard let pointer, let type = ElementTypes.named(kind) else { return 0 }
-    return type.prepare(pointer, transition) ? 1 : 0
-}
-
-@_cdecl("swiftvt_element_transition_failed")
-func elementTransitionFailed(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ transition: GstStateChange) {
-    guard let pointer, let type = ElementTypes.named(kind) else { return }
-    type.transitionFailed(pointer, transition)
-}
-
-@_cdecl("swiftvt_element_step")
-func elementStep(_ pointer: UnsafeMutableRawPointer?, _ kind: UnsafePointer<CChar>?, _ step: SwiftVTLifecycleStep) -> gboolean {
-    guard let pointer, let type = ElementTypes.named(kind) else { return 0 }
-    return type.step(pointer, step) ? 1 : 0
 }

@@ -17,7 +17,7 @@ enum H264Output {
         frameRate: (numerator: Int32, denominator: Int32), pixelAspectRatio: (Int32, Int32)? = nil,
         downstream: H264DownstreamConstraints = H264DownstreamConstraints(profiles: nil, levels: nil)
     ) -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = swiftvt_caps_new_empty_simple("video/x-h264") else { return nil }
+        guard let caps = gst_caps_new_empty_simple("video/x-h264") else { return nil }
         swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
         swiftvt_caps_set_string(caps, "alignment", "au")
         swiftvt_caps_set_int(caps, "width", Int32(clamping: width))

@@ -51,7 +51,7 @@ enum VideoFormatMapping {
     /// ``PixelBufferPool``'s).
     static func wrap(
         _ image: PixelBuffer, format: GstVideoFormat, coveringWholeRows: Bool = false
-    ) -> UnsafeMutablePointer<GstBuffer>? {
+    ) -> OwnedBuffer? {
         guard !image.planes.isEmpty, image.planes.count <= 4 else { return nil }
         // The planes lie in one allocation: the span from the first plane byte to the last.
         var start = UInt(bitPattern: image.planes[0].baseAddress)
@@ -71,7 +71,7 @@ enum VideoFormatMapping {
             strides[index] = gint(clamping: plane.bytesPerRow)
         }
         let owner = Unmanaged.passRetained(image).toOpaque()
-        return offsets.withUnsafeBufferPointer { offsetPointer in
+        let buffer = offsets.withUnsafeBufferPointer { offsetPointer in
             strides.withUnsafeBufferPointer { stridePointer in
                 swiftvt_buffer_wrap_video(
                     data, gsize(end - start), format, guint(image.width), guint(image.height), guint(image.planes.count),
@@ -79,5 +79,6 @@ enum VideoFormatMapping {
                     { owner in if let owner { Unmanaged<PixelBuffer>.fromOpaque(owner).release() } })
             }
         }
+        return buffer.map(OwnedBuffer.init(adopting:))
     }
 }

@@ -19,10 +19,13 @@ import SwiftVT
 ///
 /// Locks: `settings`, `state` and `delivered` are never held together, and none is held while
 /// calling out (finishing frames, negotiating, posting messages).
-final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
+final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     // `encoder` is the GObject that owns this object; mutable state is behind the mutexes.
-    private let encoder: UnsafeMutablePointer<GstVideoEncoder>
-    private let log = DebugCategory(pointer: swiftvt_vtenc_debug_category())
+    let encoder: UnsafeMutablePointer<GstVideoEncoder>
+    static let debugCategory = DebugCategory(named: "vtenc", description: "SwiftVT H.264 encoder")
+    /// Named sets of property values (GstPreset), as x264enc.
+    static var implementsPreset: Bool { true }
+    private let log = VTEnc.debugCategory
     private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(encoder) }
 
     /// Property values, as set on the element (declared in ``interface(for:)``).
@@ -218,15 +221,31 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
 
     var activeBackend: String { state.withLock { $0.activeBackend } }
 
-    /// Input frames the session may hold at once (vtenc.c's propose_allocation): its frame
-    /// delay and the frame being encoded; 0 before a session exists.
-    var heldInputFrames: UInt32 {
+    /// Input frames the session may hold at once: its frame delay and the frame being encoded;
+    /// 0 before a session exists.
+    private var heldInputFrames: UInt32 {
         state.withLock { $0.session }.map { UInt32(clamping: $0.frameDelay + 1) } ?? 0
+    }
+
+    /// The allocation query upstream sends after the caps (the session exists by then): the base
+    /// class keeps every input buffer until its frame is encoded, so vtenc holds the session's
+    /// frame delay plus one. Saying so as min_buffers (as x264enc does) lets an upstream with a
+    /// bounded pool - vtdec - allow for them instead of waiting for buffers vtenc keeps until it
+    /// gets more.
+    func proposeAllocation(_ query: UnsafeMutablePointer<GstQuery>) -> Bool {
+        var caps: UnsafeMutablePointer<GstCaps>?
+        gst_query_parse_allocation(query, &caps, nil)
+        let held = heldInputFrames
+        var info = GstVideoInfo()
+        if let caps, held > 0, gst_query_get_n_allocation_pools(query) == 0, gst_video_info_from_caps(&info, caps) != 0 {
+            gst_query_add_allocation_pool(query, nil, guint(swiftvt_video_info_size(&info)), held, 0)
+        }
+        return parent.proposeAllocation(query)
     }
 
     // MARK: Lifecycle
 
-    /// hardware=require at NULL -> READY and READY -> PAUSED (vtenc.c's change_state): whether a
+    /// hardware=require at NULL -> READY and READY -> PAUSED (before the base class's change_state): whether a
     /// VA-API device here encodes H.264 at all (sizes and profiles are checked at set_format).
     func prepare(_ transition: GstStateChange) -> Bool {
         guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else { return true }
@@ -375,15 +394,22 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
 
     // MARK: Frames
 
-    func handleFrame(_ frame: UnsafeMutablePointer<GstVideoCodecFrame>) -> GstFlowReturn {
-        guard let session = state.withLock({ $0.session }), let input = swiftvt_codec_frame_input_buffer(frame),
+    func handleFrame(_ frame: consuming CodecFrame) -> GstFlowReturn {
+        // The base class keeps the frame pending (its own reference) until outputDelivered
+        // finishes it by number; this reference goes when encode returns.
+        let flow = encode(frame)
+        return flow == GST_FLOW_OK ? outputDelivered() : flow
+    }
+
+    /// Hands the frame's picture to the session; GST_FLOW_OK when it took it.
+    private func encode(_ frame: consuming CodecFrame) -> GstFlowReturn {
+        guard let session = state.withLock({ $0.session }), let input = frame.inputBuffer,
               let reference = state.withLock({ $0.inputState }) else {
-            gst_video_codec_frame_unref(frame)
             return GST_FLOW_NOT_NEGOTIATED
         }
-        let frameNumber = swiftvt_codec_frame_number(frame)
-        let timedPTS = swiftvt_codec_frame_pts(frame)
-        let duration = swiftvt_codec_frame_duration(frame)
+        let frameNumber = frame.systemFrameNumber
+        let timedPTS = frame.presentationTimeStamp
+        let duration = frame.duration
         // Frames without time stamps (an appsrc that sets none) are encoded like x264enc does:
         // in arrival order, at the caps' frame rate; the session needs a presentation time per
         // frame, so one is made up from the last one plus a frame (the output keeps none).
@@ -391,9 +417,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             state.untimedFrames.presentationTime(
                 of: timedPTS, duration: duration, frameRate: state.frameRate)
         }
-        let forceKeyFrame = swiftvt_codec_frame_is_force_keyframe(frame) != 0
-        // The base class keeps its own reference in its pending list.
-        gst_video_codec_frame_unref(frame)
+        let forceKeyFrame = frame.isForceKeyFrame
         guard let image = MappedVideoFrame.pixelBuffer(input, info: swiftvt_codec_state_info(reference.pointer),
                                                        format: state.withLock { $0.pixelFormat }) else {
             ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtenc: an input frame could not be read (mapping failed or its layout does not match the caps)")
@@ -413,7 +437,7 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             return GST_FLOW_ERROR
         }
         noteBackend(of: session)
-        return outputDelivered()
+        return GST_FLOW_OK
     }
 
     /// Posts the session's notices and keeps active-backend current.
@@ -476,17 +500,18 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     private func outputDelivered() -> GstFlowReturn {
         let frames = delivered.takeAll()
         for encoded in frames {
-            guard let frame = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
+            guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
                 continue
             }
+            // Finished below; on the ways out before that the reference goes back and the frame
+            // stays pending (the error stops the stream).
+            let frame = CodecFrame(adopting: pending)
             guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
                 let text = encoded.status.map { "vtenc: a frame could not be encoded: \($0.message)" } ?? "vtenc: the encoder dropped a frame"
                 ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(from: object, isError: true)
-                gst_video_codec_frame_unref(frame)
                 return GST_FLOW_ERROR
             }
             if case .failed(let flow, let message)? = negotiateIfNeeded(description) {
-                gst_video_codec_frame_unref(frame)
                 guard let message else { return flow }
                 // Posted here: GST_FLOW_ERROR says so (GStreamer's convention), so finish()
                 // does not post a second one for the same failure.
@@ -496,15 +521,14 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
             let isKey = sample.isSync
             let streamFormat = state.withLock { $0.streamFormat }
             guard let buffer = Self.outputBuffer(sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey) else {
-                gst_video_codec_frame_unref(frame)
                 return GST_FLOW_ERROR
             }
-            swiftvt_codec_frame_set_output_buffer(frame, buffer)
-            swiftvt_codec_frame_set_sync_point(frame, isKey ? 1 : 0)
-            if sample.decodeTimeStamp.isNumeric, swiftvt_codec_frame_pts(frame) != swiftvt_clock_time_none {
-                swiftvt_codec_frame_set_dts(frame, GstClockTime(sample.decodeTimeStamp.gstreamerNanoseconds))
+            frame.setOutput(buffer)
+            frame.setSyncPoint(isKey)
+            if sample.decodeTimeStamp.isNumeric, frame.presentationTimeStamp != swiftvt_clock_time_none {
+                frame.setDecodeTimeStamp(GstClockTime(sample.decodeTimeStamp.gstreamerNanoseconds))
             }
-            let flow = gst_video_encoder_finish_frame(encoder, frame)
+            let flow = frame.finish(by: encoder)
             if flow != GST_FLOW_OK { return flow }
         }
         return GST_FLOW_OK
@@ -572,9 +596,11 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
     /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
     private static func outputBuffer(
         _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
-    ) -> UnsafeMutablePointer<GstBuffer>? {
+    ) -> OwnedBuffer? {
         guard let data = sample.dataBuffer else { return nil }
-        return data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
+        // The reference leaves the closure as a pointer (a closure of BlockBuffer cannot return a
+        // noncopyable value) and is adopted again at once.
+        let made = data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
             var layout: H264Output.AnnexBLayout?
             var prefix: [UInt8] = []
             if streamFormat == .byteStream {
@@ -586,22 +612,19 @@ final class VTEnc: SwiftElement, EncodingElement, @unchecked Sendable {
                 prefix = delimiter
             }
             let size = layout?.size ?? prefix.count + avcc.count
-            guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else { return nil }
-            var map = GstMapInfo()
-            guard gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0, let destination = map.data else {
-                gst_buffer_unref(buffer)
-                return nil
+            guard let buffer = OwnedBuffer(allocating: size) else { return nil }
+            let written: Void? = buffer.withWritableBytes { output in
+                if let layout {
+                    layout.write(avcc, into: output)
+                } else {
+                    output.copyBytes(from: prefix)
+                    UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]).copyMemory(from: avcc)
+                }
             }
-            let output = UnsafeMutableRawBufferPointer(start: destination, count: size)
-            if let layout {
-                layout.write(avcc, into: output)
-            } else {
-                output.copyBytes(from: prefix)
-                UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]).copyMemory(from: avcc)
-            }
-            gst_buffer_unmap(buffer, &map)
-            return buffer
+            guard written != nil else { return nil }
+            return buffer.take()
         }
+        return made.map(OwnedBuffer.init(adopting:))
     }
 }
 
@@ -635,41 +658,4 @@ struct UntimedFrameClock: Sendable {
         lastPresentationTime = next
         return GstClockTime(next)
     }
-}
-
-// MARK: C entry points (declared in SwiftVTShim.h)
-
-private func vtenc(_ state: UnsafeMutableRawPointer?) -> VTEnc? {
-    ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtenc_set_format")
-func vtencSetFormat(
-    _ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?, _ input: UnsafeMutablePointer<GstVideoCodecState>?
-) -> gboolean {
-    guard let input, let element = vtenc(state) else { return 0 }
-    return element.setFormat(input) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtenc_handle_frame")
-func vtencHandleFrame(
-    _ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?, _ frame: UnsafeMutablePointer<GstVideoCodecFrame>?
-) -> GstFlowReturn {
-    guard let frame, let element = vtenc(state) else { return GST_FLOW_ERROR }
-    return element.handleFrame(frame)
-}
-
-@_cdecl("swiftvt_vtenc_finish")
-func vtencFinish(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> GstFlowReturn {
-    vtenc(state)?.finish() ?? GST_FLOW_OK
-}
-
-@_cdecl("swiftvt_vtenc_held_input_frames")
-func vtencHeldInputFrames(_ state: UnsafeMutableRawPointer?) -> guint {
-    vtenc(state)?.heldInputFrames ?? 0
-}
-
-@_cdecl("swiftvt_vtenc_flush")
-func vtencFlush(_ state: UnsafeMutableRawPointer?, _ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> gboolean {
-    (vtenc(state)?.flush() ?? true) ? 1 : 0
 }

@@ -115,14 +115,19 @@ struct SiloWriter {
         else {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: could not describe the H.264 stream as caps"))
         }
-        var error: UnsafeMutablePointer<GError>?
-        let pipeline = swiftvt_mux_pipeline_new(muxer, output.temporaryPath, caps, &error)
-        gst_caps_unref(caps)
-        guard let pipeline else {
-            let text = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
-            g_clear_error(&error)
+        var failure: MuxingPipeline.Failure?
+        let started: MuxingPipeline? = {
+            do throws(MuxingPipeline.Failure) {
+                return try MuxingPipeline(muxer: muxer, location: output.temporaryPath, caps: CapsReference(adopting: caps))
+            } catch {
+                failure = error
+                return nil
+            }
+        }()
+        guard let pipeline = started else {
             return .failure(ElementMessage(
-                domain: .core(GST_CORE_ERROR_MISSING_PLUGIN), text: "vtmultipasssink: cannot write \(output.finalPath): \(text)"))
+                domain: .core(GST_CORE_ERROR_MISSING_PLUGIN),
+                text: "vtmultipasssink: cannot write \(output.finalPath): \(failure?.message ?? "unknown error")"))
         }
         var timeStamps = MuxerTimeStamps()
         var tally = Tally()
@@ -138,46 +143,33 @@ struct SiloWriter {
                 let rewritten = try original.withContiguousBytes { (bytes) throws(VTError) in try Self.spliced(bytes, &idrPictureIDs) }
                 let data = rewritten.map { BlockBuffer($0) } ?? original
                 let size = data.count
-                guard let buffer = gst_buffer_new_allocate(nil, gsize(size), nil) else {
+                guard let buffer = OwnedBuffer(allocating: size) else {
                     pushFailure = "out of memory"
                     return
                 }
                 // Copied: the muxer takes GstMemory, and the sample's bytes were read from the
                 // silo file into Swift memory that GStreamer cannot own.
-                var map = GstMapInfo()
-                if gst_buffer_map(buffer, &map, swiftvt_map_write()) != 0, let destination = map.data {
-                    data.withContiguousBytes { bytes in
-                        if let base = bytes.baseAddress { destination.update(from: base.assumingMemoryBound(to: UInt8.self), count: size) }
-                    }
-                    gst_buffer_unmap(buffer, &map)
+                _ = buffer.withWritableBytes { destination in
+                    data.withContiguousBytes { bytes in destination.copyMemory(from: bytes) }
                 }
                 let pts = nanoseconds(sample.presentationTimeStamp)
                 tally.add(sample, size: size, pts: pts, duration: nanoseconds(sample.duration))
                 let isFirst = tally.summary.frames == 1
                 let shifted = timeStamps.next(presentation: pts, decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
                 let duration = sample.duration.isNumeric ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
-                swiftvt_buffer_set_timing(buffer, GstClockTime(shifted.presentation), GstClockTime(shifted.decode), duration)
-                if sample.isSync {
-                    swiftvt_buffer_unset_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
-                } else {
-                    swiftvt_buffer_set_flags(buffer, GST_BUFFER_FLAG_DELTA_UNIT)
-                }
-                let flow = swiftvt_mux_pipeline_push(pipeline, buffer, isFirst ? GstClockTime(timeStamps.segmentStart) : swiftvt_clock_time_none)
+                buffer.presentationTimeStamp = GstClockTime(shifted.presentation)
+                buffer.decodeTimeStamp = GstClockTime(shifted.decode)
+                buffer.duration = duration
+                buffer.setDeltaUnit(!sample.isSync)
+                let flow = pipeline.push(buffer, segmentStart: isFirst ? GstClockTime(timeStamps.segmentStart) : nil)
                 if flow != GST_FLOW_OK {
-                    pushFailure = swiftvt_mux_pipeline_error(pipeline).map { text in
-                        defer { g_free(text) }
-                        return String(cString: text)
-                    } ?? "the muxer stopped (\(String(cString: gst_flow_get_name(flow))))"
+                    pushFailure = pipeline.postedError() ?? "the muxer stopped (\(String(cString: gst_flow_get_name(flow))))"
                 }
             }
         } catch {
             pushFailure = pushFailure ?? "reading the frame silo failed: \(error)"
         }
-        let finished = swiftvt_mux_pipeline_finish(pipeline, pushFailure == nil ? 1 : 0)
-        let finishFailure = finished.map { text in
-            defer { g_free(text) }
-            return String(cString: text)
-        }
+        let finishFailure = pipeline.finish(complete: pushFailure == nil)
         if let problem = pushFailure ?? finishFailure {
             return .failure(ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_WRITE),

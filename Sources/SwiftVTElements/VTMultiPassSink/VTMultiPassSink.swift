@@ -24,7 +24,7 @@ import SwiftVT
 /// summary counts) are ``MultiPassDriver``'s: the sink feeds it buffers and EOS, does what it
 /// answers, and words what it reports as GStreamer messages.
 ///
-/// Threads: everything runs on the streaming thread except the seeks, which the shim sends from a
+/// Threads: everything runs on the streaming thread except the seeks, which are sent from a
 /// GStreamer thread pool (a flushing seek waits for the streaming thread).
 ///
 /// Locks: `settings` and `run` are never held together, and neither is held while calling out
@@ -32,11 +32,13 @@ import SwiftVT
 /// taken to read or swap a few fields, and what it holds (the session, the silo, the driver) is
 /// used after it is released. A bus sync handler or a property read from another thread never
 /// waits behind an encode.
-final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable {
-    // `sink` is the GObject that owns this object; mutable state is behind the mutexes.
-    private let sink: UnsafeMutablePointer<GstBaseSink>
-    private let log = DebugCategory(pointer: swiftvt_vtmultipasssink_debug_category())
-    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
+final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Sendable {
+    // `sink` is the GObject that owns this object; mutable state is behind the mutexes. What
+    // VTMultiPassSinkReports.swift (the messages about the passes) uses is internal, not private.
+    let sink: UnsafeMutablePointer<GstBaseSink>
+    static let debugCategory = DebugCategory(named: "vtmultipasssink", description: "SwiftVT multi-pass H.264 file sink")
+    let log = VTMultiPassSink.debugCategory
+    var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
 
     /// Property values, as set on the element (declared in ``interface(for:)``).
     struct Settings: EncoderSettingsHolder {
@@ -49,7 +51,7 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
         var profile = ProfileSetting.high
     }
 
-    private let settings: Mutex<Settings>
+    let settings: Mutex<Settings>
 
     /// What one run (READY -> PAUSED ... -> READY) holds.
     struct Run {
@@ -433,124 +435,58 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
             debug: error.description)
     }
 
-    // MARK: Progress and the driver's reports
-
-    /// Posts the driver's progress as GStreamer progress messages (code "pass-N") and logs its
-    /// other reports.
-    private func postEvents(of driver: MultiPassDriver) {
-        for event in driver.takeEvents() {
-            switch event {
-            case .progress(let progress):
-                postProgress(progress)
-            case .passEnded(let pass, let plan):
-                if let plan, plan.targetBits > 0 {
-                    log.info(object, "after pass \(pass): \(plan.codedBits / 1000) kbit coded for a target of \(Int(plan.targetBits / 1000)) kbit (\(((Double(plan.codedBits) / plan.targetBits - 1) * 100).decimalText(digits: 2)) %)")
-                }
-            case .rangesRestored(let pass, let restoration):
-                log.warning(object, "pass \(pass): \(restoration.rangesRestored) range(s) did not get all their frames from the encoder; they keep their earlier frames")
-            case .passStarting(let pass, let ranges, let plan):
-                let quantizers = plan.map { Array($0.quantizers.values) } ?? []
-                let mean = quantizers.isEmpty ? 0 : quantizers.reduce(0, +) / Double(quantizers.count)
-                log.info(object, "pass \(pass): QP \((quantizers.min() ?? 0).decimalText(digits: 1))...\((quantizers.max() ?? 0).decimalText(digits: 1)) (mean \(mean.decimalText(digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(((plan?.predictedBits ?? 0) / 1000).decimalText(digits: 0)) kbit of \(((plan?.targetBits ?? 0) / 1000).decimalText(digits: 0))")
-            case .heldFramesLost(let pass, let error):
-                log.warning(object, "pass \(pass): the encoder failed to output the frames it held: \(error.message)")
-            }
-        }
-    }
-
-    private func postProgress(_ progress: MultiPassProgress) {
-        let type: GstProgressType
-        switch progress.stage {
-        case .started, .reencoding: type = GST_PROGRESS_TYPE_START
-        case .advanced: type = GST_PROGRESS_TYPE_CONTINUE
-        case .complete: type = GST_PROGRESS_TYPE_COMPLETE
-        case .cutShort: type = GST_PROGRESS_TYPE_CANCELED
-        }
-        // The percentage goes into the message's `percent` field too (gst_message_parse_progress
-        // does not read it, gst_message_get_structure does): an application's progress bar needs
-        // no parsing of the text.
-        swiftvt_post_progress(
-            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), type, "pass-\(progress.pass)", progress.description,
-            Int32(clamping: progress.percent))
-    }
-
     // MARK: End of stream
+
+    /// Every event goes to the base class, except an EOS that does not end the file.
+    func event(_ event: consuming OwnedEvent) -> Bool {
+        guard event.type == GST_EVENT_EOS else { return parent.event(event) }
+        switch endOfStream() {
+        case .forward:
+            // The file is complete: the base class posts EOS.
+            return parent.event(event)
+        case .swallow:
+            // Another pass follows: the pipeline must not see this EOS (the seek that starts the
+            // next range is on its way from another thread). The event is dropped.
+            return true
+        case .failed:
+            return false
+        }
+    }
+
+    /// What the sink does with an EOS event.
+    private enum EndOfStreamAction {
+        /// The file is complete: the base class handles EOS (posts it).
+        case forward
+        /// Another pass or range follows: drop the event.
+        case swallow
+        /// An error was posted: drop the event and fail.
+        case failed
+    }
 
     /// EOS from upstream: the end of a range, of a pass, or of everything. The driver says which;
     /// the sink seeks, or writes the file and lets the EOS through.
-    func endOfStream() -> SwiftVTEOSAction {
+    private func endOfStream() -> EndOfStreamAction {
         guard let (session, driver) = run.withLock({ run in run.session.flatMap { session in run.driver.map { (session, $0) } } }) else {
             // After refused caps the ERROR that matters is posted already: no second one.
-            if refusedCaps.hasRefused { return SWIFTVT_EOS_FAILED }
+            if refusedCaps.hasRefused { return .failed }
             ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream ended before any frame arrived; there is nothing to write")
                 .post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
+            return .failed
         }
         let action = driver.endOfStream(upstreamCanSeek: { swiftvt_pad_peer_seekable(swiftvt_base_sink_pad(sink)) != 0 })
         noteBackend(of: session)
         postEvents(of: driver)
         switch action {
         case .seek(let range):
-            seekUpstream(to: range)
-            return SWIFTVT_EOS_SWALLOW
+            UpstreamSeek.send(from: sink, to: range, log: log)
+            return .swallow
         case .failed(let failure):
             Self.message(for: failure).post(from: object, isError: true)
-            return SWIFTVT_EOS_FAILED
+            return .failed
         case .writeFile(let outcome):
             tellWhyTheFileIsWrittenNow(outcome.ending)
-            return writeFile(session, outcome) ? SWIFTVT_EOS_FORWARD : SWIFTVT_EOS_FAILED
+            return writeFile(session, outcome) ? .forward : .failed
         }
-    }
-
-    /// The WARNING (or log line) for a file written before the target was reached, or the log
-    /// line saying why no further pass runs.
-    private func tellWhyTheFileIsWrittenNow(_ ending: MultiPassDriver.Outcome.Ending) {
-        switch ending {
-        case .finished(let stopReason):
-            if let stopReason { log.info(object, "no further pass: \(stopReason)") }
-        case .plannedByCaller:
-            // The sink plans its own passes (Planning.bySession): not reached.
-            break
-        case .upstreamCannotSeek:
-            // As AVAssetExportSession does with a source it cannot read twice.
-            ElementMessage.stream(
-                GST_STREAM_ERROR_FAILED,
-                "vtmultipasssink: upstream cannot seek, so the further passes the encoder asked for cannot run; writing the single-pass result (use a seekable source such as a file for multi-pass quality)")
-                .post(from: object, isError: false)
-        case .passTakenBack(let taken):
-            let target = settings.withLock { Double($0.bitrateKilobits) }
-            let seconds = taken.seconds
-            let kept = seconds > 0 ? Double(taken.codedBitsKept) / seconds / 1000 : 0
-            let landed = seconds > 0 ? Double(taken.codedBits) / seconds / 1000 : 0
-            let off = target > 0 ? (kept / target - 1) * 100 : 0
-            let text = "vtmultipasssink: pass \(taken.pass) came out farther from bitrate=\(target.decimalText(digits: 0)) kbit/s (\(landed.decimalText(digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(kept.decimalText(digits: 1)) kbit/s, \(off.decimalText(digits: 1)) % from the target) and no further pass runs"
-            // Within a few per cent is what two-pass encoders promise (x264's 2-pass ends
-            // within about 1-2 %); beyond that the user did not get the rate asked for.
-            if abs(off) > 5 {
-                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text).post(from: object, isError: false)
-            } else {
-                log.info(object, text)
-            }
-        case .passCutShort(let cut):
-            let pass = cut.pass
-            let restoration = cut.restoration
-            let ranges = restoration.rangesKept + restoration.rangesRestored
-            let earlier = pass == 2 ? "pass 1's" : "the earlier passes'"
-            let result = restoration.rangesKept == 0
-                ? "the file is \(earlier) complete result (none of the \(ranges) range(s) of pass \(pass) was finished)"
-                : "the file keeps the \(restoration.rangesKept) of \(ranges) range(s) pass \(pass) finished, and \(earlier) frames elsewhere"
-            ElementMessage.stream(
-                GST_STREAM_ERROR_FAILED,
-                "vtmultipasssink: pass \(pass) was cut short: the stream ended after \(cut.framesReceived) of the \(cut.framesExpected) frames to re-encode "
-                    + "(an interrupt, such as Ctrl-C under gst-launch-1.0 -e, or a source that does not deliver frames again after a seek, "
-                    + "as videotestsrc num-buffers=N); \(result). For every pass, let the pipeline run to its end from a source that can seek, such as a file")
-                .post(from: object, isError: false)
-        }
-    }
-
-    private func seekUpstream(to range: MediaTimeRange) {
-        swiftvt_base_sink_seek_upstream_async(
-            sink, GstClockTime(range.start.gstreamerNanoseconds), GstClockTime(range.end.gstreamerNanoseconds))
     }
 
     // MARK: Writing the file
@@ -601,9 +537,8 @@ final class VTMultiPassSink: SwiftElement, EncodingElement, @unchecked Sendable 
                     + "the closest the encoder gets: \(reason). Set bitrate nearer that figure.")
                 .post(from: object, isError: false)
         }
-        swiftvt_post_multipass_summary(
-            UnsafeMutablePointer<GstElement>(OpaquePointer(sink)), location, Int32(clamping: passes),
-            Int32(clamping: summary.frames), Int32(clamping: reencoded), bitrate, target, summary.seconds)
+        postSummary(location: location, passes: passes, frames: summary.frames, framesReencoded: reencoded,
+                    bitrate: bitrate, targetBitrate: target, seconds: summary.seconds)
         return true
     }
 
@@ -635,32 +570,4 @@ enum OutputContainer: String, CustomStringConvertible {
         case .annexB: "H.264 Annex B byte stream"
         }
     }
-}
-
-
-// MARK: C entry points (declared in SwiftVTShim.h)
-
-private func multiPassSink(_ state: UnsafeMutableRawPointer?) -> VTMultiPassSink? {
-    ElementObject.borrow(state)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_set_caps")
-func vtmultipasssinkSetCaps(
-    _ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?, _ caps: UnsafeMutablePointer<GstCaps>?
-) -> gboolean {
-    guard let caps, let element = multiPassSink(state) else { return 0 }
-    return element.setCaps(caps) ? 1 : 0
-}
-
-@_cdecl("swiftvt_vtmultipasssink_render")
-func vtmultipasssinkRender(
-    _ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?, _ buffer: UnsafeMutablePointer<GstBuffer>?
-) -> GstFlowReturn {
-    guard let buffer, let element = multiPassSink(state) else { return GST_FLOW_ERROR }
-    return element.render(buffer)
-}
-
-@_cdecl("swiftvt_vtmultipasssink_eos")
-func vtmultipasssinkEOS(_ state: UnsafeMutableRawPointer?, _ sink: UnsafeMutablePointer<GstBaseSink>?) -> SwiftVTEOSAction {
-    multiPassSink(state)?.endOfStream() ?? SWIFTVT_EOS_FAILED
 }

@@ -1,71 +1,5 @@
-// Fixed-signature helpers for the GStreamer macros and variadic functions Swift cannot import.
+// GstPad: what the peer of a pad accepts, prefers and can do.
 #include "SwiftVTShim.h"
-
-static GstStructure *first_structure(const GstCaps *caps) {
-    return (caps != NULL && gst_caps_get_size(caps) > 0) ? gst_caps_get_structure(caps, 0) : NULL;
-}
-
-void swiftvt_caps_set_string(GstCaps *caps, const char *field, const char *value) {
-    gst_caps_set_simple(caps, field, G_TYPE_STRING, value, NULL);
-}
-
-void swiftvt_caps_set_int(GstCaps *caps, const char *field, gint value) {
-    gst_caps_set_simple(caps, field, G_TYPE_INT, value, NULL);
-}
-
-void swiftvt_caps_set_uint(GstCaps *caps, const char *field, guint value) {
-    gst_caps_set_simple(caps, field, G_TYPE_UINT, value, NULL);
-}
-
-void swiftvt_caps_set_boolean(GstCaps *caps, const char *field, gboolean value) {
-    gst_caps_set_simple(caps, field, G_TYPE_BOOLEAN, value, NULL);
-}
-
-void swiftvt_caps_set_fraction(GstCaps *caps, const char *field, gint numerator, gint denominator) {
-    gst_caps_set_simple(caps, field, GST_TYPE_FRACTION, numerator, denominator, NULL);
-}
-
-void swiftvt_caps_set_bytes(GstCaps *caps, const char *field, const guint8 *data, gsize size) {
-    GstBuffer *buffer = gst_buffer_new_memdup(data, size);
-    gst_caps_set_simple(caps, field, GST_TYPE_BUFFER, buffer, NULL);
-    gst_buffer_unref(buffer);
-}
-
-const char *swiftvt_caps_get_string(const GstCaps *caps, const char *field) {
-    GstStructure *structure = first_structure(caps);
-    return structure ? gst_structure_get_string(structure, field) : NULL;
-}
-
-gboolean swiftvt_caps_get_int(const GstCaps *caps, const char *field, gint *value) {
-    GstStructure *structure = first_structure(caps);
-    return structure ? gst_structure_get_int(structure, field, value) : FALSE;
-}
-
-gboolean swiftvt_caps_get_fraction(const GstCaps *caps, const char *field, gint *numerator, gint *denominator) {
-    GstStructure *structure = first_structure(caps);
-    return structure ? gst_structure_get_fraction(structure, field, numerator, denominator) : FALSE;
-}
-
-GstBuffer *swiftvt_caps_get_buffer(const GstCaps *caps, const char *field) {
-    GstStructure *structure = first_structure(caps);
-    if (structure == NULL) return NULL;
-    const GValue *value = gst_structure_get_value(structure, field);
-    if (value == NULL || !GST_VALUE_HOLDS_BUFFER(value)) return NULL;
-    return gst_value_get_buffer(value);
-}
-
-void swiftvt_post_message(GstElement *element, gboolean is_error, GQuark domain, gint code,
-                          const char *text, const char *debug,
-                          const char *file, const char *function, gint line) {
-    // gst_element_message_full takes ownership of the two strings.
-    gst_element_message_full(element, is_error ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING, domain, code,
-                             g_strdup(text), debug ? g_strdup(debug) : NULL, file, function, line);
-}
-
-void swiftvt_log(GstDebugCategory *category, GstDebugLevel level, GObject *object,
-                 const char *file, const char *function, gint line, const char *message) {
-    gst_debug_log(category, level, file, function, line, object, "%s", message);
-}
 
 const char *swiftvt_pad_peer_preferred_string(GstPad *pad, const char *field, const char *fallback) {
     GstCaps *allowed = gst_pad_get_allowed_caps(pad);
@@ -165,11 +99,16 @@ gchar **swiftvt_pad_peer_video_formats(GstPad *pad) {
     return (gchar **) g_ptr_array_free(names, FALSE);
 }
 
-GstBuffer *swiftvt_buffer_wrap_video(void *data, gsize size, GstVideoFormat format, guint width, guint height,
-                                     guint n_planes, const gsize *offsets, const gint *strides,
-                                     void *owner, GDestroyNotify release) {
-    GstBuffer *buffer = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, data, size, 0, size, owner, release);
-    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, format, width, height, n_planes,
-                                   (gsize *) offsets, (gint *) strides);
-    return buffer;
+gboolean swiftvt_pad_peer_seekable(GstPad *pad) {
+    GstQuery *query = gst_query_new_seeking(GST_FORMAT_TIME);
+    gboolean seekable = FALSE;
+    if (gst_pad_peer_query(pad, query)) gst_query_parse_seeking(query, NULL, &seekable, NULL, NULL);
+    gst_query_unref(query);
+    return seekable;
+}
+
+gint64 swiftvt_pad_peer_duration(GstPad *pad) {
+    gint64 duration = -1;
+    if (!gst_pad_peer_query_duration(pad, GST_FORMAT_TIME, &duration)) return -1;
+    return duration;
 }

@@ -1,0 +1,215 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import SoftwareCodecs
+import VAAPICodecs
+import Synchronization
+import SwiftVT
+
+// vtdec's input caps and what downstream takes: the caps event, the sink caps query, the
+// allocation query, downstream's formats.
+extension VTDec {
+    // MARK: Input caps
+
+    func setFormat(_ input: UnsafeMutablePointer<GstVideoCodecState>) -> Bool {
+        guard let caps = swiftvt_codec_state_caps(input) else { return false }
+        if let reason = refusedCaps.reasonPosted(for: caps) {
+            // Posted once already: refuse again quietly.
+            log.debug(object, "refusing the same caps again: \(reason)")
+            return false
+        }
+        switch inputFormat(from: caps) {
+        case .failure(let message):
+            refusedCaps.refuse(caps, with: message, from: object)
+            return false
+        case .success(let (inputFormat, record, streamFormat, rate)):
+            if let refusal = hardwareRefusal(of: record) {
+                refusedCaps.refuse(caps, with: refusal, from: object)
+                return false
+            }
+            accept(input, inputFormat: inputFormat, record: record, streamFormat: streamFormat, frameRate: rate)
+            return true
+        }
+    }
+
+    /// Under hardware=require, when codec_data already holds the SPS/PPS: the ERROR for a stream
+    /// the device cannot decode (profile, chroma format, bit depth, interlacing, size), at the caps
+    /// rather than at the first frame. Without codec_data the first SPS decides.
+    private func hardwareRefusal(of record: AVCDecoderConfigurationRecord?) -> ElementMessage? {
+        guard let record, hardware == .require,
+              let description = try? FormatDescription(h264ParameterSets: record.sequenceParameterSets + record.pictureParameterSets),
+              let reason = sessions.hardwareFactory.unavailableReason(for: description)
+        else { return nil }
+        let name = HardwareRequirement.factoryName(of: object)
+        return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                       "\(name): hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
+                           + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
+                       debug: reason)
+    }
+
+    /// How the caps' stream-format, codec_data and framerate describe the input, or the ERROR for
+    /// caps that can never be decoded.
+    private func inputFormat(
+        from caps: UnsafeMutablePointer<GstCaps>
+    ) -> Result<(InputFormat, AVCDecoderConfigurationRecord?, String, (Int32, Int32)?), ElementMessage> {
+        let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
+        // Copy: codec_data is a few dozen bytes that must outlive the caps.
+        let codecData = swiftvt_caps_get_buffer(caps, "codec_data").flatMap { buffer in
+            MappedBytes.withReadableBytes(of: buffer) { Array($0) }
+        }
+        var numerator: Int32 = 0
+        var denominator: Int32 = 1
+        let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0 && numerator > 0
+
+        var record: AVCDecoderConfigurationRecord?
+        if let codecData {
+            do throws(H264Error) {
+                record = try AVCDecoderConfigurationRecord(parsing: codecData)
+            } catch {
+                let hint = codecData.contains(where: { $0 & 0x1F == 15 })
+                    ? " It may describe an SVC/MVC stream (a subset SPS), which vtdec does not decode." : ""
+                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: the codec_data in the caps is not a valid avcC record (\(error)).\(hint) Check the demuxer or parser upstream, or let h264parse-to-avcc build codec_data from the stream's SPS/PPS.",
+                    debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
+            }
+        }
+        let inputFormat: InputFormat
+        switch streamFormat {
+        case "avc":
+            guard let record else {
+                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: stream-format=avc needs codec_data (the avcC record) in the caps, and there is none. Put h264parse or h264parse-to-avcc in front of vtdec."))
+            }
+            inputFormat = .avc(nalUnitHeaderLength: record.nalUnitHeaderLength)
+        case "avc3":
+            inputFormat = .avc3(nalUnitHeaderLength: record?.nalUnitHeaderLength ?? 4)
+        default:
+            inputFormat = .byteStream
+        }
+        return .success((inputFormat, record, streamFormat, hasRate ? (numerator, denominator) : nil))
+    }
+
+    private func accept(
+        _ input: UnsafeMutablePointer<GstVideoCodecState>, inputFormat: InputFormat, record: AVCDecoderConfigurationRecord?,
+        streamFormat: String, frameRate: (Int32, Int32)?
+    ) {
+        let reference = CodecStateReference(input)
+        state.withLock { state in
+            state.inputState = reference
+            state.frameRate = frameRate
+        }
+        // New codec_data (a resolution change, new PPSs): the next frame checks whether the
+        // running session can take it.
+        self.input.withLock { _ = $0.setInput(inputFormat, configuration: record) }
+        log.info(object, "input: stream-format \(streamFormat)\(record.map { ", codec_data with \($0.sequenceParameterSets.count) SPS and \($0.pictureParameterSets.count) PPS" } ?? "")")
+        // The session follows on the first frame, once the parameter sets are known.
+    }
+
+    /// The sink caps query: GstVideoDecoder's proxy of downstream's caps, without the fields that
+    /// say nothing about the H.264 stream. A downstream that takes any size (fakesink, a src
+    /// template of ranges) would otherwise add width/height/framerate *ranges*, and an upstream
+    /// capsfilter such as `video/x-h264,stream-format=byte-stream,alignment=au` then fails with
+    /// "Output caps are unfixed" where avdec_h264 decodes (its src template has no such ranges).
+    /// Fixed values that downstream really demands are kept.
+    func sinkCaps(filter: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstCaps>? {
+        guard let proxied = gst_video_decoder_proxy_getcaps(decoder, nil, filter) else { return nil }
+        if gst_caps_is_any(proxied) != 0 || gst_caps_is_empty(proxied) != 0 { return proxied }
+        // gst_caps_make_writable (a macro): a copy when the caps are shared.
+        guard let writable = gst_mini_object_make_writable(UnsafeMutableRawPointer(proxied).assumingMemoryBound(to: GstMiniObject.self))
+        else { return nil }
+        let caps = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstCaps.self)
+        for index in 0..<gst_caps_get_size(caps) {
+            guard let structure = gst_caps_get_structure(caps, index) else { continue }
+            for field in ["width", "height", "framerate", "pixel-aspect-ratio"] {
+                if let value = gst_structure_get_value(structure, field), gst_value_is_fixed(value) == 0 {
+                    gst_structure_remove_field(structure, field)
+                }
+            }
+        }
+        guard let simplified = gst_caps_simplify(caps) else { return nil }
+        guard let filter else { return simplified }
+        // Removing fields widened the caps: the answer must still lie within the query's filter.
+        defer { gst_caps_unref(simplified) }
+        return gst_caps_intersect_full(filter, simplified, GST_CAPS_INTERSECT_FIRST)
+    }
+
+    // MARK: Downstream
+
+    /// Downstream's answer to the allocation query. Without GstVideoMeta, pictures are copied:
+    /// into downstream's pool when it offers one, else into vtdec's own bounded copy pool
+    /// (``copyForDownstreamWithoutVideoMeta(_:format:into:)``), which grows for a downstream that
+    /// keeps pictures where a GstBufferPool at its maximum would block.
+    func decideAllocation(_ query: UnsafeMutablePointer<GstQuery>) -> Bool {
+        var downstreamMinimum: guint = 0
+        var downstreamPool: UnsafeMutablePointer<GstBufferPool>?
+        if gst_query_get_n_allocation_pools(query) > 0 {
+            gst_query_parse_nth_allocation_pool(query, 0, &downstreamPool, nil, &downstreamMinimum, nil)
+        }
+        noteAllocation(
+            downstreamSupportsVideoMeta: gst_query_find_allocation_meta(query, swiftvt_video_meta_api_type(), nil) != 0,
+            downstreamMinimumBuffers: Int(downstreamMinimum), downstreamOffersPool: downstreamPool != nil)
+        if let downstreamPool { gst_object_unref(downstreamPool) }
+        return parent.decideAllocation(query)
+    }
+
+
+    private func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool) {
+        state.withLock { state in
+            state.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta
+            state.downstreamOffersPool = downstreamOffersPool
+        }
+        // Downstream keeps this many of the pictures it receives (a sink's last sample, an
+        // encoder's lookahead): the pools must not wait for those.
+        consumer.setHeldBufferCount(downstreamMinimumBuffers)
+        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta, keeps \(downstreamMinimumBuffers) buffers")
+    }
+
+    /// A downstream that renegotiated while playing (a RECONFIGURE event: a capsfilter now asking
+    /// for NV12) gets the formats it takes now from the next picture on: the decoders read the
+    /// consumer's preferences for every picture, and a new format renegotiates in `finish`. The
+    /// flag is set again for the base class, which renegotiates its allocation on it.
+    func followDownstreamFormats() {
+        let pad = swiftvt_video_decoder_src_pad(decoder)
+        guard gst_pad_check_reconfigure(pad) != 0 else { return }
+        gst_pad_mark_reconfigure(pad)
+        guard let description = state.withLock({ $0.session?.formatDescription }) else { return }
+        let formats = preferredPixelFormats(for: description)
+        if formats != consumer.pixelFormatPreferences {
+            consumer.setPixelFormatPreferences(formats)
+            log.info(object, "downstream renegotiated: output formats now \(formats)")
+        }
+    }
+
+    /// The output formats, most preferred first: the decoder's native format when downstream
+    /// takes it (or takes anything), else the formats downstream lists that SwiftVT can convert to.
+    /// A VA-API device decodes into NV12 surfaces: where downstream takes NV12 as well as the
+    /// native I420, NV12 is offered after it, so the hardware path reads pictures back without
+    /// de-interleaving them (the libavcodec path keeps the first, its native format).
+    func preferredPixelFormats(for description: FormatDescription) -> [PixelFormat] {
+        let native = Self.nativePixelFormat(for: description)
+        let surfaceFormat: [PixelFormat] = native == .i420 ? [.nv12VideoRange] : []
+        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] + surfaceFormat }
+        defer { g_strfreev(names) }
+        var accepted: [PixelFormat] = []
+        var index = 0
+        while let name = names[index] {
+            if let format = VideoFormatMapping.pixelFormat(gstreamerName: String(cString: name)), !accepted.contains(format) {
+                accepted.append(format)
+            }
+            index += 1
+        }
+        if accepted.isEmpty { return [native] + surfaceFormat }
+        if accepted.contains(native) { return [native] + (accepted.contains(.nv12VideoRange) ? surfaceFormat : []) }
+        return accepted
+    }
+
+    static func nativePixelFormat(for description: FormatDescription) -> PixelFormat {
+        let tenBit = (description.extensions.bitDepth ?? 8) > 8
+        switch description.extensions.chromaSubsampling {
+        case .yuv422?: return tenBit ? .i422TenBit : .i422
+        case .yuv444?: return tenBit ? .i444TenBit : .i444
+        default: return tenBit ? .i420TenBit : .i420
+        }
+    }
+}
