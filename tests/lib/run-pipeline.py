@@ -6,7 +6,8 @@ posted before g_main_loop_run() starts (an element failing during the first stat
 lost, and gst-launch waits forever. This runner has no main loop: it polls the bus itself against
 a deadline, and tears the pipeline down on a watchdog thread.
 
-    run-pipeline.py [--timeout SECONDS] [--expect error|eos|any] [--quiet] [--report FILE.json] [--] PIPELINE...
+    run-pipeline.py [--timeout SECONDS] [--expect error|eos|any] [--quiet] [--report FILE.json]
+                    [--report-property NAME] [--force-key-units FRAMES] [--] PIPELINE...
 
 PIPELINE is one argument (parsed as it is) or several (joined as gst-launch-1.0 joins its
 arguments: each one escaped, then separated by spaces). ERROR and WARNING messages are printed in
@@ -26,7 +27,15 @@ posting the same ERROR twice is counted twice (tests can require exactly one).
 "domain": the GError domain ("gst-stream-error-quark", ...), "code": its code, "message", "debug"}.
 --report-property NAME (repeatable) adds "properties": {element name: {NAME: value}} for every
 element of the pipeline that has the property, read when the run ends (before the teardown):
-e.g. vtdec's active-backend after EOS.
+e.g. vtdec's active-backend after EOS. The report's "messages" are the element messages and progress
+messages the elements posted, in order: {"element", "kind": "element" or "progress", "name": the
+structure's name, "structure": its text (gst_structure_to_string), "text": a progress message's text}.
+--force-key-units FRAMES (comma-separated frame numbers, counted from 0) sends a downstream
+force-key-unit event (GstForceKeyUnit, what applications and splitmuxsink send) from the element
+named `forcer` (an identity in front of the encoder) right before each of those frames; the encoder
+must make them IDR pictures. The events ask for a key unit "as soon as possible" (running-time
+GST_CLOCK_TIME_NONE), so the frame that follows each event is the one forced, whatever timestamp
+offset the encoder applies (vtenc and x264enc shift PTS by 1000 hours with B-frames).
 
 Exit status: 0 ended by EOS, 1 ended by ERROR (or a failed state change), 2 the description does
 not parse, 3 the teardown (setting the pipeline to NULL) hung for 10 s, 124 timed out (like
@@ -47,7 +56,7 @@ import time
 import gi
 
 gi.require_version("Gst", "1.0")
-from gi.repository import GLib, Gst  # noqa: E402
+from gi.repository import GLib, GObject, Gst  # noqa: E402
 
 EXIT_EOS, EXIT_ERROR, EXIT_PARSE, EXIT_TEARDOWN_HUNG, EXIT_TIMEOUT, EXIT_SIGNAL = 0, 1, 2, 3, 124, 130
 # How long to keep reading the bus after the first ERROR (duplicates are counted), how long the
@@ -70,7 +79,7 @@ def err(text: str) -> None:
     sys.stderr.flush()
 
 
-REPORT = {"path": None, "ended_by": None, "errors": [], "warnings": []}
+REPORT = {"path": None, "ended_by": None, "errors": [], "warnings": [], "messages": []}
 
 
 def element_properties(pipeline: Gst.Element, names) -> dict:
@@ -146,6 +155,16 @@ class Runner:
         if debug:
             out(f"Additional debug info:\n{debug}")
 
+    def record_message(self, message: Gst.Message) -> None:
+        """An element or progress message, as data for tests (vtmultipasssink's passes and summary)."""
+        structure = message.get_structure()
+        text = message.parse_progress()[2] if message.type == Gst.MessageType.PROGRESS else None
+        REPORT["messages"].append({
+            "element": message.src.get_name() if message.src is not None else None,
+            "kind": "progress" if message.type == Gst.MessageType.PROGRESS else "element",
+            "name": structure.get_name() if structure is not None else None,
+            "structure": structure.to_string() if structure is not None else None, "text": text})
+
     def set_state(self, state: Gst.State) -> bool:
         """Asks for `state`; on FAILURE collects the ERROR messages already posted. False then."""
         self.target = state
@@ -202,10 +221,12 @@ class Runner:
             self.pipeline.recalculate_latency()
         elif kind == Gst.MessageType.REQUEST_STATE:
             self.set_state(message.parse_request_state())
+        elif kind in (Gst.MessageType.ELEMENT, Gst.MessageType.PROGRESS):
+            self.record_message(message)
 
     MASK = (Gst.MessageType.ERROR | Gst.MessageType.WARNING | Gst.MessageType.EOS | Gst.MessageType.ASYNC_DONE
             | Gst.MessageType.BUFFERING | Gst.MessageType.CLOCK_LOST | Gst.MessageType.LATENCY
-            | Gst.MessageType.REQUEST_STATE)
+            | Gst.MessageType.REQUEST_STATE | Gst.MessageType.ELEMENT | Gst.MessageType.PROGRESS)
 
     def drain(self, seconds: float) -> None:
         """Reads ERROR and WARNING messages for `seconds` more: they are printed and counted."""
@@ -271,6 +292,44 @@ class Runner:
             err(f"run-pipeline: {self.errors} error(s), {self.warnings} warning(s), ended by {self.ended_by}")
 
 
+def typed(gtype, value):
+    """A GValue of an exact type (GstClockTime fields are guint64, which a Python int is not)."""
+    result = GObject.Value()
+    result.init(gtype)
+    result.set_value(value)
+    return result
+
+
+def force_key_unit_event(count: int) -> Gst.Event:
+    """What gst_video_event_new_downstream_force_key_unit makes (gstvideoevent.c's field names),
+    built here so that the runner needs only the Gst typelib."""
+    structure = Gst.Structure.new_empty("GstForceKeyUnit")
+    for field in ("timestamp", "stream-time", "running-time"):
+        structure.set_value(field, typed(GObject.TYPE_UINT64, Gst.CLOCK_TIME_NONE))
+    structure.set_value("all-headers", True)
+    structure.set_value("count", typed(GObject.TYPE_UINT, count))
+    return Gst.Event.new_custom(Gst.EventType.CUSTOM_DOWNSTREAM, structure)
+
+
+def force_key_units(pipeline, frames) -> bool:
+    """Sends a force-key-unit event from the element named `forcer` before each of `frames`."""
+    forcer = pipeline.get_by_name("forcer")
+    if forcer is None:
+        err("ERROR: --force-key-units needs an element named forcer (an identity in front of the encoder).")
+        return False
+    seen = 0
+
+    def before_buffer(pad, _info):
+        nonlocal seen
+        if seen in frames:
+            pad.push_event(force_key_unit_event(seen))
+        seen += 1
+        return Gst.PadProbeReturn.OK
+
+    forcer.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, before_buffer)
+    return True
+
+
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(
         prog="run-pipeline.py", description="Runs a gst-launch-1.0 pipeline description; never hangs.")
@@ -282,6 +341,8 @@ def parse_arguments(argv):
     parser.add_argument("--report", metavar="FILE.json", help="write the ending and every ERROR and WARNING as JSON")
     parser.add_argument("--report-property", action="append", default=[], metavar="NAME",
                         help="with --report: each element's property NAME when the run ends")
+    parser.add_argument("--force-key-units", default="", metavar="FRAMES",
+                        help="comma-separated frame numbers the element named forcer asks key units for")
     parser.add_argument("pipeline", nargs=argparse.REMAINDER, metavar="PIPELINE")
     args = parser.parse_args(argv)
     if args.pipeline and args.pipeline[0] == "--":
@@ -290,6 +351,10 @@ def parse_arguments(argv):
         parser.error("no pipeline description")
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
+    try:
+        args.force_key_units = {int(frame) for frame in args.force_key_units.split(",") if frame}
+    except ValueError:
+        parser.error(f"--force-key-units {args.force_key_units}: frame numbers separated by commas")
     return args
 
 
@@ -341,6 +406,9 @@ def main(argv) -> None:
         wrapper.add(pipeline)
         pipeline = wrapper
 
+    if args.force_key_units and not force_key_units(pipeline, args.force_key_units):
+        running.set()
+        finish(EXIT_PARSE)
     runner = Runner(pipeline, args.timeout, args.quiet, started)
     runner.signalled = bool(signalled)
     runner.run()

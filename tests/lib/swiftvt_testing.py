@@ -85,6 +85,11 @@ class PipelineResult:
     warnings: list
     log: str           # stdout and stderr
     properties: dict = dataclasses.field(default_factory=dict)  # {element: {property: value}} at the end
+    messages: list = dataclasses.field(default_factory=list)    # element and progress messages, in order
+
+    def message_structures(self, name):
+        """The text of every element/progress message structure called `name`."""
+        return [m["structure"] for m in self.messages if m["name"] == name]
 
     def property(self, element, name):
         """`name` of `element` when the run ended (asked for with `properties=(name,)`)."""
@@ -104,18 +109,21 @@ class PipelineRunner:
     def __init__(self, env, work):
         self.env, self.work = env, Path(work)
 
-    def __call__(self, *description, timeout=60, expect="any", properties=()):
-        """`properties`: element properties to read when the run ends (`PipelineResult.property`)."""
+    def __call__(self, *description, timeout=60, expect="any", properties=(), force_key_units=()):
+        """`properties`: element properties to read when the run ends (`PipelineResult.property`);
+        `force_key_units`: frame numbers before which the element named forcer asks for a key unit."""
         report = Path(tempfile.mkstemp(dir=self.work, prefix="run-pipeline-", suffix=".json")[1])
         command = [SYSTEM_PYTHON, str(self.SCRIPT), "--timeout", str(timeout), "--expect", expect,
                    "--report", str(report), *(f"--report-property={name}" for name in properties),
+                   *([f"--force-key-units={','.join(map(str, force_key_units))}"] if force_key_units else []),
                    "--", *map(str, description)]
         completed = subprocess.run(command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, timeout=timeout + 30)
         data = json.loads(report.read_text()) if report.stat().st_size else {}
         report.unlink()
         return PipelineResult(completed.returncode, data.get("ended_by"), data.get("errors", []),
-                              data.get("warnings", []), completed.stdout, data.get("properties", {}))
+                              data.get("warnings", []), completed.stdout, data.get("properties", {}),
+                              data.get("messages", []))
 
     def eos(self, *description, timeout=60, properties=()):
         """A pipeline that must end by EOS."""

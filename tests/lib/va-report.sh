@@ -1,5 +1,5 @@
-# Sourced by the bash tests and scripts that run a VA client on SwiftVT's software VA driver (the
-# encoder tests, scripts/hw-check.sh; the pytest suites have the same in tests/lib/va_testing.py):
+# Sourced by scripts/hw-check.sh, which runs VA clients on a real device or SwiftVT's software VA driver
+# (the pytest suites have the same in tests/lib/va_testing.py):
 # which corpus streams are damaged on purpose, and how to read the driver's report
 # ($SWIFTVT_VA_REPORT, see tests/va-driver/README.md).
 

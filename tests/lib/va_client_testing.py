@@ -8,7 +8,10 @@ and decoding a stream back to compare it with its source.
 - `ClientRun`: one client run (exit status, 124 when it hung; its stderr; the driver's logs);
 - `ffmpeg_vaapi_encode(env, work, name, size, source, *options, ...)`: h264_vaapi through the driver;
 - `md5_of(path)`, `ffmpeg_decode(path, out)`, `avdec_decode(env, path, out)`, `first_sps(path)`,
-  `trace_header_field(env, path, field)`.
+  `trace_header_field(env, path, field)`;
+- for an encoder's run (an object with `.report`, a DriverLog): `clean(run)`, `driver_complaint(run)`;
+  and `decoded_md5(env, path)`, `key_frames(env, path)`, `frame_count(env, path)`,
+  `expected_key_frames(frames, interval, forced)`.
 """
 import dataclasses
 import hashlib
@@ -137,3 +140,57 @@ def trace_header_field(env, path, field):
                                errors="replace", timeout=120)
     found = re.search(rf"{field}\s.*?=\s*(-?\d+)", completed.stderr)
     return int(found.group(1)) if found else None
+
+
+# -- vtenc's and vtmultipasssink's coded streams (tests/vtenc_va/) ---------------------------------
+
+def decoded_md5(env, path, demux=()):
+    """MD5 of the I420 frames avdec_h264 decodes from `path` (Annex B, or MP4 with demux=("qtdemux",));
+    None for a missing or empty file (h264parse's early ERROR would make gst-launch wait)."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    chain = ["filesrc", f"location={path}", "!", *demux, *(["!"] if demux else []), "h264parse", "!", "avdec_h264",
+             "!", "video/x-raw,format=I420", "!", "fdsink", "fd=1"]
+    completed = subprocess.run(["gst-launch-1.0", "-q", *chain], env=env, capture_output=True, timeout=120)
+    return hashlib.md5(completed.stdout).hexdigest() if completed.returncode == 0 else None
+
+
+def key_frames(env, path):
+    """Display-order indices of the key frames of `path`, as ffprobe decodes them."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", str(path)],
+                         env=env, capture_output=True, text=True, timeout=120).stdout
+    return [index for index, flag in enumerate(out.split()) if flag.strip(",") == "1"]
+
+
+def frame_count(env, path):
+    """Frames ffprobe decodes from `path`; 0 for a missing or empty file."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    completed = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                "stream=nb_read_frames", "-of", "csv=p=0", str(path)], env=env, capture_output=True,
+                               text=True, timeout=120)
+    return int(completed.stdout.strip() or 0) if completed.returncode == 0 else 0
+
+
+def expected_key_frames(frames, interval, forced=()):
+    """Where the key frames must be: the first, each forced one, and one whenever `interval` frames
+    have passed since the last (the interval counts from the last key frame, forced ones included)."""
+    keys, last = [0], 0
+    for index in range(1, frames):
+        if index in forced or (interval > 0 and index - last >= interval):
+            keys.append(index)
+            last = index
+    return keys
+
+
+def clean(encoded):
+    """The driver validated every call (no VALIDATION line), nothing leaked, vaTerminate happened
+    (`encoded`: a run with a driver `.report`, or the DriverLog itself)."""
+    report = getattr(encoded, "report", encoded)
+    return report.count("VALIDATION") == 0 and not report.leaks() and report.terminated()
+
+
+def driver_complaint(encoded):
+    return getattr(encoded, "report", encoded).first("VALIDATION|live-objects") or "(no report)"

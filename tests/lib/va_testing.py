@@ -1,7 +1,7 @@
 """What the tests on SwiftVT's software VA driver share (tests/va_driver_ffmpeg, tests/vtdec_va):
 the corpus manifest, the streams damaged on purpose, the driver's report ($SWIFTVT_VA_REPORT, see
 tests/va-driver/README.md) as data, and FFmpeg's VA-API client. The same facts for bash are in
-tests/lib/va-report.sh (scripts/hw-check.sh, the encoder tests)."""
+tests/lib/va-report.sh (scripts/hw-check.sh)."""
 import dataclasses
 import hashlib
 import re

@@ -45,6 +45,14 @@ CASES = {
                              ["filesrc", "location=/nonexistent-dir/input", "!", "fakesink"]),
     "state-change-failure-expected": (0, [r"^ERROR: from element"],
                                       ["--expect", "error", "filesrc", "location=/nonexistent-dir/input", "!", "fakesink"]),
+    # --force-key-units needs the element that sends the events (vtenc_va's forced key frames use it).
+    "force-key-units-without-forcer": (2, [r"^ERROR: --force-key-units needs an element named forcer"],
+                                       ["--force-key-units", "2,5", "videotestsrc", "num-buffers=8", "!", "fakesink"]),
+    "force-key-units-bad-frames": (2, [r"--force-key-units 2;5: frame numbers separated by commas"],
+                                   ["--force-key-units", "2;5", "videotestsrc", "num-buffers=8", "!", "fakesink"]),
+    "force-key-units": (0, [r'^Got EOS from element "pipeline0"\.$'],
+                        ["--force-key-units", "2,5", "videotestsrc", "num-buffers=8", "!", "identity", "name=forcer",
+                         "!", "fakesink"]),
     # Arguments are joined as gst-launch-1.0 joins them: a value with a space stays one value.
     "spaces-in-argument": (0, [r"^Got EOS"], ["videotestsrc", "num-buffers=2", "!", "filesink",
                                               "location={work}/a folder/out.raw"]),

@@ -1,0 +1,88 @@
+"""Rate control, HRD, frame rate and quality level as the driver received them (was section 3 of
+tests/vtenc-va.sh): the misc parameters match vtenc's properties (CBR, VBR with a peak, constant QP
+from quality)."""
+import pytest
+
+from va_client_testing import PERSONALITY, clean, driver_complaint, trace_header_field
+
+RUNS = {
+    "rc-cbr": ("cisco", ["rate-control=cbr", "bitrate=500"]),
+    "rc-vbr": ("hd30", ["bitrate=800", "data-rate-limits=200000,1", "realtime=true"]),
+    "rc-cqp": ("cisco", ["rate-control=quality", "quality=0.6", "max-keyframe-interval=4"]),
+}
+
+# run: [(pattern a parameter-log line must match, what it shows)]
+EXPECTED = {
+    "rc-cbr": [
+        (r"^encconfig .*rc=cbr", "CBR config"),
+        # cbr = bitrate=500 as a hard limit of 62500 bytes over any second (DataRateBuffer, 12
+        # pictures a second): a quarter of it buffer, 125000 bits (3/4 full at the start), the rest
+        # arriving over the 11/12 s a window of 12 pictures spans: 375000 / (11/12) = 409090 bit/s.
+        (r"^encmisc ratecontrol bits_per_second=409090 target_percentage=100 window_size=1000 ",
+         "CBR at the rate that holds 500 kbit over every second"),
+        (r"^encmisc hrd buffer_size=125000 initial_buffer_fullness=93750", "HRD buffer of a quarter second, 3/4 full"),
+        (r"^encmisc framerate 12/1", "frame rate 12/1"),
+        # radeonsi's EncQualityRange (32) is the size of a bit-field (Mesa vlVaQualityBits), not a
+        # number of levels: the balanced preset is valid bit + preset 1.
+        (r"^encmisc quality level=3 bitfield=valid:1,preset:balanced,pre_encode:0,vbaq:0" if PERSONALITY == "mesa"
+         else r"^encmisc quality level=4", "quality level: balanced"),
+        (r"^encseq .*bits_per_second=409090", "sequence bits_per_second"),
+        (r"^encseq .*timing=1/24", "VUI timing 1/24 (two ticks a frame)"),
+    ],
+    "rc-vbr": [
+        (r"^encconfig .*rc=vbr", "VBR config for an average bit rate under a peak"),
+        # The 200000-byte limit over any second at 30 pictures a second: 400000 bits of buffer, peak
+        # 1200000 / (29/30) = 1241379 bit/s; the average 800 kbit/s is 64 % of it.
+        (r"^encmisc ratecontrol bits_per_second=1241379 target_percentage=64 window_size=1000 ", "VBR peak 1.24 Mbit/s, target 64 %"),
+        (r"^encmisc hrd buffer_size=400000 ", "HRD buffer = a quarter of the 200000-byte window"),
+        (r"^encmisc quality level=0$" if PERSONALITY == "mesa" else r"^encmisc quality level=7",
+         "realtime: the fastest quality level"),
+    ],
+    "rc-cqp": [
+        (r"^encconfig .*rc=cqp", "constant QP for rate-control=quality"),
+        # Old Mesa codes every picture at pic_init_qp (slice_qp_delta is not read): the P pictures' QP.
+        (r"^encpic type=I .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=17", "I pictures (51 x 0.4 - 3)"),
+        (r"^encpic type=B .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=B .*qp=22", "B pictures"),
+        (r"^encpic type=P .*qp=20", "P pictures at QP 20"),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def encoded(vtenc, sources, encoder_device):
+    def get(name):
+        source, props = RUNS[name]
+        return vtenc.encode(name, sources[source], "hardware=require", *props)
+    return get
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_encodes(encoded, name):
+    assert encoded(name).ok, encoded(name).why()
+
+
+@pytest.mark.parametrize("name, pattern, what", [(name, p, w) for name, rows in EXPECTED.items() for p, w in rows],
+                         ids=[f"{name}-{i}" for name, rows in EXPECTED.items() for i in range(len(rows))])
+def test_parameter_received(encoded, name, pattern, what):
+    params = encoded(name).params
+    assert params.count(pattern) > 0, (f"{what}: no line matching {pattern!r} in "
+                                       + "; ".join(sorted(set(params.lines(r"^enc(config|misc)")))))
+
+
+def test_realtime_codes_no_b_pictures(encoded):
+    assert encoded("rc-vbr").params.count("type=B") == 0
+
+
+def test_constant_qp_has_no_rate_control_parameter(encoded):
+    assert encoded("rc-cqp").params.count(r"^encmisc ratecontrol") == 0
+
+
+def test_p_pictures_qp_in_the_pps(encoded, va_env):
+    """The P pictures' QP travels in the PPS too (pic_init_qp 20, slice_qp_delta -3/0/+2), for
+    drivers that read only pic_init_qp; FFmpeg's bitstream tracer reads the PPS SwiftVT wrote."""
+    assert trace_header_field(va_env, encoded("rc-cqp").output, "pic_init_qp_minus26") == -6
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_driver_report_clean(encoded, name):
+    assert clean(encoded(name)), driver_complaint(encoded(name))
