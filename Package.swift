@@ -152,6 +152,15 @@ let package = Package(
         .testTarget(
             name: "VAPlumbingTests", dependencies: ["VAPlumbing", "CVA", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
+        // The VA codec layer's decisions that need no device (rate control, misc parameters).
+        .testTarget(
+            name: "VAAPICodecsTests", dependencies: ["VAAPICodecs", "SwiftVT", "H264", "CVA", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
+        // swiftvt-farm's own code (an executable target, tested through @testable import): the frame
+        // stream reader and the options.
+        .testTarget(
+            name: "MultiPassFarmTests", dependencies: ["MultiPassFarm", "SwiftVT", "MediaCore", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTCompressionTests",
             dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],

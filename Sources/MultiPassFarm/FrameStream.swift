@@ -42,11 +42,11 @@ struct FrameStreamReader {
     init(descriptor: Int32) throws(FarmFailure) {
         self.descriptor = descriptor
         var magic = [UInt8](repeating: 0, count: 8)
-        guard try Self.readFully(descriptor, into: &magic, count: 8, allowEnd: true), magic == Self.magic else {
+        guard try Self.readFully(descriptor, into: &magic, count: 8), magic == Self.magic else {
             throw .failed("standard input is not a SwiftVT frame stream (it does not begin with SVTFRAME)")
         }
         var fields = [UInt8](repeating: 0, count: 13 * 4)
-        guard try Self.readFully(descriptor, into: &fields, count: fields.count, allowEnd: true) else {
+        guard try Self.readFully(descriptor, into: &fields, count: fields.count) else {
             throw .failed("the frame stream ended inside its header")
         }
         let value = { (index: Int) -> Int in
@@ -85,7 +85,7 @@ struct FrameStreamReader {
     /// that the farm codes an input as vtenc would.
     private static func readFieldCoding(_ descriptor: Int32) throws(FarmFailure) -> FieldCoding {
         var bytes = [UInt8](repeating: 0, count: 4)
-        guard try readFully(descriptor, into: &bytes, count: 4, allowEnd: true) else {
+        guard try readFully(descriptor, into: &bytes, count: 4) else {
             throw .failed("the frame stream ended inside its header")
         }
         let fieldOrder = bytes.reversed().reduce(0) { $0 << 8 | Int($1) }
@@ -101,11 +101,11 @@ struct FrameStreamReader {
     /// The next record; after `.frame`, ``readPicture(into:)`` must read its picture.
     mutating func next() throws(FarmFailure) -> Record {
         var kind: [UInt8] = [0]
-        guard try Self.readFully(descriptor, into: &kind, count: 1, allowEnd: true) else { return .endOfStream }
+        guard try Self.readFully(descriptor, into: &kind, count: 1) else { return .endOfStream }
         switch kind[0] {
         case 1:
             var times = [UInt8](repeating: 0, count: 16)
-            guard try Self.readFully(descriptor, into: &times, count: 16, allowEnd: true) else {
+            guard try Self.readFully(descriptor, into: &times, count: 16) else {
                 throw .failed("the frame stream ended inside frame \(framesRead + 1)'s time stamps")
             }
             let field = { (index: Int) -> Int64 in
@@ -162,10 +162,10 @@ struct FrameStreamReader {
         guard try Self.readFully(descriptor, into: &scratch, count: count) else { throw truncated() }
     }
 
-    /// Reads exactly `count` bytes; false at the end of the stream before the first byte (when
-    /// `allowEnd`), a failure at an end within them.
+    /// Reads exactly `count` bytes; false when the stream ends first (each caller says where it
+    /// ended: in the header, in a frame's time stamps or picture), a failure when reading fails.
     private static func readFully(
-        _ descriptor: Int32, into destination: UnsafeMutableRawPointer, count: Int, allowEnd: Bool = false
+        _ descriptor: Int32, into destination: UnsafeMutableRawPointer, count: Int
     ) throws(FarmFailure) -> Bool {
         var done = 0
         while done < count {
@@ -174,22 +174,19 @@ struct FrameStreamReader {
                 if errno == EINTR { continue }
                 throw .failed("reading the frame stream failed: \(String(cString: strerror(errno)))")
             }
-            if got == 0 {
-                if done == 0 && allowEnd { return false }
-                throw .failed("the frame stream ended in the middle of a record")
-            }
+            if got == 0 { return false }
             done += got
         }
         return true
     }
 
     private static func readFully(
-        _ descriptor: Int32, into bytes: inout [UInt8], count: Int, allowEnd: Bool = false
+        _ descriptor: Int32, into bytes: inout [UInt8], count: Int
     ) throws(FarmFailure) -> Bool {
         try bytes.withUnsafeMutableBytes { buffer in
             Result { () throws(FarmFailure) -> Bool in
                 guard let base = buffer.baseAddress else { return false }
-                return try readFully(descriptor, into: base, count: count, allowEnd: allowEnd)
+                return try readFully(descriptor, into: base, count: count)
             }
         }.get()
     }

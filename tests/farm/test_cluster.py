@@ -302,7 +302,7 @@ def test_killed_workers_encoder_ends_with_it(killed):
     """Gone, or a zombie (its new parent has not reaped it yet): it ended with its worker, not left
     to finish on the frames it had. Either the death signal (SIGKILL, exit code 9) killed it, or it
     saw its input end first (the kernel closes the dead worker's end of the pipe before it sends the
-    children their death signal) and stopped with "the frame stream ended in the middle of a record"
+    children their death signal) and stopped with "the frame stream ended inside frame N's picture"
     (exit status 1: wait status 256)."""
     assert killed.worker
     assert killed.encoder_state in (None, ("Z", 9), ("Z", 256)), \
