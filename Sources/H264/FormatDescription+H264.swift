@@ -151,3 +151,12 @@ extension FormatDescription {
         return !other.h264SequenceParameterSets.isEmpty
     }
 }
+
+extension FormatDescription {
+    /// How many frames may precede a picture in decoding order and follow it in output order, over
+    /// the description's SPSs (``SequenceParameterSet/outputReorderDepth``, the largest); nil
+    /// without a readable SPS. What a decoder's latency and libavcodec's initial delay start from.
+    public var h264OutputReorderDepth: Int? {
+        h264SequenceParameterSets.compactMap { try? SequenceParameterSet.parse(nalUnit: $0).outputReorderDepth }.max()
+    }
+}

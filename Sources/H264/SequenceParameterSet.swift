@@ -334,6 +334,33 @@ public struct SequenceParameterSet: Hashable, Sendable {
         }
         return Swift.min(Swift.max(frames, 0), 16)
     }
+
+    /// The reorder bound the decoding process outputs by (C.4.5.3 bumps with the active SPS's
+    /// max_num_reorder_frames): the VUI's max_num_reorder_frames (at most the DPB), else 0 where
+    /// output order is decoding order (pic_order_cnt_type 2, 8.2.1.3), else the whole DPB.
+    /// Unlike ``outputReorderDepth`` it assumes nothing from the profile: the decoder must stay
+    /// conformant on streams that reorder where their profile makes it unusual.
+    public var bumpingReorderFrames: Int {
+        if let fromVUI = vui?.maxNumReorderFrames { return Swift.min(fromVUI, maxDpbFrames) }
+        return picOrderCntType == 2 ? 0 : maxDpbFrames
+    }
+
+    /// How many pictures a picture may wait behind before it is presented, for deriving
+    /// presentation times from the POC (a parser without a decoder): 0 when output order is
+    /// decoding order (pic_order_cnt_type 2, 8.2.1.3), otherwise the DPB size or the VUI's
+    /// max_num_reorder_frames, whichever is larger. max_num_reorder_frames bounds how many
+    /// earlier-decoded pictures a picture may overtake, not how many later ones may overtake it
+    /// (a P picture is overtaken by all the B pictures of a hierarchical group), while a picture
+    /// cannot wait for output longer than the DPB holds it (C.4.5.3).
+    public var presentationReorderWindow: Int {
+        picOrderCntType == 2 ? 0 : Swift.max(vui?.maxNumReorderFrames ?? 0, maxDpbFrames)
+    }
+
+    /// The presentation delay the stream states (E.2.1 max_num_reorder_frames), 0 where output
+    /// order is decoding order (8.2.1.3); nil when the VUI does not say.
+    public var statedPresentationDelay: Int? {
+        picOrderCntType == 2 ? 0 : vui?.maxNumReorderFrames
+    }
 }
 
 /// H.264 profiles (A.2, G.10, H.10), told apart by profile_idc and the constraint flags.

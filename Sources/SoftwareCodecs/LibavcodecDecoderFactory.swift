@@ -9,11 +9,10 @@ import SwiftVT
 public struct LibavcodecDecoderFactory: DecoderBackendFactory {
     public init() {}
 
-    /// The threads libavcodec runs for `requested` (0: automatic, one per core plus one, at most
-    /// 16: libavcodec's own rule for frame threads).
+    /// The threads libavcodec runs for `requested` (0: automatic): the rule of
+    /// ``DecoderSpecification/effectiveThreadCount``.
     public static func effectiveThreadCount(requested: Int) -> Int {
-        guard requested <= 0 else { return requested }
-        return min(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) + 1, 16)
+        DecoderSpecification(threadCount: requested).effectiveThreadCount
     }
 
     public var name: String { "libavcodec (software)" }

@@ -70,8 +70,7 @@ public final class DecompressionSession: Sendable {
                 primary: chosenBackend, primaryName: factory.name, fallbackFactory: software, format: formatDescription,
                 specification: decoderSpecification, attributes: destinationImageBufferAttributes, activeName: activeName)
         }
-        let threads = decoderSpecification.threadCount > 0
-            ? decoderSpecification.threadCount : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let threads = decoderSpecification.effectiveThreadCount
         self.formatDescription = formatDescription
         self.activeName = activeName
         self.backendsPassedOver = passedOver

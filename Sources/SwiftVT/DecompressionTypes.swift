@@ -1,3 +1,4 @@
+import Glibc
 import MediaCore
 
 /// Whether a session may, must or must not use a hardware decoder (VideoToolbox's
@@ -15,7 +16,7 @@ public enum HardwarePolicy: String, Sendable, CaseIterable {
 /// How the decoder is chosen and configured (VideoToolbox's decoder specification).
 public struct DecoderSpecification: Sendable {
     public var hardwarePolicy: HardwarePolicy
-    /// Decoder threads; 0 lets the backend choose (one per core for libavcodec).
+    /// Decoder threads; 0: automatic (``effectiveThreadCount``).
     public var threadCount: Int
     /// Each picture out as soon as the stream's reorder depth allows (live input): no frame
     /// threads, which hold a picture per extra thread (VideoToolbox's RealTime hint).
@@ -25,6 +26,14 @@ public struct DecoderSpecification: Sendable {
         self.hardwarePolicy = hardwarePolicy
         self.threadCount = threadCount
         self.lowDelay = lowDelay
+    }
+
+    /// The threads a decoder runs: `threadCount`, or when it is 0 (automatic) one per core plus
+    /// one, at most 16 (libavcodec's own rule for frame threads, so that the session's frames in
+    /// flight and the decoder's threads follow one count).
+    public var effectiveThreadCount: Int {
+        guard threadCount <= 0 else { return threadCount }
+        return min(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) + 1, 16)
     }
 }
 

@@ -227,8 +227,7 @@ extension H264SampleBuilder {
     /// a frame per extra frame thread (`frameThreads`: libavcodec's frame threading, which a
     /// low-delay or hardware decoder does not use). nil without a readable SPS.
     public static func decoderDelay(for description: FormatDescription, frameThreads: Int) -> Int? {
-        let depths = description.h264SequenceParameterSets.compactMap { try? SequenceParameterSet.parse(nalUnit: $0).outputReorderDepth }
-        guard let depth = depths.max() else { return nil }
+        guard let depth = description.h264OutputReorderDepth else { return nil }
         return depth + max(0, frameThreads - 1)
     }
 }

@@ -257,19 +257,11 @@ public final class H264PictureDecoder {
     /// reorder window follows its VUI (C.4.5.3 bumps with the active SPS's max_num_reorder_frames).
     private func adoptSequenceParameterSet(_ sps: SequenceParameterSet) {
         activeSequenceParameterSet = sps
-        decodedPictureBuffer.maxReorderFrames = Self.reorderFrames(of: sps)
+        decodedPictureBuffer.maxReorderFrames = sps.bumpingReorderFrames
         // log2_max_frame_num may have changed with it (a damaged stream: 7.4.1.2.1 changes the SPS
         // only at an IDR picture): PrevRefFrameNum is taken into the new MaxFrameNum, or the
         // frame_num gap count would come out negative, as it did, and trap.
         previousReferenceFrameNum %= sps.maxFrameNum
-    }
-
-    /// How many pictures may precede a picture in decoding order and follow it in output order:
-    /// the VUI's max_num_reorder_frames, else 0 for POC type 2 (output order is decoding order,
-    /// 8.2.1.3), else the whole DPB.
-    private static func reorderFrames(of sps: SequenceParameterSet) -> Int {
-        if let fromVUI = sps.vui?.maxNumReorderFrames { return Swift.min(fromVUI, sps.maxDpbFrames) }
-        return sps.picOrderCntType == 2 ? 0 : sps.maxDpbFrames
     }
 
     private func startSequence(_ sps: SequenceParameterSet, firstSlice: SliceHeader) throws(H264DecodingError) {
@@ -286,7 +278,7 @@ public final class H264PictureDecoder {
         previousReferenceFrameNum = 0
         previousReferencePicOrderCnt = 0
         let dpbFrames = sps.maxDpbFrames
-        let reorder = Self.reorderFrames(of: sps)
+        let reorder = sps.bumpingReorderFrames
         try accelerator.newSequence(H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
         // Active, and its DPB size in force, only once the accelerator took it: after a failed
         // newSequence the next picture asks again rather than going to an accelerator that has no

@@ -485,14 +485,8 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             outcome.pushBeforeCaps = state.reorderQueue.drain(timestamps: &state.timestamps)
         }
         if !state.reorderQueue.isHolding {
-            // 0 when output order is decoding order (POC type 2, 8.2.1.3). Otherwise the DPB
-            // size: max_num_reorder_frames bounds how many earlier-decoded pictures a picture may
-            // overtake, not how many later ones may overtake it (a P picture is overtaken by all
-            // the B pictures of a hierarchical group), while a picture cannot wait for output
-            // longer than the DPB holds it (C.4.5.3).
-            let window = sps.picOrderCntType == 2 ? 0 : max(sps.vui?.maxNumReorderFrames ?? 0, sps.maxDpbFrames)
-            let delay = sps.picOrderCntType == 2 ? 0 : sps.vui?.maxNumReorderFrames
-            state.reorderQueue.start(reorderWindow: window, presentationDelay: delay)
+            let window = sps.presentationReorderWindow
+            state.reorderQueue.start(reorderWindow: window, presentationDelay: sps.statedPresentationDelay)
             log.debug(object, "deriving timestamps from the POC with a reorder window of \(window) frames")
         }
         log.debug(object, "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
