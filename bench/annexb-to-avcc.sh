@@ -50,6 +50,7 @@ load_b="$(bench_load)"
 # figure FILE FIELD: from the line "Annex B -> AVCC (copying): X MB/s, Y M NAL/s, ...", X (FIELD 1)
 # or Y (FIELD 2).
 figure() {
+    # shellcheck disable=SC1003 # the backslash before the closing quote is literal: with "$2", \1 or \2
     sed -n 's|^Annex B -> AVCC (copying): \([0-9.]*\) MB/s, \([0-9.]*\) M NAL/s.*|\'"$2"'|p' "$1" | head -1
 }
 bench_summary annexb-1080p-mbs "Annex B -> AVCC in process, 1080p x$repeat: MB/s (issue 2: >= 3000)" \

@@ -51,7 +51,6 @@
 # SWIFTVT_CORPUS (folder containing h264/, default ../shared/corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$PWD"
 
 bench_name="farm"
 target=1000
@@ -221,7 +220,7 @@ for name in short long; do
         split_chunk=$(awk -v f="$frames" -v r=$fps 'BEGIN { printf "%.6f", f / r / 2 }')
     fi
     layout_frames=$(awk -v c="${split_chunk:-$chunk}" -v r=$fps 'BEGIN { printf "%d", c * r + 0.5 }')
-    sink_source=(filesrc "location=$input" ! decodebin ! videoconvert ! video/x-raw,format=I420)
+    sink_source=(filesrc "location=$input" ! decodebin ! videoconvert ! "video/x-raw,format=I420")
     echo "== $name: $frames frames, target $target kbit/s, chunks of about $chunk s ($chunk_frames frames) for the farm by default" \
         "${split_chunk:+(and cut in 2 chunks of $split_chunk s for the speed-up)}"
     echo "   (a) vtmultipasssink bitrate=$target (defaults)"

@@ -100,7 +100,7 @@ pipeline_command() { # pipeline_command floor|ours|peer FILE
 # prints the number of buffers that reached the sink.
 check_converter() { # check_converter ours|peer FILE
     local log="$work/check.log" element
-    if [ "$1" = ours ]; then element=(h264parse-to-avcc); else element=(h264parse ! video/x-h264,stream-format=avc,alignment=au); fi
+    if [ "$1" = ours ]; then element=(h264parse-to-avcc); else element=(h264parse ! "video/x-h264,stream-format=avc,alignment=au"); fi
     if ! gst-launch-1.0 -v filesrc location="$2" ! "${element[@]}" ! fakesink sync=false silent=false >"$log" 2>&1; then
         echo "parse-throughput: the $1 pipeline failed on $2:" >&2
         grep -iE "error|warn" "$log" | head -20 >&2

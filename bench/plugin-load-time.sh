@@ -128,6 +128,7 @@ print(f"   goal: ours <= {goal_ms:g} ms: measured {ours:.2f} ms -> {'MET' if our
 EOF
 echo "== ldd $ours | grep libswift"
 if [ -n "$swift_libraries" ]; then
+    # shellcheck disable=SC2001 # indents every line of a multi-line value, which ${var//...} cannot anchor
     echo "$swift_libraries" | sed 's/^/   /'
     echo "   (the Swift runtime is linked dynamically: expected static)"
 else

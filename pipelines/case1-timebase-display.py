@@ -191,7 +191,8 @@ def main():
                      "gstreamer1.0-plugins-base/-good; scripts/install-deps.sh installs them)")
     port = free_udp_port()
     sender = Gst.parse_launch(
-        f"videotestsrc is-live=true pattern=ball ! video/x-raw,width={WIDTH},height={HEIGHT},framerate={FPS}/1,format=I420 "
+        "videotestsrc is-live=true pattern=ball ! "
+        f"video/x-raw,width={WIDTH},height={HEIGHT},framerate={FPS}/1,format=I420 "
         "! timeoverlay font-desc=\"Sans 20\" ! vtenc realtime=true max-keyframe-interval=30 bitrate=800 "
         f"! rtph264pay config-interval=-1 pt=96 ! udpsink host=127.0.0.1 port={port} sync=false")
     network = Gst.parse_launch(
@@ -314,7 +315,8 @@ def main():
             # A pause: nothing new after the frame that was already due.
             new_frames = len([p for p in frames if start + 0.1 <= p[0] <= end])
             ok = new_frames == 0
-            print(f"{what:<18} {rate:>8} {new_frames:>6} {'-':>10}  {'held (no new frame)' if ok else 'FAIL: frames shown while paused'}")
+            print(f"{what:<18} {rate:>8} {new_frames:>6} {'-':>10}  "
+                  f"{'held (no new frame)' if ok else 'FAIL: frames shown while paused'}")
             if not ok:
                 failures.append(f"{what}: {new_frames} frames shown while paused")
             continue
@@ -344,7 +346,8 @@ def main():
     if screenshot_deviation is None or screenshot_deviation < 5:
         failures.append(f"the screenshot is blank (luma deviation {screenshot_deviation})")
     else:
-        print(f"screenshot: {screenshot} (luma standard deviation {screenshot_deviation:.1f}: the window shows the video)")
+        print(f"screenshot: {screenshot} (luma standard deviation {screenshot_deviation:.1f}: the "
+              "window shows the video)")
     if failures:
         print("case1-timebase: FAIL: " + "; ".join(failures), file=sys.stderr)
         return 1

@@ -13,10 +13,10 @@ smoke=false
 [ "${1:-}" = "--smoke" ] && smoke=true
 port=$(( 20000 + RANDOM % 20000 ))
 frames=300
-sink="videoconvert ! autovideosink"
+sink=(videoconvert ! autovideosink)
 if $smoke; then
     frames=60
-    sink="fakesink name=sink sync=false"
+    sink=(fakesink name=sink sync=false)
 fi
 
 rtp_caps="application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96"
@@ -25,7 +25,7 @@ receiver_log="$swiftvt_work_dir/receiver.log"
 timeout 60 gst-launch-1.0 -m \
     udpsrc address=127.0.0.1 port="$port" caps="$rtp_caps" \
     ! rtpjitterbuffer latency=200 ! rtph264depay ! video/x-h264,stream-format=byte-stream \
-    ! h264parse-to-avcc ! identity eos-after=$(( frames / 2 )) ! vtdec ! $sink \
+    ! h264parse-to-avcc ! identity eos-after=$(( frames / 2 )) ! vtdec ! "${sink[@]}" \
     >"$receiver_log" 2>&1 &
 receiver=$!
 sleep 1

@@ -106,7 +106,8 @@ def run_pipeline(pipeline: Gst.Pipeline, what: str) -> None:
         if pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
             # The ERROR message that explains why is on the bus.
             message = bus.pop_filtered(Gst.MessageType.ERROR)
-            raise DissolveError(f"{what}: could not start" + (f": {message.parse_error()[0].message}" if message else ""))
+            raise DissolveError(f"{what}: could not start"
+                                + (f": {message.parse_error()[0].message}" if message else ""))
         message = bus.timed_pop_filtered(PIPELINE_TIMEOUT_SECONDS * Gst.SECOND,
                                          Gst.MessageType.EOS | Gst.MessageType.ERROR)
         if message is None:
@@ -165,7 +166,8 @@ def check_clip(path: str, label: str, used: int) -> None:
     duration = info.get_duration()
     # Elementary streams may report no duration; then a short clip just ends early.
     if duration not in (0, Gst.CLOCK_TIME_NONE) and duration + Gst.SECOND // FPS // 2 < used:
-        raise DissolveError(f"clip {label} {path}: lasts {seconds(duration):.2f} s; the timeline uses its first {seconds(used):.2f} s")
+        raise DissolveError(f"clip {label} {path}: lasts {seconds(duration):.2f} s; the timeline uses its "
+                            f"first {seconds(used):.2f} s")
 
 
 class ClipBranch:
@@ -348,7 +350,8 @@ def smoke_check(clip_a: str, clip_b: str, output: str, frames_decoded: tuple) ->
         a = a if a is not None else frames_a[-1]
         b = b if b is not None else frames_b[0]
         vs_a, vs_b, a_vs_b = psnr(frame, a), psnr(frame, b), psnr(a, b)
-        heading = f"dissolve: frame {index} ({stretch}, t={seconds(frame_time(index)):.3f} s, alpha {alpha:.2f}): PSNR-Y"
+        heading = (f"dissolve: frame {index} ({stretch}, t={seconds(frame_time(index)):.3f} s, "
+                   f"alpha {alpha:.2f}): PSNR-Y")
         if stretch == "mid":
             vs_blend = psnr(frame, blend(a, b, alpha))
             print(f"{heading} vs {alpha:.2f}/{1 - alpha:.2f} blend {vs_blend:.1f} dB, vs A {vs_a:.1f} dB, "
@@ -366,7 +369,8 @@ def smoke_check(clip_a: str, clip_b: str, output: str, frames_decoded: tuple) ->
             expected, other = ("A", "B") if stretch == "before" else ("B", "A")
             matching, wrong = (vs_a, vs_b) if expected == "A" else (vs_b, vs_a)
             if matching < MATCH_MIN_DB:
-                failures.append(f"frame {index} ({stretch}) does not match {expected} (PSNR {matching:.1f} dB < {MATCH_MIN_DB})")
+                failures.append(f"frame {index} ({stretch}) does not match {expected} (PSNR "
+                                f"{matching:.1f} dB < {MATCH_MIN_DB})")
             elif wrong > matching - DISCRIMINATION_DB:
                 failures.append(f"frame {index} ({stretch}) is about as close to {other} ({wrong:.1f} dB) "
                                 f"as to {expected} ({matching:.1f} dB)")

@@ -89,7 +89,10 @@ if [ "$software" = yes ]; then
     encode_options=(entropy-mode=cavlc)
     ffmpeg_encode_options=(-coder cavlc)
 else
-    node="$(ls /dev/dri/renderD* 2>/dev/null | head -1)"
+    node=""
+    for candidate in /dev/dri/renderD*; do # the first render node, if any
+        if [ -e "$candidate" ]; then node="$candidate"; break; fi
+    done
     ffmpeg_device=(-init_hw_device "vaapi=va:${node:-/dev/dri/renderD128}")
     vainfo_display=(--display drm --device "${node:-/dev/dri/renderD128}")
 fi

@@ -11,6 +11,7 @@ packages=(
     libavcodec-dev libavutil-dev libx264-dev libva-dev
     ffmpeg xvfb x11-utils python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 vainfo gstreamer1.0-x
     python3-distributed python3-pytest
+    shellcheck flake8
 )
 
 missing=()

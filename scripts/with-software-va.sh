@@ -26,6 +26,7 @@ require_command Xvfb "with-software-va: Xvfb not found (Debian package xvfb; scr
 xvfb_pid=""
 command_pid=""
 xvfb_log="$(mktemp "${TMPDIR:-/tmp}/with-software-va.XXXXXX")"
+# shellcheck disable=SC2317 # run by the traps below, which shellcheck does not see as calls
 stop_xvfb() {
     if [ -n "$xvfb_pid" ]; then
         kill "$xvfb_pid" 2>/dev/null || true
@@ -36,6 +37,7 @@ stop_xvfb() {
 }
 # On a signal the command is stopped first (it is waited for in the background, so the trap runs
 # at once instead of after the command), then Xvfb.
+# shellcheck disable=SC2317 # run by the traps below
 on_signal() {
     if [ -n "$command_pid" ]; then
         kill -TERM "$command_pid" 2>/dev/null || true

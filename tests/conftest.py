@@ -9,7 +9,8 @@
 """
 import pytest
 
-from swiftvt_testing import Media, PipelineRunner, Probe, SoftwareVA, corpus_root, plugin_environment, require, require_tools
+from swiftvt_testing import (Media, PipelineRunner, Probe, SoftwareVA, corpus_root, plugin_environment, require,
+                             require_tools)
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +39,8 @@ def probe(plugin_env):
 @pytest.fixture(scope="session")
 def corpus():
     root = corpus_root()
-    require((root / "h264").is_dir(), f"the test corpus is not at {root} (set SWIFTVT_CORPUS to the folder holding h264/ and h265/)")
+    require((root / "h264").is_dir(), f"the test corpus is not at {root} (set SWIFTVT_CORPUS to the folder "
+            "holding h264/ and h265/)")
     return root
 
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the pipeline scripts and tests: makes GStreamer find the swiftvt plugin.
 #
 # With SWIFTVT_PLUGIN=/path/to/libgstswiftvt.so (what `meson test` and scripts/demo.sh set), that

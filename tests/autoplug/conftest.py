@@ -41,7 +41,8 @@ def reference_md5(stream):
 @pytest.fixture(scope="session")
 def fixture_422():
     path = Path(os.environ.get("SWIFTVT_FIXTURES") or ROOT / "build" / "fixtures") / "yuv422p.264"
-    require(path.is_file(), f"autoplug: the generated 4:2:2 fixture {path} (meson builds it: scripts/make-test-fixtures.sh)")
+    require(path.is_file(), f"autoplug: the generated 4:2:2 fixture {path} (meson builds it: "
+            "scripts/make-test-fixtures.sh)")
     return path
 
 

@@ -60,8 +60,8 @@ def test_app_decodes_the_reference_md5(decoded, reference_md5):
 
 
 def test_discoverer_reports_the_h264_stream_without_an_error(mode_env, stream):
-    result = subprocess.run(["gst-discoverer-1.0", str(stream)], env=dict(mode_env, GST_DEBUG="vtdec:4",
-                                                                            GST_DEBUG_NO_COLOR="1"),
+    result = subprocess.run(["gst-discoverer-1.0", str(stream)],
+                            env=dict(mode_env, GST_DEBUG="vtdec:4", GST_DEBUG_NO_COLOR="1"),
                             capture_output=True, text=True, timeout=120)
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-2000:]

@@ -88,7 +88,8 @@ def test_require_without_device_multipass_sink_writes_nothing(required):
 
 
 def test_decodebin_moves_on_from_vtdec_hw_to_vtdec(no_device_env, stream, reference_md5):
-    decoded = decode(dict(no_device_env, GST_PLUGIN_FEATURE_RANK=no_device_env["GST_PLUGIN_FEATURE_RANK"] + ",vtdec_hw:MAX"),
+    decoded = decode(dict(no_device_env,
+                          GST_PLUGIN_FEATURE_RANK=no_device_env["GST_PLUGIN_FEATURE_RANK"] + ",vtdec_hw:MAX"),
                      "decodebin", stream)
     assert (decoded.decoders, decoded.frames, decoded.md5, decoded.errors, decoded.ended) == \
         (["vtdec_hw", "vtdec"], 100, reference_md5, 0, "eos"), decoded.line
@@ -102,7 +103,8 @@ CAPS = {
         "filesrc", f"location={s}", "!", "h264parse", "!", "video/x-h264,stream-format=avc", "!", "capssetter",
         "caps=video/x-h264,codec_data=(buffer)0142", "!", "vtdec", "!", "fakesink"]),
     "an SVC stream": ("SVC/MVC", lambda s: [
-        "filesrc", f"location={s.parent / 'sps_subsetsps_bothVUI.264'}", "!", "h264parse", "!", "vtdec", "!", "fakesink"]),
+        "filesrc", f"location={s.parent / 'sps_subsetsps_bothVUI.264'}", "!", "h264parse", "!",
+        "vtdec", "!", "fakesink"]),
 }
 
 
@@ -112,7 +114,8 @@ def refused_caps(no_device_env, stream, tmp_path_factory):
 
     def get(name):
         if name not in done:
-            done[name] = PipelineRunner(no_device_env, tmp_path_factory.mktemp("caps"))(*CAPS[name][1](stream), timeout=30)
+            runner = PipelineRunner(no_device_env, tmp_path_factory.mktemp("caps"))
+            done[name] = runner(*CAPS[name][1](stream), timeout=30)
         return done[name]
     return get
 
@@ -157,7 +160,9 @@ def test_422_through_decodebin_with_a_device_uses_vtdec(device_env, fixture_422)
 
 
 def test_422_vtdec_require_with_a_device_refused_at_the_caps(device_env, fixture_422, pipeline):
-    result = PipelineRunner(device_env, pipeline.work)("filesrc", f"location={fixture_422}", "!", "h264parse", "!", "vtdec",
+    result = PipelineRunner(device_env, pipeline.work)("filesrc", f"location={fixture_422}", "!",
+                                                       "h264parse", "!", "vtdec",
                                                        "hardware=require", "!", "fakesink", timeout=30)
-    assert result.errors and ("vtdec: hardware=require, but the VA-API device cannot decode this stream: chroma_format_idc 2"
+    assert result.errors and ("vtdec: hardware=require, but the VA-API device cannot decode this "
+                              "stream: chroma_format_idc 2"
                               in text(result.errors[0])), result.log[-2000:]

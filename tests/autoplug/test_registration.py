@@ -20,4 +20,5 @@ def test_vtdec_hw_sink_caps_list_the_devices_profiles(device_env):
     caps = factories(device_env, "vtdec_hw")["vtdec_hw"]["templates"]["sink"]
     profiles = re.search(r"profile=\(string\)\{ ([^}]*) \}", caps)
     assert profiles, caps
-    assert [p.strip() for p in profiles.group(1).split(",")][:4] == ["constrained-baseline", "baseline", "main", "high"], caps
+    assert [p.strip() for p in profiles.group(1).split(",")][:4] == ["constrained-baseline",
+                                                                     "baseline", "main", "high"], caps

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from swiftvt_testing import require, run
+from swiftvt_testing import require
 
 STREAM = "VID_1920x1080_cabac_temporal_direct.264"
 VTDEC = "vtdec hardware=disable"
@@ -117,7 +117,8 @@ def test_vtdec_peak_does_not_grow_with_the_stream(peaks, sink):
     print(f"{sink}: vtdec's peak RSS {short // 1024} MiB at 2 loops, {long // 1024} MiB at 4")
     assert short > 0
     assert long <= short + MARGIN_KIB, \
-        f"{sink}: vtdec's peak RSS grows with the stream: {short // 1024} MiB at 2 loops, {long // 1024} MiB at 4 (allowed: +32 MiB)"
+        (f"{sink}: vtdec's peak RSS grows with the stream: {short // 1024} MiB at 2 loops, {long // 1024} MiB at 4 "
+         "(allowed: +32 MiB)")
 
 
 @pytest.mark.parametrize("loops", [2, 4])

@@ -18,7 +18,8 @@ from swiftvt_testing import PipelineRunner, corpus_root, require
 @pytest.fixture(scope="session")
 def formats_env(plugin_env):
     hd_stream = corpus_root() / "h264" / "VID_1280x720_cabac_temporal_direct.264"
-    require(hd_stream.is_file(), f"encoder-formats: the corpus's 720p clip {hd_stream} (set SWIFTVT_CORPUS to the corpus folder)")
+    require(hd_stream.is_file(), f"encoder-formats: the corpus's 720p clip {hd_stream} (set "
+            "SWIFTVT_CORPUS to the corpus folder)")
     require(shutil.which("ffprobe"), "encoder-formats: ffprobe (FFmpeg), the reference reader of the encoded files")
     require(shutil.which("ffmpeg"), "encoder-formats: ffmpeg, which demuxes the transport stream and measures PSNR")
     return plugin_env

@@ -21,17 +21,21 @@ def encoded(runner, va_runner, hd_source, formats_env, work):
     runs = {
         "x264": runner(f"{hd_source} ! tee name=s "
                        f"s. ! queue ! vtenc hardware=disable ! video/x-h264,stream-format=byte-stream ! tee name=v "
-                       f"v. ! queue ! filesink location={w}/r9-vtenc.h264 v. ! queue ! mpegtsmux ! filesink location={w}/r9-vtenc.ts "
+                       f"v. ! queue ! filesink location={w}/r9-vtenc.h264 v. ! queue ! mpegtsmux ! filesink "
+                       f"location={w}/r9-vtenc.ts "
                        f"s. ! queue ! x264enc ! video/x-h264,stream-format=byte-stream ! tee name=x "
-                       f"x. ! queue ! filesink location={w}/r9-x264enc.h264 x. ! queue ! mpegtsmux ! filesink location={w}/r9-x264enc.ts",
+                       f"x. ! queue ! filesink location={w}/r9-x264enc.h264 x. ! queue ! mpegtsmux ! filesink "
+                       f"location={w}/r9-x264enc.ts",
                        timeout=180, expect="eos"),
         "avc": runner(f"{hd_source} ! identity eos-after=20 ! tee name=s "
-                      f"s. ! queue ! vtenc hardware=disable ! video/x-h264,stream-format=avc ! filesink location={w}/r9-vtenc.avc "
+                      "s. ! queue ! vtenc hardware=disable ! video/x-h264,stream-format=avc ! filesink "
+                      f"location={w}/r9-vtenc.avc "
                       f"s. ! queue ! x264enc ! video/x-h264,stream-format=avc ! filesink location={w}/r9-x264enc.avc",
                       timeout=180, expect="eos"),
         "va": va_runner(f"{hd_source} ! tee name=s s. ! queue ! filesink location={w}/r9-source.yuv "
                         f"s. ! queue ! vtenc hardware=require ! video/x-h264,stream-format=byte-stream ! tee name=v "
-                        f"v. ! queue ! filesink location={w}/r9-va.h264 v. ! queue ! mpegtsmux ! filesink location={w}/r9-va.ts",
+                        f"v. ! queue ! filesink location={w}/r9-va.h264 v. ! queue ! mpegtsmux ! "
+                        f"filesink location={w}/r9-va.ts",
                         timeout=180, expect="eos"),
         "multipass": runner(f"{hd_source} ! vtmultipasssink location={w}/r9-multipass.h264 bitrate=1000", timeout=180,
                             expect="eos"),
@@ -68,7 +72,8 @@ def test_row9_one_aud_first_in_every_access_unit(encoded, formats_env, work, our
 @pytest.fixture(scope="module")
 def x264_decoded(encoded, runner, work):
     stream = work / "r9-vtenc.h264"
-    return {decoder: runner(f"filesrc location={stream} ! h264parse ! {decoder} ! filesink location={stream}.{decoder.split()[0]}.yuv",
+    return {decoder: runner(f"filesrc location={stream} ! h264parse ! {decoder} ! filesink "
+                            f"location={stream}.{decoder.split()[0]}.yuv",
                             timeout=180, expect="eos")
             for decoder in ("avdec_h264", "vtdec hardware=disable")}
 
@@ -86,6 +91,7 @@ def test_row9_x264_byte_stream_avdec_h264_and_vtdec_agree(x264_decoded, work):
 
 @pytest.mark.parametrize("name", ["r9-va.h264", "r9-va-ts.h264"])
 def test_row9_va_stream_decodes_to_the_source(encoded, formats_env, work, name):
-    decoded = subprocess.run(["ffmpeg", "-v", "error", "-i", str(work / name), "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"],
+    decoded = subprocess.run(["ffmpeg", "-v", "error", "-i", str(work / name), "-f", "rawvideo",
+                              "-pix_fmt", "yuv420p", "-"],
                              env=formats_env, capture_output=True, timeout=300).stdout
     assert hashlib.md5(decoded).hexdigest() == md5_of(work / "r9-source.yuv")

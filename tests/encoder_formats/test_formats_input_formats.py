@@ -20,18 +20,23 @@ def encoded(request, runner, work):
     the lossless stream: (format, pixfmt, profile, name, {run: PipelineResult})."""
     fmt, pixfmt, profile = request.param
     name = work / f"r15-{fmt}"
-    runs = {"encode": runner(f"videotestsrc num-buffers=10 pattern=ball ! video/x-raw,format={fmt},width=160,height=120,framerate=30/1 "
+    runs = {"encode": runner("videotestsrc num-buffers=10 pattern=ball ! "
+                             f"video/x-raw,format={fmt},width=160,height=120,framerate=30/1 "
                              f"! tee name=s s. ! queue ! filesink location={name}.yuv "
-                             f"s. ! queue ! vtenc hardware=disable ! video/x-h264,stream-format=byte-stream ! filesink location={name}.h264 "
-                             f"s. ! queue ! vtenc hardware=disable rate-control=quality quality=1 ! video/x-h264,stream-format=byte-stream "
-                             f"! filesink location={name}.lossless.h264 "
-                             f"s. ! queue ! x264enc ! video/x-h264,stream-format=byte-stream ! filesink location={name}.x264enc.h264",
+                             "s. ! queue ! vtenc hardware=disable ! video/x-h264,stream-format=byte-stream ! "
+                             f"filesink location={name}.h264 "
+                             "s. ! queue ! vtenc hardware=disable rate-control=quality quality=1 ! "
+                             f"video/x-h264,stream-format=byte-stream ! filesink location={name}.lossless.h264 "
+                             "s. ! queue ! x264enc ! video/x-h264,stream-format=byte-stream ! filesink "
+                             f"location={name}.x264enc.h264",
                              timeout=180, expect="eos")}
     if runs["encode"].status == 0:
         lossless = f"{name}.lossless.h264"
-        runs["avdec_h264"] = runner(f"filesrc location={lossless} ! h264parse ! avdec_h264 ! filesink location={lossless}.avdec.yuv",
+        runs["avdec_h264"] = runner(f"filesrc location={lossless} ! h264parse ! avdec_h264 ! filesink "
+                                    f"location={lossless}.avdec.yuv",
                                     timeout=180, expect="eos")
-        runs["vtdec"] = runner(f"filesrc location={lossless} ! h264parse ! vtdec hardware=disable ! filesink location={lossless}.vtdec.yuv",
+        runs["vtdec"] = runner(f"filesrc location={lossless} ! h264parse ! vtdec hardware=disable ! filesink "
+                               f"location={lossless}.vtdec.yuv",
                                timeout=180, expect="eos")
     return fmt, pixfmt, profile, name, runs
 
@@ -67,7 +72,8 @@ def test_row15_quality_1_decodes_exactly(encoded):
 def test_row15_downstream_naming_the_profile_gets_it_into_mp4mux(runner, formats_env, work, fmt, caps_profile, profile):
     output = work / f"r15-mux-{fmt}.mp4"
     runner.eos(f"videotestsrc num-buffers=10 ! video/x-raw,format={fmt},width=320,height=240,framerate=30/1 "
-               f"! vtenc hardware=disable ! video/x-h264,profile={caps_profile},level=(string)3 ! mp4mux ! filesink location={output}",
+               f"! vtenc hardware=disable ! video/x-h264,profile={caps_profile},level=(string)3 ! mp4mux ! "
+               f"filesink location={output}",
                timeout=180)
     assert stream_fields(formats_env, output, "profile,level,nb_read_frames") == f"{profile},30,10"
 
@@ -75,12 +81,14 @@ def test_row15_downstream_naming_the_profile_gets_it_into_mp4mux(runner, formats
 def test_row15_y444_with_downstream_asking_high_is_one_error(runner):
     result = runner.error("videotestsrc num-buffers=5 ! video/x-raw,format=Y444,width=160,height=120 ! vtenc name=enc "
                           "hardware=disable ! video/x-h264,profile=high ! fakesink")
-    error = assert_one_swiftvt_error(result, "Y444 pictures make a high-4:4:4 stream, but downstream allows only profile high")
+    error = assert_one_swiftvt_error(result, "Y444 pictures make a high-4:4:4 stream, but downstream "
+                                     "allows only profile high")
     assert error_kind(error) == ("enc", "stream/format")
 
 
 def test_row15_y444_with_hardware_require_is_one_error(va_runner):
-    result = va_runner.error("videotestsrc num-buffers=5 ! video/x-raw,format=Y444,width=160,height=120 ! vtenc name=enc "
+    result = va_runner.error("videotestsrc num-buffers=5 ! "
+                             "video/x-raw,format=Y444,width=160,height=120 ! vtenc name=enc "
                              "hardware=require ! fakesink")
     error = assert_one_swiftvt_error(result, r"encodes 8-bit 4:2:0 pictures \(I420, NV12\) only, not Y444")
     assert error_kind(error) == ("enc", "resource/not-found")
@@ -88,6 +96,7 @@ def test_row15_y444_with_hardware_require_is_one_error(va_runner):
 
 def test_row15_hardware_auto_on_a_420_device_falls_back_to_x264(va_runner, va_env, work):
     output = work / "r15-auto.h264"
-    va_runner.eos("videotestsrc num-buffers=5 ! video/x-raw,format=I422_10LE,width=160,height=120 ! vtenc hardware=auto "
+    va_runner.eos("videotestsrc num-buffers=5 ! "
+                  "video/x-raw,format=I422_10LE,width=160,height=120 ! vtenc hardware=auto "
                   f"! video/x-h264,stream-format=byte-stream ! filesink location={output}")
     assert stream_fields(va_env, output, "profile", count_frames=False) == "High 4:2:2"

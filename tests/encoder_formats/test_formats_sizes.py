@@ -22,17 +22,21 @@ def small(request, runner, work):
     (w, h, format, name, {run: PipelineResult})."""
     w, h, fmt = request.param
     name = work / f"r14-{w}x{h}-{fmt}"
-    runs = {"encode": runner(f"videotestsrc num-buffers=10 pattern=ball ! video/x-raw,format={fmt},width={w},height={h},framerate=30/1 "
+    runs = {"encode": runner("videotestsrc num-buffers=10 pattern=ball ! "
+                             f"video/x-raw,format={fmt},width={w},height={h},framerate=30/1 "
                              f"! tee name=s s. ! queue ! filesink location={name}.yuv "
-                             f"s. ! queue ! vtenc hardware=disable rate-control=quality quality=1 ! video/x-h264,stream-format=byte-stream "
-                             f"! filesink location={name}.h264 "
+                             "s. ! queue ! vtenc hardware=disable rate-control=quality quality=1 ! "
+                             f"video/x-h264,stream-format=byte-stream ! filesink location={name}.h264 "
                              f"s. ! queue ! x264enc pass=quant quantizer=0 ! video/x-h264,stream-format=byte-stream "
                              f"! filesink location={name}.x264enc.h264", timeout=180, expect="eos")}
     if runs["encode"].status == 0:
         for label, description in [
-            ("avdec_h264", f"filesrc location={name}.h264 ! h264parse ! avdec_h264 ! filesink location={name}.h264.avdec.yuv"),
-            ("vtdec", f"filesrc location={name}.h264 ! h264parse ! vtdec hardware=disable ! filesink location={name}.h264.vtdec.yuv"),
-            ("x264enc-avdec_h264", f"filesrc location={name}.x264enc.h264 ! h264parse ! avdec_h264 ! filesink location={name}.x264enc.yuv"),
+            ("avdec_h264", f"filesrc location={name}.h264 ! h264parse ! avdec_h264 ! filesink "
+             f"location={name}.h264.avdec.yuv"),
+            ("vtdec", f"filesrc location={name}.h264 ! h264parse ! vtdec hardware=disable ! filesink "
+             f"location={name}.h264.vtdec.yuv"),
+            ("x264enc-avdec_h264", f"filesrc location={name}.x264enc.h264 ! h264parse ! avdec_h264 ! filesink "
+             f"location={name}.x264enc.yuv"),
         ]:
             runs[label] = runner(description, timeout=180, expect="eos")
     return w, h, fmt, name, runs
@@ -59,12 +63,15 @@ def test_row14_small_size_lossless_round_trip(small, formats_env):
 def small_va(request, va_runner, work):
     w, h = request.param
     name = work / f"r14-va-{w}x{h}"
-    runs = {"encode": va_runner(f"videotestsrc num-buffers=10 pattern=ball ! video/x-raw,format=I420,width={w},height={h},framerate=30/1 "
+    runs = {"encode": va_runner("videotestsrc num-buffers=10 pattern=ball ! "
+                                f"video/x-raw,format=I420,width={w},height={h},framerate=30/1 "
                                 f"! tee name=s s. ! queue ! filesink location={name}.yuv "
-                                f"s. ! queue ! vtenc hardware=require ! video/x-h264,stream-format=byte-stream ! filesink location={name}.h264",
+                                "s. ! queue ! vtenc hardware=require ! video/x-h264,stream-format=byte-stream ! "
+                                f"filesink location={name}.h264",
                                 timeout=180, expect="eos")}
     if runs["encode"].status == 0:
-        runs["avdec_h264"] = va_runner(f"filesrc location={name}.h264 ! h264parse ! avdec_h264 ! filesink location={name}.avdec.yuv",
+        runs["avdec_h264"] = va_runner(f"filesrc location={name}.h264 ! h264parse ! avdec_h264 ! filesink "
+                                       f"location={name}.avdec.yuv",
                                        timeout=180, expect="eos")
     return w, h, name, runs
 
@@ -86,8 +93,8 @@ def test_row14_va_small_size_decodes_to_the_source(small_va):
     ("Y42B", 17, 9, "width 17 is odd, and 4:2:2 pictures (Y42B) need an even width"),
 ], ids=["15x15-I420", "17x9-Y42B"])
 def test_row14_odd_width_in_420_or_422_is_one_error(runner, fmt, w, h, text):
-    result = runner.error(f"videotestsrc num-buffers=5 ! video/x-raw,format={fmt},width={w},height={h} ! vtenc name=enc "
-                          "hardware=disable ! fakesink")
+    result = runner.error("videotestsrc num-buffers=5 ! "
+                          f"video/x-raw,format={fmt},width={w},height={h} ! vtenc name=enc hardware=disable ! fakesink")
     assert error_kind(assert_one_swiftvt_error(result, re.escape(text))) \
         == ("enc", "stream/format")
 

@@ -16,7 +16,8 @@ from swiftvt_testing import require
 
 @pytest.fixture(scope="session")
 def rate_env(plugin_env):
-    require(shutil.which("ffmpeg"), "encoder-rate-changes: ffmpeg, the reference decoder of the streams changed while PLAYING")
+    require(shutil.which("ffmpeg"), "encoder-rate-changes: ffmpeg, the reference decoder of the "
+            "streams changed while PLAYING")
     require(shutil.which("ffprobe"), "encoder-rate-changes: ffprobe (FFmpeg)")
     return plugin_env
 
@@ -29,7 +30,8 @@ def va_env(rate_env, software_va):
 @pytest.fixture(scope="session")
 def src720(corpus):
     stream = corpus / "h264" / "VID_1280x720_cabac_temporal_direct.264"
-    require(stream.is_file(), f"encoder-rate-changes: the 720p corpus clip h264/VID_1280x720_cabac_temporal_direct.264 in "
+    require(stream.is_file(), "encoder-rate-changes: the 720p corpus clip "
+            "h264/VID_1280x720_cabac_temporal_direct.264 in "
                               f"{corpus} (set SWIFTVT_CORPUS to the corpus folder)")
     return f"filesrc location={stream} ! h264parse ! avdec_h264 ! video/x-raw,format=I420"
 

@@ -56,4 +56,5 @@ def test_restart_right_after_an_idr_picture_takes_another_idr_pic_id(rate_env, w
     ("bitrate=500", "rate-control=quality", "rate-control changes only before the stream starts"),
 ], ids=["bitrate-under-quality", "quality", "rate-control"])
 def test_change_that_cannot_apply_while_playing_is_one_warning(rate_env, encoder, change, warning):
-    one_warning(ended_by_eos(encode(rate_env, SMALL, f"vtenc name=enc hardware=disable {encoder}", [(30, change)])), warning)
+    one_warning(ended_by_eos(encode(rate_env, SMALL, f"vtenc name=enc hardware=disable {encoder}",
+                                    [(30, change)])), warning)

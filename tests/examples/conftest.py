@@ -21,7 +21,8 @@ PRODUCTS = ["swiftvt-example-decode", "swiftvt-example-compress", "swiftvt-examp
 def manifest():
     root = corpus_root()
     path = root / "h264" / "MANIFEST.tsv"
-    require(path.is_file(), f"examples: test corpus not found at {root} (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)")
+    require(path.is_file(), f"examples: test corpus not found at {root} (set SWIFTVT_CORPUS to the folder "
+            "holding h264/MANIFEST.tsv)")
     for tool in ("ffmpeg", "ffprobe"):
         require_tools(tool)
     return {line.split("\t")[0]: line.split("\t") for line in path.read_text().splitlines() if line.strip()}
@@ -37,5 +38,6 @@ def examples_bin():
         if result.returncode != 0:
             failed[product] = (result.stdout + result.stderr)[-2000:]
     assert failed == {}, f"the examples do not build: {failed}"
-    return Path(subprocess.run(["swift", "build", "--package-path", str(ROOT), "--scratch-path", scratch, "--show-bin-path"],
+    return Path(subprocess.run(["swift", "build", "--package-path", str(ROOT), "--scratch-path",
+                                scratch, "--show-bin-path"],
                                capture_output=True, text=True, timeout=600).stdout.strip())

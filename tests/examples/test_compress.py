@@ -12,8 +12,8 @@ from swiftvt_testing import run
 
 def decode_errors(path):
     """FFmpeg's complaints when decoding `path` (empty when clean)."""
-    return subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"], capture_output=True,
-                          text=True, timeout=120).stderr.strip()
+    return subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"],
+                          capture_output=True, text=True, timeout=120).stderr.strip()
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,8 @@ def test_compress_sps_and_pps_before_every_idr_picture(compressed):
 
 
 def test_compress_main_profile_no_b_frames_every_frame(compressed):
-    probe = run(["ffprobe", "-v", "error", "-count_frames", "-show_entries", "stream=profile,has_b_frames,nb_read_frames",
-                 "-of", "csv=p=0", compressed[2]], None).strip()
+    probe = run(["ffprobe", "-v", "error", "-count_frames", "-show_entries",
+                 "stream=profile,has_b_frames,nb_read_frames", "-of", "csv=p=0", compressed[2]], None).strip()
     assert probe == "Main,0,150", "profile, has_b_frames, frames"
 
 

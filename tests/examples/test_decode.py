@@ -55,7 +55,8 @@ def test_decode_hardware_require_uses_va_api(decoded):
 def noise(examples_bin, tmp_path_factory):
     work = tmp_path_factory.mktemp("noise")
     (work / "noise.bin").write_bytes(os.urandom(4096))
-    result = subprocess.run([str(examples_bin / "swiftvt-example-decode"), str(work / "noise.bin"), str(work / "noise.yuv")],
+    result = subprocess.run([str(examples_bin / "swiftvt-example-decode"), str(work / "noise.bin"),
+                             str(work / "noise.yuv")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     return result.returncode, result.stdout, work
 

@@ -12,8 +12,8 @@ from swiftvt_testing import run
 
 def decode_errors(path):
     """FFmpeg's complaints when decoding `path` (empty when clean)."""
-    return subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"], capture_output=True,
-                          text=True, timeout=120).stderr.strip()
+    return subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"],
+                          capture_output=True, text=True, timeout=120).stderr.strip()
 
 
 @pytest.fixture(scope="module")

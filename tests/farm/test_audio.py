@@ -153,7 +153,8 @@ def test_aac_priming_edit_list_is_kept(farm, probe, flash_beep_mp4, tmp_path):
     assert output_packets == source_packets[:len(output_packets)]
     assert len(source_packets) - len(output_packets) <= 1
     if len(output_packets) < len(source_packets):
-        assert f"multipass-farm: note: {flash_beep_mp4}'s audio track 1: the demuxer delivered packets up to" in result.log
+        assert (f"multipass-farm: note: {flash_beep_mp4}'s audio track 1: the demuxer delivered packets up to"
+                in result.log)
     for kind in ("video", "audio"):
         assert float(streams_of(probe, output, kind)[0]["start_time"]) == \
             pytest.approx(float(streams_of(probe, flash_beep_mp4, kind)[0]["start_time"]), abs=0.001), kind
@@ -266,7 +267,8 @@ def test_edit_lists_keep_each_track_in_its_place():
     priming = 21_333_333  # 1024 samples at 48 kHz
     tracks = [Track("vide", 30000, 90 * 1000, []), Track("soun", 48000, 142 * 1024, [])]
     video_start = priming + 21_000_000  # the video 21 ms after the audio's first heard sample
-    timings = [TrackTiming("vide", first_decode=video_start - 66_666_667, start=video_start, end=video_start + 3_000_000_000),
+    timings = [TrackTiming("vide", first_decode=video_start - 66_666_667, start=video_start,
+                           end=video_start + 3_000_000_000),
                TrackTiming("soun", first_decode=0, start=priming)]
     video, audio = edit_lists(1000, tracks, timings)
     assert video == [(21, -1), (3000, 2000)]     # 21 ms late, then from the B-frame delay (2 frames)

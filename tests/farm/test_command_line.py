@@ -67,12 +67,14 @@ def test_row6_a_swiftvt_farm_failure_is_reported_by_its_reason(farm_env, tmp_pat
               "except errors.JobError as error:\n"
               "    print(error)\n")
     tool = farm_env["SWIFTVT_FARM_TOOL"]
-    result = subprocess.run([JOB_PYTHON, "-c", script, str(FARM_JOB.parent / "lib"), tool, "plan", "--bitrate", "300000",
+    result = subprocess.run([JOB_PYTHON, "-c", script, str(FARM_JOB.parent / "lib"), tool,
+                             "plan", "--bitrate", "300000",
                              "--max-passes", "11", "--completed-passes", "1", "--state", tmp_path / "state",
                              "--out", tmp_path / "plans", tmp_path / "chunk-0000"],
                             env=farm_env, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == ("swiftvt-farm plan failed (exit 2): "
-                                     "swiftvt-farm: --max-passes 11 is not a whole number in 1...10"), result.stdout + result.stderr
+                                     "swiftvt-farm: --max-passes 11 is not a whole number in 1...10"), \
+        result.stdout + result.stderr
 
 
 def unwritable_folder(tmp_path):
@@ -129,7 +131,8 @@ def test_row8_output_that_is_the_input_is_refused(farm, clip, tmp_path, how):
     run = farm.run(source, output, "--bitrate", 300, "--workers", 2)
     assert run.status == 1, run.log[-2000:]
     lines = run.log.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"multipass-farm: error: {output} is the same file as the input "), run.log
+    assert len(lines) == 1 and lines[0].startswith(f"multipass-farm: error: {output} is the same "
+                                                   "file as the input "), run.log
     assert file_digest(source) == before
     assert farm.leftovers() == []
 

@@ -39,7 +39,8 @@ def clip(media):
 
 
 def stream_md5(env, path):
-    return run_command(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "md5", "-"], env).strip()
+    return run_command(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f",
+                        "md5", "-"], env).strip()
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,8 @@ def test_row10_ctrl_c_prints_one_line(farm, clip, tmp_path, marker):
     status, printed = stop_when(farm, clip, output, marker, "interrupt", *ARGS)
     assert status == 130, printed[-3000:]
     after = printed.split(marker, 1)[1].splitlines()[1:]
-    after = [line for line in after if line.strip() and not re.match(r"(pass \d+: \d+/\d+ chunks done|plan after pass )", line)]
+    after = [line for line in after if line.strip()
+             and not re.match(r"(pass \d+: \d+/\d+ chunks done|plan after pass )", line)]
     assert len(after) == 1, "more than one line after Ctrl-C:\n" + "\n".join(after[:40])
     assert re.fullmatch(rf"multipass-farm: interrupted: pass \d, \d of 5 chunks done, kept in "
                         rf"{re.escape(str(job_folder(output)))}: the same command goes on from there "
@@ -218,7 +220,8 @@ def test_owned_folders_of_dead_owners_are_removed(farm_env, tmp_path):
               "print(folder.path, flush=True)\n"
               "time.sleep(600)\n")
     lib = str(FARM_JOB.parent / "lib")
-    owners = [subprocess.Popen([JOB_PYTHON, "-c", script, lib, tmp_path], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    owners = [subprocess.Popen([JOB_PYTHON, "-c", script, lib, tmp_path], stdout=subprocess.PIPE,
+                               text=True) for _ in range(2)]
     try:
         alive, dead = (Path(owner.stdout.readline().strip()) for owner in owners)
         owners[1].kill()

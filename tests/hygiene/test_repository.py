@@ -25,7 +25,8 @@ def test_no_merge_conflict_markers(checkout):
     assert markers == "", f"merge conflict markers in tracked files:\n{markers}"
 
 
-TRACKED_BY_MISTAKE = re.compile(r"(^|/)(\.build[^/]*|build[^/]*)/|\.(mp4|mkv|264|h264|265|yuv)$|(^|/)Package\.resolved$")
+TRACKED_BY_MISTAKE = re.compile(r"(^|/)(\.build[^/]*|build[^/]*)/|\.(mp4|mkv|264|h264|265|yuv)$"
+                                r"|(^|/)Package\.resolved$")
 
 
 def test_no_build_output_media_or_package_resolved_tracked(checkout):

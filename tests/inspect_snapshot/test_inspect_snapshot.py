@@ -30,6 +30,8 @@ def snapshot_of(name):
     """Where `name`'s snapshot is, or goes: docs/gst-inspect/, or test-build/ when it is there."""
     test_build = TEST_BUILD_SNAPSHOTS / f"{name}.txt"
     return test_build if test_build.is_file() else SNAPSHOTS / f"{name}.txt"
+
+
 UPDATE = os.environ.get("SWIFTVT_UPDATE_SNAPSHOTS") == "1"
 
 

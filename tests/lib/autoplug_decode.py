@@ -6,7 +6,8 @@ is exactly the corpus manifest's avdec_md5. Exit 0 when the pipeline reached EOS
 
     autoplug_decode.py playbin|playbin3|decodebin|decodebin3|uridecodebin FILE [TIMEOUT]
 
-Run by tests/autoplug/ (tests/lib/autoplug_testing.py) with GST_PLUGIN_FEATURE_RANK lowering the other H.264 decoders."""
+Run by tests/autoplug/ (tests/lib/autoplug_testing.py) with GST_PLUGIN_FEATURE_RANK lowering the other
+H.264 decoders."""
 import hashlib
 import sys
 import time

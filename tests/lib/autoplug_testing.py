@@ -32,7 +32,8 @@ def decode(env, app, path, timeout=60):
     line = out.splitlines()[0] if out else ""
     fields = dict(re.findall(r" (\w+)=(\S+)", line))
     return Decoded(fields.get("decoder", "none").split(","), int(fields.get("frames", 0)), fields.get("md5", "none"),
-                   int(fields.get("errors", -1)), fields.get("ended", "none"), line or f"(no result: {app} did not finish)")
+                   int(fields.get("errors", -1)), fields.get("ended", "none"),
+                   line or f"(no result: {app} did not finish)")
 
 
 FACTORIES = """
@@ -52,6 +53,7 @@ print(json.dumps(out))
 
 def factories(env, *names):
     """{name: {"rank", "templates": {pad template: caps}}} as GStreamer registers them in `env`."""
-    result = subprocess.run([SYSTEM_PYTHON, "-c", FACTORIES, *names], env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([SYSTEM_PYTHON, "-c", FACTORIES, *names], env=env,
+                            capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)

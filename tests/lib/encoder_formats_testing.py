@@ -19,7 +19,8 @@ def nal_units(data, form):
             i += 4 + n
         return units
     starts = [m.end() for m in re.finditer(b"\x00\x00\x01", data)]
-    return [data[s:(starts[k + 1] - 3 if k + 1 < len(starts) else len(data))].rstrip(b"\x00") for k, s in enumerate(starts)]
+    return [data[s:(starts[k + 1] - 3 if k + 1 < len(starts) else len(data))].rstrip(b"\x00")
+            for k, s in enumerate(starts)]
 
 
 def ue(bits, pos):
@@ -69,7 +70,8 @@ def aud_report(path, form):
     return aus, auds, bad
 
 
-SUBSAMPLING = {"I420": (1, 1), "I420_10LE": (1, 1), "Y42B": (1, 0), "I422_10LE": (1, 0), "Y444": (0, 0), "Y444_10LE": (0, 0)}
+SUBSAMPLING = {"I420": (1, 1), "I420_10LE": (1, 1), "Y42B": (1, 0), "I422_10LE": (1, 0),
+               "Y444": (0, 0), "Y444_10LE": (0, 0)}
 
 
 def visible_md5(path, name, width, height):
@@ -109,7 +111,8 @@ def psnr_y(env, stream, raw, pixfmt, size="160x120"):
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(stream), "-f", "rawvideo", "-pix_fmt", pixfmt, decoded],
                    env=env, capture_output=True, timeout=300)
     log = subprocess.run(["ffmpeg", "-v", "info", "-f", "rawvideo", "-pix_fmt", pixfmt, "-s", size, "-i", decoded, "-f",
-                          "rawvideo", "-pix_fmt", pixfmt, "-s", size, "-i", str(raw), "-lavfi", "psnr", "-f", "null", "-"],
+                          "rawvideo", "-pix_fmt", pixfmt, "-s", size, "-i", str(raw), "-lavfi",
+                          "psnr", "-f", "null", "-"],
                          env=env, capture_output=True, text=True, timeout=300).stderr
     found = re.findall(r"PSNR y:([0-9.a-z]*) ", log)
     return found[-1] if found else ""

@@ -121,7 +121,8 @@ def ffmpeg_decode(env, path):
     errors = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-f", "null", "-"], env=env,
                             capture_output=True, text=True, timeout=300).stderr.strip()
     frames = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames",
-                             "-of", "csv=p=0", str(path)], env=env, capture_output=True, text=True, timeout=300).stdout.strip()
+                             "-of", "csv=p=0", str(path)], env=env, capture_output=True, text=True,
+                            timeout=300).stdout.strip()
     keys = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", str(path)],
                           env=env, capture_output=True, text=True, timeout=300).stdout.splitlines()
     return errors, int(frames) if frames.isdigit() else None, [i for i, key in enumerate(keys) if key.strip() == "1"]

@@ -100,8 +100,8 @@ def run_case(name, description, element_name, trigger, action="caps"):
     else:
         def sync_handler(_bus, message):
             if message.src == element and message.type in (Gst.MessageType.LATENCY, Gst.MessageType.WARNING,
-                                                            Gst.MessageType.INFO, Gst.MessageType.ELEMENT,
-                                                            Gst.MessageType.STREAM_STATUS):
+                                                           Gst.MessageType.INFO, Gst.MessageType.ELEMENT,
+                                                           Gst.MessageType.STREAM_STATUS):
                 with lock:
                     done = bool(reentries)
                 if not done and call_back(element, action, "bus"):

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the tests, the example pipelines' smoke mode and scripts/with-software-va.sh: one
 # rule for a missing test input (the corpus, FFmpeg or one of its encoders, Xvfb, GStreamer's
 # libav plugin...).

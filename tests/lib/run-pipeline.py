@@ -235,7 +235,8 @@ class Runner:
             left = until - time.monotonic()
             if left <= 0:
                 return
-            message = self.bus.timed_pop_filtered(int(left * Gst.SECOND), Gst.MessageType.ERROR | Gst.MessageType.WARNING)
+            message = self.bus.timed_pop_filtered(int(left * Gst.SECOND),
+                                                  Gst.MessageType.ERROR | Gst.MessageType.WARNING)
             if message is None:
                 return
             if message.type == Gst.MessageType.ERROR:
@@ -369,7 +370,8 @@ def main(argv) -> None:
 
     def watchdog():
         if not running.wait(args.timeout + 2):
-            err(f"run-pipeline: timed out after {args.timeout:g} s (blocked in initialisation, parsing or a state change)")
+            err(f"run-pipeline: timed out after {args.timeout:g} s (blocked in initialisation, "
+                "parsing or a state change)")
             finish(EXIT_TIMEOUT)
 
     threading.Thread(target=watchdog, daemon=True).start()

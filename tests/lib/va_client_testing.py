@@ -83,7 +83,8 @@ def run_client(command, env, output, report, params, timeout):
                                    text=True, errors="replace", timeout=timeout)
         status, log = completed.returncode, completed.stderr + completed.stdout
     except subprocess.TimeoutExpired as expired:
-        status, log = 124, (expired.stderr or b"").decode(errors="replace") if isinstance(expired.stderr, bytes) else (expired.stderr or "")
+        status, log = 124, ((expired.stderr or b"").decode(errors="replace") if isinstance(expired.stderr, bytes)
+                            else (expired.stderr or ""))
     return ClientRun(status, log, Path(output), DriverLog(report), DriverLog(params))
 
 

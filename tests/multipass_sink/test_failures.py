@@ -32,7 +32,8 @@ def unwritable(sink_env, clip, tmp_path_factory):
 
 def test_unwritable_location_is_one_error_from_the_sink(unwritable):
     """GST_RESOURCE_ERROR_OPEN_WRITE, from the sink alone."""
-    assert unwritable.error_domains() == [("swiftvtmultipasssink0", "gst-resource-error-quark", 6)], unwritable.log[-2000:]
+    assert unwritable.error_domains() == [("swiftvtmultipasssink0", "gst-resource-error-quark", 6)], \
+        unwritable.log[-2000:]
 
 
 def test_unwritable_location_error_names_it(unwritable):
@@ -51,7 +52,8 @@ def full(sink_env, clip, tmp_path_factory):
     small = work / "small"
     small.mkdir()
     output = work / "full.mp4"
-    description = [*source(clip), "!", "vtmultipasssink", f"location={output}", f"temp-location={small}", "bitrate=4000"]
+    description = [*source(clip), "!", "vtmultipasssink", f"location={output}",
+                   f"temp-location={small}", "bitrate=4000"]
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(small)],
                              capture_output=True).returncode == 0
     try:
@@ -69,7 +71,7 @@ def full(sink_env, clip, tmp_path_factory):
 
 
 def test_full_temporary_folder_ends_in_an_error(full):
-    result, *_ , how = full
+    result, *_, how = full
     assert result.status == 0 and result.ended_by == "error", f"{how}: {result.log[-2000:]}"
 
 
@@ -103,7 +105,8 @@ REFUSED = {
         lambda clip, out: [*source(clip), "!", "vtmultipasssink", f"location={out}", "profile=baseline",
                            "entropy-mode=cabac"], SETTINGS),
     "66x65 I420": ("height 65 is odd", "error",
-                   lambda clip, out: ["videotestsrc", "num-buffers=10", "!", "video/x-raw,format=I420,width=66,height=65",
+                   lambda clip, out: ["videotestsrc", "num-buffers=10", "!",
+                                      "video/x-raw,format=I420,width=66,height=65",
                                       "!", "vtmultipasssink", f"location={out}"], FORMAT),
 }
 

@@ -113,7 +113,8 @@ def test_sigint_in_pass_2_exits_0(interrupted):
 
 
 def test_sigint_in_pass_2_one_warning(interrupted):
-    assert len([line for line in interrupted[3].splitlines() if line.startswith("WARNING")]) == 1, interrupted[3][-2000:]
+    assert len([line for line in interrupted[3].splitlines()
+                if line.startswith("WARNING")]) == 1, interrupted[3][-2000:]
 
 
 def test_sigint_in_pass_2_warning_names_the_cut_pass(interrupted):

@@ -52,7 +52,8 @@ def test_posts_the_done_message(multipass):
 
 
 def test_ffprobe_sees_h264_720p_300_frames(sink_env, written):
-    assert run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,width,height,nb_frames",
+    assert run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries",
+                "stream=codec_name,width,height,nb_frames",
                 "-of", "csv=p=0", written], sink_env).strip() == "h264,1280,720,300"
 
 

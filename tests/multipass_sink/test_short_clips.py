@@ -48,6 +48,7 @@ def test_short_clip_reaches_the_target_or_says_what_it_reached(runs):
     log, target = runs[0][3][1], runs[1]
     reach = [line for line in log.splitlines() if line.startswith("WARNING") and "is out of reach" in line]
     if reach:
-        assert any(f"the file is {int(multi)}" in line for line in log.splitlines() if line.startswith("WARNING")), reach
+        assert any(f"the file is {int(multi)}" in line for line in log.splitlines()
+                   if line.startswith("WARNING")), reach
     else:
         assert target * 0.98 <= multi <= target * 1.02, f"{multi} kbit/s without saying the target is out of reach"

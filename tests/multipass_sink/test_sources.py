@@ -72,18 +72,21 @@ def test_source_not_replaying_file_is_pass_1s(sink_env, no_replay, tmp_path):
     one_pass = tmp_path / "one-pass.h264"
     launch(sink_env, *TEST_SOURCE, "!", "vtmultipasssink", f"location={one_pass}", "bitrate=300", "max-passes=1",
            timeout=120, messages=False, extra=["-q"])
-    assert no_replay[1].read_bytes() == one_pass.read_bytes(), "the file is not pass 1's result (differs from max-passes=1)"
+    assert no_replay[1].read_bytes() == one_pass.read_bytes(), \
+        "the file is not pass 1's result (differs from max-passes=1)"
 
 
 @pytest.fixture(scope="module", params=["mpegts", "matroska"])
 def offset(request, sink_env, media):
     container = request.param
     clip = media.directory / f"offset.{container}"
-    media.ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "150", "-c:v", "libx264", "-g", "30",
+    media.ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "150",
+                 "-c:v", "libx264", "-g", "30",
                  *(["-output_ts_offset", "10"] if container == "matroska" else []), "-f", container, clip)
     output = media.directory / f"offset-{container}.mp4"
     demuxer = {"mpegts": "tsdemux", "matroska": "matroskademux"}[container]
-    status, log = launch(sink_env, "filesrc", f"location={clip}", "!", demuxer, "!", "h264parse", "!", "avdec_h264", "!",
+    status, log = launch(sink_env, "filesrc", f"location={clip}", "!", demuxer, "!", "h264parse",
+                         "!", "avdec_h264", "!",
                          "videoconvert", "!", "vtmultipasssink", f"location={output}", "bitrate=300", timeout=120,
                          check=False)
     return status, log, output

@@ -19,7 +19,8 @@ def main(path):
     Gst.init(None)
     data = open(path, "rb").read()
     pipeline = Gst.parse_launch(
-        "appsrc name=src format=bytes caps=video/x-h264,stream-format=byte-stream ! h264parse-to-avcc ! fakesink name=sink")
+        "appsrc name=src format=bytes caps=video/x-h264,stream-format=byte-stream ! "
+        "h264parse-to-avcc ! fakesink name=sink")
     source = pipeline.get_by_name("src")
     units = 0
 

@@ -16,7 +16,8 @@ SOURCE_NEAR_END = f"videotestsrc num-buffers=10 timestamp-offset={NEAR_END} ! {R
 def multipass(request, runner, work):
     """vtmultipasssink into .mp4 or .h264 from time stamps at 2^63 ns: (extension, run, file)."""
     output = work / f"near-end.{request.param}"
-    return request.param, runner(f"{SOURCE_NEAR_END} ! vtmultipasssink location={output}", timeout=120, expect="eos"), output
+    return request.param, runner(f"{SOURCE_NEAR_END} ! vtmultipasssink location={output}",
+                                 timeout=120, expect="eos"), output
 
 
 def test_vtmultipasssink_ends_by_eos(multipass):
@@ -40,6 +41,7 @@ def test_h264parse_to_avcc_to_vtdec_ends_by_eos(runner):
 
 
 def test_vtenc_beyond_2_63_ns_is_one_error(runner):
-    result = runner.error(f"videotestsrc num-buffers=10 timestamp-offset=9223372036824775807 ! {RAW} ! vtenc name=enc ! fakesink")
+    result = runner.error(f"videotestsrc num-buffers=10 timestamp-offset=9223372036824775807 ! {RAW} ! "
+                          "vtenc name=enc ! fakesink")
     error = assert_one_swiftvt_error(result, "time stamps upstream are out of range")
     assert error_kind(error) == ("enc", "stream/encode")

@@ -6,7 +6,6 @@ errors: vtdec outputs at least avdec_h264's frames; h264parse-to-avcc's caps fie
 are h264parse's, over the corpus."""
 import csv
 import random
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +26,10 @@ def test_row6_nal_aligned_input_decodes_to_the_reference(runner, manifest, strea
 
 def test_row6_after_rtph264depay_decodes_to_the_reference(runner, manifest, stream, work):
     output = work / "r6-rtp.yuv"
-    runner(f"filesrc location={stream('BA_MW_D.264')} ! h264parse ! rtph264pay ! rtph264depay ! video/x-h264,alignment=nal "
-           f"! h264parse-to-avcc ! vtdec ! video/x-raw,format=I420 ! filesink location={output}", timeout=120, expect="eos")
+    runner(f"filesrc location={stream('BA_MW_D.264')} ! h264parse ! rtph264pay ! rtph264depay ! "
+           "video/x-h264,alignment=nal "
+           f"! h264parse-to-avcc ! vtdec ! video/x-raw,format=I420 ! filesink location={output}",
+           timeout=120, expect="eos")
     assert md5_of(output) == reference_md5(manifest, "BA_MW_D.264")
 
 
@@ -59,8 +60,10 @@ def avc_labelled_byte_stream(runner, parity_env, stream, work):
     results = {}
     for decoder in ("vtdec", "avdec_h264"):
         output = work / f"r7-{decoder}.yuv"
-        result = runner(f"filesrc location={mkv} ! matroskademux ! capssetter caps=video/x-h264,stream-format=(string)byte-stream "
-                        f"! {decoder} name=dec ! video/x-raw,format=I420 ! filesink location={output}", timeout=120, expect="eos")
+        result = runner(f"filesrc location={mkv} ! matroskademux ! capssetter "
+                        "caps=video/x-h264,stream-format=(string)byte-stream "
+                        f"! {decoder} name=dec ! video/x-raw,format=I420 ! filesink location={output}",
+                        timeout=120, expect="eos")
         results[decoder] = (result, output)
     return results
 
@@ -100,7 +103,8 @@ def test_row8_bit_errors_vtdec_outputs_at_least_avdec_h264s_frames(runner, damag
     counts = {}
     for decoder in ("vtdec", "avdec_h264"):
         output = work / f"r8-{seed}-{decoder}.yuv"
-        runner(f"filesrc location={damaged} ! matroskademux ! {decoder} ! video/x-raw,format=I420 ! filesink location={output}",
+        runner(f"filesrc location={damaged} ! matroskademux ! {decoder} ! video/x-raw,format=I420 ! "
+               f"filesink location={output}",
                timeout=120)
         counts[decoder] = output.stat().st_size // QCIF_FRAME if output.is_file() else 0
     assert counts["vtdec"] >= counts["avdec_h264"] and counts["vtdec"] > 0, counts
@@ -124,7 +128,8 @@ def field_types(env, description):
 @pytest.mark.parametrize("name", comparable_streams())
 def test_row9_caps_fields_and_types_are_h264parses(parity_env, manifest, name):
     path = corpus_root() / "h264" / name
-    theirs = field_types(parity_env, f"filesrc location={path} ! h264parse ! video/x-h264,stream-format=avc,alignment=au")
+    theirs = field_types(parity_env, f"filesrc location={path} ! h264parse ! "
+                         "video/x-h264,stream-format=avc,alignment=au")
     ours = field_types(parity_env, f"filesrc location={path} ! h264parse-to-avcc")
     assert theirs, "h264parse negotiated no caps"
     assert not theirs - ours, f"h264parse's fields missing or typed differently: {sorted(theirs - ours)}"

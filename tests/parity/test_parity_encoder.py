@@ -101,5 +101,6 @@ def test_row5_quality_1_is_lossless(runner, parity_env, work, source_md5, qualit
 
 
 def test_row5_lossless_with_downstream_high_only_is_one_error(runner):
-    result = runner.error(f"{SRC} ! vtenc name=enc rate-control=quality quality=1 ! video/x-h264,profile=high ! fakesink")
+    result = runner.error(f"{SRC} ! vtenc name=enc rate-control=quality quality=1 ! "
+                          "video/x-h264,profile=high ! fakesink")
     assert error_kind(assert_one_swiftvt_error(result, "needs the high-4:4:4 profile")) == ("enc", "stream/format")

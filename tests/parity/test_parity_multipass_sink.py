@@ -96,7 +96,8 @@ def test_row15_same_run_twice_same_mp4_samples(parity_env, two_runs):
     # mp4mux writes the wall-clock time into mvhd/tkhd/mdhd (for x264enc ! mp4mux as well): the
     # H.264 samples are compared, not the files.
     samples = [hashlib.md5(subprocess.run(["ffmpeg", "-v", "error", "-i", str(two_runs["mp4", n]), "-c", "copy", "-f",
-                                           "h264", "-"], env=parity_env, capture_output=True, timeout=120).stdout).hexdigest()
+                                           "h264", "-"], env=parity_env, capture_output=True,
+                                          timeout=120).stdout).hexdigest()
                for n in (1, 2)]
     assert two_runs["mp4", 1].is_file() and two_runs["mp4", 1].stat().st_size > 0
     assert samples[0] == samples[1], "the two .mp4 runs' H.264 samples differ"

@@ -29,7 +29,8 @@ def decoding_env(plugin_env):
     corpus = corpus_root()
     require((corpus / "h264" / "MANIFEST.tsv").is_file(),
             f"parity-decoding: the test corpus {corpus} (set SWIFTVT_CORPUS to the corpus folder)")
-    require(element_available(plugin_env, "avdec_h264"), "parity-decoding: avdec_h264 (gstreamer1.0-libav), the peer decoder")
+    require(element_available(plugin_env, "avdec_h264"), "parity-decoding: avdec_h264 "
+            "(gstreamer1.0-libav), the peer decoder")
     require(element_available(plugin_env, "x264enc"),
             "parity-decoding: x264enc (gstreamer1.0-plugins-ugly), which makes the test clips")
     return plugin_env
@@ -55,7 +56,8 @@ def work(tmp_path_factory):
 @pytest.fixture(scope="session")
 def seek_mp4(decoding_env, src720, work):
     path = work / "seek.mp4"
-    run(["gst-launch-1.0", "-q", "filesrc", f"location={src720}", "!", "h264parse", "!", "avdec_h264", "!", "videoscale",
+    run(["gst-launch-1.0", "-q", "filesrc", f"location={src720}", "!", "h264parse", "!",
+         "avdec_h264", "!", "videoscale",
          "!", "video/x-raw,width=640,height=360", "!", "x264enc", "key-int-max=30", "bframes=2", "!", "mp4mux", "!",
          "filesink", f"location={path}"], decoding_env, timeout=300)
     return path

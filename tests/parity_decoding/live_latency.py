@@ -29,7 +29,8 @@ FRAMES = 60
 
 def main(decoder: str, kind: str) -> int:
     Gst.init(None)
-    encoder = "x264enc tune=zerolatency" if kind == "baseline" else "x264enc speed-preset=veryfast bframes=2 key-int-max=30"
+    encoder = ("x264enc tune=zerolatency" if kind == "baseline"
+               else "x264enc speed-preset=veryfast bframes=2 key-int-max=30")
     # RTP's caps ask for constrained baseline, which has no B-frames: those go without it.
     transport = "rtph264pay ! rtph264depay ! " if kind == "baseline" else ""
     pipeline = Gst.parse_launch(
@@ -79,7 +80,8 @@ def main(decoder: str, kind: str) -> int:
     if latency_ms is None:
         latency_ms = -1.0
     print(f"latency_ms {latency_ms:.1f} held_max {max(in_flight, default=0)} "
-          f"held_median {statistics.median(in_flight) if in_flight else 0} after_eos {counts['after_eos']} frames {counts['out']}")
+          f"held_median {statistics.median(in_flight) if in_flight else 0} after_eos "
+          f"{counts['after_eos']} frames {counts['out']}")
     return 0
 
 

@@ -36,7 +36,8 @@ def digest(sample: Gst.Sample) -> str:
 
 def reference(path: str, parser: str) -> dict[str, tuple[int, int]]:
     pipeline = Gst.parse_launch(
-        f"filesrc location={path} ! {parser} ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=4")
+        f"filesrc location={path} ! {parser} ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink "
+        "sync=false max-buffers=4")
     sink = pipeline.get_by_name("sink")
     pipeline.set_state(Gst.State.PLAYING)
     frames: dict[str, tuple[int, int]] = {}
@@ -54,13 +55,15 @@ def main(path: str, parser: str, positions: list[float]) -> int:
     first = min((pts for index, pts in frames.values() if index == 0), default=-1)
     print(f"first_pts {first / Gst.SECOND:.3f}")
     pipeline = Gst.parse_launch(
-        f"filesrc location={path} ! {parser} ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=1")
+        f"filesrc location={path} ! {parser} ! avdec_h264 ! video/x-raw,format=I420 ! appsink name=sink "
+        "sync=false max-buffers=1")
     sink = pipeline.get_by_name("sink")
     pipeline.set_state(Gst.State.PAUSED)
     pipeline.get_state(TIMEOUT)
     status = 0
     for seconds in positions:
-        for name, flags in (("accurate", Gst.SeekFlags.ACCURATE), ("key-unit", Gst.SeekFlags.KEY_UNIT | Gst.SeekFlags.SNAP_BEFORE)):
+        for name, flags in (("accurate", Gst.SeekFlags.ACCURATE),
+                            ("key-unit", Gst.SeekFlags.KEY_UNIT | Gst.SeekFlags.SNAP_BEFORE)):
             pipeline.seek_simple(Gst.Format.TIME, Gst.SeekFlags.FLUSH | flags, int(seconds * Gst.SECOND))
             pipeline.get_state(TIMEOUT)
             sample = sink.try_pull_preroll(TIMEOUT)

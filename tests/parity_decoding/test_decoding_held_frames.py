@@ -34,17 +34,17 @@ def held(helper, seek_mp4, decoding_env, request, decoder, mode, *args):
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_row1_reverse_playback_gives_avdec_h264s_frames(helper, seek_mp4, decoding_env, request, peer_line, decoder):
     ours = held(helper, seek_mp4, decoding_env, request, decoder, "reverse", 2, 6)
-    assert ours.endswith("ended eos") and ours == peer_line("reverse", 2, 6), f"{decoder}: {ours!r}; avdec_h264: " \
-                                                                           f"{peer_line('reverse', 2, 6)!r}"
+    assert ours.endswith("ended eos") and ours == peer_line("reverse", 2, 6), \
+        f"{decoder}: {ours!r}; avdec_h264: {peer_line('reverse', 2, 6)!r}"
 
 
 @pytest.mark.parametrize("keep", [4, 8, 32])
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_row2_application_keeping_samples_gets_avdec_h264s_frames(helper, seek_mp4, decoding_env, request, peer_line,
-                                                                 decoder, keep):
+                                                                  decoder, keep):
     ours = held(helper, seek_mp4, decoding_env, request, decoder, "hold", keep)
-    assert ours.endswith("ended eos") and ours == peer_line("hold", keep), f"{decoder}: {ours!r}; avdec_h264: " \
-                                                                         f"{peer_line('hold', keep)!r}"
+    assert ours.endswith("ended eos") and ours == peer_line("hold", keep), \
+        f"{decoder}: {ours!r}; avdec_h264: {peer_line('hold', keep)!r}"
 
 
 @pytest.mark.parametrize("keep", [8, 32])
@@ -58,7 +58,8 @@ def test_row2_zero_copy_downstream_keeping_pictures_gets_every_frame(helper, see
 
 def test_row2_filesink_keeping_small_buffers_gets_every_frame(decoding_env, pipeline, tmp_path):
     stream, raw = tmp_path / "small.264", tmp_path / "small.yuv"
-    run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=30", "!", "video/x-raw,format=I420,width=64,height=48", "!",
+    run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=30", "!",
+         "video/x-raw,format=I420,width=64,height=48", "!",
          "x264enc", "!", "video/x-h264,stream-format=byte-stream", "!", "filesink", f"location={stream}"], decoding_env)
     pipeline.eos(f"filesrc location={stream} ! h264parse ! vtdec hardware=disable ! filesink location={raw}")
     size = raw.stat().st_size if raw.is_file() else 0

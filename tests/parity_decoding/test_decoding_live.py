@@ -37,7 +37,8 @@ def test_rows7_8_vtdec_latency_and_held_frames_no_more_than_avdec_h264s(live, ki
     assert mine and theirs, f"vtdec {ours!r}; avdec_h264 {peer!r}"
     latency, held, after = mine.groups()
     assert latency == theirs.group(1) and int(held) <= int(theirs.group(2)) and int(after) <= int(theirs.group(3)), \
-        f"live {kind} stream: vtdec {ours!r}; avdec_h264 {peer!r} (latency must be equal, held frames and frames after EOS no more)"
+        (f"live {kind} stream: vtdec {ours!r}; avdec_h264 {peer!r} (latency must be equal, held frames and frames "
+         "after EOS no more)")
 
 
 def test_rows7_8_zerolatency_stream_adds_nothing(live):

@@ -44,8 +44,10 @@ def test_row3_seeks_in_10_s_give_a_real_picture_at_the_time(seeks):
 
 
 def test_row3_seeks_in_10_s_give_h264parses_pictures(seeks):
-    differ = [f"{' '.join(ours)} (h264parse: frame {peer[4]} at {peer[6]})" for ours, peer in zip(seeks["ours"], seeks["peer"])
-              if len(ours) >= 9 and len(peer) >= 7 and real_picture_at_the_time(ours) and (ours[4], ours[6]) != (peer[4], peer[6])]
+    differ = [f"{' '.join(ours)} (h264parse: frame {peer[4]} at {peer[6]})"
+              for ours, peer in zip(seeks["ours"], seeks["peer"])
+              if len(ours) >= 9 and len(peer) >= 7 and real_picture_at_the_time(ours)
+              and (ours[4], ours[6]) != (peer[4], peer[6])]
     assert not differ, differ
 
 

@@ -20,7 +20,8 @@ def test_row10_empty_input_is_a_clean_eos(pipeline, parser):
 
 
 def raw_md5(env, *description):
-    out = subprocess.run(["gst-launch-1.0", "-q", *description, "!", "fdsink"], env=env, capture_output=True, timeout=300).stdout
+    out = subprocess.run(["gst-launch-1.0", "-q", *description, "!", "fdsink"], env=env,
+                         capture_output=True, timeout=300).stdout
     return hashlib.md5(out).hexdigest(), len(out)
 
 
@@ -36,13 +37,15 @@ def test_row11_one_picture_streams_concatenated(decoding_env, tmp_path, one, sou
          "!", "filesink", f"location={single}"], decoding_env, timeout=300)
     five.write_bytes(single.read_bytes() * 5)
     peer, _ = raw_md5(decoding_env, "filesrc", f"location={five}", "!", "h264parse", "!", "avdec_h264")
-    ours, size = raw_md5(decoding_env, "filesrc", f"location={five}", "!", "h264parse-to-avcc", "!", "vtdec", "hardware=disable")
+    ours, size = raw_md5(decoding_env, "filesrc", f"location={five}", "!", "h264parse-to-avcc", "!",
+                         "vtdec", "hardware=disable")
     assert (size // frame_bytes, ours) == (5, peer), "h264parse ! avdec_h264: 5 frames"
 
 
 def formats(lines):
     """`3x I420 2x NV12` of reconfigure_format.py's lines (PTS FORMAT MD5), run by run."""
-    return " ".join(f"{len(list(group))}x{name}" for name, group in itertools.groupby(line.split()[1] for line in lines))
+    return " ".join(f"{len(list(group))}x{name}"
+                    for name, group in itertools.groupby(line.split()[1] for line in lines))
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +54,8 @@ def peer_frames(helper, decoding_env, src720):
 
 
 @pytest.mark.parametrize("decoder", ["vtdec hardware=disable", "vtdec_hw"])
-def test_row13_nv12_from_the_same_frame_with_the_same_pictures(helper, decoding_env, request, src720, peer_frames, decoder):
+def test_row13_nv12_from_the_same_frame_with_the_same_pictures(helper, decoding_env, request,
+                                                               src720, peer_frames, decoder):
     env = request.getfixturevalue("va_env") if decoder == "vtdec_hw" else decoding_env
     ours = helper("reconfigure_format", src720, decoder, env=env)
     assert formats(ours).endswith("xNV12") and formats(ours) == formats(peer_frames), \

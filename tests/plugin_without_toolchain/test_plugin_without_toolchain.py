@@ -19,7 +19,8 @@ def plugin():
 
 def test_no_swift_toolchain_library_among_its_dependencies(plugin):
     ldd = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True, timeout=60).stdout
-    found = [line.strip() for line in ldd.splitlines() if re.search(r"libswift|libFoundation|libdispatch|libBlocksRuntime", line)]
+    found = [line.strip() for line in ldd.splitlines()
+             if re.search(r"libswift|libFoundation|libdispatch|libBlocksRuntime", line)]
     assert found == [], f"{plugin} depends on Swift toolchain libraries"
 
 
@@ -32,8 +33,8 @@ def inspected(plugin, tmp_path_factory):
     copy = work / "plugins" / "libgstswiftvt.so"
     shutil.copy(plugin, copy)
     result = subprocess.run(["gst-inspect-1.0", str(copy)], env={"PATH": "/usr/bin:/bin", "HOME": str(work),
-                                                                   "GST_REGISTRY": str(work / "registry.bin"),
-                                                                   "GST_PLUGIN_PATH": str(work / "plugins")},
+                                                                 "GST_REGISTRY": str(work / "registry.bin"),
+                                                                 "GST_PLUGIN_PATH": str(work / "plugins")},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     return result.returncode, result.stdout
 

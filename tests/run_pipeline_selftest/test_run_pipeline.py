@@ -30,7 +30,8 @@ CASES = {
                               ["--timeout", "30", "--", "videotestsrc", "num-buffers=3", "!", "fakesink"]),
     # A failure at negotiation, while streaming: rawvideoparse announces NV12-incompatible I420 caps
     # only once data flows (the link check at parse time cannot see it).
-    "not-negotiated": (1, [r"^ERROR: from element /GstPipeline:pipeline0/GstVideoTestSrc:videotestsrc0: Internal data stream error\.$",
+    "not-negotiated": (1, [r"^ERROR: from element /GstPipeline:pipeline0/GstVideoTestSrc:videotestsrc0: "
+                           r"Internal data stream error\.$",
                            r"^Additional debug info:$", r"reason not-negotiated",
                            r"^run-pipeline: 1 error\(s\), 0 warning\(s\), ended by error$"], NOT_NEGOTIATED),
     "expect-error-gets-error": (0, [r"^ERROR: from element"], ["--expect", "error", *NOT_NEGOTIATED]),
@@ -40,11 +41,13 @@ CASES = {
                               ["--expect", "eos", *NOT_NEGOTIATED]),
     # An ERROR posted during the first state change (before gst-launch-1.0's main loop would run):
     # reported, and every copy counted (filesrc and its base class each post one).
-    "state-change-failure": (1, [r"^ERROR: from element /GstPipeline:pipeline0/GstFileSrc:filesrc0: Resource not found\.$",
+    "state-change-failure": (1, [r"^ERROR: from element /GstPipeline:pipeline0/GstFileSrc:filesrc0: "
+                                 r"Resource not found\.$",
                                  r"^run-pipeline: 2 error\(s\), 0 warning\(s\), ended by state-change-failure$"],
                              ["filesrc", "location=/nonexistent-dir/input", "!", "fakesink"]),
     "state-change-failure-expected": (0, [r"^ERROR: from element"],
-                                      ["--expect", "error", "filesrc", "location=/nonexistent-dir/input", "!", "fakesink"]),
+                                      ["--expect", "error", "filesrc", "location=/nonexistent-dir/input", "!",
+                                       "fakesink"]),
     # --force-key-units needs the element that sends the events (vtenc_va's forced key frames use it).
     "force-key-units-without-forcer": (2, [r"^ERROR: --force-key-units needs an element named forcer"],
                                        ["--force-key-units", "2,5", "videotestsrc", "num-buffers=8", "!", "fakesink"]),

@@ -27,9 +27,11 @@ from va_testing import ffmpeg_va_command, md5_of, read_manifest, run_command
 def manifest():
     root = corpus_root()
     require((root / "h264" / "MANIFEST.tsv").is_file(),
-            f"va-driver-ffmpeg: test corpus not found at {root} (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)")
+            f"va-driver-ffmpeg: test corpus not found at {root} (set SWIFTVT_CORPUS to the folder "
+            "holding h264/MANIFEST.tsv)")
     for tool in ("ffmpeg", "ffprobe"):
-        require(shutil.which(tool), f"va-driver-ffmpeg: {tool} not found (Debian package ffmpeg; scripts/install-deps.sh installs it)")
+        require(shutil.which(tool), f"va-driver-ffmpeg: {tool} not found (Debian package ffmpeg; "
+                "scripts/install-deps.sh installs it)")
     return read_manifest(root)
 
 

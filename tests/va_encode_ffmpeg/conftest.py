@@ -25,15 +25,18 @@ CLIP_SIZE = "320x192"
 @pytest.fixture(scope="session")
 def clip():
     path = corpus_root() / "yuv" / "CiscoVT2people_320x192_12fps.yuv"
-    require(path.is_file(), f"va-encode-ffmpeg: the corpus clip {path} is missing (set SWIFTVT_CORPUS to the folder holding yuv/)")
+    require(path.is_file(), f"va-encode-ffmpeg: the corpus clip {path} is missing (set SWIFTVT_CORPUS to "
+            "the folder holding yuv/)")
     return path
 
 
 @pytest.fixture(scope="session")
 def va_env(clip, software_va):
-    require(shutil.which("ffmpeg"), "va-encode-ffmpeg: ffmpeg not found (Debian package ffmpeg; scripts/install-deps.sh installs it)")
+    require(shutil.which("ffmpeg"), "va-encode-ffmpeg: ffmpeg not found (Debian package ffmpeg; "
+            "scripts/install-deps.sh installs it)")
     encoders = subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True, text=True).stdout
-    require("h264_vaapi" in encoders, "va-encode-ffmpeg: this ffmpeg has no h264_vaapi encoder (Debian's ffmpeg has it)")
+    require("h264_vaapi" in encoders, "va-encode-ffmpeg: this ffmpeg has no h264_vaapi encoder "
+            "(Debian's ffmpeg has it)")
     return software_va.env(dict(os.environ))
 
 
@@ -42,8 +45,10 @@ def sources(clip, va_env, tmp_path_factory):
     work = tmp_path_factory.mktemp("sources")
     looped, cut = work / "clip36.yuv", work / "cut152x100.yuv"
     raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", CLIP_SIZE]
-    run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-stream_loop", "3", *raw, "-i", clip, "-f", "rawvideo", looped], va_env)
-    run(["ffmpeg", "-nostdin", "-v", "error", "-y", *raw, "-i", clip, "-vf", "crop=152:100:37:41", "-f", "rawvideo", cut], va_env)
+    run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-stream_loop", "3", *raw, "-i", clip, "-f",
+         "rawvideo", looped], va_env)
+    run(["ffmpeg", "-nostdin", "-v", "error", "-y", *raw, "-i", clip, "-vf", "crop=152:100:37:41", "-f",
+         "rawvideo", cut], va_env)
     return {"long": looped, "cut": cut}
 
 

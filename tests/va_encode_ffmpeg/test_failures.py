@@ -83,4 +83,5 @@ def test_cabac_refused_in_the_report(failure):
 
 @pytest.mark.parametrize("name", list(FFMPEG_SAYS))
 def test_ffmpeg_says_why(failure, name):
-    assert FFMPEG_SAYS[name] in failure(name).log, f"FFmpeg did not say '{FFMPEG_SAYS[name]}': {error_message(failure(name))}"
+    assert FFMPEG_SAYS[name] in failure(name).log, \
+        f"FFmpeg did not say '{FFMPEG_SAYS[name]}': {error_message(failure(name))}"

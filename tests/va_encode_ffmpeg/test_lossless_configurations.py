@@ -93,7 +93,8 @@ def test_ffmpeg_decodes_the_source(configuration, ffmpeg_decoded, name):
 @pytest.mark.parametrize("name", ALL)
 def test_avdec_decodes_the_source(configuration, va_env, name):
     have_avdec = subprocess.run(["gst-inspect-1.0", "avdec_h264"], capture_output=True).returncode == 0
-    require(have_avdec, "va-encode-ffmpeg: GStreamer's avdec_h264 not found (Debian package gstreamer1.0-libav): the second decoder's check is not run")
+    require(have_avdec, "va-encode-ffmpeg: GStreamer's avdec_h264 not found (Debian package gstreamer1.0-libav): the "
+            "second decoder's check is not run")
     c = configuration(name)
     decoded = avdec_decode(va_env, c.run.output, c.work / f"{name}.avdec.yuv")
     assert md5_of(decoded) == md5_of(c.source), "avdec_h264's decoding differs from the source"

@@ -13,7 +13,8 @@ from va_client_testing import PERSONALITY, ffmpeg_decode, md5_of, trace_header_f
 @pytest.fixture(scope="module")
 def personality_run(encoded, sources):
     def get(name, personality, options, **variables):
-        return encoded(name, "320x192", sources["long"], *options.split(), SWIFTVT_VA_PERSONALITY=personality, **variables)
+        return encoded(name, "320x192", sources["long"], *options.split(),
+                       SWIFTVT_VA_PERSONALITY=personality, **variables)
     return get
 
 
@@ -75,7 +76,8 @@ def test_ihd_cabac_fails_at_end_picture(ihd_cabac):
 
 
 def test_ihd_cabac_refused_in_the_report(ihd_cabac):
-    assert "REFUSED encode: CABAC (entropy_coding_mode_flag 1), at vaEndPicture" in ihd_cabac.report.text, ihd_cabac.report
+    assert "REFUSED encode: CABAC (entropy_coding_mode_flag 1), at vaEndPicture" in ihd_cabac.report.text, \
+        ihd_cabac.report
 
 
 # -- Mesa ------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ def manifest():
     require((root / "h264" / "MANIFEST.tsv").is_file(),
             f"vtdec-va: test corpus not found at {root} (set SWIFTVT_CORPUS to the folder holding h264/MANIFEST.tsv)")
     for tool in ("ffmpeg", "ffprobe"):
-        require(shutil.which(tool), f"vtdec-va: {tool} not found (Debian package ffmpeg; scripts/install-deps.sh installs it)")
+        require(shutil.which(tool), f"vtdec-va: {tool} not found (Debian package ffmpeg; "
+                "scripts/install-deps.sh installs it)")
     return read_manifest(root)
 
 

@@ -32,7 +32,8 @@ def main(original_path, modified_path, output_path, at):
     original = open(original_path, "rb").read()
     modified = open(modified_path, "rb").read()
     parameter_sets = [modified[s:e] for s, e in nal_units(modified) if modified[s] & 0x1F in (7, 8)][:2]
-    if len(parameter_sets) != 2 or parameter_sets == [original[s:e] for s, e in nal_units(original) if original[s] & 0x1F in (7, 8)][:2]:
+    if len(parameter_sets) != 2 or parameter_sets == [original[s:e] for s, e in nal_units(original)
+                                                      if original[s] & 0x1F in (7, 8)][:2]:
         sys.exit("splice_sps: MODIFIED must hold an SPS and PPS that differ from ORIGINAL's")
     output = bytearray()
     picture = -1

@@ -91,6 +91,7 @@ def test_refused_streams_error_under_require_and_fall_back_under_auto(corpus_run
         assert "hardware=require allows no software fallback" in required.log, f"{name}: {required.errors}"
         assert required.report.leaks == []
         auto = vtdec.decode(manifest[name].path, "auto")
-        assert auto.status == 0 and auto.md5 == manifest[name].ref_md5, f"{name}: auto exit {auto.status}, md5 {auto.md5}"
+        assert auto.status == 0 and auto.md5 == manifest[name].ref_md5, \
+            f"{name}: auto exit {auto.status}, md5 {auto.md5}"
         assert "decoding goes on in software" in auto.log, f"{name}: {auto.warnings}"
     print(f"refused by the driver and handled: {refused or 'none'}")

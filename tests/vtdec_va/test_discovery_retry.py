@@ -19,7 +19,8 @@ from swiftvt_testing import SYSTEM_PYTHON
 def retried(vtdec, small):
     completed = subprocess.run([SYSTEM_PYTHON, Path(__file__).parent / "va_discovery_retry.py", small.path],
                                env=vtdec.env, capture_output=True, text=True, timeout=600)
-    lines = {line.split(":")[0]: line for line in completed.stdout.splitlines() if line.startswith(("vtdec:", "vtenc:"))}
+    lines = {line.split(":")[0]: line for line in completed.stdout.splitlines()
+             if line.startswith(("vtdec:", "vtenc:"))}
     return completed, lines
 
 

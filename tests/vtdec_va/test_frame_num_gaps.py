@@ -7,7 +7,6 @@ lists from it), which fails when the inferred frames get no surface.
     /usr/bin/python3 -m pytest -q tests/vtdec_va/test_frame_num_gaps.py -k nvdec
 """
 import os
-import subprocess
 from pathlib import Path
 
 import pytest

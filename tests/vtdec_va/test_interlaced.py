@@ -16,7 +16,8 @@ def interlaced(vtdec):
             "vtdec-va: interlaced case: this ffmpeg has no libx264 encoder (Debian's ffmpeg has it)")
     stream = vtdec.work / "interlaced.264"
     run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=352x288:rate=25", "-frames:v",
-         "10", "-c:v", "libx264", "-flags", "+ildct+ilme", "-x264-params", "interlaced=1", "-f", "h264", stream], vtdec.env)
+         "10", "-c:v", "libx264", "-flags", "+ildct+ilme", "-x264-params", "interlaced=1", "-f",
+         "h264", stream], vtdec.env)
     return stream
 
 

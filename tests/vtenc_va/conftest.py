@@ -24,7 +24,6 @@ tests are skipped (failed under SWIFTVT_REQUIRE_TEST_INPUTS).
 """
 import dataclasses
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,10 +47,11 @@ def corpus_inputs():
     inputs = {"manifest": root / "h264" / "MANIFEST.tsv", "raw_clip": root / "yuv" / "CiscoVT2people_320x192_12fps.yuv",
               "hd_stream": root / "h264" / "VID_1280x720_cabac_temporal_direct.264"}
     for path in inputs.values():
-        require(path.is_file(), f"vtenc-va: test corpus file {path} not found (set SWIFTVT_CORPUS to the folder holding "
-                                "h264/MANIFEST.tsv and yuv/)")
+        require(path.is_file(), f"vtenc-va: test corpus file {path} not found (set SWIFTVT_CORPUS to the folder "
+                                "holding h264/MANIFEST.tsv and yuv/)")
     for tool in ("ffmpeg", "ffprobe"):
-        require(shutil.which(tool), f"vtenc-va: {tool} not found (Debian package ffmpeg; scripts/install-deps.sh installs it)")
+        require(shutil.which(tool), f"vtenc-va: {tool} not found (Debian package ffmpeg; "
+                "scripts/install-deps.sh installs it)")
     return inputs
 
 

@@ -13,7 +13,8 @@ from va_client_testing import clean, decoded_md5, driver_complaint, frame_count
 @pytest.fixture(scope="module")
 def multipass(vtenc, sources, encoder_device):
     output = vtenc.work / "mp.mp4"
-    result, report, params = vtenc.pipeline("mp", *sources["small"].pipeline, "!", "vtmultipasssink", "hardware=require",
+    result, report, params = vtenc.pipeline("mp", *sources["small"].pipeline, "!",
+                                            "vtmultipasssink", "hardware=require",
                                             f"location={output}", "bitrate=300", "max-passes=3")
     return result, report, params, output
 

@@ -23,7 +23,8 @@ def personality_run(vtenc, sources, encoder_device):
 def test_ihd_derive_refused_uploads_through_put_image(personality_run, sources, va_env):
     """Uploads without vaDeriveImage (refused) under iHD's image IDs, which start at 0: the picture
     goes through vaCreateImage + vaPutImage, and no image is destroyed that the driver never gave."""
-    run = personality_run("ihd-no-derive", "ihd", "entropy-mode=cavlc", "max-keyframe-interval=4", SWIFTVT_VA_NO_DERIVE=1)
+    run = personality_run("ihd-no-derive", "ihd", "entropy-mode=cavlc", "max-keyframe-interval=4",
+                          SWIFTVT_VA_NO_DERIVE=1)
     assert run.ok, run.why()
     assert decoded_md5(va_env, run.output) == sources["cisco"].md5
     assert clean(run), driver_complaint(run)
@@ -76,10 +77,12 @@ def test_mesa_sps_without_vui_in_band_and_in_avcc(vtenc, sources, mesa_cabac, va
     in_band = first_sps(mesa_cabac.output)
     assert in_band is not None and in_band == first_sps(from_avcc)
     assert trace_header_field(va_env, mesa_cabac.output, "vui_parameters_present_flag") == 0
-    assert any("the VA-API device wrote its own SPS without timing" in w["message"] for w in mesa_cabac.result.warnings), \
+    assert any("the VA-API device wrote its own SPS without timing" in w["message"]
+               for w in mesa_cabac.result.warnings), \
         [w["message"] for w in mesa_cabac.result.warnings]
 
 
 def test_mesa_quality_level_as_a_bit_field(mesa_cabac):
-    assert mesa_cabac.params.count(r"^encmisc quality level=3 bitfield=valid:1,preset:balanced,pre_encode:0,vbaq:0") > 0, \
+    quality = r"^encmisc quality level=3 bitfield=valid:1,preset:balanced,pre_encode:0,vbaq:0"
+    assert mesa_cabac.params.count(quality) > 0, \
         mesa_cabac.params.first(r"^encmisc quality")

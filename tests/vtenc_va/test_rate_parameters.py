@@ -33,7 +33,8 @@ EXPECTED = {
         (r"^encconfig .*rc=vbr", "VBR config for an average bit rate under a peak"),
         # The 200000-byte limit over any second at 30 pictures a second: 400000 bits of buffer, peak
         # 1200000 / (29/30) = 1241379 bit/s; the average 800 kbit/s is 64 % of it.
-        (r"^encmisc ratecontrol bits_per_second=1241379 target_percentage=64 window_size=1000 ", "VBR peak 1.24 Mbit/s, target 64 %"),
+        (r"^encmisc ratecontrol bits_per_second=1241379 target_percentage=64 window_size=1000 ",
+         "VBR peak 1.24 Mbit/s, target 64 %"),
         (r"^encmisc hrd buffer_size=400000 ", "HRD buffer = a quarter of the 200000-byte window"),
         (r"^encmisc quality level=0$" if PERSONALITY == "mesa" else r"^encmisc quality level=7",
          "realtime: the fastest quality level"),
@@ -41,7 +42,8 @@ EXPECTED = {
     "rc-cqp": [
         (r"^encconfig .*rc=cqp", "constant QP for rate-control=quality"),
         # Old Mesa codes every picture at pic_init_qp (slice_qp_delta is not read): the P pictures' QP.
-        (r"^encpic type=I .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=17", "I pictures (51 x 0.4 - 3)"),
+        (r"^encpic type=I .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=17",
+         "I pictures (51 x 0.4 - 3)"),
         (r"^encpic type=B .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=B .*qp=22", "B pictures"),
         (r"^encpic type=P .*qp=20", "P pictures at QP 20"),
     ],

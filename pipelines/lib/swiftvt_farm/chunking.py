@@ -86,7 +86,8 @@ def scene_cut_boundaries(Gst, path, index, starts, chunk_ns):
     by_pts = {frame.pts: i for i, frame in enumerate(frames)}
     pipeline = Gst.parse_launch(
         'filesrc name=src ! decodebin caps="video/x-raw(ANY)" expose-all-streams=false ! videoconvert '
-        "! videoscale ! video/x-raw,format=GRAY8,width=64,height=36,pixel-aspect-ratio=1/1 ! appsink name=sink sync=false")
+        "! videoscale ! video/x-raw,format=GRAY8,width=64,height=36,pixel-aspect-ratio=1/1 ! "
+        "appsink name=sink sync=false")
     pipeline.get_by_name("src").set_property("location", path)
     sink = pipeline.get_by_name("sink")
 
@@ -120,7 +121,8 @@ def scene_cut_boundaries(Gst, path, index, starts, chunk_ns):
         for i in range(1, len(moved)):
             boundary = frames[moved[i]].time
             low = max(frames[moved[i - 1]].time + chunk_ns // 2, boundary - window)
-            high = min(boundary + window, (frames[moved[i + 1]].time if i + 1 < len(moved) else index.end) - chunk_ns // 2)
+            high = min(boundary + window, (frames[moved[i + 1]].time if i + 1 < len(moved)
+                                           else index.end) - chunk_ns // 2)
             if high <= low:
                 continue
             keys = [k for k in index.key_frames() if low <= frames[k].time < high]

@@ -56,7 +56,8 @@ def parse_arguments(argv):
     parser.add_argument("--max-passes", type=int, default=3, metavar="N",
                         help=f"passes at most, the first included: 1 to {MAX_PASSES} (default 3)")
     parser.add_argument("--chunk-seconds", type=float, metavar="S",
-                        help="chunk length before snapping to key frames or scene cuts (default: duration / (4 x workers), but no more chunks than 10-s GOPs: see default_chunk_seconds)")
+                        help="chunk length before snapping to key frames or scene cuts (default: duration / (4 x "
+                        "workers), but no more chunks than 10-s GOPs: see default_chunk_seconds)")
     parser.add_argument("--shared-dir", metavar="DIR",
                         help="a folder every worker host sees at the same path: the input and the chunk "
                              "directories go there and only paths move through Dask")
@@ -71,7 +72,8 @@ def parse_arguments(argv):
     parser.add_argument("--no-resume", action="store_true",
                         help="start over even when the job folder holds the work of an earlier run of this job")
     parser.add_argument("--keep-work", action="store_true",
-                        help="keep the job folder (chunk directories, plans, splice file) after success and print its path")
+                        help="keep the job folder (chunk directories, plans, splice file) after "
+                        "success and print its path")
     args = parser.parse_args(argv)
     if not (0 < args.bitrate * 1000 <= MAX_BITS_PER_SECOND) or round(args.bitrate * 1000) < 1:
         parser.error(f"--bitrate {args.bitrate:g} is out of range: 0.001 to {MAX_BITS_PER_SECOND // 1000} kbit/s")
@@ -149,7 +151,8 @@ def check_before_work(args):
         check_writable_folder(args.work_dir, "--work-dir")
     farm_tool = _resolve_farm_tool(args.farm_tool)
     if farm_tool is None:
-        raise JobError(f"swiftvt-farm not found ({args.farm_tool or os.environ.get('SWIFTVT_FARM_TOOL') or 'swiftvt-farm on PATH'}): "
+        raise JobError("swiftvt-farm not found "
+                       f"({args.farm_tool or os.environ.get('SWIFTVT_FARM_TOOL') or 'swiftvt-farm on PATH'}): "
                        "build it (meson compile -C build) and pass --farm-tool or set SWIFTVT_FARM_TOOL")
     return farm_tool
 
@@ -267,12 +270,13 @@ def _with_cluster(args, Gst, GstPbutils, farm_tool, timings, wall_start, folder)
             try:
                 client.wait_for_workers(wanted, timeout=60)
             except TimeoutError:
-                raise JobError(f"the Dask scheduler at {args.scheduler} has fewer than {wanted} worker(s) after 60 s") from None
+                raise JobError(f"the Dask scheduler at {args.scheduler} has fewer than {wanted} "
+                               "worker(s) after 60 s") from None
         else:
             cluster = _start_local_cluster(args)
             client = distributed.Client(cluster)
-        return run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, t, folder, input_identity,
-                       output_streams)
+        return run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, t,
+                       folder, input_identity, output_streams)
     finally:
         if client is not None:
             client.close()

@@ -37,8 +37,9 @@ class FrameIndex:
     frames: list        # [Frame] in presentation order
     streams: list       # [(kind, caps string)] of every elementary stream, the video included
     container: str      # the typefind caps' name (video/quicktime, video/x-matroska, video/x-h264, ...)
-    audio_lead: int = 0  # ns: how far the earliest audio packet lies before running time zero
-                         # (AAC's priming before an edit list's start), 0 when none does
+    # ns: how far the earliest audio packet lies before running time zero (AAC's priming before an
+    # edit list's start), 0 when none does
+    audio_lead: int = 0
 
     @property
     def start(self):
@@ -83,19 +84,23 @@ def wrap_raw_stream(Gst, path, container, wrapped_path):
     wrapper = RAW_STREAM_WRAPPERS.get(container)
     if wrapper is None:
         raise JobError(f"{path} is a raw {container} stream, which the farm cannot seek in: "
-                       "put it in a container first (ffmpeg -i INPUT -c copy INPUT.mkv, with -r RATE before -i when it has no timing)")
+                       "put it in a container first (ffmpeg -i INPUT -c copy INPUT.mkv, with -r RATE before "
+                       "-i when it has no timing)")
     if Gst.ElementFactory.find(wrapper) is None:
-        raise JobError(f"{path} is a raw {container} stream and GStreamer has no {wrapper} to wrap it (the swiftvt plugin)")
+        raise JobError(f"{path} is a raw {container} stream and GStreamer has no {wrapper} to wrap "
+                       "it (the swiftvt plugin)")
     pipeline = Gst.parse_launch(f"filesrc name=src ! {wrapper} ! mp4mux ! filesink name=out")
     pipeline.get_by_name("src").set_property("location", path)
     pipeline.get_by_name("out").set_property("location", wrapped_path)
     try:
         pipeline.set_state(Gst.State.PLAYING)
-        message = pipeline.get_bus().timed_pop_filtered(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        message = pipeline.get_bus().timed_pop_filtered(Gst.CLOCK_TIME_NONE,
+                                                        Gst.MessageType.EOS | Gst.MessageType.ERROR)
     finally:
         pipeline.set_state(Gst.State.NULL)
     if message.type == Gst.MessageType.ERROR:
-        raise JobError(f"{path}: the raw {container} stream cannot be wrapped for seeking: {message.parse_error()[0].message}"
+        raise JobError(f"{path}: the raw {container} stream cannot be wrapped for seeking: "
+                       f"{message.parse_error()[0].message}"
                        " (when it has no timing, give it one: ffmpeg -r RATE -i INPUT -c copy INPUT.mkv)")
 
 
@@ -240,14 +245,16 @@ def build(Gst, path, container):
             buffer = sample.get_buffer()
             current = sample.get_segment() or segment["current"]
             if buffer.pts == Gst.CLOCK_TIME_NONE:
-                raise JobError(f"{path}: video frame {len(received)} has no time stamp, so the input cannot be cut into chunks")
+                raise JobError(f"{path}: video frame {len(received)} has no time stamp, so the input "
+                               "cannot be cut into chunks")
             if not timeline or not current.is_equal(timeline[-1]):
                 if timeline and lowers_start(timeline[-1], current):
                     timeline[-1] = current
                 else:
                     timeline.append(current)
             own_duration = buffer.duration if buffer.duration != Gst.CLOCK_TIME_NONE else None
-            received.append((buffer.pts, len(timeline) - 1, own_duration, not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
+            received.append((buffer.pts, len(timeline) - 1, own_duration,
+                             not buffer.has_flags(Gst.BufferFlags.DELTA_UNIT)))
     finally:
         pipeline.set_state(Gst.State.NULL)
     if not any(kind == "video" for kind, _ in streams):
@@ -284,8 +291,8 @@ def build(Gst, path, container):
     data_ends = max(data_end["ns"], max(f.stream_time + f.duration for f in frames))
     if declared and data_ends < declared - max(Gst.SECOND, declared // 50):
         raise JobError(f"{path} is truncated: its data ends at {data_ends / 1e9:.3f} s ({len(frames)} video frames), "
-                       f"its header says {declared / 1e9:.3f} s; to encode what is there, copy it into a new file first "
-                       "(ffmpeg -i INPUT -c copy COPY.mp4)")
+                       f"its header says {declared / 1e9:.3f} s; to encode what is there, copy "
+                       "it into a new file first (ffmpeg -i INPUT -c copy COPY.mp4)")
     if not frames[0].key:
         # The first frame in presentation order is decoded from the first key frame in decode
         # order; the first chunk starts at it whatever its flag says.

@@ -28,8 +28,8 @@ def plural(count, word):
 
 def _identity(args, input_identity, chunks):
     """What the saved work of a job depends on (jobfolder: job.json)."""
-    return dict(input_identity, version=jobfolder.IDENTITY_VERSION, bits_per_second=int(round(args.bitrate * 1000)), max_passes=args.max_passes,
-                encoder_threads=1, chunk_seconds=args.chunk_seconds,
+    return dict(input_identity, version=jobfolder.IDENTITY_VERSION, bits_per_second=int(round(args.bitrate * 1000)),
+                max_passes=args.max_passes, encoder_threads=1, chunk_seconds=args.chunk_seconds,
                 chunks=[[c["first_frame"], c["frame_count"]] for c in chunks])
 
 
@@ -70,7 +70,8 @@ class _TaskData:
                 if self.client.status != "running":
                     raise JobError("the connection to the Dask scheduler was lost") from None
                 if attempt + 1 == SCATTER_ATTEMPTS:
-                    raise JobError(f"Dask could not take the job's data to the workers {SCATTER_ATTEMPTS} times: {error}") from None
+                    raise JobError(f"Dask could not take the job's data to the workers {SCATTER_ATTEMPTS} "
+                                   f"times: {error}") from None
                 time.sleep(1)
 
     def refresh(self):
@@ -117,8 +118,8 @@ class _SharedFolder:
         return self.chunks[index]
 
 
-def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, cluster_start, folder, input_identity,
-            output_streams=None):
+def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_start, cluster_start,
+            folder, input_identity, output_streams=None):
     """The job on a connected Dask client: `source` is the file the workers decode (INPUT, or its
     wrapped copy in the job folder), `index` its frame index, `output_streams` what OUTPUT carries
     besides the video (streams.plan: the muxer, the audio tracks copied from `source`)."""
@@ -161,7 +162,8 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
             try:
                 shared = _SharedFolder(args.shared_dir, source)
             except OSError as error:
-                raise JobError(f"cannot write the input into --shared-dir {args.shared_dir}: {error.strerror}") from None
+                raise JobError(f"cannot write the input into --shared-dir {args.shared_dir}: "
+                               f"{error.strerror}") from None
         data = _TaskData(client, source, chunks, shared)
         data.refresh()
         timings["client"]["scatter_s"] = time.time() - t
@@ -224,8 +226,9 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
                         losses[i] = losses.get(i, 0) + 1
                         if client.status != "running" or losses[i] > RESUBMISSIONS:
                             raise JobError("the connection to the Dask scheduler was lost" if client.status != "running"
-                                           else f"{chunk['label']}: Dask gave up the task ({future.status}): the data it "
-                                                f"needs was lost {losses[i]} times with the workers holding it")
+                                           else f"{chunk['label']}: Dask gave up the task ({future.status}): "
+                                                f"the data it needs was lost {losses[i]} times with the workers "
+                                                "holding it")
                         print(f"pass {number}: {chunk['label']} submitted again: the data it needs was lost with "
                               "the worker holding it", flush=True)
                         data.refresh()
@@ -248,19 +251,21 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
                 # How many times a worker died while running each task: the scheduler's count.
                 keys = [f.key for f in reports]
                 suspicious = client.run_on_scheduler(
-                    lambda dask_scheduler, keys=keys: {k: dask_scheduler.tasks[k].suspicious for k in keys if k in dask_scheduler.tasks})
+                    lambda dask_scheduler, keys=keys: {k: dask_scheduler.tasks[k].suspicious for k in keys
+                                                       if k in dask_scheduler.tasks})
                 for future, report in reports.items():
                     lost = suspicious.get(future.key, 0)
                     report["attempts"] = 1 + lost
                     if lost:
-                        print(f"pass {number}: {chunks[futures[future]]['label']} was rerun: the worker it was given to "
-                              f"died ({lost} time{'s' if lost > 1 else ''})", flush=True)
+                        print(f"pass {number}: {chunks[futures[future]]['label']} was rerun: "
+                              f"the worker it was given to died ({lost} time{'s' if lost > 1 else ''})", flush=True)
             finally:
                 for future in futures:
                     future.cancel()
             timings["passes"].append({
                 "pass": number, "wall_s": time.time() - pass_start, "submitted": pass_start,
-                "chunks": sorted(({"index": futures[f], "worker": r["worker"], "host": r["host"], "started": r["started"],
+                "chunks": sorted(({"index": futures[f], "worker": r["worker"], "host": r["host"],
+                                   "started": r["started"],
                                    "finished": r["finished"], "seconds": r["finished"] - r["started"],
                                    "frames": r["frames"], "attempts": r["attempts"]} for f, r in reports.items()),
                                  key=lambda c: c["index"]),
@@ -280,9 +285,10 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
         def warn_about_short_chunks(pass_one):
             cost = chunking.extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene)
             if cost is not None:
-                print(f"multipass-farm: warning: chunks this short start {cost[0]} more IDR picture{'s' if cost[0] > 1 else ''} "
-                      f"than vtmultipasssink would code (one per {chunking.GOP_SECONDS:g} s and at scene cuts); in pass 1 "
-                      f"{'they' if cost[0] > 1 else 'it'} took {cost[1] * 100:.1f} % of the bits beyond an average frame, "
+                print(f"multipass-farm: warning: chunks this short start {cost[0]} more IDR "
+                      f"picture{'s' if cost[0] > 1 else ''} than vtmultipasssink would code (one per "
+                      f"{chunking.GOP_SECONDS:g} s and at scene cuts); in pass 1 {'they' if cost[0] > 1 else 'it'} "
+                      f"took {cost[1] * 100:.1f} % of the bits beyond an average frame, "
                       "which the other frames lose at this bit rate; without --chunk-seconds the chunks are as long as "
                       "the one-host GOPs", file=sys.stderr, flush=True)
 
@@ -299,8 +305,8 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
                 if decision[0] != "another-pass":
                     break
                 if number >= args.max_passes or not planned:
-                    raise JobError(f"swiftvt-farm plan asked for pass {number + 1} "
-                                   f"{'beyond --max-passes ' + str(args.max_passes) if planned else 'without a chunk to re-encode'}")
+                    where = f"beyond --max-passes {args.max_passes}" if planned else "without a chunk to re-encode"
+                    raise JobError(f"swiftvt-farm plan asked for pass {number + 1} {where}")
                 folder.prune(number, len(chunks))
                 plans = planned
             else:
@@ -317,7 +323,8 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
             planned, totals, decision = planner.parse_plan(text)
             coded, target = totals.get("coded_bits", 0), totals.get("target_bits", 0)
             print(f"plan after pass {number}: {decision[0]} {decision[1]}".rstrip()
-                  + (f"; coded {coded / 1e3:.0f} kbit, target {target / 1e3:.0f} kbit ({(coded / target - 1) * 100:+.2f} %)" if target else ""),
+                  + (f"; coded {coded / 1e3:.0f} kbit, target {target / 1e3:.0f} kbit "
+                     f"({(coded / target - 1) * 100:+.2f} %)" if target else ""),
                   flush=True)
         timings["client"]["plan_s"] = plan_seconds
         passes_run = number
@@ -331,7 +338,8 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
         t = time.time()
         splice_path = folder.file("splice.bin")
         splice_out = planner.run_tool([farm_tool, "splice", "--output", splice_path]
-                                      + [folder.chunk_dir(kept_pass, i) for i in range(len(chunks))], "swiftvt-farm splice")
+                                      + [folder.chunk_dir(kept_pass, i)
+                                         for i in range(len(chunks))], "swiftvt-farm splice")
         timings["client"]["splice_s"] = time.time() - t
         t = time.time()
         written = mux(Gst, splice_path, args.output, info, len(index.frames), source, output_streams)

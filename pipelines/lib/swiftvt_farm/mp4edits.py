@@ -198,7 +198,8 @@ def rewrite(path, timings):
     _complete_last_samples(data)
     movie_timescale, tracks = _tracks(data)
     if [track.handler for track in tracks] != [timing.handler for timing in timings]:
-        raise JobError(f"the output's tracks are {[t.handler for t in tracks]}, the job muxed {[t.handler for t in timings]}")
+        raise JobError(f"the output's tracks are {[t.handler for t in tracks]}, the job muxed "
+                       f"{[t.handler for t in timings]}")
     lists = edit_lists(movie_timescale, tracks, timings)
     (_, moov_start, payload, end), top = _moov(data)
     after = [box for box in top if box[1] > moov_start]

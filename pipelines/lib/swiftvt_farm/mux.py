@@ -146,7 +146,8 @@ def mux(Gst, splice_path, output, probe_info, expected_frames, demux_path=None, 
             # appsrc would get an audio request pad and fail to negotiate. codec_data goes in the
             # caps string (Gst.Caps.set_value cannot set a GstBuffer from PyGObject).
             pipeline = Gst.parse_launch(
-                f'appsrc name=src format=time handle-segment-change=true block=true max-bytes=8000000 caps="{caps_text}" '
+                'appsrc name=src format=time handle-segment-change=true block=true '
+                f'max-bytes=8000000 caps="{caps_text}" '
                 f"! mux.video_0 {muxer} name=mux ! filesink name=out")
             pipeline.get_by_name("out").set_property("location", partial)
             muxing = pipeline.get_by_name("mux")
@@ -193,7 +194,8 @@ def mux(Gst, splice_path, output, probe_info, expected_frames, demux_path=None, 
                 if flow != Gst.FlowReturn.OK:
                     message = bus.timed_pop_filtered(Gst.SECOND, Gst.MessageType.ERROR)
                     raise JobError(f"{muxer} took no more video at frame {frames}: "
-                                   + (f"{message.src.get_name()}: {_error_text(message)}" if message else flow.value_nick))
+                                   + (f"{message.src.get_name()}: {_error_text(message)}"
+                                      if message else flow.value_nick))
                 frames += 1
                 payload += size
                 first_pts = pts if first_pts is None else min(first_pts, pts)
@@ -203,7 +205,8 @@ def mux(Gst, splice_path, output, probe_info, expected_frames, demux_path=None, 
             pipeline.set_state(Gst.State.NULL)
             if message is None or message.type != Gst.MessageType.EOS:
                 raise JobError(f"{muxer} did not finish: "
-                               + (f"{message.src.get_name()}: {_error_text(message)}" if message else "no EOS in 300 s"))
+                               + (f"{message.src.get_name()}: {_error_text(message)}" if message
+                                  else "no EOS in 300 s"))
             if frames != expected_frames:
                 raise JobError(f"the spliced stream holds {frames} frames, the input {expected_frames}")
             notes = [_check_copied(track, demux_path, output, offset) for track in tracks]
@@ -244,7 +247,8 @@ def _check_copied(track, demux_path, output, offset):
     # priming (it starts after the movie's duration in media time): said, not hidden.
     return (f"{demux_path}'s audio track {track.number}: the demuxer delivered packets up to "
             f"{(track.packets_end - offset) / 1e9:.3f} s, {(track.stop - track.packets_end) / 1e6:.0f} ms short of "
-            f"the {(track.stop - offset) / 1e9:.3f} s its edit list presents: {os.path.basename(output)}'s track ends there")
+            f"the {(track.stop - offset) / 1e9:.3f} s its edit list presents: "
+            f"{os.path.basename(output)}'s track ends there")
 
 
 def _add_audio(Gst, pipeline, muxing, path, count, offset):

@@ -12,7 +12,8 @@ def run_tool(command, what):
     completed = subprocess.run(command, capture_output=True, text=True)
     if completed.returncode != 0:
         lines = [line for line in completed.stderr.splitlines() if line.strip()]
-        reason = next((line for line in lines if line.startswith("swiftvt-farm: ")), lines[-1] if lines else "no message")
+        reason = next((line for line in lines if line.startswith("swiftvt-farm: ")),
+                      lines[-1] if lines else "no message")
         raise JobError(f"{what} failed (exit {completed.returncode}): {reason}")
     return completed.stdout
 

@@ -87,8 +87,10 @@ def plan(Gst, index, input_name, output, copy_audio):
         if _accepts(Gst, muxer, "audio", caps):
             continue
         fits = [f"{extension} ({other})" for extension, other in ALTERNATIVES
-                if other != muxer and Gst.ElementFactory.find(other) is not None and _accepts(Gst, other, "audio", caps)]
-        remedy = "pass --no-audio" + (f", or write OUTPUT as {' or '.join(fits)}, which carr{'ies' if len(fits) == 1 else 'y'} it"
+                if other != muxer and Gst.ElementFactory.find(other) is not None
+                and _accepts(Gst, other, "audio", caps)]
+        remedy = "pass --no-audio" + (f", or write OUTPUT as {' or '.join(fits)}, which "
+                                      f"carr{'ies' if len(fits) == 1 else 'y'} it"
                                       if fits else "")
         raise JobError(f"{input_name}'s audio track {number} of {len(audio)} is {_describe(caps)}, which {muxer} "
                        f"cannot carry in {MUXER_FORMATS[muxer]} ({os.path.basename(output)}): {remedy}")

@@ -63,7 +63,8 @@ def check_worker_host(farm_tool):
     problem = None
     if resolved is None:
         problem = (f"swiftvt-farm not found on worker host {socket.gethostname()} "
-                   f"(--farm-tool, SWIFTVT_FARM_TOOL or PATH: {farm_tool or os.environ.get('SWIFTVT_FARM_TOOL') or 'swiftvt-farm'})")
+                   "(--farm-tool, SWIFTVT_FARM_TOOL or PATH: "
+                   f"{farm_tool or os.environ.get('SWIFTVT_FARM_TOOL') or 'swiftvt-farm'})")
     else:
         try:
             _gst()
@@ -185,8 +186,6 @@ def _write_all(descriptor, data):
         view = view[os.write(descriptor, view):]
 
 
-
-
 def _field_order(info, caps, buffer):
     """The frame stream's field_order for the negotiated `caps` (`info`, their VideoInfo) and the
     first frame `buffer`: 0 progressive, 1 interlaced top field first, 2 bottom field first.
@@ -269,7 +268,8 @@ def _feed_frames(Gst, GstVideo, input_path, chunk, ranges, descriptor):
                     _field_order(info, caps, buffer)))
             # fdsink writes the whole buffer: a size other than the caps' would shift every record after it.
             if buffer.get_size() != state["header"].size:
-                state["failure"] = f"a decoded frame holds {buffer.get_size()} bytes, its caps say {state['header'].size}"
+                state["failure"] = (f"a decoded frame holds {buffer.get_size()} bytes, its caps say "
+                                    f"{state['header'].size}")
                 return Gst.PadProbeReturn.DROP
             _write_all(descriptor, struct.pack("<Bqq", FRAME_RECORD, timing[0], timing[1]))
         except BrokenPipeError:
@@ -464,5 +464,3 @@ def encode_chunk(chunk, input_ref, input_key, settings, previous=None):
     finally:
         shutil.rmtree(private, ignore_errors=True)
         running.pop(private, None)
-
-
