@@ -25,8 +25,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     static let debugCategory = DebugCategory(named: "vtenc", description: "SwiftVT H.264 encoder")
     /// Named sets of property values (GstPreset), as x264enc.
     static var implementsPreset: Bool { true }
-    private let log = VTEnc.debugCategory
-    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(encoder) }
+    let log = VTEnc.debugCategory
+    var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(encoder) }
 
     /// Property values, as set on the element (declared in ``interface(for:)``).
     struct Settings: EncoderSettingsHolder {
@@ -43,25 +43,44 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
 
     typealias StreamFormat = H264Output.StreamFormat
 
-    struct State: SessionElementState {
-        var session: CompressionSession?
-        var inputState: CodecStateReference?
-        var width = 0
-        var height = 0
-        var pixelFormat = PixelFormat.i420
-        var frameRate: (numerator: Int32, denominator: Int32) = (0, 1)
-        var streamFormat = StreamFormat.avc
+    /// What exists while a session encodes, made together when the caps are set and dropped
+    /// together at stop: no field is meaningful without the others.
+    struct Encoding: Sendable {
+        var session: CompressionSession
+        var inputState: CodecStateReference
+        var width: Int
+        var height: Int
+        var pixelFormat: PixelFormat
+        var frameRate: (numerator: Int32, denominator: Int32)
+        var streamFormat: StreamFormat
         /// Downstream's profiles and levels, for the output caps' labels.
-        var downstream = H264DownstreamConstraints(profiles: nil, levels: nil)
-        /// Time stamps made up for input frames without any (see handleFrame).
+        var downstream: H264DownstreamConstraints
+        /// Time stamps made up for input frames without any (see encode(_:)).
         var untimedFrames = UntimedFrameClock()
         /// The SPS/PPS the output caps were made for.
         var negotiatedParameterSets: [[UInt8]]?
-        var activeBackend = ""
     }
 
-    private let state = Mutex(State())
-    private let delivered = DeliveredOutput<EncodedFrame>()
+    struct State: SessionElementState {
+        /// nil until caps made a session (idle), then the session and what came with it.
+        var encoding: Encoding?
+        /// Kept after stop: the `active-backend` property.
+        var activeBackend = ""
+
+        var session: CompressionSession? { encoding?.session }
+    }
+
+    /// What one frame needs from the state, taken under one lock.
+    private struct FrameSnapshot {
+        var session: CompressionSession
+        var inputState: CodecStateReference
+        var pixelFormat: PixelFormat
+        var presentationTime: GstClockTime
+        var activeBackend: String
+    }
+
+    let state = Mutex(State())
+    let delivered = DeliveredOutput<EncodedFrame>()
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     private let refusedCaps = CapsRefusals()
     private let sessions: SessionFactory<VAH264EncoderFactory>
@@ -356,18 +375,11 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 properties: sessionProperties, outputHandler: handler)
             try session.prepareToEncodeFrames()
             EncoderNotices.post(session, elementName: "vtenc", from: object)
-            let reference = CodecStateReference(input)
+            let encoding = Encoding(
+                session: session, inputState: CodecStateReference(input), width: width, height: height, pixelFormat: format,
+                frameRate: rate, streamFormat: streamFormat, downstream: downstream)
             state.withLock { state in
-                state.session = session
-                state.inputState = reference
-                state.width = width
-                state.height = height
-                state.pixelFormat = format
-                state.frameRate = rate
-                state.streamFormat = streamFormat
-                state.downstream = downstream
-                state.untimedFrames = UntimedFrameClock()
-                state.negotiatedParameterSets = nil
+                state.encoding = encoding
                 state.activeBackend = session.activeBackendName
             }
             // B-frames put DTS before PTS: start PTS at 1000 hours, as x264enc does, so DTS never
@@ -401,25 +413,29 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         return flow == GST_FLOW_OK ? outputDelivered() : flow
     }
 
-    /// Hands the frame's picture to the session; GST_FLOW_OK when it took it.
+    /// Hands the frame's picture to the session; GST_FLOW_OK when it took it. The state is read
+    /// once per frame (one lock), and written again only when the backend changed.
     private func encode(_ frame: consuming CodecFrame) -> GstFlowReturn {
-        guard let session = state.withLock({ $0.session }), let input = frame.inputBuffer,
-              let reference = state.withLock({ $0.inputState }) else {
-            return GST_FLOW_NOT_NEGOTIATED
-        }
         let frameNumber = frame.systemFrameNumber
         let timedPTS = frame.presentationTimeStamp
         let duration = frame.duration
         // Frames without time stamps (an appsrc that sets none) are encoded like x264enc does:
         // in arrival order, at the caps' frame rate; the session needs a presentation time per
         // frame, so one is made up from the last one plus a frame (the output keeps none).
-        let pts = state.withLock { state in
-            state.untimedFrames.presentationTime(
-                of: timedPTS, duration: duration, frameRate: state.frameRate)
+        let snapshot = state.withLock { state -> FrameSnapshot? in
+            guard var encoding = state.encoding else { return nil }
+            let pts = encoding.untimedFrames.presentationTime(of: timedPTS, duration: duration, frameRate: encoding.frameRate)
+            state.encoding = encoding
+            return FrameSnapshot(
+                session: encoding.session, inputState: encoding.inputState, pixelFormat: encoding.pixelFormat,
+                presentationTime: pts, activeBackend: state.activeBackend)
         }
+        guard let snapshot, let input = frame.inputBuffer else { return GST_FLOW_NOT_NEGOTIATED }
+        let session = snapshot.session
+        let pts = snapshot.presentationTime
         let forceKeyFrame = frame.isForceKeyFrame
-        guard let image = MappedVideoFrame.pixelBuffer(input, info: swiftvt_codec_state_info(reference.pointer),
-                                                       format: state.withLock { $0.pixelFormat }) else {
+        guard let image = MappedVideoFrame.pixelBuffer(input, info: swiftvt_codec_state_info(snapshot.inputState.pointer),
+                                                       format: snapshot.pixelFormat) else {
             ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtenc: an input frame could not be read (mapping failed or its layout does not match the caps)")
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
@@ -431,18 +447,20 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
                 frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame), frameReference: UInt64(frameNumber))
         } catch {
-            noteBackend(of: session)
+            noteBackend(of: session, known: snapshot.activeBackend)
             ElementMessage.stream(GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description)
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
-        noteBackend(of: session)
+        noteBackend(of: session, known: snapshot.activeBackend)
         return GST_FLOW_OK
     }
 
-    /// Posts the session's notices and keeps active-backend current.
-    private func noteBackend(of session: CompressionSession) {
+    /// Posts the session's notices and keeps active-backend current (written only when it
+    /// changed from `known`, the name last read).
+    private func noteBackend(of session: CompressionSession, known: String? = nil) {
         let name = EncoderNotices.post(session, elementName: "vtenc", from: object)
+        guard name != known else { return }
         state.withLock { $0.activeBackend = name }
     }
 
@@ -494,137 +512,6 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         try? session.completeFrames()
         delivered.discardAll()
         return true
-    }
-
-    /// Finishes the frames the session delivered, in decode order.
-    private func outputDelivered() -> GstFlowReturn {
-        let frames = delivered.takeAll()
-        for encoded in frames {
-            guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
-                continue
-            }
-            // Finished below; on the ways out before that the reference goes back and the frame
-            // stays pending (the error stops the stream).
-            let frame = CodecFrame(adopting: pending)
-            guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
-                let text = encoded.status.map { "vtenc: a frame could not be encoded: \($0.message)" } ?? "vtenc: the encoder dropped a frame"
-                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(from: object, isError: true)
-                return GST_FLOW_ERROR
-            }
-            if case .failed(let flow, let message)? = negotiateIfNeeded(description) {
-                guard let message else { return flow }
-                // Posted here: GST_FLOW_ERROR says so (GStreamer's convention), so finish()
-                // does not post a second one for the same failure.
-                message.post(from: object, isError: true)
-                return GST_FLOW_ERROR
-            }
-            let isKey = sample.isSync
-            let streamFormat = state.withLock { $0.streamFormat }
-            guard let buffer = Self.outputBuffer(sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey) else {
-                return GST_FLOW_ERROR
-            }
-            frame.setOutput(buffer)
-            frame.setSyncPoint(isKey)
-            if sample.decodeTimeStamp.isNumeric, frame.presentationTimeStamp != swiftvt_clock_time_none {
-                frame.setDecodeTimeStamp(GstClockTime(sample.decodeTimeStamp.gstreamerNanoseconds))
-            }
-            let flow = frame.finish(by: encoder)
-            if flow != GST_FLOW_OK { return flow }
-        }
-        return GST_FLOW_OK
-    }
-
-    enum Negotiation {
-        case done
-        /// The flow to return and the ERROR to post (nil when there is nothing to say).
-        case failed(GstFlowReturn, ElementMessage?)
-    }
-
-    /// Output caps from the SPS/PPS: profile and level for everyone, codec_data for avc. nil when
-    /// the caps sent last still hold.
-    private func negotiateIfNeeded(_ description: FormatDescription) -> Negotiation? {
-        let (needed, streamFormat, reference, size, rate, downstream) = state.withLock {
-            state -> (Bool, StreamFormat, CodecStateReference?, (Int, Int), (numerator: Int32, denominator: Int32), H264DownstreamConstraints) in
-            let needed = state.negotiatedParameterSets != description.parameterSets
-            if needed { state.negotiatedParameterSets = description.parameterSets }
-            return (needed, state.streamFormat, state.inputState, (state.width, state.height), state.frameRate, state.downstream)
-        }
-        guard needed else { return nil }
-        let info = reference.flatMap { swiftvt_codec_state_info($0.pointer) }
-        guard let caps = H264Output.caps(
-            description, streamFormat: streamFormat, width: size.0, height: size.1, frameRate: rate,
-            pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) }, downstream: downstream)
-        else { return .failed(GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: the encoder's parameter sets make no H.264 caps")) }
-        let summary = Self.capsSummary(caps)
-        // Checked before the caps event: GstVideoEncoder's negotiation reports success for a
-        // sticky caps event the peer refused, and the refusal would only show as a bare
-        // not-negotiated flow at the first buffer.
-        let accepted = swiftvt_pad_peer_accepts_caps(swiftvt_video_encoder_src_pad(encoder), caps) != 0
-        guard accepted, let output = gst_video_encoder_set_output_state(encoder, caps, reference?.pointer) else {
-            if !accepted { gst_caps_unref(caps) }  // set_output_state took it otherwise
-            state.withLock { $0.negotiatedParameterSets = nil }
-            let peer = swiftvt_pad_peer_caps_string(swiftvt_video_encoder_src_pad(encoder))
-            defer { g_free(peer) }
-            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(
-                GST_STREAM_ERROR_FORMAT,
-                "vtenc: downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"))
-        }
-        gst_video_codec_state_unref(output)
-        guard gst_video_encoder_negotiate(encoder) != 0 else {
-            state.withLock { $0.negotiatedParameterSets = nil }
-            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: downstream refused the H.264 caps (\(summary))"))
-        }
-        log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
-        return .done
-    }
-
-    /// The caps as text without codec_data, for messages.
-    private static func capsSummary(_ caps: UnsafeMutablePointer<GstCaps>) -> String {
-        guard let copy = gst_caps_copy(caps) else { return "video/x-h264" }
-        defer { gst_caps_unref(copy) }
-        if gst_caps_get_size(copy) > 0 { gst_structure_remove_field(gst_caps_get_structure(copy, 0), "codec_data") }
-        guard let text = gst_caps_to_string(copy) else { return "video/x-h264" }
-        defer { g_free(text) }
-        return String(cString: text)
-    }
-
-    /// The access unit as GStreamer wants it, copied once straight into the output buffer: the
-    /// session's sample lives in Swift memory that GStreamer cannot own, and the output also
-    /// starts with an access unit delimiter (7.3.2.4), as x264enc's (its `aud` property, on by
-    /// default, in avc and byte-stream alike; H.222.0 2.14 asks for one before every access unit
-    /// in MPEG-TS). Byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
-    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
-    private static func outputBuffer(
-        _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
-    ) -> OwnedBuffer? {
-        guard let data = sample.dataBuffer else { return nil }
-        // The reference leaves the closure as a pointer (a closure of BlockBuffer cannot return a
-        // noncopyable value) and is adopted again at once.
-        let made = data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
-            var layout: H264Output.AnnexBLayout?
-            var prefix: [UInt8] = []
-            if streamFormat == .byteStream {
-                guard let annexB = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: isKeyFrame, delimited: true)
-                else { return nil }
-                layout = annexB
-            } else {
-                guard let delimiter = H264Output.delimiterPrefix(avcc, description: description) else { return nil }
-                prefix = delimiter
-            }
-            let size = layout?.size ?? prefix.count + avcc.count
-            guard let buffer = OwnedBuffer(allocating: size) else { return nil }
-            let written: Void? = buffer.withWritableBytes { output in
-                if let layout {
-                    layout.write(avcc, into: output)
-                } else {
-                    output.copyBytes(from: prefix)
-                    UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]).copyMemory(from: avcc)
-                }
-            }
-            guard written != nil else { return nil }
-            return buffer.take()
-        }
-        return made.map(OwnedBuffer.init(adopting:))
     }
 }
 

@@ -1,0 +1,144 @@
+import CGStreamer
+import CSwiftVTShim
+import H264
+import MediaCore
+import Synchronization
+import SwiftVT
+
+// vtenc's access units out: the frames the session delivered, finished in decode order, and the
+// output caps made from the encoder's SPS/PPS when they change.
+extension VTEnc {
+    /// Finishes the frames the session delivered, in decode order.
+    func outputDelivered() -> GstFlowReturn {
+        let frames = delivered.takeAll()
+        guard !frames.isEmpty else { return GST_FLOW_OK }
+        let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .avc
+        for encoded in frames {
+            guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
+                continue
+            }
+            // Finished below; on the ways out before that the reference goes back and the frame
+            // stays pending (the error stops the stream).
+            let frame = CodecFrame(adopting: pending)
+            guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
+                let text = encoded.status.map { "vtenc: a frame could not be encoded: \($0.message)" } ?? "vtenc: the encoder dropped a frame"
+                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(from: object, isError: true)
+                return GST_FLOW_ERROR
+            }
+            if case .failed(let flow, let message)? = negotiateIfNeeded(description) {
+                guard let message else { return flow }
+                // Posted here: GST_FLOW_ERROR says so (GStreamer's convention), so finish()
+                // does not post a second one for the same failure.
+                message.post(from: object, isError: true)
+                return GST_FLOW_ERROR
+            }
+            let isKey = sample.isSync
+            guard let buffer = Self.outputBuffer(sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey) else {
+                return GST_FLOW_ERROR
+            }
+            frame.setOutput(buffer)
+            frame.setSyncPoint(isKey)
+            if sample.decodeTimeStamp.isNumeric, frame.presentationTimeStamp != swiftvt_clock_time_none {
+                frame.setDecodeTimeStamp(GstClockTime(sample.decodeTimeStamp.gstreamerNanoseconds))
+            }
+            let flow = frame.finish(by: encoder)
+            if flow != GST_FLOW_OK { return flow }
+        }
+        return GST_FLOW_OK
+    }
+
+    enum Negotiation {
+        case done
+        /// The flow to return and the ERROR to post (nil when there is nothing to say).
+        case failed(GstFlowReturn, ElementMessage?)
+    }
+
+    /// Output caps from the SPS/PPS: profile and level for everyone, codec_data for avc. nil when
+    /// the caps sent last still hold.
+    func negotiateIfNeeded(_ description: FormatDescription) -> Negotiation? {
+        let encoding = state.withLock { state -> Encoding? in
+            guard var encoding = state.encoding, encoding.negotiatedParameterSets != description.parameterSets else { return nil }
+            encoding.negotiatedParameterSets = description.parameterSets
+            state.encoding = encoding
+            return encoding
+        }
+        guard let encoding else { return nil }
+        let (streamFormat, reference) = (encoding.streamFormat, encoding.inputState)
+        let info = swiftvt_codec_state_info(reference.pointer)
+        guard let caps = H264Output.caps(
+            description, streamFormat: streamFormat, width: encoding.width, height: encoding.height,
+            frameRate: encoding.frameRate, pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) },
+            downstream: encoding.downstream)
+        else { return .failed(GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: the encoder's parameter sets make no H.264 caps")) }
+        let summary = Self.capsSummary(caps)
+        // Checked before the caps event: GstVideoEncoder's negotiation reports success for a
+        // sticky caps event the peer refused, and the refusal would only show as a bare
+        // not-negotiated flow at the first buffer.
+        let accepted = swiftvt_pad_peer_accepts_caps(swiftvt_video_encoder_src_pad(encoder), caps) != 0
+        guard accepted, let output = gst_video_encoder_set_output_state(encoder, caps, reference.pointer) else {
+            if !accepted { gst_caps_unref(caps) }  // set_output_state took it otherwise
+            state.withLock { $0.encoding?.negotiatedParameterSets = nil }
+            let peer = swiftvt_pad_peer_caps_string(swiftvt_video_encoder_src_pad(encoder))
+            defer { g_free(peer) }
+            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(
+                GST_STREAM_ERROR_FORMAT,
+                "vtenc: downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"))
+        }
+        gst_video_codec_state_unref(output)
+        guard gst_video_encoder_negotiate(encoder) != 0 else {
+            state.withLock { $0.encoding?.negotiatedParameterSets = nil }
+            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: downstream refused the H.264 caps (\(summary))"))
+        }
+        log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
+        return .done
+    }
+
+    /// The caps as text without codec_data, for messages.
+    private static func capsSummary(_ caps: UnsafeMutablePointer<GstCaps>) -> String {
+        guard let copy = gst_caps_copy(caps) else { return "video/x-h264" }
+        defer { gst_caps_unref(copy) }
+        if gst_caps_get_size(copy) > 0 { gst_structure_remove_field(gst_caps_get_structure(copy, 0), "codec_data") }
+        guard let text = gst_caps_to_string(copy) else { return "video/x-h264" }
+        defer { g_free(text) }
+        return String(cString: text)
+    }
+
+    /// The access unit as GStreamer wants it, copied once straight into the output buffer: the
+    /// session's sample lives in Swift memory that GStreamer cannot own, and the output also
+    /// starts with an access unit delimiter (7.3.2.4), as x264enc's (its `aud` property, on by
+    /// default, in avc and byte-stream alike; H.222.0 2.14 asks for one before every access unit
+    /// in MPEG-TS). Byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
+    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
+    private static func outputBuffer(
+        _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
+    ) -> OwnedBuffer? {
+        guard let data = sample.dataBuffer else { return nil }
+        // The reference leaves the closure as a pointer (a closure of BlockBuffer cannot return a
+        // noncopyable value) and is adopted again at once.
+        let made = data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
+            var layout: H264Output.AnnexBLayout?
+            var prefix: [UInt8] = []
+            if streamFormat == .byteStream {
+                guard let annexB = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: isKeyFrame, delimited: true)
+                else { return nil }
+                layout = annexB
+            } else {
+                guard let delimiter = H264Output.delimiterPrefix(avcc, description: description) else { return nil }
+                prefix = delimiter
+            }
+            let size = layout?.size ?? prefix.count + avcc.count
+            guard let buffer = OwnedBuffer(allocating: size) else { return nil }
+            let written: Void? = buffer.withWritableBytes { output in
+                if let layout {
+                    layout.write(avcc, into: output)
+                } else {
+                    output.copyBytes(from: prefix)
+                    UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]).copyMemory(from: avcc)
+                }
+            }
+            guard written != nil else { return nil }
+            return buffer.take()
+        }
+        return made.map(OwnedBuffer.init(adopting:))
+    }
+}
