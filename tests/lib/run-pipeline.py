@@ -47,6 +47,7 @@ Needs only Debian's python3-gi and the GStreamer typelib (gir1.2-gstreamer-1.0);
 /usr/bin/python3, which has them, whatever python3 comes first on PATH.
 """
 import argparse
+import faulthandler
 import os
 import signal
 import sys
@@ -360,6 +361,9 @@ def parse_arguments(argv):
 
 
 def main(argv) -> None:
+    # A crash in an element (SIGSEGV, SIGABRT) prints every thread's Python stack before the runner
+    # dies, so that a test seeing exit status -11 has more to go on than the status.
+    faulthandler.enable(all_threads=True)
     started = time.monotonic()
     args = parse_arguments(argv)
     REPORT["path"] = args.report

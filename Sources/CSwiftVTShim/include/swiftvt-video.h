@@ -26,12 +26,10 @@ static inline GstCaps *swiftvt_codec_state_caps(GstVideoCodecState *state) { ret
 /// The state's video info, in place (gst_video_frame_map takes it by pointer).
 static inline GstVideoInfo *swiftvt_codec_state_info(GstVideoCodecState *state) { return &state->info; }
 
-static inline GstVideoFormat swiftvt_video_info_format(const GstVideoInfo *info) { return GST_VIDEO_INFO_FORMAT(info); }
 static inline gint swiftvt_video_info_width(const GstVideoInfo *info) { return GST_VIDEO_INFO_WIDTH(info); }
 static inline gint swiftvt_video_info_height(const GstVideoInfo *info) { return GST_VIDEO_INFO_HEIGHT(info); }
 static inline gint swiftvt_video_info_fps_n(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_N(info); }
 static inline gint swiftvt_video_info_fps_d(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_D(info); }
-static inline GstVideoColorimetry swiftvt_video_info_colorimetry(const GstVideoInfo *info) { return info->colorimetry; }
 static inline GstVideoInterlaceMode swiftvt_video_info_interlace_mode(const GstVideoInfo *info) { return GST_VIDEO_INFO_INTERLACE_MODE(info); }
 static inline GstVideoFieldOrder swiftvt_video_info_field_order(const GstVideoInfo *info) { return GST_VIDEO_INFO_FIELD_ORDER(info); }
 static inline gsize swiftvt_video_info_size(const GstVideoInfo *info) { return GST_VIDEO_INFO_SIZE(info); }

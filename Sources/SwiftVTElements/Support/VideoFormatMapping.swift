@@ -31,6 +31,17 @@ enum VideoFormatMapping {
         table.first { $0.1 == format }?.0
     }
 
+    /// The picture format of raw-video caps: the table's, with NV12's range from the caps'
+    /// colorimetry (full range when it says 0-255, video range otherwise); nil for a format the
+    /// table has no picture format for.
+    static func pixelFormat(of info: GstVideoInfo) -> PixelFormat? {
+        let format = info.finfo?.pointee.format ?? GST_VIDEO_FORMAT_UNKNOWN
+        if format == GST_VIDEO_FORMAT_NV12 {
+            return info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? .nv12FullRange : .nv12VideoRange
+        }
+        return pixelFormat(for: format)
+    }
+
     /// The first PixelFormat for a GStreamer format name (video range where both exist).
     static func pixelFormat(gstreamerName name: String) -> PixelFormat? {
         table.first { $0.2 == name }?.0

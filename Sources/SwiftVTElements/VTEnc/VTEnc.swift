@@ -312,15 +312,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let info = swiftvt_codec_state_info(input)
         let width = Int(swiftvt_video_info_width(info))
         let height = Int(swiftvt_video_info_height(info))
-        let format: PixelFormat
-        switch swiftvt_video_info_format(info) {
-        case GST_VIDEO_FORMAT_NV12:
-            let colorimetry = swiftvt_video_info_colorimetry(info)
-            format = colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? .nv12FullRange : .nv12VideoRange
-        case let other:
-            // The sink template lets only formats of the table through.
-            format = VideoFormatMapping.pixelFormat(for: other) ?? .i420
-        }
+        // The sink template lets only formats of the table through.
+        let format = info.flatMap { VideoFormatMapping.pixelFormat(of: $0.pointee) } ?? .i420
         let rate = (swiftvt_video_info_fps_n(info), swiftvt_video_info_fps_d(info))
         // A caps change: what was queued under the old format goes out first.
         if let running = state.withLock({ $0.session }) {

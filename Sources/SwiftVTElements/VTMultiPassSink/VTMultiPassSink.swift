@@ -279,11 +279,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         }
         let width = Int(info.info.width)
         let height = Int(info.info.height)
-        let format: PixelFormat
-        switch info.info.finfo?.pointee.format ?? GST_VIDEO_FORMAT_UNKNOWN {
-        case GST_VIDEO_FORMAT_NV12: format = info.info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? .nv12FullRange : .nv12VideoRange
-        default: format = .i420
-        }
+        // The sink template takes I420 and NV12 only.
+        let format = VideoFormatMapping.pixelFormat(of: info.info) ?? .i420
         let rate = (info.info.fps_n, info.info.fps_d)
         let container = run.withLock { $0.container }
         if container != .annexB, width < 16 || height < 16 {
