@@ -172,13 +172,15 @@ measure() {
 }
 # The chunk length the job cuts by default for 2 workers (its default_chunk_seconds).
 chunk_seconds() { # chunk_seconds FRAMES
-    "$python" - "$1" <<'EOF'
+    "$python" - "$1" "$SWIFTVT_FARM_TOOL" <<'EOF'
 import importlib.util, sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 spec = importlib.util.spec_from_file_location("farm", "pipelines/multipass-farm.py")
 farm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(farm)
-print(f"{farm.default_chunk_seconds(int(sys.argv[1]) / 30, 2):.6f}")
+from swiftvt_farm.worker import farm_tool_defaults
+gop_seconds = farm_tool_defaults(sys.argv[2])["gop-seconds"]
+print(f"{farm.default_chunk_seconds(int(sys.argv[1]) / 30, 2, gop_seconds):.6f}")
 EOF
 }
 

@@ -8,6 +8,7 @@
 //   swiftvt-farm encode CHUNK_DIR --bitrate BITS_PER_SECOND [--threads N] [--max-keyframe-interval N] [--plan FILE]
 //   swiftvt-farm plan --bitrate BITS_PER_SECOND --max-passes N --completed-passes K --state DIR --out DIR CHUNK_DIR...
 //   swiftvt-farm splice --output FILE CHUNK_DIR...
+//   swiftvt-farm defaults        (the rules the job shares with the encoder, one "name value" a line)
 //
 // docs/farm.md describes the frame stream (encode's standard input), the chunk directory and the
 // splice file.
@@ -19,6 +20,7 @@ let usage = """
     usage: swiftvt-farm encode CHUNK_DIR --bitrate BITS_PER_SECOND [--threads N] [--max-keyframe-interval FRAMES] [--plan FILE]
            swiftvt-farm plan --bitrate BITS_PER_SECOND --max-passes N --completed-passes K --state DIR --out DIR CHUNK_DIR...
            swiftvt-farm splice --output FILE CHUNK_DIR...
+           swiftvt-farm defaults
     """
 
 guard let command = arguments.first else {
@@ -31,6 +33,7 @@ do throws(FarmFailure) {
     case "encode": try EncodeCommand(options).run()
     case "plan": try PlanCommand(options).run()
     case "splice": try SpliceCommand(options).run()
+    case "defaults": DefaultsCommand.run()
     default: throw FarmFailure.usage("unknown command \"\(command)\"")
     }
 } catch .usage(let problem) {

@@ -29,8 +29,20 @@ def job_module():
 @pytest.mark.parametrize("seconds, workers, expected", [
     (8, 2, 1), (10, 2, 1), (301 / 30, 2, 2), (15, 2, 2), (3284 / 30, 2, 8), (60, 8, 6), (7200, 8, 32)],
     ids=["8s-2w", "10s-2w", "10.03s-2w", "15s-2w", "109.47s-2w", "60s-8w", "7200s-8w"])
-def test_default_chunk_count(job_module, seconds, workers, expected):
-    assert round(seconds / job_module.default_chunk_seconds(seconds, workers)) == expected
+def test_default_chunk_count(job_module, gop_seconds, seconds, workers, expected):
+    assert round(seconds / job_module.default_chunk_seconds(seconds, workers, gop_seconds)) == expected
+
+
+@pytest.fixture(scope="module")
+def gop_seconds(farm_env):
+    """The one-host GOP as swiftvt-farm reports it (the Swift rule the job plans with)."""
+    from swiftvt_farm.worker import farm_tool_defaults
+    return farm_tool_defaults(farm_env["SWIFTVT_FARM_TOOL"])["gop-seconds"]
+
+
+def test_gop_from_the_encoder(gop_seconds):
+    """vtmultipasssink's automatic GOP (MultiPassGOP.automaticDuration), read from swiftvt-farm."""
+    assert gop_seconds == 10.0
 
 
 @pytest.fixture(scope="module")

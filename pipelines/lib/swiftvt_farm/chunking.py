@@ -5,15 +5,15 @@ import math
 
 from .errors import JobError
 
-# The one-host encode's GOP: vtmultipasssink, like swiftvt-farm encode without
-# --max-keyframe-interval, starts an IDR picture at least every 10 s (and at scene cuts).
-GOP_SECONDS = 10.0
+# The one-host encode's GOP, `gop_seconds` below: vtmultipasssink, like swiftvt-farm encode without
+# --max-keyframe-interval, starts an IDR picture at least that often (and at scene cuts); the value
+# comes from the Swift code that applies it (`swiftvt-farm defaults`, worker.farm_tool_defaults).
 
 
-def default_chunk_seconds(duration_s, workers):
+def default_chunk_seconds(duration_s, workers, gop_seconds):
     """4 chunks per worker (workers = Dask threads), so that while the last chunks of a pass run the
     other workers wait for at most about a quarter of their share; but no more chunks than the GOPs
-    of the one-host encode, ceil(duration / GOP_SECONDS). Every chunk starts with an IDR picture:
+    of the one-host encode, ceil(duration / gop_seconds). Every chunk starts with an IDR picture:
     with that cap the farm codes no more of them than vtmultipasssink does on the same input, and
     boundaries snapped to scene cuts put them where it puts its own. A clip of one GOP is one chunk:
     splitting it adds an I picture the one-host encode does not have (the 300-frame 720p clip of
@@ -28,7 +28,7 @@ def default_chunk_seconds(duration_s, workers):
 
     Where fewer chunks than 4 per worker are left, their count is rounded down to a multiple of the
     workers when above it, so that no worker is left with one more chunk than the others."""
-    gops = max(1, math.ceil(duration_s / GOP_SECONDS - 1e-6))
+    gops = max(1, math.ceil(duration_s / gop_seconds - 1e-6))
     count = min(4 * workers, gops)
     if count > workers:
         count -= count % workers
@@ -166,15 +166,15 @@ def make_chunks(index, starts):
     return chunks
 
 
-def extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene):
+def extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene, gop_seconds):
     """What chunks shorter than the one-host GOP cost, from pass 1: None when the farm starts no
-    more IDR pictures than vtmultipasssink would (one per GOP_SECONDS, and at scene cuts), else
+    more IDR pictures than vtmultipasssink would (one per gop_seconds, and at scene cuts), else
     (extra IDR pictures, their share of pass 1's bits). An IDR picture's cost is what it took
     beyond an average frame of its chunk; every bit it takes, the target takes from the other
     frames. `pass_one`: {chunk index: encode result}; `cut_at_scene`: {chunk index} of chunks
     that start at a scene cut (where the one-host encode starts a GOP too)."""
     periodic = [c for c in chunks[1:] if c["index"] not in cut_at_scene]
-    one_host_periodic = max(0, math.ceil(duration_s / GOP_SECONDS - 1e-6) - 1)
+    one_host_periodic = max(0, math.ceil(duration_s / gop_seconds - 1e-6) - 1)
     extra = len(periodic) - one_host_periodic
     if extra <= 0:
         return None

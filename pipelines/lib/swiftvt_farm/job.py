@@ -12,7 +12,7 @@ from owned_folder import OwnedFolder, remove_dead
 from . import chunking, jobfolder, planner
 from .errors import JobError
 from .mux import mux
-from .worker import StopTasksAtClose, _read_dir, check_worker_host, encode_chunk
+from .worker import StopTasksAtClose, _read_dir, check_worker_host, encode_chunk, farm_tool_defaults
 
 SHARED_JOB_PREFIX = "swiftvt-farm-job-"
 # How many times a chunk of one pass is submitted again after Dask lost data it depends on (a
@@ -137,7 +137,8 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
     # Chunks, in the input's own time (the frame index): every frame belongs to exactly one.
     t = time.time()
     duration_s = index.duration / 1e9
-    chunk_seconds = args.chunk_seconds or chunking.default_chunk_seconds(duration_s, threads)
+    gop_seconds = farm_tool_defaults(farm_tool)["gop-seconds"]
+    chunk_seconds = args.chunk_seconds or chunking.default_chunk_seconds(duration_s, threads, gop_seconds)
     chunk_ns = int(chunk_seconds * 1e9)
     at_key_frames = chunking.key_frame_boundaries(index, chunk_ns)
     starts = chunking.scene_cut_boundaries(Gst, source, index, at_key_frames, chunk_ns)
@@ -283,11 +284,11 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
             return text
 
         def warn_about_short_chunks(pass_one):
-            cost = chunking.extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene)
+            cost = chunking.extra_key_picture_cost(chunks, pass_one, duration_s, cut_at_scene, gop_seconds)
             if cost is not None:
                 print(f"multipass-farm: warning: chunks this short start {cost[0]} more IDR "
                       f"picture{'s' if cost[0] > 1 else ''} than vtmultipasssink would code (one per "
-                      f"{chunking.GOP_SECONDS:g} s and at scene cuts); in pass 1 {'they' if cost[0] > 1 else 'it'} "
+                      f"{gop_seconds:g} s and at scene cuts); in pass 1 {'they' if cost[0] > 1 else 'it'} "
                       f"took {cost[1] * 100:.1f} % of the bits beyond an average frame, "
                       "which the other frames lose at this bit rate; without --chunk-seconds the chunks are as long as "
                       "the one-host GOPs", file=sys.stderr, flush=True)

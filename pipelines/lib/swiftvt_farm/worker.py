@@ -56,6 +56,17 @@ def _resolve_farm_tool(farm_tool):
     return shutil.which(candidate)
 
 
+def farm_tool_defaults(farm_tool):
+    """The encoder's rules the job plans with, from `swiftvt-farm defaults` (the Swift code that
+    applies them; the job keeps no copy): {"gop-seconds": 10.0, "minimum-gop-frames": 4.0}."""
+    import subprocess
+    completed = subprocess.run([farm_tool, "defaults"], capture_output=True, text=True, timeout=60)
+    if completed.returncode != 0:
+        raise RuntimeError(f"{farm_tool} defaults failed: {completed.stderr.strip()}")
+    pairs = (line.split() for line in completed.stdout.splitlines() if line.strip())
+    return {name: float(value) for name, value in pairs}
+
+
 def check_worker_host(farm_tool):
     """Run on every worker before any work (client.run): what this host would use, or the problem."""
     import socket
