@@ -41,6 +41,8 @@ extension VTDec {
                 if flow != GST_FLOW_OK { result = flow }
                 frame.markCorrupted()
             }
+            verifyPictureHash(of: image, frameNumber: UInt32(truncatingIfNeeded: decoded.frameReference),
+                              presentationTimeStamp: decoded.presentationTimeStamp)
             let flow = finish(frame, with: image)
             if flow != GST_FLOW_OK && result == GST_FLOW_OK { result = flow }
         }
