@@ -61,3 +61,17 @@ def test_latency_is_the_reorder_depth_plus_frame_threads(plugin_env, h265_corpus
                             text=True, timeout=120)
     frames = re.findall(r"latency (\d+) frames", result.stdout + result.stderr)
     assert frames and int(frames[0]) == expected, frames
+
+
+@pytest.mark.parametrize("fmt, width, height", [("Y444", 345, 281), ("I420_10LE", 346, 282)])
+def test_odd_conformance_window_is_exact(plugin_env, runner, tmp_path, fmt, width, height):
+    """x265 codes 352x288 and crops the rest with the conformance window: 7 columns and 7 rows in
+    4:4:4 (offsets in luma samples, odd), 3 chroma columns and rows in 4:2:0 10-bit (an odd chroma
+    offset): the same pictures as avdec_h265."""
+    path = tmp_path / f"odd-{fmt}.265"
+    caps = f"video/x-raw,format={fmt},width={width},height={height}"
+    runner(f"videotestsrc num-buffers=5 pattern=ball ! {caps} ! x265enc ! video/x-h265,stream-format=byte-stream "
+           f"! filesink location={path}", timeout=120, expect="eos")
+    ours = gst_launch_raw(plugin_env, f"filesrc location={path} ! h265parse ! vtdec ! {caps}", timeout=60)
+    peer = gst_launch_raw(plugin_env, f"filesrc location={path} ! h265parse ! avdec_h265 ! {caps}", timeout=60)
+    assert len(peer) > 0 and hashlib.md5(ours).hexdigest() == hashlib.md5(peer).hexdigest()
