@@ -19,13 +19,14 @@ import SwiftVT
 /// and queries it answers), `VTDecInput.swift` (input caps and what downstream takes),
 /// `VTDecDecoding.swift` (frames into the session) and `VTDecOutput.swift` (pictures out).
 ///
-/// Locks: `settings`, `state` and `input` are never held together, and none is held while
+/// Locks: `settings`, `state`, `input` and `pictureHashes` are never held together, and none is held while
 /// calling out of the element (finishing frames, negotiating, queries, posting messages, calls
 /// into the session): each is taken for a few field reads or writes. `input` (the sample
 /// builder) is the one held across work, the reading of one input frame, which may rewrite the
 /// frame into length-prefixed NAL units (a copy); only the streaming thread (set_format,
 /// handle_frame, start/stop) ever takes it, so that copy holds up no other thread, while `state`
-/// is read by property reads (active-backend) and queries from other threads.
+/// is read by property reads (active-backend) and queries from other threads. `pictureHashes`
+/// (verify-picture-hash) is, like `input`, the streaming thread's: it reads each sample's hash SEI.
 final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Sendable {
     // `decoder` is the GObject that owns this object (created in instance_init, released in
     // finalize); mutable state is behind the mutexes. The stored properties are internal, not
@@ -106,7 +107,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
             longName: hardwareOnly ? "SwiftVT H.264 decoder (hardware required)" : "SwiftVT H.264 and H.265 decoder",
             classification: hardwareOnly ? "Codec/Decoder/Video/Hardware" : "Codec/Decoder/Video",
             description: hardwareOnly
-                ? "Decodes H.264 on the VideoToolbox decompression-session model on a VA-API device"
+                ? "Decodes H.264 on the VideoToolbox decompression-session model: VA-API when available, libavcodec otherwise"
                 : "Decodes H.264 and H.265 on the VideoToolbox decompression-session model: H.264 on VA-API when available, "
                     + "libavcodec otherwise",
             padTemplates: [
@@ -126,9 +127,9 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
                      0...256, default: 0, at: \.maxThreads),
                 .boolean("verify-picture-hash", nick: "Verify picture hashes",
                          blurb: "Check every H.265 picture against the stream's decoded picture hash SEI (MD5, CRC or checksum, "
-                          + "H.265 D.3.19) and post a WARNING naming the first picture that differs: a conformance check. "
-                          + "Takes effect when the next decoding session starts.",
-                      default: false, at: \.verifyPictureHash),
+                             + "H.265 D.3.19) and post a WARNING naming the first picture that differs: a conformance check. "
+                             + "Takes effect when the next decoding session starts.",
+                         default: false, at: \.verifyPictureHash),
                 .reported("active-backend", nick: "Active backend",
                           blurb: "The decoder in use: e.g. \"libavcodec (software)\"; empty before the first session starts",
                           .string(default: "")) { .string($0.activeBackend) },
