@@ -108,6 +108,12 @@ final class LibavcodecDecoder: DecoderBackend {
         // avdec_h264's output-corrupt=true does: a damaged file keeps its frames.
         context.pointee.flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT
         context.pointee.apply_cropping = 1
+        // libavcodec's own log lines (a damaged slice, a picture whose allocation a flush ended)
+        // would go to the host application's stderr; the session reports each failure as a
+        // frame status, which the element turns into GStreamer messages. Demoted to debug
+        // level (AVClass's log_level_offset), as avdec_h264/avdec_h265 route them to
+        // GStreamer's debug log: `av_log_set_level(AV_LOG_DEBUG + 16)` shows them again.
+        context.pointee.log_level_offset = 48  // AV_LOG_DEBUG: ERROR (16) becomes 64
         // Output order per the spec's bumping process from the first picture: libavcodec
         // otherwise starts with no reorder delay, grows it when a picture arrives out of order,
         // and silently drops that picture (Cisco_Men_whisper_*_Bframe_9 lose 7 of 9 frames).

@@ -35,13 +35,10 @@ struct H265SampleBuilderTests {
         })
     }
 
-    static func annexB(_ units: [[UInt8]]) -> [UInt8] { units.flatMap { [0, 0, 0, 1] + $0 } }
+    /// The framing is the same for both codecs: the H.264 tests' helpers.
+    static func annexB(_ units: [[UInt8]]) -> [UInt8] { H264SampleBuilderTests.annexB(units) }
 
-    static func lengthPrefixed(_ units: [[UInt8]], size: Int) -> [UInt8] {
-        units.flatMap { unit -> [UInt8] in
-            (0..<size).reversed().map { UInt8(truncatingIfNeeded: unit.count >> (8 * $0)) } + unit
-        }
-    }
+    static func lengthPrefixed(_ units: [[UInt8]], size: Int) -> [UInt8] { H264SampleBuilderTests.lengthPrefixed(units, size: size) }
 
     @Test("Annex B: start codes become 4-byte lengths, the VPS/SPS/PPS make an hvc1 description after the window",
           .requiresH265Corpus)

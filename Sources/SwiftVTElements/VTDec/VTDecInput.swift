@@ -94,20 +94,10 @@ extension VTDec {
                     debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
-        let inputFormat: InputFormat
-        switch streamFormat {
-        case "avc":
-            guard let record else {
-                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: stream-format=avc needs codec_data (the avcC record) in the caps, and there is none. Put h264parse or h264parse-to-avcc in front of vtdec."))
-            }
-            inputFormat = .avc(nalUnitHeaderLength: record.nalUnitHeaderLength)
-        case "avc3":
-            inputFormat = .avc3(nalUnitHeaderLength: record?.nalUnitHeaderLength ?? 4)
-        default:
-            inputFormat = .byteStream
-        }
-        return .success(DescribedInput(format: inputFormat, configuration: .h264(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)))
+        return Self.inputFormat(
+            streamFormat, lengthPrefixed: ("avc", "avc3"), nalUnitHeaderLength: record?.nalUnitHeaderLength,
+            missingRecord: "the avcC record", parsers: "h264parse or h264parse-to-avcc"
+        ).map { DescribedInput(format: $0, configuration: .h264(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)) }
     }
 
     /// H.265 profiles (GStreamer's caps names, A.3) whose pictures SwiftVT has no pixel format
@@ -152,20 +142,32 @@ extension VTDec {
                     debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
-        let inputFormat: InputFormat
+        return Self.inputFormat(
+            streamFormat, lengthPrefixed: ("hvc1", "hev1"), nalUnitHeaderLength: record?.nalUnitHeaderLength,
+            missingRecord: "the hvcC record", parsers: "h265parse"
+        ).map { DescribedInput(format: $0, configuration: .h265(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)) }
+    }
+
+    /// The input format a stream-format names, for both codecs: the first of `lengthPrefixed`
+    /// (avc, hvc1) carries its parameter sets in codec_data, which must be there
+    /// (`nalUnitHeaderLength` is its length size); the second (avc3, hev1) in band, with
+    /// codec_data's length size when there is one, else 4; anything else is byte-stream.
+    private static func inputFormat(
+        _ streamFormat: String, lengthPrefixed names: (outOfBand: String, inBand: String), nalUnitHeaderLength: Int?,
+        missingRecord: String, parsers: String
+    ) -> Result<InputFormat, ElementMessage> {
         switch streamFormat {
-        case "hvc1":
-            guard let record else {
+        case names.outOfBand:
+            guard let nalUnitHeaderLength else {
                 return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: stream-format=hvc1 needs codec_data (the hvcC record) in the caps, and there is none. Put h265parse in front of vtdec."))
+                    "vtdec: stream-format=\(streamFormat) needs codec_data (\(missingRecord)) in the caps, and there is none. Put \(parsers) in front of vtdec."))
             }
-            inputFormat = .hvc1(nalUnitHeaderLength: record.nalUnitHeaderLength)
-        case "hev1":
-            inputFormat = .hev1(nalUnitHeaderLength: record?.nalUnitHeaderLength ?? 4)
+            return .success(.lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength))
+        case names.inBand:
+            return .success(.lengthPrefixedWithInBandParameterSets(nalUnitHeaderLength: nalUnitHeaderLength ?? 4))
         default:
-            inputFormat = .byteStream
+            return .success(.byteStream)
         }
-        return .success(DescribedInput(format: inputFormat, configuration: .h265(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)))
     }
 
     private func accept(_ input: UnsafeMutablePointer<GstVideoCodecState>, _ described: DescribedInput) {
