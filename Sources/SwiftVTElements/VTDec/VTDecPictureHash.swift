@@ -47,7 +47,8 @@ extension VTDec {
     /// Before a sample goes to the session: its picture's hash, when verify-picture-hash is on
     /// for an H.265 stream.
     func notePictureHash(frameNumber: UInt32, sample: UnsafeRawBufferPointer, description: FormatDescription) {
-        guard description.codecName == "H.265", settings.withLock({ $0.verifyPictureHash }) else { return }
+        let isH265 = description.codecType == .hevc || description.codecType == .hevcInBandParameterSets
+        guard isH265, settings.withLock({ $0.verifyPictureHash }) else { return }
         pictureHashes.withLock { $0.note(frameNumber: frameNumber, sample: sample, description: description) }
     }
 
