@@ -2,6 +2,7 @@
 padding, the corpus streams, the parsers vtdec is tested behind."""
 import dataclasses
 import hashlib
+import re
 import subprocess
 from pathlib import Path
 
@@ -67,7 +68,8 @@ class DecodedStream:
 def decode_to_planes(runner, path, row, parser, work, decoder="vtdec name=dec verify-picture-hash=true"):
     """`path` through `filesrc ! parser ! decoder` in the manifest's format; the MD5 of its planes."""
     fmt, bps, sub_x, sub_y = FORMATS[row["pix_fmt"]]
-    output = Path(work) / f"{path.name}-{parser}-{decoder.split()[0]}.yuv"
+    label = re.sub(r"[^A-Za-z0-9.-]+", "_", f"{path.name}-{parser}-{decoder.split()[0]}")
+    output = Path(work) / f"{label}.yuv"
     result = runner(f"filesrc location={path} ! {parser} ! {decoder} ! video/x-raw,format={fmt} ! filesink location={output}",
                     timeout=300, expect="eos")
     data = output.read_bytes() if output.is_file() else b""

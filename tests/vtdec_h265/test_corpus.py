@@ -51,3 +51,15 @@ def test_active_backend_is_libavcodec(h265_corpus, runner, name):
     result = runner(f"filesrc location={folder / name} ! h265parse ! vtdec name=dec ! fakesink", timeout=120,
                     expect="eos", properties=("active-backend",))
     assert result.property("dec", "active-backend") == "libavcodec (software)", result.log[-1500:]
+
+
+@pytest.mark.parametrize("stream_format", ["hvc1", "hev1", "byte-stream"])
+@pytest.mark.parametrize("name", ["main_aud_repeat_hdrs.265", "main_opengop_cra.265"])
+def test_each_stream_format_decodes_to_the_manifest_md5(plugin_env, h265_corpus, runner, tmp_path, name, stream_format):
+    """h265parse's three stream formats (alignment=au): hvc1 with the hvcC record, hev1 with
+    parameter sets in band, Annex B."""
+    from vtdec_h265_testing import decode_to_planes
+    folder, manifest = h265_corpus
+    stream = decode_to_planes(runner, folder / name, manifest[name],
+                              f"h265parse ! video/x-h265,stream-format={stream_format},alignment=au", tmp_path)
+    assert (stream.frames, stream.md5) == (int(manifest[name]["frames"]), manifest[name]["ref_md5"]), stream.result.log[-1500:]
