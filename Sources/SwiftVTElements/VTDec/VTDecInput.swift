@@ -66,6 +66,16 @@ extension VTDec {
                        debug: reason)
     }
 
+    /// The caps' stream-format (byte-stream when absent) and codec_data.
+    private static func streamFormatAndCodecData(of caps: UnsafeMutablePointer<GstCaps>) -> (String, [UInt8]?) {
+        let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
+        // Copy: codec_data is a few dozen (avcC) or hundred (hvcC) bytes that must outlive the caps.
+        let codecData = swiftvt_caps_get_buffer(caps, "codec_data").flatMap { buffer in
+            MappedBytes.withReadableBytes(of: buffer) { Array($0) }
+        }
+        return (streamFormat, codecData)
+    }
+
     /// The caps' framerate, when it is a positive fraction.
     private func frameRate(of caps: UnsafeMutablePointer<GstCaps>) -> (Int32, Int32)? {
         var numerator: Int32 = 0
@@ -77,11 +87,7 @@ extension VTDec {
     /// How the caps' stream-format, codec_data and framerate describe H.264 input, or the ERROR
     /// for caps that can never be decoded.
     private func inputFormat(from caps: UnsafeMutablePointer<GstCaps>) -> Result<DescribedInput, ElementMessage> {
-        let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
-        // Copy: codec_data is a few dozen bytes that must outlive the caps.
-        let codecData = swiftvt_caps_get_buffer(caps, "codec_data").flatMap { buffer in
-            MappedBytes.withReadableBytes(of: buffer) { Array($0) }
-        }
+        let (streamFormat, codecData) = Self.streamFormatAndCodecData(of: caps)
         var record: AVCDecoderConfigurationRecord?
         if let codecData {
             do throws(H264Error) {
@@ -111,17 +117,13 @@ extension VTDec {
     /// How the caps describe H.265 input (stream-format hvc1, hev1 or byte-stream; codec_data
     /// the hvcC record, ISO/IEC 14496-15 8.3.3.1), or the ERROR for caps that can never be decoded.
     private func h265InputFormat(from caps: UnsafeMutablePointer<GstCaps>) -> Result<DescribedInput, ElementMessage> {
-        let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
+        let (streamFormat, codecData) = Self.streamFormatAndCodecData(of: caps)
         if let profile = swiftvt_caps_get_string(caps, "profile").map({ String(cString: $0) }), Self.undecodableH265Profile(profile) {
             return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
                 "vtdec: the caps announce H.265 profile \"\(profile)\", which vtdec cannot decode (it decodes Main, Main 10, "
                     + "Main 4:2:2 10, Main 4:4:4 and Main 4:4:4 10, in 8 and 10 bits). Use a decoder for that profile, or "
                     + "encode the stream in one of those profiles.",
                 debug: "stream-format \(streamFormat)"))
-        }
-        // Copy: codec_data is a few hundred bytes that must outlive the caps.
-        let codecData = swiftvt_caps_get_buffer(caps, "codec_data").flatMap { buffer in
-            MappedBytes.withReadableBytes(of: buffer) { Array($0) }
         }
         var record: HEVCDecoderConfigurationRecord?
         if let codecData {
