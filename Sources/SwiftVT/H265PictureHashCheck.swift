@@ -15,6 +15,9 @@ public struct H265ExpectedPictureHash: Sendable, Equatable {
     /// picture starts inside the decoded one.
     public var windowLeft: Int
     public var windowTop: Int
+    /// The conformance window's size in luma samples: the output picture's.
+    public var windowWidth: Int
+    public var windowHeight: Int
     /// SubWidthC and SubHeightC (Table 6-1).
     public var subWidthC: Int
     public var subHeightC: Int
@@ -48,8 +51,8 @@ public struct H265PictureHashReader: Sendable {
         let window = sps.conformanceWindow
         return (picture.pictureOrderCount, H265ExpectedPictureHash(
             hash: hash, pictureOrderCount: picture.pictureOrderCount, codedWidth: sps.picWidthInLumaSamples,
-            codedHeight: sps.picHeightInLumaSamples, windowLeft: window.x, windowTop: window.y,
-            subWidthC: sps.subWidthC, subHeightC: sps.subHeightC))
+            codedHeight: sps.picHeightInLumaSamples, windowLeft: window.x, windowTop: window.y, windowWidth: window.width,
+            windowHeight: window.height, subWidthC: sps.subWidthC, subHeightC: sps.subHeightC))
     }
 }
 
@@ -87,9 +90,15 @@ public enum H265PictureHashCheck {
             let height = expected.codedHeight / divideY
             let left = expected.windowLeft / divideX
             let top = expected.windowTop / divideY
-            // The output plane must lie inside the decoded picture the hash covers.
-            guard plane.width + left <= width, plane.height + top <= height else {
-                return .notCheckable("the output picture does not fit the decoded picture the hash describes")
+            // The output plane must be exactly the window of the SPS the hash was read with (the
+            // rows around it are then the decoded picture's): anything else, say after damage,
+            // is not the picture this hash describes, and reading around it could leave its memory.
+            let windowWidth = (expected.windowWidth + divideX - 1) / divideX
+            let windowHeight = (expected.windowHeight + divideY - 1) / divideY
+            guard plane.width == windowWidth, plane.height == windowHeight, windowWidth + left <= width,
+                  windowHeight + top <= height
+            else {
+                return .notCheckable("the output picture is not the conformance window of the SPS the hash was read with")
             }
             let origin = plane.baseAddress - top * plane.bytesPerRow - left * bytesPerSample
             let rows = ComponentRows(origin: UnsafeRawPointer(origin), bytesPerRow: plane.bytesPerRow,
