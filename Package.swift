@@ -53,7 +53,7 @@ let package = Package(
         // headers, SEI, access units, POC, hvcC, format descriptions.
         .target(name: "H265", dependencies: ["MediaCore", "NALBitstream"], swiftSettings: optimized),
         // Sessions (VTDecompressionSession model) and the backend protocols; no C libraries.
-        .target(name: "SwiftVT", dependencies: ["MediaCore", "H264"], swiftSettings: optimized),
+        .target(name: "SwiftVT", dependencies: ["MediaCore", "NALBitstream", "H264", "H265"], swiftSettings: optimized),
         // libavcodec/libavutil headers, and forwarders that load the libraries on first use
         // (Sources/CFFmpeg/loader.c): hidden, so nothing is exported or interposed.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "CX264", linkerSettings: [.linkedLibrary("dl")]),
         // Software backends: the libavcodec decoder and the x264 encoder.
         .target(
-            name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CFFmpeg", "CX264"],
+            name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "H265", "CFFmpeg", "CX264"],
             swiftSettings: optimized),
         // libva (with its DRM and X11 display libraries) headers, and forwarders that load the
         // libraries on first use (Sources/CVA/loader.c), hidden like CFFmpeg's: the plugin loads
@@ -90,7 +90,7 @@ let package = Package(
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
             name: "SwiftVTElements",
-            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
+            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
             // Debug builds (`swift test`) also register the elements of test builds only
             // (Elements.swift's testBuildOnly); the release plugin users install never has them.
             swiftSettings: optimized + [.define("SWIFTVT_TEST_BUILD_ELEMENTS", .when(configuration: .debug))],
@@ -129,9 +129,9 @@ let package = Package(
             name: "MultiPassEncode",
             dependencies: ["ExampleSupport", "SwiftVT", "SoftwareCodecs", "MediaCore", "SwiftVTFileSupport"],
             path: "Examples/MultiPassEncode", swiftSettings: strictSwift),
-        // Shared by the test targets: the corpus, MD5, seeded randomness.
+        // Shared by the test targets: the corpus, MD5 (MediaCore's, re-exported), seeded randomness.
         .target(
-            name: "SwiftVTTestSupport", dependencies: ["SwiftVTFileSupport"],
+            name: "SwiftVTTestSupport", dependencies: ["SwiftVTFileSupport", "MediaCore"],
             path: "Tests/SwiftVTTestSupport", swiftSettings: strictSwift),
         .testTarget(
             name: "MediaCoreTests", dependencies: ["MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
@@ -145,7 +145,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTSessionTests",
-            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
+            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "H265", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
         // The VA plumbing alone (no codec) on the project's software VA driver, through
         // scripts/with-software-va.sh; without a VA device only the discovery-failure tests run.

@@ -8,6 +8,8 @@
 # Runs, in this order (each script's header says what it measures and how):
 #   decode-throughput   vtdec against avdec_h264 and ffmpeg -f null (1080p x5, one thread and
 #                       automatic threads), wall time and peak RSS
+#   h265-decode-throughput  vtdec against avdec_h265 on H.265 (1080p x19, one thread and automatic
+#                       threads), wall time
 #   parse-throughput    h264parse-to-avcc against h264parse, cost above the filesrc ! fakesink floor
 #                       (1080p to ~1 GB; 8160 slices per picture x120)
 #   multipass-quality   vtmultipasssink against x264enc two-pass, 720p 1000 kbit/s: time, PSNR-Y,
@@ -61,7 +63,7 @@ user_plugin="${SWIFTVT_PLUGIN:-}"
 # shellcheck source=bench/lib/common.sh
 source bench/lib/common.sh
 
-benches=(decode-throughput parse-throughput multipass-quality encode-throughput plugin-load-time
+benches=(decode-throughput h265-decode-throughput parse-throughput multipass-quality encode-throughput plugin-load-time
          va-encode-depth annexb-to-avcc)
 read -r -a selected <<<"${SWIFTVT_BENCH_ONLY:-${benches[*]}}"
 for name in "${selected[@]}"; do

@@ -151,3 +151,14 @@ extension FormatDescription {
         return !theirSets.isEmpty
     }
 }
+
+extension FormatDescription {
+    /// How many pictures may precede a picture in decoding order and follow it in output order,
+    /// over the description's SPSs (``H265SequenceParameterSet/outputReorderDepth``, the
+    /// largest); nil without a readable SPS. What a decoder's latency and libavcodec's initial
+    /// delay start from.
+    public var hevcOutputReorderDepth: Int? {
+        hevcSequenceParameterSets.compactMap { try? H265SequenceParameterSet.parse(nalUnit: $0).outputReorderDepth }.max()
+    }
+}
+

@@ -1,5 +1,6 @@
 import CFFmpeg
 import H264
+import H265
 import MediaCore
 import SwiftVT
 
@@ -19,10 +20,10 @@ private final class FrameOwner: @unchecked Sendable {
     }
 }
 
-/// The libavcodec H.264 decoder behind ``LibavcodecDecoderFactory``.
+/// The libavcodec H.264 and H.265 decoders behind ``LibavcodecDecoderFactory``.
 ///
-/// Samples are AVCC (length-prefixed NAL units) and the avcC record is the extradata, which is
-/// what libavcodec's h264 decoder reads natively, so samples are fed as they are. Pictures are
+/// Samples are length-prefixed NAL units and the avcC or hvcC record is the extradata, which is
+/// what libavcodec's h264 and hevc decoders read natively, so samples are fed as they are. Pictures are
 /// decoded into pooled PixelBuffers (``PooledFrameAllocator``) and handed out cropped per the SPS
 /// without a copy: `AV_CODEC_FLAG_UNALIGNED` with `apply_cropping` makes libavcodec offset the
 /// data pointers by the exact crop, and the output PixelBuffer wraps those pointers while owning a
@@ -51,9 +52,10 @@ final class LibavcodecDecoder: DecoderBackend {
     init(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
     ) throws(VTError) {
-        guard let record = format.avcDecoderConfigurationRecord else {
-            throw VTError(.unsupportedFormat, "the format description has no avcC record")
+        guard let stream = LibavStream(format) else {
+            throw VTError(.unsupportedFormat, "the format description has no avcC or hvcC record")
         }
+        let record = stream.configurationRecord
         let choice = OutputFormatChoice(preferences: attributes.pixelFormats)
         if let native = LibavPixelFormat.expectedNative(
             chroma: format.extensions.chromaSubsampling, bitDepth: format.extensions.bitDepth),
@@ -65,8 +67,8 @@ final class LibavcodecDecoder: DecoderBackend {
                     + "decodes to \(native), and the libavcodec backend outputs that format or converts 4:2:0 to "
                     + "NV12 (8-bit) or P010 (10-bit); add one of those to pixelFormats")
         }
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
-            throw VTError(.unsupportedFormat, "this libavcodec was built without its H.264 decoder")
+        guard let codec = avcodec_find_decoder(stream.codecID) else {
+            throw VTError(.unsupportedFormat, "this libavcodec was built without its \(format.codecName) decoder")
         }
         guard let context = avcodec_alloc_context3(codec) else {
             throw VTError(.allocationFailed, "out of memory", operation: "avcodec_alloc_context3")
@@ -106,11 +108,17 @@ final class LibavcodecDecoder: DecoderBackend {
         // avdec_h264's output-corrupt=true does: a damaged file keeps its frames.
         context.pointee.flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT
         context.pointee.apply_cropping = 1
+        // libavcodec's own log lines (a damaged slice, a picture whose allocation a flush ended)
+        // would go to the host application's stderr; the session reports each failure as a
+        // frame status, which the element turns into GStreamer messages. Demoted to debug
+        // level (AVClass's log_level_offset), as avdec_h264/avdec_h265 route them to
+        // GStreamer's debug log: `av_log_set_level(AV_LOG_DEBUG + 16)` shows them again.
+        context.pointee.log_level_offset = 48  // AV_LOG_DEBUG: ERROR (16) becomes 64
         // Output order per the spec's bumping process from the first picture: libavcodec
         // otherwise starts with no reorder delay, grows it when a picture arrives out of order,
         // and silently drops that picture (Cisco_Men_whisper_*_Bframe_9 lose 7 of 9 frames).
         // ffmpeg's command line avoids it by probing frames first; here the SPS says it.
-        context.pointee.has_b_frames = Int32(Self.reorderDepth(of: format))
+        context.pointee.has_b_frames = Int32(stream.reorderDepth)
         let allocator = PooledFrameAllocator(rowAlignment: attributes.rowAlignment, consumer: attributes.consumer)
         allocator.install(in: context)
         try Libav.check(avcodec_open2(context, codec, nil), "avcodec_open2")
@@ -121,7 +129,7 @@ final class LibavcodecDecoder: DecoderBackend {
         // is open; get_buffer2 first runs in the first decode.
         if attributes.consumer != nil {
             allocator.maximumBufferCount = Self.pictureBudget(
-                of: format, threadCount: Int(context.pointee.thread_count),
+                dpbSize: stream.dpbSize, threadCount: Int(context.pointee.thread_count),
                 frameThreads: context.pointee.active_thread_type & FF_THREAD_FRAME != 0)
         }
         self.context = context
@@ -133,20 +141,10 @@ final class LibavcodecDecoder: DecoderBackend {
         self.consumer = attributes.consumer
     }
 
-    /// How many frames may precede a picture in decode order and follow it in output order,
-    /// over the description's SPSs (``SequenceParameterSet/outputReorderDepth``). Should a
-    /// Baseline stream still reorder P pictures by POC, libavcodec grows its delay as it goes.
-    static func reorderDepth(of format: FormatDescription) -> Int {
-        format.h264SequenceParameterSets.reduce(0) { depth, nal in
-            guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { return depth }
-            return max(depth, sps.outputReorderDepth)
-        }
-    }
-
-    /// How many pictures libavcodec's H.264 decoder may hold at once, which bounds its pool
-    /// (the consumer's held count comes on top):
-    /// - the DPB: max_dec_frame_buffering or the level's MaxDpbFrames (A.3.1 item h, E.2.1), which
-    ///   includes the pictures waiting for output (C.4.5.3); 16 for a stream without an SPS yet;
+    /// How many pictures libavcodec's decoder may hold at once, which bounds its pool (the
+    /// consumer's held count comes on top):
+    /// - the DPB (`dpbSize`, ``LibavStream/dpbSize``), which includes the pictures waiting for
+    ///   output (H.264 C.4.5.3, H.265 C.5.2.2); 16 for a stream without an SPS yet;
     /// - the picture being decoded;
     /// - with frame threads, each further thread decodes a picture of its own, and its context
     ///   may still reference DPB pictures the newest one has dropped (up to one per thread), so
@@ -154,12 +152,7 @@ final class LibavcodecDecoder: DecoderBackend {
     /// - two in transit: the picture the session is delivering and one pushed downstream that
     ///   the consumer has not counted (a downstream that keeps more says so in its held count).
     /// Too low a bound would make the decoder wait for itself; too high only costs memory.
-    static func pictureBudget(of format: FormatDescription, threadCount: Int, frameThreads: Bool) -> Int {
-        var dpb = 0
-        for nal in format.h264SequenceParameterSets {
-            guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { continue }
-            dpb = max(dpb, sps.maxDpbFrames)
-        }
+    static func pictureBudget(dpbSize dpb: Int, threadCount: Int, frameThreads: Bool) -> Int {
         let extraThreads = frameThreads ? max(0, threadCount - 1) : 0
         return (dpb > 0 ? dpb : 16) + 1 + 2 * extraThreads + 2
     }
@@ -460,5 +453,43 @@ final class LibavcodecDecoder: DecoderBackend {
             attachments.pixelAspectRatio = PixelAspectRatio(horizontalSpacing: aspect.num, verticalSpacing: aspect.den)
         }
         return attachments
+    }
+}
+
+/// What the decoder needs to know of a stream that depends on its codec: libavcodec's decoder,
+/// the extradata, and the SPS's reorder depth and DPB size.
+struct LibavStream {
+    var codecID: AVCodecID
+    /// The avcC or hvcC record (ISO/IEC 14496-15 5.3.3.1, 8.3.3.1), libavcodec's extradata.
+    var configurationRecord: [UInt8]
+    /// How many pictures may precede a picture in decode order and follow it in output order,
+    /// over the description's SPSs: H.264's ``SequenceParameterSet/outputReorderDepth`` (should a
+    /// Baseline stream still reorder P pictures by POC, libavcodec grows its delay as it goes),
+    /// H.265's sps_max_num_reorder_pics (7.4.3.2.1).
+    var reorderDepth = 0
+    /// The DPB in frames: H.264 max_dec_frame_buffering or the level's MaxDpbFrames (A.3.1 item
+    /// h, E.2.1); H.265 sps_max_dec_pic_buffering_minus1 + 1 (7.4.3.2.1). 0 without an SPS.
+    var dpbSize = 0
+
+    init?(_ format: FormatDescription) {
+        if let record = format.hevcDecoderConfigurationRecord {
+            codecID = AV_CODEC_ID_HEVC
+            configurationRecord = record
+            reorderDepth = format.hevcOutputReorderDepth ?? 0
+            for nal in format.hevcSequenceParameterSets {
+                guard let sps = try? H265SequenceParameterSet.parse(nalUnit: nal) else { continue }
+                dpbSize = max(dpbSize, sps.maxDecPicBufferingMinus1 + 1)
+            }
+        } else if let record = format.avcDecoderConfigurationRecord {
+            codecID = AV_CODEC_ID_H264
+            configurationRecord = record
+            reorderDepth = format.h264OutputReorderDepth ?? 0
+            for nal in format.h264SequenceParameterSets {
+                guard let sps = try? SequenceParameterSet.parse(nalUnit: nal) else { continue }
+                dpbSize = max(dpbSize, sps.maxDpbFrames)
+            }
+        } else {
+            return nil
+        }
     }
 }

@@ -4,8 +4,8 @@ import H264
 import MediaCore
 import SwiftVT
 
-/// The software H.264 decoder: libavcodec's `h264`, all the profiles it supports (8- and 10-bit,
-/// 4:2:0, 4:2:2 and 4:4:4), with frame and slice threads.
+/// The software H.264 and H.265 decoder: libavcodec's `h264` and `hevc`, all the profiles they
+/// support in 8 and 10 bits (4:2:0, 4:2:2 and 4:4:4), with frame and slice threads.
 public struct LibavcodecDecoderFactory: DecoderBackendFactory {
     public init() {}
 
@@ -19,21 +19,22 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
     public var isHardware: Bool { false }
 
     public func unavailableReason(for format: FormatDescription) -> String? {
-        guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
-            return "decodes H.264 only, and this stream's codec is '\(format.codecType)'"
+        let codecs: Set<FourCharCode> = [.h264, .h264InBandParameterSets, .hevc, .hevcInBandParameterSets]
+        guard codecs.contains(format.codecType) else {
+            return "decodes H.264 and H.265 only, and this stream's codec is '\(format.codecType)'"
         }
         if let problem = cffmpeg_load() {
             return "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec"
         }
-        guard avcodec_find_decoder(AV_CODEC_ID_H264) != nil else {
-            return "this libavcodec was built without its H.264 decoder"
+        guard let stream = LibavStream(format) else {
+            return "the format description has no avcC or hvcC record (make it with FormatDescription(h264ParameterSets:), "
+                + "FormatDescription(hevcParameterSets:) or from the container's record)"
         }
-        guard format.avcDecoderConfigurationRecord != nil else {
-            return "the format description has no avcC record (make it with FormatDescription(h264ParameterSets:) "
-                + "or FormatDescription(avcDecoderConfigurationRecord:))"
+        guard avcodec_find_decoder(stream.codecID) != nil else {
+            return "this libavcodec was built without its \(format.codecName) decoder"
         }
         if let depth = format.extensions.bitDepth, depth != 8 && depth != 10 {
-            return "\(depth)-bit H.264 decodes to a sample size SwiftVT has no pixel format for (8 and 10 bits only)"
+            return "\(depth)-bit \(format.codecName) decodes to a sample size SwiftVT has no pixel format for (8 and 10 bits only)"
         }
         return nil
     }

@@ -1,5 +1,6 @@
 import Glibc
 import H264
+import H265
 import MediaCore
 
 /// Decodes compressed samples into pictures: VideoToolbox's `VTDecompressionSession`.
@@ -87,7 +88,7 @@ public final class DecompressionSession: Sendable {
         attributes: DestinationImageBufferAttributes, factories: [any DecoderBackendFactory]
     ) throws(VTError) -> (any DecoderBackendFactory, any DecoderBackend, String) {
         let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend, VTError>.select(
-            policy: specification.hardwarePolicy, factories: factories, what: "H.264 decoder",
+            policy: specification.hardwarePolicy, factories: factories, what: "\(format.codecName) decoder",
             name: \.name, isHardware: \.isHardware, unavailableReason: { $0.unavailableReason(for: format) },
             message: \.message
         ) { (factory) throws(VTError) in
@@ -170,7 +171,10 @@ public final class DecompressionSession: Sendable {
     /// Whether samples described by `formatDescription` can be decoded by this session without
     /// making a new one (`VTDecompressionSessionCanAcceptFormatDescription`).
     public func canAccept(_ formatDescription: FormatDescription) -> Bool {
-        self.formatDescription.h264SessionCanAccept(formatDescription)
+        switch self.formatDescription.codecType {
+        case .hevc, .hevcInBandParameterSets: self.formatDescription.hevcSessionCanAccept(formatDescription)
+        default: self.formatDescription.h264SessionCanAccept(formatDescription)
+        }
     }
 
     /// Stops the session: queued samples are dropped, the worker thread ends, the decoder and the
@@ -476,5 +480,12 @@ final class SessionCore: Sendable {
         // Released outside the lock: the handler may hold the last reference to things whose
         // deinit calls back into the session.
         withExtendedLifetime((dropped, handler)) {}
+    }
+}
+
+extension FormatDescription {
+    /// The codec as people name it, for messages: "H.265" for `hvc1`/`hev1`, else "H.264".
+    public var codecName: String {
+        codecType == .hevc || codecType == .hevcInBandParameterSets ? "H.265" : "H.264"
     }
 }

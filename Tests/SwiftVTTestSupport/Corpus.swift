@@ -1,4 +1,5 @@
 import Glibc
+import MediaCore
 import SwiftVTFileSupport
 import Testing
 

@@ -7,7 +7,8 @@ import VAAPICodecs
 import Synchronization
 import SwiftVT
 
-/// `vtdec` / `vtdec_hw`: H.264 decoding on the VTDecompressionSession model (the seeds' case two).
+/// `vtdec` / `vtdec_hw`: H.264 and H.265 decoding on the VTDecompressionSession model (the seeds'
+/// case two). vtdec_hw decodes H.264 only: no hardware backend decodes H.265 yet.
 ///
 /// A GstVideoDecoder subclass that maps caps to a `FormatDescription`, input buffers to
 /// `SampleBuffer`s (wrapped, not copied) and the session's `PixelBuffer`s to output buffers
@@ -18,19 +19,20 @@ import SwiftVT
 /// and queries it answers), `VTDecInput.swift` (input caps and what downstream takes),
 /// `VTDecDecoding.swift` (frames into the session) and `VTDecOutput.swift` (pictures out).
 ///
-/// Locks: `settings`, `state` and `input` are never held together, and none is held while
+/// Locks: `settings`, `state`, `input` and `pictureHashes` are never held together, and none is held while
 /// calling out of the element (finishing frames, negotiating, queries, posting messages, calls
 /// into the session): each is taken for a few field reads or writes. `input` (the sample
 /// builder) is the one held across work, the reading of one input frame, which may rewrite the
 /// frame into length-prefixed NAL units (a copy); only the streaming thread (set_format,
 /// handle_frame, start/stop) ever takes it, so that copy holds up no other thread, while `state`
-/// is read by property reads (active-backend) and queries from other threads.
+/// is read by property reads (active-backend) and queries from other threads. `pictureHashes`
+/// (verify-picture-hash) is, like `input`, the streaming thread's: it reads each sample's hash SEI.
 final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Sendable {
     // `decoder` is the GObject that owns this object (created in instance_init, released in
     // finalize); mutable state is behind the mutexes. The stored properties are internal, not
     // private, only so that the element's other files can use them.
     let decoder: UnsafeMutablePointer<GstVideoDecoder>
-    static let debugCategory = DebugCategory(named: "vtdec", description: "SwiftVT H.264 decoder")
+    static let debugCategory = DebugCategory(named: "vtdec", description: "SwiftVT H.264 and H.265 decoder")
     let log = VTDec.debugCategory
     var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(decoder) }
 
@@ -38,11 +40,13 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     struct Settings: Sendable {
         var hardware: HardwarePolicy
         var maxThreads: Int32 = 0
+        /// Check each H.265 picture against its decoded picture hash SEI (D.3.19).
+        var verifyPictureHash = false
     }
 
     let settings: Mutex<Settings>
 
-    typealias InputFormat = H264SampleBuilder.InputFormat
+    typealias InputFormat = NALSampleInputFormat
 
     struct State: SessionElementState {
         var frameRate: (numerator: Int32, denominator: Int32)?
@@ -62,7 +66,10 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
 
     let state = Mutex(State())
     /// The stream's parameter sets and the description they make; access units as samples.
-    let input = Mutex(H264SampleBuilder())
+    let input = Mutex(VTDecStreamInput.h264(H264SampleBuilder()))
+    /// verify-picture-hash: the hashes of the pictures in flight, by frame number; streaming
+    /// thread only, like `input`.
+    let pictureHashes = Mutex(PictureHashBook())
     let sessions: SessionFactory<VAH264DecoderFactory>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     let refusedCaps = CapsRefusals()
@@ -92,12 +99,19 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
         // vtdec_hw with a VA device: only the profiles it decodes, so that decodebin does not
         // choose vtdec_hw for a stream the device cannot take (GStreamer's va plugin does the same).
         let sinkCaps = hardwareOnly ? context.hardwareSinkCaps : nil
+        // vtdec_hw decodes H.264 only (the VA backend has no H.265 decoder yet), so it offers
+        // autopluggers no H.265 caps.
+        let h264Caps = "video/x-h264, stream-format = (string) { avc, avc3, byte-stream }, alignment = (string) au"
+        let h265Caps = "video/x-h265, stream-format = (string) { hvc1, hev1, byte-stream }, alignment = (string) au"
         return ElementInterface(
-            longName: hardwareOnly ? "SwiftVT H.264 decoder (hardware required)" : "SwiftVT H.264 decoder",
+            longName: hardwareOnly ? "SwiftVT H.264 decoder (hardware required)" : "SwiftVT H.264 and H.265 decoder",
             classification: hardwareOnly ? "Codec/Decoder/Video/Hardware" : "Codec/Decoder/Video",
-            description: "Decodes H.264 on the VideoToolbox decompression-session model: VA-API when available, libavcodec otherwise",
+            description: hardwareOnly
+                ? "Decodes H.264 on the VideoToolbox decompression-session model: VA-API when available, libavcodec otherwise"
+                : "Decodes H.264 and H.265 on the VideoToolbox decompression-session model: H.264 on VA-API when available, "
+                    + "libavcodec otherwise",
             padTemplates: [
-                .sink(sinkCaps ?? "video/x-h264, stream-format = (string) { avc, avc3, byte-stream }, alignment = (string) au"),
+                .sink(sinkCaps ?? (hardwareOnly ? h264Caps : h264Caps + "; " + h265Caps)),
                 .source("video/x-raw, format = (string) { I420, NV12, I420_10LE, P010_10LE, Y42B, I422_10LE, Y444, Y444_10LE }, "
                     + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
             ],
@@ -105,11 +119,17 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
                 .hardwarePolicy(
                     "hardware", nick: "Hardware decoding",
                     blurb: "Whether to decode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
-                        + "RequireHardwareAcceleratedVideoDecoder). Takes effect when the next decoding session starts.",
+                        + "RequireHardwareAcceleratedVideoDecoder). No hardware backend decodes H.265: require refuses it, "
+                        + "auto decodes it with libavcodec. Takes effect when the next decoding session starts.",
                     wording: DecoderHardwareWording.self, default: context.defaultHardware, at: \.hardware),
                 .int("max-threads", nick: "Maximum threads",
                      blurb: "Decoding threads of the software decoder (0 = one per core). Takes effect when the next decoding session starts.",
                      0...256, default: 0, at: \.maxThreads),
+                .boolean("verify-picture-hash", nick: "Verify picture hashes",
+                         blurb: "Check every H.265 picture against the stream's decoded picture hash SEI (MD5, CRC or checksum, "
+                             + "H.265 D.3.19) and post a WARNING naming the first picture that differs: a conformance check. "
+                             + "Takes effect when the next decoding session starts.",
+                         default: false, at: \.verifyPictureHash),
                 .reported("active-backend", nick: "Active backend",
                           blurb: "The decoder in use: e.g. \"libavcodec (software)\"; empty before the first session starts",
                           .string(default: "")) { .string($0.activeBackend) },
@@ -158,7 +178,8 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
 
     func start() -> Bool {
         state.resetSession(keepingBackendName: false)
-        input.withLock { $0 = H264SampleBuilder() }
+        input.withLock { $0 = .h264(H264SampleBuilder()) }
+        pictureHashes.withLock { $0 = PictureHashBook() }
         refusedCaps.forget()
         consumer.setFlushing(false)
         consumer.setGrowthPermitted(false)
@@ -177,7 +198,8 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
 
     func stop() -> Bool {
         state.resetSession(keepingBackendName: true)
-        input.withLock { $0 = H264SampleBuilder() }
+        input.withLock { $0 = .h264(H264SampleBuilder()) }
+        pictureHashes.withLock { $0 = PictureHashBook() }
         delivered.discardAll()
         return true
     }

@@ -37,8 +37,8 @@ extension VTDec {
         }
 
         // The frame's NAL units as the session's samples carry them, and any parameter sets.
-        let read = self.input.withLock { builder in Result { () throws(H264Error) in try builder.read(input.bytes) } }
-        let unit: H264SampleBuilder.AccessUnit
+        let read = self.input.withLock { builder in builder.read(input.bytes) }
+        let unit: NALSampleAccessUnit
         switch read {
         case .failure(let damage):
             let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(damage)) was dropped."))
@@ -76,6 +76,11 @@ extension VTDec {
                 let sampleBuffer = try H264SampleBuilder.sampleBuffer(
                     unit, original: input.blockBuffer(), inBandParameterSets: inBand,
                     formatDescription: session.formatDescription, timing: timing, isSync: isSync)
+                if let converted = unit.convertedBytes {
+                    converted.withUnsafeBytes { notePictureHash(frameNumber: frameNumber, sample: $0, description: session.formatDescription) }
+                } else {
+                    notePictureHash(frameNumber: frameNumber, sample: input.bytes, description: session.formatDescription)
+                }
                 do throws(VTError) {
                     try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
                     noteBackendChange(of: session)
@@ -113,19 +118,19 @@ extension VTDec {
 
     /// Tells what the builder noticed about the input: a wrong label once as a WARNING (so the
     /// caps get fixed upstream), damage and ignored parameter sets in the log.
-    private func report(_ notices: [H264SampleBuilder.Notice]) {
+    private func report(_ notices: [NALSampleNotice]) {
         for notice in notices {
             switch notice {
             case .lengthPrefixedUnderByteStreamLabel(let length):
                 ElementMessage.stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "vtdec: the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc), "
-                        + "not start codes; decoding them as avc. Fix the caps upstream (stream-format=avc with codec_data).")
+                    "vtdec: the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc or hvc1), "
+                        + "not start codes; decoding them as such. Fix the caps upstream (stream-format=avc or hvc1 with codec_data).")
                     .post(from: object, isError: false)
             case .damagedLength(let damage, let intactBytes):
                 log.warning(object, "damaged input frame (\(damage)): decoding its \(intactBytes) intact bytes")
             case .sequenceParameterSetChangeIgnored(let id):
-                log.warning(object, "an SPS changing seq_parameter_set_id \(id) outside an IDR access unit was ignored (7.4.1.2.1; damaged input?)")
+                log.warning(object, "an SPS changing seq_parameter_set_id \(id) outside an IDR (H.264 7.4.1.2.1) or IRAP (H.265 7.4.2.4.2) access unit was ignored (damaged input?)")
             }
         }
     }
@@ -192,7 +197,7 @@ extension VTDec {
     /// depth (none without B-frames or where max_num_reorder_frames says 0) plus a frame per
     /// extra frame thread (none on live input, which is decoded with slice threads).
     private func reportLatency(for description: FormatDescription, frameThreads: Int, live: Bool) {
-        guard let frames = H264SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads) else { return }
+        guard let frames = VTDecStreamInput.decoderDelay(for: description, frameThreads: frameThreads) else { return }
         let rate: (numerator: Int32, denominator: Int32) = state.withLock { $0.frameRate } ?? (25, 1)
         let latency = MediaTime(value: Int64(rate.denominator) * Int64(frames), timescale: rate.numerator)
         gst_video_decoder_set_latency(decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))

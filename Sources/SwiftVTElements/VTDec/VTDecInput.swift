@@ -1,6 +1,7 @@
 import CGStreamer
 import CSwiftVTShim
 import H264
+import H265
 import MediaCore
 import SoftwareCodecs
 import VAAPICodecs
@@ -19,49 +20,74 @@ extension VTDec {
             log.debug(object, "refusing the same caps again: \(reason)")
             return false
         }
-        switch inputFormat(from: caps) {
+        let isH265 = gst_caps_get_structure(caps, 0).flatMap { gst_structure_get_name($0) }.map { String(cString: $0) } == "video/x-h265"
+        let described = isH265 ? h265InputFormat(from: caps) : inputFormat(from: caps)
+        switch described {
         case .failure(let message):
             refusedCaps.refuse(caps, with: message, from: object)
             return false
-        case .success(let (inputFormat, record, streamFormat, rate)):
-            if let refusal = hardwareRefusal(of: record) {
+        case .success(let described):
+            if let refusal = hardwareRefusal(of: described.configuration) {
                 refusedCaps.refuse(caps, with: refusal, from: object)
                 return false
             }
-            accept(input, inputFormat: inputFormat, record: record, streamFormat: streamFormat, frameRate: rate)
+            accept(input, described)
             return true
         }
     }
 
-    /// Under hardware=require, when codec_data already holds the SPS/PPS: the ERROR for a stream
-    /// the device cannot decode (profile, chroma format, bit depth, interlacing, size), at the caps
-    /// rather than at the first frame. Without codec_data the first SPS decides.
-    private func hardwareRefusal(of record: AVCDecoderConfigurationRecord?) -> ElementMessage? {
-        guard let record, hardware == .require,
+    /// What the caps say about the input: how frames carry NAL units and codec_data's record.
+    struct DescribedInput {
+        var format: InputFormat
+        var configuration: VTDecStreamInput.Configuration
+        var streamFormat: String
+        var frameRate: (Int32, Int32)?
+    }
+
+    /// Under hardware=require: the ERROR for a stream no hardware decoder takes, at the caps
+    /// rather than at the first frame. H.265 always (no hardware backend decodes it yet); H.264
+    /// when codec_data already holds an SPS the device cannot decode (profile, chroma format,
+    /// bit depth, interlacing, size); without codec_data the first SPS decides.
+    private func hardwareRefusal(of configuration: VTDecStreamInput.Configuration) -> ElementMessage? {
+        guard hardware == .require else { return nil }
+        let name = HardwareRequirement.factoryName(of: object)
+        guard case .h264(let record) = configuration else {
+            return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                           "\(name): hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API backend "
+                               + "decodes H.264 only). Use hardware=auto to decode H.265 with libavcodec.")
+        }
+        guard let record,
               let description = try? FormatDescription(h264ParameterSets: record.sequenceParameterSets + record.pictureParameterSets),
               let reason = sessions.hardwareFactory.unavailableReason(for: description)
         else { return nil }
-        let name = HardwareRequirement.factoryName(of: object)
         return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
                        "\(name): hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
                            + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
                        debug: reason)
     }
 
-    /// How the caps' stream-format, codec_data and framerate describe the input, or the ERROR for
-    /// caps that can never be decoded.
-    private func inputFormat(
-        from caps: UnsafeMutablePointer<GstCaps>
-    ) -> Result<(InputFormat, AVCDecoderConfigurationRecord?, String, (Int32, Int32)?), ElementMessage> {
+    /// The caps' stream-format (byte-stream when absent) and codec_data.
+    private static func streamFormatAndCodecData(of caps: UnsafeMutablePointer<GstCaps>) -> (String, [UInt8]?) {
         let streamFormat = swiftvt_caps_get_string(caps, "stream-format").map { String(cString: $0) } ?? "byte-stream"
-        // Copy: codec_data is a few dozen bytes that must outlive the caps.
+        // Copy: codec_data is a few dozen (avcC) or hundred (hvcC) bytes that must outlive the caps.
         let codecData = swiftvt_caps_get_buffer(caps, "codec_data").flatMap { buffer in
             MappedBytes.withReadableBytes(of: buffer) { Array($0) }
         }
+        return (streamFormat, codecData)
+    }
+
+    /// The caps' framerate, when it is a positive fraction.
+    private func frameRate(of caps: UnsafeMutablePointer<GstCaps>) -> (Int32, Int32)? {
         var numerator: Int32 = 0
         var denominator: Int32 = 1
         let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0 && numerator > 0
+        return hasRate ? (numerator, denominator) : nil
+    }
 
+    /// How the caps' stream-format, codec_data and framerate describe H.264 input, or the ERROR
+    /// for caps that can never be decoded.
+    private func inputFormat(from caps: UnsafeMutablePointer<GstCaps>) -> Result<DescribedInput, ElementMessage> {
+        let (streamFormat, codecData) = Self.streamFormatAndCodecData(of: caps)
         var record: AVCDecoderConfigurationRecord?
         if let codecData {
             do throws(H264Error) {
@@ -74,35 +100,88 @@ extension VTDec {
                     debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
-        let inputFormat: InputFormat
-        switch streamFormat {
-        case "avc":
-            guard let record else {
-                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: stream-format=avc needs codec_data (the avcC record) in the caps, and there is none. Put h264parse or h264parse-to-avcc in front of vtdec."))
-            }
-            inputFormat = .avc(nalUnitHeaderLength: record.nalUnitHeaderLength)
-        case "avc3":
-            inputFormat = .avc3(nalUnitHeaderLength: record?.nalUnitHeaderLength ?? 4)
-        default:
-            inputFormat = .byteStream
-        }
-        return .success((inputFormat, record, streamFormat, hasRate ? (numerator, denominator) : nil))
+        return Self.inputFormat(
+            streamFormat, lengthPrefixed: ("avc", "avc3"), nalUnitHeaderLength: record?.nalUnitHeaderLength,
+            missingRecord: "the avcC record", parsers: "h264parse or h264parse-to-avcc"
+        ).map { DescribedInput(format: $0, configuration: .h264(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)) }
     }
 
-    private func accept(
-        _ input: UnsafeMutablePointer<GstVideoCodecState>, inputFormat: InputFormat, record: AVCDecoderConfigurationRecord?,
-        streamFormat: String, frameRate: (Int32, Int32)?
-    ) {
+    /// H.265 profiles (GStreamer's caps names, A.3) whose pictures SwiftVT has no pixel format
+    /// for or libavcodec does not decode: more than 10 bits, the screen content, scalable,
+    /// multiview and 3D extensions (Annexes F-I).
+    static func undecodableH265Profile(_ profile: String) -> Bool {
+        let unsupportedMarks = ["-12", "-14", "-16", "screen-extended", "scalable", "multiview", "3d-", "high-throughput"]
+        return unsupportedMarks.contains { profile.contains($0) }
+    }
+
+    /// How the caps describe H.265 input (stream-format hvc1, hev1 or byte-stream; codec_data
+    /// the hvcC record, ISO/IEC 14496-15 8.3.3.1), or the ERROR for caps that can never be decoded.
+    private func h265InputFormat(from caps: UnsafeMutablePointer<GstCaps>) -> Result<DescribedInput, ElementMessage> {
+        let (streamFormat, codecData) = Self.streamFormatAndCodecData(of: caps)
+        if let profile = swiftvt_caps_get_string(caps, "profile").map({ String(cString: $0) }), Self.undecodableH265Profile(profile) {
+            return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                "vtdec: the caps announce H.265 profile \"\(profile)\", which vtdec cannot decode (it decodes Main, Main 10, "
+                    + "Main 4:2:2 10, Main 4:4:4 and Main 4:4:4 10, in 8 and 10 bits). Use a decoder for that profile, or "
+                    + "encode the stream in one of those profiles.",
+                debug: "stream-format \(streamFormat)"))
+        }
+        var record: HEVCDecoderConfigurationRecord?
+        if let codecData {
+            do throws(H265Error) {
+                record = try HEVCDecoderConfigurationRecord(parsing: codecData)
+                // The record's parameter sets must make a description a decoder can take.
+                let description = try FormatDescription(hevcDecoderConfigurationRecord: codecData)
+                if let depth = description.extensions.bitDepth, depth != 8 && depth != 10 {
+                    return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                        "vtdec: the stream is \(depth)-bit H.265 (codec_data's SPS), and vtdec decodes 8- and 10-bit H.265 only. "
+                            + "Use a decoder for that bit depth.",
+                        debug: "stream-format \(streamFormat)"))
+                }
+            } catch {
+                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: the codec_data in the caps is not a valid hvcC record with usable VPS/SPS/PPS (\(error)). Check the "
+                        + "demuxer or parser upstream (h265parse builds codec_data from the stream's parameter sets).",
+                    debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
+            }
+        }
+        return Self.inputFormat(
+            streamFormat, lengthPrefixed: ("hvc1", "hev1"), nalUnitHeaderLength: record?.nalUnitHeaderLength,
+            missingRecord: "the hvcC record", parsers: "h265parse"
+        ).map { DescribedInput(format: $0, configuration: .h265(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)) }
+    }
+
+    /// The input format a stream-format names, for both codecs: the first of `lengthPrefixed`
+    /// (avc, hvc1) carries its parameter sets in codec_data, which must be there
+    /// (`nalUnitHeaderLength` is its length size); the second (avc3, hev1) in band, with
+    /// codec_data's length size when there is one, else 4; anything else is byte-stream.
+    private static func inputFormat(
+        _ streamFormat: String, lengthPrefixed names: (outOfBand: String, inBand: String), nalUnitHeaderLength: Int?,
+        missingRecord: String, parsers: String
+    ) -> Result<InputFormat, ElementMessage> {
+        switch streamFormat {
+        case names.outOfBand:
+            guard let nalUnitHeaderLength else {
+                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
+                    "vtdec: stream-format=\(streamFormat) needs codec_data (\(missingRecord)) in the caps, and there is none. Put \(parsers) in front of vtdec."))
+            }
+            return .success(.lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength))
+        case names.inBand:
+            return .success(.lengthPrefixedWithInBandParameterSets(nalUnitHeaderLength: nalUnitHeaderLength ?? 4))
+        default:
+            return .success(.byteStream)
+        }
+    }
+
+    private func accept(_ input: UnsafeMutablePointer<GstVideoCodecState>, _ described: DescribedInput) {
         let reference = CodecStateReference(input)
         state.withLock { state in
             state.inputState = reference
-            state.frameRate = frameRate
+            state.frameRate = described.frameRate
         }
         // New codec_data (a resolution change, new PPSs): the next frame checks whether the
-        // running session can take it.
-        self.input.withLock { _ = $0.setInput(inputFormat, configuration: record) }
-        log.info(object, "input: stream-format \(streamFormat)\(record.map { ", codec_data with \($0.sequenceParameterSets.count) SPS and \($0.pictureParameterSets.count) PPS" } ?? "")")
+        // running session can take it. A change of codec starts a new builder.
+        self.input.withLock { $0.setInput(described.format, configuration: described.configuration) }
+        log.info(object, "input: \(described.configuration.codecName), stream-format \(described.streamFormat)\(described.configuration.summary)")
         // The session follows on the first frame, once the parameter sets are known.
     }
 
@@ -210,6 +289,88 @@ extension VTDec {
         case .yuv422?: return tenBit ? .i422TenBit : .i422
         case .yuv444?: return tenBit ? .i444TenBit : .i444
         default: return tenBit ? .i420TenBit : .i420
+        }
+    }
+}
+
+/// The sample builder of the codec the caps name: vtdec reads H.264 or H.265.
+enum VTDecStreamInput: Sendable {
+    case h264(H264SampleBuilder)
+    case h265(H265SampleBuilder)
+
+    /// codec_data's record, of the codec the caps name.
+    enum Configuration {
+        case h264(AVCDecoderConfigurationRecord?)
+        case h265(HEVCDecoderConfigurationRecord?)
+
+        var codecName: String {
+            switch self {
+            case .h264: "H.264"
+            case .h265: "H.265"
+            }
+        }
+
+        /// For the log: what codec_data holds.
+        var summary: String {
+            switch self {
+            case .h264(let record?): ", codec_data with \(record.sequenceParameterSets.count) SPS and \(record.pictureParameterSets.count) PPS"
+            case .h265(let record?):
+                ", codec_data with \(record.videoParameterSets.count) VPS, \(record.sequenceParameterSets.count) SPS and "
+                    + "\(record.pictureParameterSets.count) PPS"
+            default: ""
+            }
+        }
+    }
+
+    var formatDescription: FormatDescription? {
+        switch self {
+        case .h264(let builder): builder.formatDescription
+        case .h265(let builder): builder.formatDescription
+        }
+    }
+
+    /// New caps: a builder of their codec (kept when the codec stays) told the input format.
+    mutating func setInput(_ format: NALSampleInputFormat, configuration: Configuration) {
+        switch (self, configuration) {
+        case (.h264(var builder), .h264(let record)):
+            builder.setInput(format, configuration: record)
+            self = .h264(builder)
+        case (.h265(var builder), .h265(let record)):
+            builder.setInput(format, configuration: record)
+            self = .h265(builder)
+        case (_, .h264(let record)):
+            var builder = H264SampleBuilder()
+            builder.setInput(format, configuration: record)
+            self = .h264(builder)
+        case (_, .h265(let record)):
+            var builder = H265SampleBuilder()
+            builder.setInput(format, configuration: record)
+            self = .h265(builder)
+        }
+    }
+
+    /// A damaged access unit with no whole NAL unit before the damage, in words.
+    struct Damage: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Reads one access unit.
+    mutating func read(_ bytes: UnsafeRawBufferPointer) -> Result<NALSampleAccessUnit, Damage> {
+        switch self {
+        case .h264(var builder):
+            defer { self = .h264(builder) }
+            return Result { () throws(H264Error) in try builder.read(bytes) }.mapError { Damage(description: "\($0)") }
+        case .h265(var builder):
+            defer { self = .h265(builder) }
+            return Result { () throws(H265Error) in try builder.read(bytes) }.mapError { Damage(description: "\($0)") }
+        }
+    }
+
+    /// The frames the decoder holds before a picture comes out (the builders' rule).
+    static func decoderDelay(for description: FormatDescription, frameThreads: Int) -> Int? {
+        switch description.codecType {
+        case .hevc, .hevcInBandParameterSets: H265SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads)
+        default: H264SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads)
         }
     }
 }

@@ -41,6 +41,11 @@ extension VTDec {
                 if flow != GST_FLOW_OK { result = flow }
                 frame.markCorrupted()
             }
+            // The picture's time: the sample's, else the one the base class gave the frame.
+            let framePTS = frame.presentationTimeStamp
+            let pts = decoded.presentationTimeStamp.isValid || framePTS == swiftvt_clock_time_none
+                ? decoded.presentationTimeStamp : MediaTime(gstreamerNanoseconds: UInt64(framePTS))
+            verifyPictureHash(of: image, frameNumber: UInt32(truncatingIfNeeded: decoded.frameReference), presentationTimeStamp: pts)
             let flow = finish(frame, with: image)
             if flow != GST_FLOW_OK && result == GST_FLOW_OK { result = flow }
         }

@@ -1,5 +1,6 @@
-/// MD5 (RFC 1321), for comparing decoded pictures with the corpus's reference digests. Test code
-/// only: MD5 is what the conformance suites publish, not a security measure.
+/// MD5 (RFC 1321), for comparing decoded pictures with reference digests: the corpus's, and the
+/// decoded picture hash SEI of H.265 (D.3.19) that vtdec's verify-picture-hash checks. MD5 is
+/// what the conformance suites publish, not a security measure.
 public struct MD5: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476)
     private var pending: [UInt8] = []
@@ -54,7 +55,8 @@ public struct MD5: Sendable {
 
     public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 
-    public mutating func finalize() -> String {
+    /// The 16-byte digest of everything given so far (the hasher is spent afterwards).
+    public mutating func finalizeDigest() -> [UInt8] {
         let bitLength = length &* 8
         var padding: [UInt8] = [0x80]
         let used = (pending.count + 1) % 64
@@ -63,22 +65,28 @@ public struct MD5: Sendable {
         let savedLength = length
         update(padding)
         length = savedLength
-        let words = [state.0, state.1, state.2, state.3]
+        var digest: [UInt8] = []
+        digest.reserveCapacity(16)
+        for word in [state.0, state.1, state.2, state.3] {
+            for byteIndex in 0..<4 { digest.append(UInt8(truncatingIfNeeded: word >> UInt32(8 * byteIndex))) }
+        }
+        return digest
+    }
+
+    /// The digest in lower-case hexadecimal.
+    public mutating func finalize() -> String {
         let digits: [Character] = Array("0123456789abcdef")
         var text = ""
-        for word in words {
-            for byteIndex in 0..<4 {
-                let byte = UInt8(truncatingIfNeeded: word >> UInt32(8 * byteIndex))
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0xF)])
-            }
+        for byte in finalizeDigest() {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
         }
         return text
     }
 
     private mutating func process(_ block: UnsafeRawBufferPointer) {
-        var words = [UInt32](repeating: 0, count: 16)
-        for index in 0..<16 { words[index] = block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self).littleEndian }
+        // The block's words are read where they are (little-endian, RFC 1321 3.4), no array.
+        func words(_ index: Int) -> UInt32 { block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self).littleEndian }
         var (a, b, c, d) = state
         for index in 0..<64 {
             var f: UInt32
@@ -89,7 +97,7 @@ public struct MD5: Sendable {
             case 32..<48: f = b ^ c ^ d; g = (3 * index + 5) % 16
             default: f = c ^ (b | ~d); g = (7 * index) % 16
             }
-            f = f &+ a &+ Self.constants[index] &+ words[g]
+            f = f &+ a &+ Self.constants[index] &+ words(g)
             a = d
             d = c
             c = b
