@@ -90,7 +90,7 @@ let package = Package(
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
             name: "SwiftVTElements",
-            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
+            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
             // Debug builds (`swift test`) also register the elements of test builds only
             // (Elements.swift's testBuildOnly); the release plugin users install never has them.
             swiftSettings: optimized + [.define("SWIFTVT_TEST_BUILD_ELEMENTS", .when(configuration: .debug))],

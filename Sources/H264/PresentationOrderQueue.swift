@@ -63,15 +63,22 @@ public struct PresentationOrderQueue<Payload> {
     /// Adds the next picture in decoding order; returns the pictures whose presentation position
     /// is now known, in decoding order.
     public mutating func place(_ payload: Payload, picture: AccessUnitPicture) -> [Placed] {
+        place(payload, epoch: picture.pictureOrderCountEpoch, pictureOrderCount: picture.pictureOrderCount.picOrderCnt)
+    }
+
+    /// `place(_:picture:)` for any codec whose pictures are output in POC order within an epoch
+    /// and epoch by epoch: H.265's coded video sequences (POC is unique within one, 8.3.1, and
+    /// an IRAP picture with NoRaslOutputFlag 1 outputs every earlier picture first, C.5.2.2).
+    public mutating func place(_ payload: Payload, epoch: Int, pictureOrderCount: Int64) -> [Placed] {
         var ready: [Placed] = []
-        if currentEpoch != picture.pictureOrderCountEpoch {
+        if currentEpoch != epoch {
             // C.4.4: the new epoch's pictures all come after every earlier picture.
-            currentEpoch = picture.pictureOrderCountEpoch
+            currentEpoch = epoch
             currentEpochStart = nextDecodePosition
         }
         pending.append(Pending(
-            payload: payload, decodePosition: nextDecodePosition, epoch: picture.pictureOrderCountEpoch,
-            epochStart: currentEpochStart, pictureOrderCount: picture.pictureOrderCount.picOrderCnt))
+            payload: payload, decodePosition: nextDecodePosition, epoch: epoch,
+            epochStart: currentEpochStart, pictureOrderCount: pictureOrderCount))
         nextDecodePosition += 1
         while pending.count > reorderWindow {
             ready.append(placeFirst())

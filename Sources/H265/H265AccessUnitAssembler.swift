@@ -216,6 +216,22 @@ public struct H265AccessUnitAssembler: Sendable {
         return step
     }
 
+    /// Forgets the access unit being assembled and the POC history (a flush, a seek): the next
+    /// picture starts a coded video sequence, as after an end of sequence (8.1.3), so a CRA
+    /// picture decoding restarts at is handled with NoRaslOutputFlag 1 and its RASL pictures are
+    /// not output. Parameter sets are kept (7.4.2.4.2: they stay until replaced).
+    public mutating func reset() {
+        pocCalculator.reset()
+        currentPicture = nil
+        currentSequenceParameterSet = nil
+        seenVCLInCurrentAccessUnit = false
+        currentAccessUnitHasNALUnits = false
+        accessUnitEnded = false
+        pendingPrefixSEIs.removeAll()
+        pendingAccessUnitDelimiter = false
+        nextPictureStartsSequence = true
+    }
+
     /// Ends the stream: the access unit being assembled is complete.
     public mutating func finish() -> H265AccessUnitPicture? {
         var step = H265AccessUnitAssemblyStep(nalUnitType: nil)

@@ -165,7 +165,7 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             return state.reorderQueue.drain(timestamps: &state.timestamps)
         }
         failure?.post(from: object, isError: true)
-        _ = push(held)
+        _ = pushHeld(held)
     }
 
     func handleFrame(
@@ -210,12 +210,12 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
         switch outcome.action {
         case .skip(let count):
             skipSize.pointee = Int32(clamping: count)
-            return push(outcome.pushAfter)
+            return pushHeld(outcome.pushAfter)
         case .needMoreData:
-            return push(outcome.pushAfter)
+            return pushHeld(outcome.pushAfter)
         case .consume(let byteCount):
             // Order matters: access units held under the old caps go out before the new caps.
-            let before = push(outcome.pushBeforeCaps)
+            let before = pushHeld(outcome.pushBeforeCaps)
             if let rate = outcome.newFrameRate {
                 // Outside the lock: it changes the latency, which posts a bus message.
                 gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
@@ -230,35 +230,10 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
                 frame.pointee.flags |= GST_BASE_PARSE_FRAME_FLAG_DROP.rawValue
             }
             let finished = gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
-            let after = push(outcome.pushAfter)
+            let after = pushHeld(outcome.pushAfter)
             for result in [before, finished, after] where result != GST_FLOW_OK { return result }
             return GST_FLOW_OK
         }
-    }
-
-    /// Pushes timestamped access units that were held for reordering. Called with the sink
-    /// pad's stream lock held (from handle_frame or a serialized event), as
-    /// gst_base_parse_push_frame requires. After a failed push the rest are not sent (they go
-    /// back with the list).
-    private func push(_ buffers: consuming OwnedBufferList) -> GstFlowReturn {
-        var result = GST_FLOW_OK
-        buffers.forEach { buffer, inputByteCount in
-            guard result == GST_FLOW_OK, let frame = Self.parseFrame(holding: buffer) else { return }
-            // The consumed size of the input, which finish_frame did not count (the frame was
-            // finished as dropped while its access unit waited here): without it GstBaseParse's
-            // byte count stays 0 and it refuses every seek that needs time converted to bytes.
-            frame.pointee.size = gint(clamping: inputByteCount)
-            result = gst_base_parse_push_frame(parse, frame)
-            gst_base_parse_frame_free(frame)
-        }
-        return result
-    }
-
-    /// A frame for gst_base_parse_push_frame holding `buffer`: gst_base_parse_frame_new takes a
-    /// reference of its own (transfer none), which push_frame hands downstream; `buffer`'s goes
-    /// as this returns, so downstream holds the only one and may write the buffer in place.
-    private static func parseFrame(holding buffer: consuming OwnedBuffer) -> UnsafeMutablePointer<GstBaseParseFrame>? {
-        buffer.withBorrowedPointer { gst_base_parse_frame_new($0, GST_BASE_PARSE_FRAME_FLAG_NONE, 0) }
     }
 
     // MARK: Access units
@@ -444,22 +419,10 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             guard streamFormat == .avc else { return true }
             return nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
         }
-        let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
-        guard let buffer = OwnedBuffer(allocating: outputSize) else {
+        guard let buffer = OwnedBuffer(lengthPrefixing: kept.map(\.range), of: data) else {
+            let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
             return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings,
                            error: .stream(GST_STREAM_ERROR_FAILED, "Out of memory for a \(outputSize)-byte access unit."))
-        }
-        _ = buffer.withWritableBytes { destination in
-            var offset = 0
-            for nal in kept {
-                destination.storeBytes(of: UInt32(truncatingIfNeeded: nal.length).bigEndian, toByteOffset: offset, as: UInt32.self)
-                // Copy: start codes (3 or 4 bytes) become 4-byte lengths, dropped parameter
-                // sets leave holes, and the input memory is shared with the base class's
-                // adapter, so the access unit cannot be rewritten where it lies.
-                UnsafeMutableRawBufferPointer(rebasing: destination[(offset + 4)...])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: data[nal.offset..<(nal.offset + nal.length)]))
-                offset += 4 + nal.length
-            }
         }
 
         let fieldScale = picture.fieldPicFlag ? 2 : 1
@@ -497,7 +460,8 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
         }
         log.debug(object, "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
         outcome.pushAfter = state.reorderQueue.place(
-            buffer, inputByteCount: unit.byteCount, picture: picture, timestamps: &state.timestamps)
+            buffer, inputByteCount: unit.byteCount, epoch: picture.pictureOrderCountEpoch,
+            pictureOrderCount: picture.pictureOrderCount.picOrderCnt, timestamps: &state.timestamps)
         return outcome
     }
 
