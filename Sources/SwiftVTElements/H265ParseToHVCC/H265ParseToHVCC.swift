@@ -314,7 +314,9 @@ final class H265ParseToHVCC: BaseParseSubclass, @unchecked Sendable {
     }
 
     private static func noDecodablePictureError(_ state: borrowing State) -> ElementMessage {
-        if state.layerNALUnitsSkipped > 0 {
+        // Only layers, and nothing damaged: a scalable or multiview stream without its base
+        // layer (bit errors can make NAL headers with any layer id, and are reported as damage).
+        if state.layerNALUnitsSkipped > 0 && state.damagedNALUnits == 0 && state.accessUnitsSkippedBeforeStart == 0 {
             return .stream(
                 GST_STREAM_ERROR_CODEC_NOT_FOUND,
                 "The H.265 stream holds no base-layer picture: it only carries NAL units of other layers (nuh_layer_id > 0: scalable, multiview or 3D extensions), which h265parse-to-hvcc cannot convert. Use a decoder for those extensions for this stream.",
@@ -323,7 +325,7 @@ final class H265ParseToHVCC: BaseParseSubclass, @unchecked Sendable {
         return .stream(
             GST_STREAM_ERROR_DECODE,
             "No decodable H.265 access unit found: the input has no VPS, SPS, PPS and IRAP (IDR, CRA or BLA) picture. Check that it is an H.265 Annex B byte stream.",
-            debug: "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped")
+            debug: "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped, \(state.layerNALUnitsSkipped) NAL units with nuh_layer_id > 0 passed over")
     }
 
     private func accessUnit(
@@ -426,11 +428,17 @@ final class H265ParseToHVCC: BaseParseSubclass, @unchecked Sendable {
             outcome.pushBeforeCaps = state.reorderQueue.drain(timestamps: &state.timestamps)
         }
         if !state.reorderQueue.isHolding {
-            // A picture waits for output at most as long as the DPB holds it
-            // (sps_max_dec_pic_buffering_minus1 + 1, C.5.2.2), and at most
-            // sps_max_num_reorder_pics pictures precede it in decoding order and follow it in
-            // output order (7.4.3.2.1): the presentation delay.
-            let window = sps.maxDecPicBufferingMinus1 + 1
+            // The window bounds how many pictures may follow a picture in decoding order and
+            // precede it in output order. The DPB size does not: non-reference pictures pass
+            // through it while an earlier picture waits (a B-pyramid's P picture waits for all
+            // its B pictures). SpsMaxLatencyPictures does (C.5.2.2: a picture is output once
+            // that many pictures follow it) when the SPS states it (7-9); otherwise only the GOP
+            // structure bounds it, and 16, MaxDpbSize's ceiling (A.4.2) and x265's longest run
+            // of B pictures, covers what encoders write. At most sps_max_num_reorder_pics
+            // pictures precede one in decoding order and follow it in output order (7.4.3.2.1):
+            // the presentation delay.
+            let latencyBound = sps.subLayerOrdering.last?.maxLatencyPictures
+            let window = max(sps.maxDecPicBufferingMinus1 + 1, latencyBound ?? 16)
             state.reorderQueue.start(reorderWindow: window, presentationDelay: sps.outputReorderDepth)
             log.debug(object, "deriving timestamps from the POC with a reorder window of \(window) pictures")
         }
