@@ -65,7 +65,8 @@ public struct H265AccessUnitSplitter: Sendable {
         case accessUnit(AccessUnit)
     }
 
-    public private(set) var assembler = H265AccessUnitAssembler()
+    /// Reads what finds access units and POCs, no more (``H265AccessUnitAssembler/Depth``).
+    public private(set) var assembler = H265AccessUnitAssembler(depth: .accessUnits)
     private var current = AccessUnit.empty
     /// `current` holds at least one NAL unit (usable or not).
     private var currentHasContent = false
