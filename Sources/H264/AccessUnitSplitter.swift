@@ -7,14 +7,7 @@
 /// front, after `.skip(let count)` it drops `count` bytes, and calls again.
 public struct AccessUnitSplitter: Sendable {
     /// How the end of the data passed to `next(in:dataEnd:)` relates to the stream's structure.
-    public enum DataEnd: Sendable {
-        /// More bytes may follow: a NAL unit may continue past the end.
-        case streamContinues
-        /// The data ends at a NAL unit boundary (upstream `alignment=nal`).
-        case nalUnitBoundary
-        /// The data ends at an access-unit boundary (upstream `alignment=au`, or end of stream).
-        case accessUnitBoundary
-    }
+    public typealias DataEnd = AnnexB.DataEnd
 
     /// One NAL unit of an access unit, as offsets into the caller's data.
     public struct NALUnit: Hashable, Sendable {
@@ -51,13 +44,7 @@ public struct AccessUnitSplitter: Sendable {
         }
     }
 
-    public enum Result: Sendable {
-        /// Bytes before the first start code, which belong to no NAL unit: drop them.
-        case skip(Int)
-        /// Call again with more data.
-        case needMoreData
-        case accessUnit(AccessUnit)
-    }
+    public typealias Result = AnnexB.SplitResult<AccessUnit>
 
     public private(set) var assembler = AccessUnitAssembler()
     private var current = AccessUnit.empty

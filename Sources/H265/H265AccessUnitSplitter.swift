@@ -10,14 +10,7 @@
 /// counted: a base-layer decoder ignores them. Damaged NAL units are left out and reported.
 public struct H265AccessUnitSplitter: Sendable {
     /// How the end of the data passed to `next(in:dataEnd:)` relates to the stream's structure.
-    public enum DataEnd: Sendable {
-        /// More bytes may follow: a NAL unit may continue past the end.
-        case streamContinues
-        /// The data ends at a NAL unit boundary (upstream `alignment=nal`).
-        case nalUnitBoundary
-        /// The data ends at an access-unit boundary (upstream `alignment=au`, or end of stream).
-        case accessUnitBoundary
-    }
+    public typealias DataEnd = AnnexB.DataEnd
 
     /// One NAL unit of an access unit, as offsets into the caller's data.
     public struct NALUnit: Hashable, Sendable {
@@ -57,13 +50,7 @@ public struct H265AccessUnitSplitter: Sendable {
         static let empty = AccessUnit(byteCount: 0, nalUnits: [], picture: nil, problems: [], skippedLayerNALUnitCount: 0)
     }
 
-    public enum Result: Sendable {
-        /// Bytes before the first start code, which belong to no NAL unit: drop them.
-        case skip(Int)
-        /// Call again with more data.
-        case needMoreData
-        case accessUnit(AccessUnit)
-    }
+    public typealias Result = AnnexB.SplitResult<AccessUnit>
 
     /// Reads what finds access units and POCs, no more (``H265AccessUnitAssembler/Depth``).
     public private(set) var assembler = H265AccessUnitAssembler(depth: .accessUnits)

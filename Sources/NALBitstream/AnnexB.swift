@@ -160,3 +160,28 @@ public struct AnnexBStreamSplitter: Sendable {
         if currentStart != nil { currentStart = 0 }
     }
 }
+
+// What the access-unit splitters of H.264 (H264's AccessUnitSplitter) and H.265
+// (H265AccessUnitSplitter) say and are told, so that a parser can drive either.
+extension AnnexB {
+    /// How the end of the data passed to an access-unit splitter relates to the stream's structure.
+    public enum DataEnd: Sendable {
+        /// More bytes may follow: a NAL unit may continue past the end.
+        case streamContinues
+        /// The data ends at a NAL unit boundary (upstream `alignment=nal`).
+        case nalUnitBoundary
+        /// The data ends at an access-unit boundary (upstream `alignment=au`, or end of stream).
+        case accessUnitBoundary
+    }
+
+    /// What an access-unit splitter found in the data it was given.
+    public enum SplitResult<AccessUnit> {
+        /// Bytes before the first start code, which belong to no NAL unit: drop them.
+        case skip(Int)
+        /// Call again with more data.
+        case needMoreData
+        case accessUnit(AccessUnit)
+    }
+}
+
+extension AnnexB.SplitResult: Sendable where AccessUnit: Sendable {}

@@ -12,12 +12,12 @@ import MediaCore
 /// parameter sets) is in the H264 module; what is the same for H.265 (offsets, draining,
 /// timestamps, caps after the lock; its lock and what it does under it) is ``AnnexBParserCore``;
 /// this file maps H.264 access units to buffers, caps and messages (``H264Parsing``).
-final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
+final class H264ParseToAVCC: AnnexBParserElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `core`.
     let parse: UnsafeMutablePointer<GstBaseParse>
     static let debugCategory = DebugCategory(named: "h264parse-to-avcc", description: "SwiftVT H.264 Annex B to AVCC converter")
-    private let core: AnnexBParserCore<H264Parsing>
+    let core: AnnexBParserCore<H264Parsing>
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         parse = instance.assumingMemoryBound(to: GstBaseParse.self)
@@ -36,33 +36,10 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             ])
     }
 
-    func start() -> Bool { core.start() }
-    func stop() -> Bool { core.stop() }
-    func sinkEvent(_ event: consuming OwnedEvent) -> Bool { core.sinkEvent(event, parent: parent) }
-    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool { core.setSinkCaps(caps) }
-
-    func handleFrame(
-        _ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>
-    ) -> GstFlowReturn {
-        core.handleFrame(frame, skipSize: skipSize)
-    }
 }
 
-extension AccessUnitSplitter: AnnexBAccessUnitSplitter {
-    mutating func split(_ data: UnsafeRawBufferPointer, dataEnd: AnnexBDataEnd) -> AnnexBSplit<AccessUnit> {
-        let end: DataEnd
-        switch dataEnd {
-        case .streamContinues: end = .streamContinues
-        case .nalUnitBoundary: end = .nalUnitBoundary
-        case .accessUnitBoundary: end = .accessUnitBoundary
-        }
-        switch next(in: data, dataEnd: end) {
-        case .skip(let count): return .skip(count)
-        case .needMoreData: return .needMoreData
-        case .accessUnit(let unit): return .accessUnit(unit, byteCount: unit.byteCount)
-        }
-    }
-}
+extension AccessUnitSplitter: AnnexBAccessUnitSplitter {}
+extension AccessUnitSplitter.AccessUnit: SplitAccessUnit {}
 
 /// What h264parse-to-avcc does with each H.264 access unit.
 enum H264Parsing: AnnexBParserCodec {

@@ -14,12 +14,12 @@ import MediaCore
 /// module's `H265AccessUnitSplitter` (7.4.2.4.4) and rewrites it. All codec logic (access-unit
 /// boundaries, POC, parameter sets, hvcC) is in the H265 module; this file maps H.265 access
 /// units to buffers, caps and messages (``H265Parsing``).
-final class H265ParseToHVCC: BaseParseSubclass, @unchecked Sendable {
+final class H265ParseToHVCC: AnnexBParserElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `core`.
     let parse: UnsafeMutablePointer<GstBaseParse>
     static let debugCategory = DebugCategory(named: "h265parse-to-hvcc", description: "SwiftVT H.265 Annex B to hvcC converter")
-    private let core: AnnexBParserCore<H265Parsing>
+    let core: AnnexBParserCore<H265Parsing>
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         parse = instance.assumingMemoryBound(to: GstBaseParse.self)
@@ -38,33 +38,10 @@ final class H265ParseToHVCC: BaseParseSubclass, @unchecked Sendable {
             ])
     }
 
-    func start() -> Bool { core.start() }
-    func stop() -> Bool { core.stop() }
-    func sinkEvent(_ event: consuming OwnedEvent) -> Bool { core.sinkEvent(event, parent: parent) }
-    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool { core.setSinkCaps(caps) }
-
-    func handleFrame(
-        _ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>
-    ) -> GstFlowReturn {
-        core.handleFrame(frame, skipSize: skipSize)
-    }
 }
 
-extension H265AccessUnitSplitter: AnnexBAccessUnitSplitter {
-    mutating func split(_ data: UnsafeRawBufferPointer, dataEnd: AnnexBDataEnd) -> AnnexBSplit<AccessUnit> {
-        let end: DataEnd
-        switch dataEnd {
-        case .streamContinues: end = .streamContinues
-        case .nalUnitBoundary: end = .nalUnitBoundary
-        case .accessUnitBoundary: end = .accessUnitBoundary
-        }
-        switch next(in: data, dataEnd: end) {
-        case .skip(let count): return .skip(count)
-        case .needMoreData: return .needMoreData
-        case .accessUnit(let unit): return .accessUnit(unit, byteCount: unit.byteCount)
-        }
-    }
-}
+extension H265AccessUnitSplitter: AnnexBAccessUnitSplitter {}
+extension H265AccessUnitSplitter.AccessUnit: SplitAccessUnit {}
 
 /// What h265parse-to-hvcc does with each H.265 access unit.
 enum H265Parsing: AnnexBParserCodec {

@@ -1,6 +1,7 @@
 import CGStreamer
 import CSwiftVTShim
 import MediaCore
+import NALBitstream
 import Synchronization
 
 /// The GstBaseParse side of SwiftVT's Annex B parsers (h264parse-to-avcc, h265parse-to-hvcc):
@@ -228,11 +229,11 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
             if times.dts != swiftvt_clock_time_none { state.timestamps.pendingTimeBase = times.dts }
         }
 
-        let dataEnd = draining ? AnnexBDataEnd.accessUnitBoundary : state.inputAlignment
+        let dataEnd = draining ? AnnexB.DataEnd.accessUnitBoundary : state.inputAlignment
         // Offsets come from upstream's buffers (GstBaseParse takes them at a DISCONT): any value.
         state.bytesSeen = max(state.bytesSeen, Int(clamping: frameOffset).addingSaturating(data.count))
         var outcome: AnnexBParserOutcome
-        switch state.splitter.split(data, dataEnd: dataEnd) {
+        switch state.splitter.next(in: data, dataEnd: dataEnd) {
         case .skip(let count):
             log.debug("skipping \(count) bytes that belong to no NAL unit")
             state.expectedOffset = state.expectedOffset.addingSaturating(UInt64(count))
@@ -241,7 +242,8 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
         case .needMoreData:
             state.bytesHeldByBaseClass = data.count
             outcome = AnnexBParserOutcome(action: .needMoreData)
-        case .accessUnit(let unit, let byteCount):
+        case .accessUnit(let unit):
+            let byteCount = unit.byteCount
             state.expectedOffset = state.expectedOffset.addingSaturating(UInt64(byteCount))
             state.bytesHeldByBaseClass = data.count - byteCount
             outcome = Codec.accessUnit(unit, byteCount: byteCount, in: data, times: times, state: &state, log: log)
@@ -268,6 +270,25 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
         let format = preferred.flatMap { Codec.StreamFormat(rawValue: String(cString: $0)) } ?? fallback
         log.info("output stream-format \(format.rawValue)")
         return format
+    }
+}
+
+/// An Annex B parser element: a GstBaseParse subclass whose vfuncs are its core's.
+protocol AnnexBParserElement: BaseParseSubclass {
+    associatedtype Codec: AnnexBParserCodec
+    var core: AnnexBParserCore<Codec> { get }
+}
+
+extension AnnexBParserElement {
+    func start() -> Bool { core.start() }
+    func stop() -> Bool { core.stop() }
+    func sinkEvent(_ event: consuming OwnedEvent) -> Bool { core.sinkEvent(event, parent: parent) }
+    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool { core.setSinkCaps(caps) }
+
+    func handleFrame(
+        _ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>
+    ) -> GstFlowReturn {
+        core.handleFrame(frame, skipSize: skipSize)
     }
 }
 
@@ -298,31 +319,22 @@ protocol ParserResumption: Sendable {
     init()
 }
 
-/// A codec's access-unit splitter, seen by the core.
+/// A codec's access-unit splitter (H264's AccessUnitSplitter, H265AccessUnitSplitter), seen by
+/// the core.
 protocol AnnexBAccessUnitSplitter: Sendable {
-    associatedtype AccessUnit
+    associatedtype AccessUnit: SplitAccessUnit
     init()
     /// Forgets the partial access unit and the POC history; parameter sets are kept.
     mutating func reset()
-    mutating func split(_ data: UnsafeRawBufferPointer, dataEnd: AnnexBDataEnd) -> AnnexBSplit<AccessUnit>
+    /// The next complete access unit in `data`, which starts at the first byte not consumed.
+    mutating func next(in data: UnsafeRawBufferPointer, dataEnd: AnnexB.DataEnd) -> AnnexB.SplitResult<AccessUnit>
 }
 
-/// How the end of the data handed to a splitter relates to the stream's structure.
-enum AnnexBDataEnd: Sendable {
-    /// More bytes may follow: a NAL unit may continue past the end.
-    case streamContinues
-    /// The data ends at a NAL unit boundary (upstream `alignment=nal`).
-    case nalUnitBoundary
-    /// The data ends at an access-unit boundary (upstream `alignment=au`, or end of stream).
-    case accessUnitBoundary
-}
-
-enum AnnexBSplit<AccessUnit> {
-    /// Bytes before the first start code, which belong to no NAL unit.
-    case skip(Int)
-    case needMoreData
-    /// A complete access unit, the first `byteCount` bytes of the data.
-    case accessUnit(AccessUnit, byteCount: Int)
+/// An access unit a splitter found.
+protocol SplitAccessUnit {
+    /// Bytes from the start of the data that belong to it (start codes included): the amount to
+    /// consume.
+    var byteCount: Int { get }
 }
 
 /// The caps of a parser's output, as the core needs them.
@@ -397,7 +409,7 @@ struct AnnexBParserState<Codec: AnnexBParserCodec>: ~Copyable, Sendable {
     var splitter = Codec.Splitter()
     var resumption = Codec.Resumption()
     /// How the input is cut, from the sink caps' `alignment`.
-    var inputAlignment = AnnexBDataEnd.streamContinues
+    var inputAlignment = AnnexB.DataEnd.streamContinues
     var upstreamFrameRate: ParsedVideoCaps.Rate?
     var streamFormat: Codec.StreamFormat?
     var currentCaps: Codec.Caps?
