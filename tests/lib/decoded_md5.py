@@ -10,13 +10,14 @@ order: libavcodec's rawvideo output, which the corpus manifests' ref_md5 are of.
 import hashlib
 import json
 import sys
-import time
 
 import gi
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstVideo", "1.0")
 from gi.repository import Gst, GstVideo  # noqa: E402
+
+from bus_wait import play_until_end  # noqa: E402
 
 
 def plane_rows(info, field_height):
@@ -59,23 +60,7 @@ def main(description, timeout):
         return Gst.FlowReturn.OK
 
     sink.connect("new-sample", on_sample)
-    errors = []
-    ended = "timeout"
-    pipeline.set_state(Gst.State.PLAYING)
-    bus = pipeline.get_bus()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        message = bus.timed_pop_filtered(100 * Gst.MSECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-        if message is None:
-            continue
-        if message.type == Gst.MessageType.EOS:
-            ended = "eos"
-            break
-        error, debug = message.parse_error()
-        errors.append(f"{message.src.get_name()}: {error.message} ({debug})")
-        ended = "error"
-        break
-    pipeline.set_state(Gst.State.NULL)
+    ended, errors = play_until_end(pipeline, timeout)
     print(json.dumps({"frames": frames, "md5": digest.hexdigest(), "ended": ended, "errors": errors}))
     return 0 if ended == "eos" else 1
 

@@ -85,33 +85,19 @@ struct H265OutputCaps: Equatable, Sendable {
 
     /// New caps holding these fields; the caller owns the reference.
     func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = gst_caps_new_empty_simple("video/x-h265") else { return nil }
-        swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
-        swiftvt_caps_set_string(caps, "alignment", "au")
-        swiftvt_caps_set_boolean(caps, "parsed", 1)
-        swiftvt_caps_set_int(caps, "width", Int32(clamping: width))
-        swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
-        if let frameRate {
-            swiftvt_caps_set_fraction(caps, "framerate", Int32(clamping: frameRate.numerator), Int32(clamping: frameRate.denominator))
-        } else {
-            // 0/1: variable or unknown frame rate, as GStreamer spells it (and h265parse writes).
-            swiftvt_caps_set_fraction(caps, "framerate", 0, 1)
-        }
+        guard let caps = ParsedVideoCaps.makeCaps(
+            "video/x-h265", streamFormat: streamFormat.rawValue, width: width, height: height, frameRate: frameRate,
+            codecData: codecData) else { return nil }
         if let pixelAspectRatio {
             swiftvt_caps_set_fraction(
                 caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width), Int32(clamping: pixelAspectRatio.height))
         }
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
-        // Field names and types as h265parse writes them (gsth265parse.c): bit depths are unsigned.
-        swiftvt_caps_set_string(caps, "chroma-format", chromaFormat)
-        swiftvt_caps_set_uint(caps, "bit-depth-luma", UInt32(clamping: bitDepthLuma))
-        swiftvt_caps_set_uint(caps, "bit-depth-chroma", UInt32(clamping: bitDepthChroma))
+        // Field names and types as h265parse writes them (gsth265parse.c).
+        ParsedVideoCaps.setSampleFormat(caps, chromaFormat: chromaFormat, bitDepthLuma: bitDepthLuma, bitDepthChroma: bitDepthChroma)
         if let profile { swiftvt_caps_set_string(caps, "profile", profile) }
         if let tier { swiftvt_caps_set_string(caps, "tier", tier) }
         if let level { swiftvt_caps_set_string(caps, "level", level) }
-        codecData.withUnsafeBufferPointer { bytes in
-            swiftvt_caps_set_bytes(caps, "codec_data", bytes.baseAddress, gsize(bytes.count))
-        }
         return caps
     }
 }

@@ -1,4 +1,5 @@
 import CGStreamer
+import CSwiftVTShim
 
 /// What the caps of SwiftVT's parsers (h264parse-to-avcc, h265parse-to-hvcc) compute the same
 /// way for both codecs: the frame rate, upstream's first, and the colorimetry string of the VUI's
@@ -52,5 +53,34 @@ enum ParsedVideoCaps {
         guard let text = gst_video_colorimetry_to_string(&colorimetry) else { return nil }
         defer { g_free(text) }
         return String(cString: text)
+    }
+
+    /// Caps `mediaType` with the fields both parsers write the same way, with the names and
+    /// types h264parse and h265parse give them (a caps filter written for their output matches
+    /// ours): stream-format, alignment au, parsed, width, height, framerate (0/1, GStreamer's
+    /// "variable or unknown", without one), codec_data. The caller adds the rest and owns the
+    /// reference.
+    static func makeCaps(
+        _ mediaType: String, streamFormat: String, width: Int, height: Int, frameRate: Rate?, codecData: [UInt8]
+    ) -> UnsafeMutablePointer<GstCaps>? {
+        guard let caps = gst_caps_new_empty_simple(mediaType) else { return nil }
+        swiftvt_caps_set_string(caps, "stream-format", streamFormat)
+        swiftvt_caps_set_string(caps, "alignment", "au")
+        swiftvt_caps_set_boolean(caps, "parsed", 1)
+        swiftvt_caps_set_int(caps, "width", Int32(clamping: width))
+        swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
+        let rate = frameRate ?? (0, 1)
+        swiftvt_caps_set_fraction(caps, "framerate", Int32(clamping: rate.numerator), Int32(clamping: rate.denominator))
+        codecData.withUnsafeBufferPointer { bytes in
+            swiftvt_caps_set_bytes(caps, "codec_data", bytes.baseAddress, gsize(bytes.count))
+        }
+        return caps
+    }
+
+    /// Sets chroma-format and the bit depths (unsigned, as both GStreamer parsers write them).
+    static func setSampleFormat(_ caps: UnsafeMutablePointer<GstCaps>, chromaFormat: String, bitDepthLuma: Int, bitDepthChroma: Int) {
+        swiftvt_caps_set_string(caps, "chroma-format", chromaFormat)
+        swiftvt_caps_set_uint(caps, "bit-depth-luma", UInt32(clamping: bitDepthLuma))
+        swiftvt_caps_set_uint(caps, "bit-depth-chroma", UInt32(clamping: bitDepthChroma))
     }
 }
