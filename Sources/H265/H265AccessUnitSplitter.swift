@@ -57,11 +57,8 @@ public struct H265AccessUnitSplitter: Sendable {
     private var current = AccessUnit.empty
     /// `current` holds at least one NAL unit (usable or not).
     private var currentHasContent = false
-    /// Offset up to which the data has been classified: the end of the last NAL unit pushed.
-    private var classifiedUpTo = 0
-    /// Where the search for the end of the open NAL unit resumes, so that bytes are scanned once
-    /// when a large NAL unit arrives in many pieces.
-    private var endSearchFrom = 0
+    /// Where the NAL units are in the data (and how far they have been classified).
+    private var scan = AnnexBNALUnitScan()
 
     public init() {}
 
@@ -74,43 +71,21 @@ public struct H265AccessUnitSplitter: Sendable {
         assembler.reset()
         current = .empty
         currentHasContent = false
-        classifiedUpTo = 0
-        endSearchFrom = 0
+        scan.reset()
     }
 
     /// Looks for the next complete access unit in `data` (see the type's comment).
     public mutating func next(in data: UnsafeRawBufferPointer, dataEnd: DataEnd) -> Result {
         while true {
-            guard let code = AnnexB.findStartCode(in: data, from: classifiedUpTo) else {
-                if !currentHasContent {
-                    // No NAL unit has begun: all is garbage but the last two bytes, which may
-                    // begin a start code that the next data completes.
-                    let garbage = dataEnd == .accessUnitBoundary ? data.count : max(0, data.count &- 2)
-                    return garbage > 0 ? .skip(garbage) : .needMoreData
-                }
-                if dataEnd == .accessUnitBoundary { return .accessUnit(finishCurrent(byteCount: data.count)) }
-                return .needMoreData
-            }
-            // A zero_byte in front makes it a four-byte start code (B.2.1).
-            let codeStart = code > classifiedUpTo && data[code &- 1] == 0 ? code &- 1 : code
-            if !currentHasContent && codeStart > 0 { return .skip(codeStart) }
-            let payloadStart = code &+ 3
-            let end: Int
-            if let nextCode = AnnexB.findStartCode(in: data, from: max(payloadStart, endSearchFrom)) {
-                end = nextCode
-            } else if dataEnd != .streamContinues {
-                end = data.count
-            } else {
-                endSearchFrom = max(payloadStart, data.count &- 2)
-                return .needMoreData
-            }
-            endSearchFrom = 0
-            // trailing_zero_8bits and the next start code's zero_byte belong to no NAL unit (B.2.1).
-            var nalEnd = end
-            while nalEnd > payloadStart && data[nalEnd &- 1] == 0 { nalEnd &-= 1 }
-            guard nalEnd > payloadStart else {
-                classifiedUpTo = end
-                continue
+            let codeStart: Int
+            let payloadStart: Int
+            let nalEnd: Int
+            switch scan.next(in: data, dataEnd: dataEnd, hasBegun: currentHasContent) {
+            case .skip(let count): return .skip(count)
+            case .needMoreData: return .needMoreData
+            case .endOfData: return .accessUnit(finishCurrent(byteCount: data.count))
+            case .nalUnit(let start, let payload):
+                (codeStart, payloadStart, nalEnd) = (start, payload.lowerBound, payload.upperBound)
             }
             let nalUnit = UnsafeRawBufferPointer(rebasing: data[payloadStart..<nalEnd])
             let step = assembler.push(nalUnit: nalUnit)
@@ -124,12 +99,12 @@ public struct H265AccessUnitSplitter: Sendable {
                 current = .empty
                 record(step, layerID: layerID, at: payloadStart &- codeStart, length: nalEnd &- payloadStart)
                 currentHasContent = true
-                classifiedUpTo = nalEnd &- codeStart
+                scan.classifiedUpTo = nalEnd &- codeStart
                 return .accessUnit(finished)
             }
             record(step, layerID: layerID, at: payloadStart, length: nalEnd &- payloadStart)
             currentHasContent = true
-            classifiedUpTo = nalEnd
+            scan.classifiedUpTo = nalEnd
         }
     }
 
@@ -139,8 +114,7 @@ public struct H265AccessUnitSplitter: Sendable {
         finished.picture = assembler.finish()
         current = .empty
         currentHasContent = false
-        classifiedUpTo = 0
-        endSearchFrom = 0
+        scan.reset()
         return finished
     }
 
