@@ -45,19 +45,12 @@ bench_build_plugin
 bench_make_workdir
 bench_use_private_plugin h265parse-to-hvcc
 
-repeat_into() { # repeat_into SOURCE TARGET_BYTES OUTPUT -> prints the repeat count
-    local size count
-    size=$(stat -c %s "$1")
-    count=$(( ($2 + size - 1) / size ))
-    for _ in $(seq "$count"); do cat "$1"; done >"$3"
-    echo "$count"
-}
 bytes_a=1000000000 bytes_b=300000000
 if [ "${bench_quick:-0}" = 1 ]; then bytes_a=50000000 bytes_b=50000000; fi
 input_a="$work/1080p.265"
 input_b="$work/cif-slices.265"
-repeat_a=$(repeat_into "$stream_a" "$bytes_a" "$input_a")
-repeat_b=$(repeat_into "$stream_b" "$bytes_b" "$input_b")
+repeat_a=$(bench_repeat_into "$stream_a" "$bytes_a" "$input_a")
+repeat_b=$(bench_repeat_into "$stream_b" "$bytes_b" "$input_b")
 
 pipeline_command() { # pipeline_command floor|ours|peer FILE
     local location
@@ -69,28 +62,12 @@ pipeline_command() { # pipeline_command floor|ours|peer FILE
     esac
 }
 
-# One verbose run of a converter: fails on a pipeline error or output caps other than hvc1/au;
-# prints the number of buffers that reached the sink.
-check_converter() { # check_converter ours|peer FILE
-    local log="$work/check.log" element
-    if [ "$1" = ours ]; then element=(h265parse-to-hvcc); else element=(h265parse ! video/x-h265,stream-format=hvc1,alignment=au); fi
-    if ! gst-launch-1.0 -v filesrc location="$2" ! "${element[@]}" ! fakesink sync=false silent=false >"$log" 2>&1; then
-        echo "$bench_name: the $1 pipeline failed on $2:" >&2
-        grep -iE "error|warn" "$log" | head -20 >&2
-        exit 1
-    fi
-    if ! grep "fakesink0.GstPad:sink: caps = " "$log" | grep "stream-format=(string)hvc1" | grep -q "alignment=(string)au"; then
-        echo "$bench_name: the $1 pipeline did not output stream-format=hvc1,alignment=au caps" >&2
-        exit 1
-    fi
-    grep -c "fakesink0: last-message = chain" "$log" || true
-}
 
 measure_input() { # measure_input KEY LABEL FILE
     local key="$1" label="$2" file="$3" units_ours units_peer floor ours peer
     echo "== ($key) $label, $(( $(stat -c %s "$file") / 1000000 )) MB: $runs runs per pipeline, timer $timer"
-    units_ours=$(check_converter ours "$file")
-    units_peer=$(check_converter peer "$file")
+    units_ours=$(bench_check_converter "$file" hvc1 h265parse-to-hvcc)
+    units_peer=$(bench_check_converter "$file" hvc1 h265parse ! video/x-h265,stream-format=hvc1,alignment=au)
     if [ "$units_ours" != "$units_peer" ]; then
         echo "$bench_name: access units out differ: ours $units_ours, h265parse $units_peer" >&2
         exit 1

@@ -239,13 +239,9 @@ public struct H265AccessUnitAssembler: Sendable {
     /// not output. Parameter sets are kept (7.4.2.4.2: they stay until replaced).
     public mutating func reset() {
         pocCalculator.reset()
-        currentPicture = nil
-        currentSequenceParameterSet = nil
-        seenVCLInCurrentAccessUnit = false
-        currentAccessUnitHasNALUnits = false
-        accessUnitEnded = false
-        pendingPrefixSEIs.removeAll()
-        pendingAccessUnitDelimiter = false
+        // The access unit being assembled is dropped, not completed.
+        var dropped = H265AccessUnitAssemblyStep(nalUnitType: nil)
+        endAccessUnit(into: &dropped)
         nextPictureStartsSequence = true
     }
 
