@@ -17,3 +17,14 @@ def test_decodes_to_the_reference_md5(h265_env, manifest, stream, name):
 
 def test_every_corpus_stream_is_listed(manifest):
     assert len(manifest) >= 13, sorted(manifest)
+
+
+# NAL- and AU-aligned input (h265parse's byte-stream output) splits at buffer boundaries instead of
+# waiting for the next start code; the pictures are the same.
+@pytest.mark.parametrize("alignment", ["nal", "au"])
+@pytest.mark.parametrize("name", ["main_ld_cif_slices.265", "main_opengop_cra.265", "main_interlaced_tff.265"])
+def test_aligned_input_decodes_to_the_reference_md5(h265_env, manifest, stream, name, alignment):
+    result = decode(h265_env, f"filesrc location={stream(name)} ! h265parse "
+                              f"! video/x-h265,stream-format=byte-stream,alignment={alignment} ! h265parse-to-hvcc ! avdec_h265")
+    row = manifest[name]
+    assert (result["ended"], result["frames"], result["md5"]) == ("eos", int(row["frames"]), row["ref_md5"]), result
