@@ -69,3 +69,12 @@ def test_hev1_when_downstream_asks(h265_env, stream):
 def test_bit_depth_as_uint_negotiates(h265_env, stream):
     run(["gst-launch-1.0", "-q", "filesrc", f"location={stream('main10_ra_720p.265')}", "!", "h265parse-to-hvcc", "!",
          "video/x-h265,bit-depth-luma=(uint)10,tier=main,level=(string)3.1", "!", "fakesink"], h265_env, timeout=60)
+
+
+@pytest.mark.parametrize("parser", ["h265parse-to-hvcc", "h265parse"])
+def test_upstream_framerate_wins_over_the_vui(h265_env, stream, parser):
+    """The sink caps' framerate (25/1) over the VUI's (30/1), for both parsers."""
+    ours = fields(h265_env, f"filesrc location={stream('main_ra_720p.265')} ! h265parse "
+                            "! video/x-h265,stream-format=byte-stream ! capssetter caps=video/x-h265,framerate=25/1 "
+                            f"! {parser} ! video/x-h265,stream-format=hvc1")
+    assert ours["framerate"] == ["GstFraction", "25/1"]
