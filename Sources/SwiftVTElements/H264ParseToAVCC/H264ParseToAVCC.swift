@@ -50,7 +50,7 @@ enum H264Parsing: AnnexBParserCodec {
     /// After a restart at a recovery point that is not IDR: its POC; the leading pictures that
     /// follow it in decoding order but precede it in output order (same POC epoch, lower POC)
     /// may reference pictures before it (D.2.8) and are dropped.
-    struct Resumption: ParserResumption {
+    struct CodecState: ParserCodecState {
         var recoveryPointPOC: (epoch: Int, picOrderCnt: Int64)?
     }
 
@@ -96,11 +96,11 @@ enum H264Parsing: AnnexBParserCodec {
             warnings: &warnings)
         else { return .drop(byteCount: byteCount, warnings: warnings) }
         if !wasStarted && state.resynchronizing && !picture.isIDR {
-            state.resumption.recoveryPointPOC = (picture.pictureOrderCountEpoch, picture.pictureOrderCount.picOrderCnt)
+            state.codec.recoveryPointPOC = (picture.pictureOrderCountEpoch, picture.pictureOrderCount.picOrderCnt)
         }
-        if let start = state.resumption.recoveryPointPOC {
+        if let start = state.codec.recoveryPointPOC {
             if picture.pictureOrderCountEpoch != start.epoch {
-                state.resumption.recoveryPointPOC = nil
+                state.codec.recoveryPointPOC = nil
             } else if picture.pictureOrderCount.picOrderCnt < start.picOrderCnt {
                 log.debug("dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))")
                 return .drop(byteCount: byteCount, warnings: warnings)

@@ -49,10 +49,38 @@ enum H265Parsing: AnnexBParserCodec {
     typealias Caps = H265OutputCaps
     typealias StreamFormat = H265OutputCaps.StreamFormat
 
-    /// NoRaslOutputFlag of the last IRAP picture (8.1.3): its RASL pictures refer to pictures
-    /// before it that were never decoded here, so they are dropped (decoders skip them too).
-    struct Resumption: ParserResumption {
+    struct CodecState: ParserCodecState {
+        /// NoRaslOutputFlag of the last IRAP picture (8.1.3): its RASL pictures refer to pictures
+        /// before it that were never decoded here, so they are dropped (decoders skip them too).
         var lastIRAPStartedSequence = false
+        /// What each access unit needs of its SPS, kept until the parameter sets change (reading
+        /// the SPS from the store copies the whole parameter set).
+        var activeSequence: ActiveSequence?
+    }
+
+    struct ActiveSequence {
+        var seqParameterSetID: Int
+        /// field_seq_flag (E.3.1): every picture is a field.
+        var fieldSeqFlag: Bool
+        var reorderWindow: Int
+        var presentationDelay: Int
+
+        init(_ sps: H265SequenceParameterSet) {
+            seqParameterSetID = sps.seqParameterSetID
+            fieldSeqFlag = sps.vui?.fieldSeqFlag ?? false
+            // The reorder window bounds how many pictures may follow a picture in decoding order
+            // and precede it in output order. The DPB size does not: non-reference pictures pass
+            // through it while an earlier picture waits (a B-pyramid's P picture waits for all
+            // its B pictures). SpsMaxLatencyPictures does (C.5.2.2: a picture is output once that
+            // many pictures follow it) when the SPS states it (7-9); otherwise only the GOP
+            // structure bounds it, and 16, MaxDpbSize's ceiling (A.4.2) and x265's longest run of
+            // B pictures, covers what encoders write. At most sps_max_num_reorder_pics pictures
+            // precede one in decoding order and follow it in output order (7.4.3.2.1): the
+            // presentation delay.
+            let latencyBound = sps.subLayerOrdering.last?.maxLatencyPictures
+            reorderWindow = max(sps.maxDecPicBufferingMinus1 + 1, latencyBound ?? 16)
+            presentationDelay = sps.outputReorderDepth
+        }
     }
 
     static let nalUnitHeaderByteCount: UInt32 = 2
@@ -93,7 +121,7 @@ enum H265Parsing: AnnexBParserCodec {
             log.trace("access unit without a picture (\(unit.nalUnits.count) NAL units): dropped")
             return .drop(byteCount: byteCount, warnings: warnings)
         }
-        if picture.isIRAP { state.resumption.lastIRAPStartedSequence = picture.noRaslOutputFlag }
+        if picture.isIRAP { state.codec.lastIRAPStartedSequence = picture.noRaslOutputFlag }
         guard state.admit(
             isRandomAccessPoint: picture.isRandomAccessPoint,
             skippedWarning: { "Skipped \($0) H.265 access units before the first IRAP (IDR, CRA or BLA) picture: they cannot be decoded." },
@@ -101,38 +129,47 @@ enum H265Parsing: AnnexBParserCodec {
         else { return .drop(byteCount: byteCount, warnings: warnings) }
         // 8.1.3: the RASL pictures of an IRAP picture that starts a coded video sequence refer
         // to pictures before it, which were never decoded: they are not output by a decoder.
-        if picture.nalUnitType.isRASL && state.resumption.lastIRAPStartedSequence {
+        if picture.nalUnitType.isRASL && state.codec.lastIRAPStartedSequence {
             log.debug("dropping a RASL picture of the IRAP picture decoding starts at (POC \(picture.pictureOrderCount))")
             return .drop(byteCount: byteCount, warnings: warnings)
         }
-        let parameterSets = state.splitter.parameterSets
-        guard let sps = parameterSets.sequenceParameterSet(id: picture.seqParameterSetID) else {
-            // The slices parsed, so their SPS existed; a later SPS with that id failed to parse.
-            return .drop(byteCount: byteCount, warnings: warnings)
-        }
         let streamFormat = state.streamFormat ?? .hvc1
-        let picturesAreFields = (sps.vui?.fieldSeqFlag ?? false) || (picture.pictureTiming?.isField ?? false)
-
-        // Caps: new ones whenever a parameter set is new or changed, before the first access
-        // unit that may use it.
         var outcome = AnnexBParserOutcome(action: .consume(byteCount: byteCount), warnings: warnings)
-        if state.currentCaps == nil || unit.parameterSetsChanged {
-            let codecData: [UInt8]
-            do {
-                codecData = try Self.codecData(parameterSets, activeSPS: picture.seqParameterSetID, streamFormat: streamFormat)
-            } catch {
-                outcome.error = .stream(
-                    GST_STREAM_ERROR_FORMAT,
-                    "h265parse-to-hvcc cannot describe this H.265 stream in an hvcC record (codec_data): \(error). Decode it from the byte stream instead (h265parse ! vtdec, or vtdec directly).",
-                    debug: "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
-                return outcome
+        let sequence: ActiveSequence
+        if let active = state.codec.activeSequence, active.seqParameterSetID == picture.seqParameterSetID,
+           state.currentCaps != nil, !unit.parameterSetsChanged {
+            sequence = active
+        } else {
+            let parameterSets = state.splitter.parameterSets
+            guard let sps = parameterSets.sequenceParameterSet(id: picture.seqParameterSetID) else {
+                // The slices parsed, so their SPS existed; a later SPS with that id failed to parse.
+                return .drop(byteCount: byteCount, warnings: warnings)
             }
-            let caps = H265OutputCaps(sps: sps, codecData: codecData, streamFormat: streamFormat,
-                                      picturesAreFields: picturesAreFields, upstreamFrameRate: state.upstreamFrameRate)
-            (outcome.newCaps, outcome.newFrameRate) = state.adopt(
-                caps, parameterSets: "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
-                log: log)
+            sequence = ActiveSequence(sps)
+            state.codec.activeSequence = sequence
+            // Caps: new ones whenever a parameter set is new or changed, before the first access
+            // unit that may use it.
+            if state.currentCaps == nil || unit.parameterSetsChanged {
+                let codecData: [UInt8]
+                do {
+                    codecData = try Self.codecData(parameterSets, activeSPS: picture.seqParameterSetID, streamFormat: streamFormat)
+                } catch {
+                    outcome.error = .stream(
+                        GST_STREAM_ERROR_FORMAT,
+                        "h265parse-to-hvcc cannot describe this H.265 stream in an hvcC record (codec_data): \(error). Decode it from the byte stream instead (h265parse ! vtdec, or vtdec directly).",
+                        debug: "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
+                    return outcome
+                }
+                let caps = H265OutputCaps(
+                    sps: sps, codecData: codecData, streamFormat: streamFormat,
+                    picturesAreFields: sequence.fieldSeqFlag || (picture.pictureTiming?.isField ?? false),
+                    upstreamFrameRate: state.upstreamFrameRate)
+                (outcome.newCaps, outcome.newFrameRate) = state.adopt(
+                    caps, parameterSets: "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
+                    log: log)
+            }
         }
+        let picturesAreFields = sequence.fieldSeqFlag || (picture.pictureTiming?.isField ?? false)
 
         // The output: length-prefixed NAL units. In hvc1, the parameter sets are all in
         // codec_data (8.4.1: array_completeness 1) and left out of the samples.
@@ -152,20 +189,10 @@ enum H265Parsing: AnnexBParserCodec {
         // IRAP pictures are the random access points (8.1.3, ISO/IEC 14496-15 8.4.3: sync samples).
         buffer.setDeltaUnit(!picture.isIRAP)
 
-        // The reorder window bounds how many pictures may follow a picture in decoding order and
-        // precede it in output order. The DPB size does not: non-reference pictures pass
-        // through it while an earlier picture waits (a B-pyramid's P picture waits for all its
-        // B pictures). SpsMaxLatencyPictures does (C.5.2.2: a picture is output once that many
-        // pictures follow it) when the SPS states it (7-9); otherwise only the GOP structure
-        // bounds it, and 16, MaxDpbSize's ceiling (A.4.2) and x265's longest run of B pictures,
-        // covers what encoders write. At most sps_max_num_reorder_pics pictures precede one in
-        // decoding order and follow it in output order (7.4.3.2.1): the presentation delay.
         log.debug("picture: \(picture.nalUnitType), POC \(picture.pictureOrderCount) (CVS \(picture.codedVideoSequenceIndex))")
-        let latencyBound = sps.subLayerOrdering.last?.maxLatencyPictures
         let placement = AnnexBParserState<Self>.Placement(
             epoch: picture.codedVideoSequenceIndex, pictureOrderCount: Int64(picture.pictureOrderCount),
-            reorderWindow: max(sps.maxDecPicBufferingMinus1 + 1, latencyBound ?? 16),
-            presentationDelay: sps.outputReorderDepth)
+            reorderWindow: sequence.reorderWindow, presentationDelay: sequence.presentationDelay)
         return state.deliver(
             buffer, byteCount: byteCount, times: times, gridStep: pictureDuration, placement: placement,
             outcome: outcome, log: log)

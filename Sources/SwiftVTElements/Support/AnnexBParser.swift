@@ -219,7 +219,7 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
             discarded = state.reorderQueue.discardAll(stopping: true)
             state.started = false
             state.resynchronizing = true
-            state.resumption = Codec.Resumption()
+            state.codec = Codec.CodecState()
             // The first picture out after the jump gets the time GstBaseParse resumed at: an
             // index entry's (the PTS this element gave that key frame), or 0 back at the start
             // (its default without an entry before the target). From the start that puts the
@@ -297,9 +297,9 @@ protocol AnnexBParserCodec {
     associatedtype Splitter: AnnexBAccessUnitSplitter
     associatedtype Caps: ParsedStreamCaps
     associatedtype StreamFormat: RawRepresentable, Sendable where StreamFormat.RawValue == String
-    /// What the codec keeps about where decoding resumed (H.264: the recovery point's POC), made
-    /// anew at the start and after a seek.
-    associatedtype Resumption: ParserResumption
+    /// What the codec keeps beside the shared state (H.264: the POC of the recovery point decoding
+    /// resumed at), made anew at the start and after a seek.
+    associatedtype CodecState: ParserCodecState
 
     /// Bytes of a NAL unit header (H.264 7.3.1: 1, H.265 7.3.1.2: 2).
     static var nalUnitHeaderByteCount: UInt32 { get }
@@ -314,8 +314,8 @@ protocol AnnexBParserCodec {
     static func noDecodablePictureError(_ state: borrowing AnnexBParserState<Self>) -> ElementMessage
 }
 
-/// A codec's state about where decoding resumed: a new one at the start and after a seek.
-protocol ParserResumption: Sendable {
+/// A codec's own state in a parser: a new one at the start and after a seek.
+protocol ParserCodecState: Sendable {
     init()
 }
 
@@ -407,12 +407,14 @@ struct AnnexBParserOutcome: ~Copyable, Sendable {
 /// Everything created in `start` and dropped in `stop`.
 struct AnnexBParserState<Codec: AnnexBParserCodec>: ~Copyable, Sendable {
     var splitter = Codec.Splitter()
-    var resumption = Codec.Resumption()
+    var codec = Codec.CodecState()
     /// How the input is cut, from the sink caps' `alignment`.
     var inputAlignment = AnnexB.DataEnd.streamContinues
     var upstreamFrameRate: ParsedVideoCaps.Rate?
     var streamFormat: Codec.StreamFormat?
     var currentCaps: Codec.Caps?
+    /// `currentCaps`' frame rate, read for every access unit without copying the caps.
+    var currentFrameRate: ParsedVideoCaps.Rate?
     /// A random access point has been output; until then access units are dropped.
     var started = false
     var accessUnitsSkippedBeforeStart = 0
@@ -487,6 +489,7 @@ extension AnnexBParserState {
     mutating func adopt(_ caps: Codec.Caps, parameterSets: String, log: ParserLog) -> (caps: CapsReference?, frameRate: ParsedVideoCaps.Rate?) {
         guard caps != currentCaps else { return (nil, nil) }
         currentCaps = caps
+        currentFrameRate = caps.frameRate
         log.info("new caps: \(caps.width)x\(caps.height), \(parameterSets)")
         if let vui = caps.frameRateInVUI, let chosen = caps.frameRate,
            vui.numerator * chosen.denominator != chosen.numerator * vui.denominator {
@@ -497,7 +500,7 @@ extension AnnexBParserState {
 
     /// The frame rate durations and derived timestamps are on: the caps', else upstream's, else
     /// 25 fps.
-    var outputFrameRate: ParsedVideoCaps.Rate { currentCaps?.frameRate ?? upstreamFrameRate ?? (25, 1) }
+    var outputFrameRate: ParsedVideoCaps.Rate { currentFrameRate ?? upstreamFrameRate ?? (25, 1) }
 
     /// Where a picture lies among the others in output order (for derived timestamps).
     struct Placement {
