@@ -141,7 +141,7 @@ let package = Package(
             name: "H265Tests", dependencies: ["H265", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTElementsTests",
-            dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "MediaCore", "SwiftVTTestSupport"],
+            dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTSessionTests",

@@ -12,6 +12,9 @@
 #                       threads), wall time
 #   parse-throughput    h264parse-to-avcc against h264parse, cost above the filesrc ! fakesink floor
 #                       (1080p to ~1 GB; 8160 slices per picture x120)
+#   h265-parse-throughput
+#                       h265parse-to-hvcc against h265parse, cost above the same floor (the H.265
+#                       corpus 1080p stream to ~1 GB; its 4-slice CIF stream to ~300 MB)
 #   multipass-quality   vtmultipasssink against x264enc two-pass, 720p 1000 kbit/s: time, PSNR-Y,
 #                       bit-rate error
 #   encode-throughput   vtenc against x264enc at equal presets (medium, realtime), 720p 2000 kbit/s:
@@ -63,8 +66,8 @@ user_plugin="${SWIFTVT_PLUGIN:-}"
 # shellcheck source=bench/lib/common.sh
 source bench/lib/common.sh
 
-benches=(decode-throughput h265-decode-throughput parse-throughput multipass-quality encode-throughput plugin-load-time
-         va-encode-depth annexb-to-avcc)
+benches=(decode-throughput h265-decode-throughput parse-throughput h265-parse-throughput multipass-quality
+         encode-throughput plugin-load-time va-encode-depth annexb-to-avcc)
 read -r -a selected <<<"${SWIFTVT_BENCH_ONLY:-${benches[*]}}"
 for name in "${selected[@]}"; do
     if [ ! -f "bench/$name.sh" ] || [ "$name" = all ]; then

@@ -52,17 +52,10 @@ bench_make_workdir
 bench_use_private_plugin h264parse-to-avcc
 
 # Inputs.
-repeat_into() { # repeat_into SOURCE TARGET_BYTES OUTPUT -> prints the repeat count
-    local size count
-    size=$(stat -c %s "$1")
-    count=$(( ($2 + size - 1) / size ))
-    for _ in $(seq "$count"); do cat "$1"; done >"$3"
-    echo "$count"
-}
 bytes_a=1000000000 pictures_b=120
 if [ "$bench_quick" = 1 ]; then bytes_a=50000000 pictures_b=20; fi
 input_a="$work/1080p.264"
-repeat_a=$(repeat_into "$stream_1080p" "$bytes_a" "$input_a")
+repeat_a=$(bench_repeat_into "$stream_1080p" "$bytes_a" "$input_a")
 
 echo "== generating the many-slice stream (x264enc 1920x1080, slice-max-mbs=1: 8160 slices per picture, $pictures_b pictures)"
 input_b="$work/many-slices.264"
@@ -96,23 +89,6 @@ pipeline_command() { # pipeline_command floor|ours|peer FILE
     esac
 }
 
-# One verbose run of a converter: fails on a pipeline error or output caps other than avc/au;
-# prints the number of buffers that reached the sink.
-check_converter() { # check_converter ours|peer FILE
-    local log="$work/check.log" element
-    if [ "$1" = ours ]; then element=(h264parse-to-avcc); else element=(h264parse ! "video/x-h264,stream-format=avc,alignment=au"); fi
-    if ! gst-launch-1.0 -v filesrc location="$2" ! "${element[@]}" ! fakesink sync=false silent=false >"$log" 2>&1; then
-        echo "parse-throughput: the $1 pipeline failed on $2:" >&2
-        grep -iE "error|warn" "$log" | head -20 >&2
-        exit 1
-    fi
-    if ! grep "fakesink0.GstPad:sink: caps = " "$log" | grep "stream-format=(string)avc" | grep -q "alignment=(string)au"; then
-        echo "parse-throughput: the $1 pipeline did not output stream-format=avc,alignment=au caps:" >&2
-        grep "fakesink0.GstPad:sink: caps = " "$log" >&2 || echo "(no caps reached the sink)" >&2
-        exit 1
-    fi
-    grep -c "fakesink0: last-message = chain" "$log" || true
-}
 
 results="$work/results.tsv"
 : >"$results"
@@ -120,8 +96,8 @@ measure_input() { # measure_input KEY LABEL FILE
     local key="$1" label="$2" file="$3" nal_units aus_ours aus_peer
     echo "== measuring ($key) $label: $runs runs per pipeline, timer $timer"
     nal_units=$(count_nal_units "$file")
-    aus_ours=$(check_converter ours "$file")
-    aus_peer=$(check_converter peer "$file")
+    aus_ours=$(bench_check_converter "$file" avc h264parse-to-avcc)
+    aus_peer=$(bench_check_converter "$file" avc h264parse ! video/x-h264,stream-format=avc,alignment=au)
     local -a medians
     mapfile -t medians < <(bench_median_seconds "$(pipeline_command floor "$file")" \
         "$(pipeline_command ours "$file")" "$(pipeline_command peer "$file")")

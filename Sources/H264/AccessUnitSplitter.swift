@@ -7,14 +7,7 @@
 /// front, after `.skip(let count)` it drops `count` bytes, and calls again.
 public struct AccessUnitSplitter: Sendable {
     /// How the end of the data passed to `next(in:dataEnd:)` relates to the stream's structure.
-    public enum DataEnd: Sendable {
-        /// More bytes may follow: a NAL unit may continue past the end.
-        case streamContinues
-        /// The data ends at a NAL unit boundary (upstream `alignment=nal`).
-        case nalUnitBoundary
-        /// The data ends at an access-unit boundary (upstream `alignment=au`, or end of stream).
-        case accessUnitBoundary
-    }
+    public typealias DataEnd = AnnexB.DataEnd
 
     /// One NAL unit of an access unit, as offsets into the caller's data.
     public struct NALUnit: Hashable, Sendable {
@@ -51,23 +44,14 @@ public struct AccessUnitSplitter: Sendable {
         }
     }
 
-    public enum Result: Sendable {
-        /// Bytes before the first start code, which belong to no NAL unit: drop them.
-        case skip(Int)
-        /// Call again with more data.
-        case needMoreData
-        case accessUnit(AccessUnit)
-    }
+    public typealias Result = AnnexB.SplitResult<AccessUnit>
 
     public private(set) var assembler = AccessUnitAssembler()
     private var current = AccessUnit.empty
     /// `current` holds at least one NAL unit (usable or not).
     private var currentHasContent = false
-    /// Offset up to which the data has been classified: the end of the last NAL unit pushed.
-    private var classifiedUpTo = 0
-    /// Where the search for the end of the open NAL unit resumes, so that bytes are scanned once
-    /// when a large NAL unit arrives in many pieces.
-    private var endSearchFrom = 0
+    /// Where the NAL units are in the data (and how far they have been classified).
+    private var scan = AnnexBNALUnitScan()
     /// An access-unit boundary that an SPS, PPS or SEI after a picture's slices made, held until
     /// the next slice says whether the picture goes on (the assembler's
     /// `continuesPreviousPicture`): where it is in `current`, and the picture it ended.
@@ -94,51 +78,26 @@ public struct AccessUnitSplitter: Sendable {
         assembler.reset()
         current = .empty
         currentHasContent = false
-        classifiedUpTo = 0
-        endSearchFrom = 0
+        scan.reset()
         tentativeBoundary = nil
     }
 
     /// Looks for the next complete access unit in `data` (see the type's comment).
     public mutating func next(in data: UnsafeRawBufferPointer, dataEnd: DataEnd) -> Result {
         while true {
-            guard let code = AnnexB.findStartCode(in: data, from: classifiedUpTo) else {
-                if !currentHasContent {
-                    // No NAL unit has begun: all is garbage but the last two bytes, which may
-                    // begin a start code that the next data completes.
-                    let garbage = dataEnd == .accessUnitBoundary ? data.count : max(0, data.count - 2)
-                    return garbage > 0 ? .skip(garbage) : .needMoreData
-                }
-                if dataEnd == .accessUnitBoundary {
-                    // Upstream says the access unit ends here; a held boundary stands (what
-                    // follows it is an access unit of its own, without a picture).
-                    if let boundary = tentativeBoundary { return .accessUnit(confirm(boundary)) }
-                    return .accessUnit(finishCurrent(byteCount: data.count))
-                }
-                return .needMoreData
-            }
-            // A zero_byte in front makes it a four-byte start code (B.1.1).
-            let codeStart = code > classifiedUpTo && data[code - 1] == 0 ? code - 1 : code
-            if !currentHasContent && codeStart > 0 {
-                return .skip(codeStart)
-            }
-            let payloadStart = code + 3
-            let end: Int
-            if let nextCode = AnnexB.findStartCode(in: data, from: max(payloadStart, endSearchFrom)) {
-                end = nextCode
-            } else if dataEnd != .streamContinues {
-                end = data.count
-            } else {
-                endSearchFrom = max(payloadStart, data.count - 2)
-                return .needMoreData
-            }
-            endSearchFrom = 0
-            // trailing_zero_8bits and the next start code's zero_byte belong to no NAL unit.
-            var nalEnd = end
-            while nalEnd > payloadStart && data[nalEnd - 1] == 0 { nalEnd -= 1 }
-            guard nalEnd > payloadStart else {
-                classifiedUpTo = end
-                continue
+            let codeStart: Int
+            let payloadStart: Int
+            let nalEnd: Int
+            switch scan.next(in: data, dataEnd: dataEnd, hasBegun: currentHasContent) {
+            case .skip(let count): return .skip(count)
+            case .needMoreData: return .needMoreData
+            case .endOfData:
+                // Upstream says the access unit ends here; a held boundary stands (what
+                // follows it is an access unit of its own, without a picture).
+                if let boundary = tentativeBoundary { return .accessUnit(confirm(boundary)) }
+                return .accessUnit(finishCurrent(byteCount: data.count))
+            case .nalUnit(let start, let payload):
+                (codeStart, payloadStart, nalEnd) = (start, payload.lowerBound, payload.upperBound)
             }
             let step = assembler.push(nalUnit: UnsafeRawBufferPointer(rebasing: data[payloadStart..<nalEnd]))
             if let boundary = tentativeBoundary {
@@ -156,7 +115,7 @@ public struct AccessUnitSplitter: Sendable {
                     byteOffset: codeStart, nalUnitCount: current.nalUnits.count, problemCount: current.problems.count,
                     skippedExtensionNALUnitCount: current.skippedExtensionNALUnitCount, picture: step.completedPicture)
                 record(step, at: payloadStart, length: nalEnd - payloadStart)
-                classifiedUpTo = nalEnd
+                scan.classifiedUpTo = nalEnd
                 continue
             }
             if step.startsNewAccessUnit && currentHasContent {
@@ -168,12 +127,12 @@ public struct AccessUnitSplitter: Sendable {
                 current = .empty
                 record(step, at: payloadStart - codeStart, length: nalEnd - payloadStart)
                 currentHasContent = true
-                classifiedUpTo = nalEnd - codeStart
+                scan.classifiedUpTo = nalEnd - codeStart
                 return .accessUnit(finished)
             }
             record(step, at: payloadStart, length: nalEnd - payloadStart)
             currentHasContent = true
-            classifiedUpTo = nalEnd
+            scan.classifiedUpTo = nalEnd
         }
     }
 
@@ -206,10 +165,10 @@ public struct AccessUnitSplitter: Sendable {
         next.skippedExtensionNALUnitCount = current.skippedExtensionNALUnitCount - boundary.skippedExtensionNALUnitCount
         current = next
         currentHasContent = true
-        classifiedUpTo -= boundary.byteOffset
+        scan.classifiedUpTo -= boundary.byteOffset
         if let pushed {
             record(pushed.step, at: pushed.payload.lowerBound - boundary.byteOffset, length: pushed.payload.count)
-            classifiedUpTo = pushed.payload.upperBound - boundary.byteOffset
+            scan.classifiedUpTo = pushed.payload.upperBound - boundary.byteOffset
         }
         return finished
     }
@@ -220,8 +179,7 @@ public struct AccessUnitSplitter: Sendable {
         finished.picture = assembler.finish()
         current = .empty
         currentHasContent = false
-        classifiedUpTo = 0
-        endSearchFrom = 0
+        scan.reset()
         return finished
     }
 

@@ -17,61 +17,95 @@
 /// the largest such difference among the pictures held when the first one is placed. The delay
 /// is kept small on purpose: muxers and demuxers treat a composition offset longer than a short
 /// clip as damage.
+// @inlinable and @usableFromInline: the queue is generic and its clients (the parser elements)
+// are in other modules; without them every call went through run-time generic metadata lookups
+// (a sixth of h265parse-to-hvcc's time per access unit).
+@frozen
 public struct PresentationOrderQueue<Payload> {
+    @frozen
     public struct Placed {
         public var payload: Payload
         /// Frames since the first picture, in decoding order.
         public var decodePosition: Int64
         /// Frames since the first picture, in presentation order, plus the presentation delay.
         public var presentationPosition: Int64
+
+        @inlinable
+        init(payload: Payload, decodePosition: Int64, presentationPosition: Int64) {
+            self.payload = payload
+            self.decodePosition = decodePosition
+            self.presentationPosition = presentationPosition
+        }
     }
 
-    fileprivate struct Pending {
-        var payload: Payload
-        var decodePosition: Int64
-        var epoch: Int
+    @usableFromInline
+    struct Pending {
+        @usableFromInline var payload: Payload
+        @usableFromInline var decodePosition: Int64
+        @usableFromInline var epoch: Int
         /// Decode position of the first picture of the epoch: every picture before it is
         /// presented before every picture of the epoch.
-        var epochStart: Int64
-        var pictureOrderCount: Int64
+        @usableFromInline var epochStart: Int64
+        @usableFromInline var pictureOrderCount: Int64
+
+        @inlinable
+        init(payload: Payload, decodePosition: Int64, epoch: Int, epochStart: Int64, pictureOrderCount: Int64) {
+            self.payload = payload
+            self.decodePosition = decodePosition
+            self.epoch = epoch
+            self.epochStart = epochStart
+            self.pictureOrderCount = pictureOrderCount
+        }
     }
 
     public let reorderWindow: Int
     /// Frames added to every presentation position; nil until the first picture is placed when
     /// the stream did not state its reorder depth.
-    public private(set) var presentationDelay: Int64?
-    private let statedPresentationDelay: Int?
-    private var pending: [Pending] = []
-    private var nextDecodePosition: Int64 = 0
-    private var currentEpoch: Int?
-    private var currentEpochStart: Int64 = 0
+    public var presentationDelay: Int64? { storedPresentationDelay }
+    @usableFromInline var storedPresentationDelay: Int64?
+    @usableFromInline let statedPresentationDelay: Int?
+    @usableFromInline var pending: [Pending] = []
+    @usableFromInline var nextDecodePosition: Int64 = 0
+    @usableFromInline var currentEpoch: Int?
+    @usableFromInline var currentEpochStart: Int64 = 0
     /// POCs of the pictures already placed, sorted, for the epochs that still have pictures held.
-    private var placedPictureOrderCounts: [Int: [Int64]] = [:]
+    @usableFromInline var placedPictureOrderCounts: [Int: [Int64]] = [:]
 
     /// - Parameters:
     ///   - reorderWindow: how many later pictures may be output before a picture (the DPB size).
     ///   - presentationDelay: the stream's max_num_reorder_frames, when it states it.
+    @inlinable
     public init(reorderWindow: Int, presentationDelay: Int? = nil) {
         self.reorderWindow = max(0, reorderWindow)
         statedPresentationDelay = presentationDelay.map { max(0, $0) }
-        self.presentationDelay = statedPresentationDelay.map(Int64.init)
+        storedPresentationDelay = statedPresentationDelay.map(Int64.init)
     }
 
     /// The number of pictures held back.
+    @inlinable
     public var count: Int { pending.count }
 
     /// Adds the next picture in decoding order; returns the pictures whose presentation position
     /// is now known, in decoding order.
+    @inlinable
     public mutating func place(_ payload: Payload, picture: AccessUnitPicture) -> [Placed] {
+        place(payload, epoch: picture.pictureOrderCountEpoch, pictureOrderCount: picture.pictureOrderCount.picOrderCnt)
+    }
+
+    /// `place(_:picture:)` for any codec whose pictures are output in POC order within an epoch
+    /// and epoch by epoch: H.265's coded video sequences (POC is unique within one, 8.3.1, and
+    /// an IRAP picture with NoRaslOutputFlag 1 outputs every earlier picture first, C.5.2.2).
+    @inlinable
+    public mutating func place(_ payload: Payload, epoch: Int, pictureOrderCount: Int64) -> [Placed] {
         var ready: [Placed] = []
-        if currentEpoch != picture.pictureOrderCountEpoch {
+        if currentEpoch != epoch {
             // C.4.4: the new epoch's pictures all come after every earlier picture.
-            currentEpoch = picture.pictureOrderCountEpoch
+            currentEpoch = epoch
             currentEpochStart = nextDecodePosition
         }
         pending.append(Pending(
-            payload: payload, decodePosition: nextDecodePosition, epoch: picture.pictureOrderCountEpoch,
-            epochStart: currentEpochStart, pictureOrderCount: picture.pictureOrderCount.picOrderCnt))
+            payload: payload, decodePosition: nextDecodePosition, epoch: epoch,
+            epochStart: currentEpochStart, pictureOrderCount: pictureOrderCount))
         nextDecodePosition += 1
         while pending.count > reorderWindow {
             ready.append(placeFirst())
@@ -80,6 +114,7 @@ public struct PresentationOrderQueue<Payload> {
     }
 
     /// Places every held picture (end of stream, or before a new epoch).
+    @inlinable
     public mutating func drain() -> [Placed] {
         var ready: [Placed] = []
         while !pending.isEmpty { ready.append(placeFirst()) }
@@ -88,21 +123,23 @@ public struct PresentationOrderQueue<Payload> {
 
     /// Forgets everything (flush, seek): positions start again at 0. Held payloads are returned
     /// so that the caller can release them.
+    @inlinable
     public mutating func reset() -> [Payload] {
         let dropped = pending.map(\.payload)
         self = PresentationOrderQueue(reorderWindow: reorderWindow, presentationDelay: statedPresentationDelay)
         return dropped
     }
 
-    private mutating func placeFirst() -> Placed {
-        if presentationDelay == nil {
+    @inlinable
+    mutating func placeFirst() -> Placed {
+        if storedPresentationDelay == nil {
             // Decode position minus output position for every picture known now; their ranks can
             // only grow with more pictures, so this is at least what they need.
             var delay: Int64 = 0
             for picture in pending {
                 delay = max(delay, picture.decodePosition - (picture.epochStart + Int64(rank(of: picture))))
             }
-            presentationDelay = delay
+            storedPresentationDelay = delay
         }
         let first = pending.removeFirst()
         let presentationIndex = first.epochStart + Int64(rank(of: first))
@@ -118,13 +155,15 @@ public struct PresentationOrderQueue<Payload> {
 
     /// Rank in output order within the epoch: pictures of the epoch with a lower POC, placed or
     /// held (`picture` itself is not in `pending` or is counted as not lower than itself).
-    private func rank(of picture: Pending) -> Int {
+    @inlinable
+    func rank(of picture: Pending) -> Int {
         let placed = placedPictureOrderCounts[picture.epoch].map { Self.countLess(than: picture.pictureOrderCount, in: $0) } ?? 0
         let held = pending.lazy.filter { $0.epoch == picture.epoch && $0.pictureOrderCount < picture.pictureOrderCount }.count
         return placed + held
     }
 
-    private static func countLess(than value: Int64, in sorted: [Int64]) -> Int {
+    @inlinable
+    static func countLess(than value: Int64, in sorted: [Int64]) -> Int {
         var low = 0
         var high = sorted.count
         while low < high {
@@ -134,7 +173,8 @@ public struct PresentationOrderQueue<Payload> {
         return low
     }
 
-    private static func insertSorted(_ value: Int64, into sorted: inout [Int64]) {
+    @inlinable
+    static func insertSorted(_ value: Int64, into sorted: inout [Int64]) {
         sorted.insert(value, at: countLess(than: value, in: sorted))
     }
 }

@@ -115,6 +115,22 @@ public struct H265AccessUnitAssembler: Sendable {
     /// HandleCraAsBlaFlag (8.1.3): set by an application that starts decoding at a CRA picture
     /// after a splice; the first CRA of the stream is handled so anyway.
     public var handleCRAAsBLA = false
+    /// How much of each NAL unit is read (``Depth``).
+    public var depth = Depth.decoding
+
+    /// How much of each NAL unit the assembler reads.
+    public enum Depth: Sendable {
+        /// Every slice segment header up to the reference lists, and every SEI message: what a
+        /// decoder needs.
+        case decoding
+        /// What finds access units and orders pictures (7.4.2.4.4, 8.3.1), for parsers: the
+        /// header of each picture's first slice segment up to slice_pic_order_cnt_lsb, and the
+        /// prefix SEI messages (picture timing). The other slice segments of a picture are
+        /// counted, not parsed (first_slice_segment_in_pic_flag alone places the boundary; their
+        /// slice types are not noted), and suffix SEI messages (decoded picture hashes) are not
+        /// read. A slice damaged after its POC field goes on to the decoder, as after h265parse.
+        case accessUnits
+    }
 
     /// The picture being assembled, once its first slice segment has been seen.
     public private(set) var currentPicture: H265AccessUnitPicture?
@@ -136,8 +152,9 @@ public struct H265AccessUnitAssembler: Sendable {
     private var lastIRAPNoRaslOutputFlag = true
     private var codedVideoSequenceIndex = -1
 
-    public init(handleCRAAsBLA: Bool = false) {
+    public init(handleCRAAsBLA: Bool = false, depth: Depth = .decoding) {
         self.handleCRAAsBLA = handleCRAAsBLA
+        self.depth = depth
     }
 
     /// Classifies the next NAL unit (header included, escaped, no start code or length).
@@ -197,7 +214,7 @@ public struct H265AccessUnitAssembler: Sendable {
                 step.problem = .malformedFraming("a suffix SEI NAL unit without a picture before it in its access unit")
                 break
             }
-            attachSEI(nalUnit, sps: sps)
+            if depth == .decoding { attachSEI(nalUnit, sps: sps) }
         case .endOfSequence, .endOfBitstream:
             noteNALUnit(&step)
             if type == .endOfSequence { currentPicture?.endsSequence = true } else { currentPicture?.endsBitstream = true }
@@ -214,6 +231,18 @@ public struct H265AccessUnitAssembler: Sendable {
             }
         }
         return step
+    }
+
+    /// Forgets the access unit being assembled and the POC history (a flush, a seek): the next
+    /// picture starts a coded video sequence, as after an end of sequence (8.1.3), so a CRA
+    /// picture decoding restarts at is handled with NoRaslOutputFlag 1 and its RASL pictures are
+    /// not output. Parameter sets are kept (7.4.2.4.2: they stay until replaced).
+    public mutating func reset() {
+        pocCalculator.reset()
+        // The access unit being assembled is dropped, not completed.
+        var dropped = H265AccessUnitAssemblyStep(nalUnitType: nil)
+        endAccessUnit(into: &dropped)
+        nextPictureStartsSequence = true
     }
 
     /// Ends the stream: the access unit being assembled is complete.
@@ -254,11 +283,16 @@ public struct H265AccessUnitAssembler: Sendable {
         if startsPicture && seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
         noteNALUnit(&step)
         seenVCLInCurrentAccessUnit = true
+        if depth == .accessUnits && !startsPicture && currentPicture != nil {
+            currentPicture?.sliceSegmentCount &+= 1
+            return
+        }
         let slice: H265SliceSegmentHeader
         do {
             slice = try H265SliceSegmentHeader.parse(
                 nalUnit: nalUnit, pictureParameterSet: { parameterSets.pictureParameterSet(id: $0) },
-                sequenceParameterSet: { parameterSets.sequenceParameterSet(id: $0) })
+                sequenceParameterSet: { parameterSets.sequenceParameterSet(id: $0) },
+                extent: depth == .decoding ? .throughTemporalMVP : .throughPictureOrderCount)
         } catch {
             step.problem = error
             if startsPicture { currentPicture = nil }

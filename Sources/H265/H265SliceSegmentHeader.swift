@@ -121,26 +121,46 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
     /// - Parameters:
     ///   - pictureParameterSet: the PPS stored under an id, if any.
     ///   - sequenceParameterSet: the SPS stored under an id, if any.
+    ///   - extent: how much of the header to read (``Extent``).
     public static func parse(
         nalUnit: UnsafeRawBufferPointer,
         pictureParameterSet: (Int) -> H265PictureParameterSet?,
-        sequenceParameterSet: (Int) -> H265SequenceParameterSet?
+        sequenceParameterSet: (Int) -> H265SequenceParameterSet?,
+        extent: Extent = .throughTemporalMVP
     ) throws(H265Error) -> H265SliceSegmentHeader {
         let header = try H265NALUnitHeader(parsing: nalUnit)
         guard header.nalUnitType.isVCL, !header.nalUnitType.isReservedOrUnspecified else {
             throw H265Error.invalidValue(field: "nal_unit_type", value: Int64(header.nalUnitType.rawValue))
         }
         return try RBSP.withUnescapedPayload(
-            of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxHeaderBytes
+            of: nalUnit, from: H265NALUnitHeader.byteCount,
+            maxBytes: extent == .throughPictureOrderCount ? maxPictureFieldBytes : maxHeaderBytes
         ) { rbsp in
             Result { () throws(H265Error) -> H265SliceSegmentHeader in
                 var r = H265BitReader(rbsp)
                 return try parse(
                     &r, header: header, pictureParameterSet: pictureParameterSet,
-                    sequenceParameterSet: sequenceParameterSet)
+                    sequenceParameterSet: sequenceParameterSet, extent: extent)
             }
         }.get()
     }
+
+    /// How much of slice_segment_header() `parse` reads.
+    public enum Extent: Sendable {
+        /// Up to slice_temporal_mvp_enabled_flag: the reference picture set and the long-term
+        /// pictures included (what a decoder needs before the reference lists).
+        case throughTemporalMVP
+        /// Up to slice_pic_order_cnt_lsb: everything that places the slice in its picture and the
+        /// picture in its access unit and in output order (7.4.2.4.4, 8.3.1), read from at most
+        /// `maxPictureFieldBytes` bytes. A parser that only finds access units reads no more: the
+        /// reference picture set costs most of a header's parse.
+        case throughPictureOrderCount
+    }
+
+    /// The escaped bytes that hold a header up to slice_pic_order_cnt_lsb: at most 1 + 1 + 13
+    /// (PPS id) + 1 + 18 (segment address of a 16888-sample square picture in 16x16 CTBs) + 7 +
+    /// 5 (slice_type) + 1 + 2 + 16 bits, and one emulation prevention byte per two bytes.
+    static let maxPictureFieldBytes = 24
 
     /// `parse(nalUnit:pictureParameterSet:sequenceParameterSet:)` for an array.
     public static func parse(
@@ -159,7 +179,8 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
     static func parse(
         _ r: inout H265BitReader, header: H265NALUnitHeader,
         pictureParameterSet: (Int) -> H265PictureParameterSet?,
-        sequenceParameterSet: (Int) -> H265SequenceParameterSet?
+        sequenceParameterSet: (Int) -> H265SequenceParameterSet?,
+        extent: Extent = .throughTemporalMVP
     ) throws(H265Error) -> H265SliceSegmentHeader {
         var slice = H265SliceSegmentHeader(nalUnitHeader: header)
         let type = header.nalUnitType
@@ -205,6 +226,12 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         }
         if !type.isIDR {
             slice.slicePicOrderCntLsb = Int(try r.readBits(sps.log2MaxPicOrderCntLsb, "slice_pic_order_cnt_lsb"))
+        }
+        if extent == .throughPictureOrderCount {
+            slice.parsedBitCount = r.bitPosition
+            return slice
+        }
+        if !type.isIDR {
             slice.shortTermRefPicSetSPSFlag = try r.readFlag("short_term_ref_pic_set_sps_flag")
             let setCount = sps.shortTermReferencePictureSets.count
             if !slice.shortTermRefPicSetSPSFlag {

@@ -160,3 +160,102 @@ public struct AnnexBStreamSplitter: Sendable {
         if currentStart != nil { currentStart = 0 }
     }
 }
+
+// What the access-unit splitters of H.264 (H264's AccessUnitSplitter) and H.265
+// (H265AccessUnitSplitter) say and are told, so that a parser can drive either.
+extension AnnexB {
+    /// How the end of the data passed to an access-unit splitter relates to the stream's structure.
+    public enum DataEnd: Sendable {
+        /// More bytes may follow: a NAL unit may continue past the end.
+        case streamContinues
+        /// The data ends at a NAL unit boundary (upstream `alignment=nal`).
+        case nalUnitBoundary
+        /// The data ends at an access-unit boundary (upstream `alignment=au`, or end of stream).
+        case accessUnitBoundary
+    }
+
+    /// What an access-unit splitter found in the data it was given.
+    public enum SplitResult<AccessUnit> {
+        /// Bytes before the first start code, which belong to no NAL unit: drop them.
+        case skip(Int)
+        /// Call again with more data.
+        case needMoreData
+        case accessUnit(AccessUnit)
+    }
+}
+
+extension AnnexB.SplitResult: Sendable where AccessUnit: Sendable {}
+
+/// The NAL-unit scan an incremental access-unit splitter runs over Annex B data it does not own
+/// (B.2): it finds the next complete NAL unit after `classifiedUpTo`, scanning every byte once
+/// however the data arrives, and says which bytes before the first start code belong to no NAL
+/// unit. The splitter owns the grouping into access units; it moves `classifiedUpTo` past each NAL
+/// unit it takes (and back by the bytes it hands out as an access unit).
+public struct AnnexBNALUnitScan: Sendable {
+    public enum Step: Sendable {
+        /// Bytes before the first start code, which belong to no NAL unit (only before any NAL
+        /// unit has begun): drop them.
+        case skip(Int)
+        /// Call again with more data.
+        case needMoreData
+        /// No start code follows and the data ends at an access-unit boundary.
+        case endOfData
+        /// A complete NAL unit: its start code (with a zero_byte in front, when there is one) at
+        /// `codeStart`, its bytes (header included, trailing zeros excluded) at `payload`.
+        case nalUnit(codeStart: Int, payload: Range<Int>)
+    }
+
+    /// Offset up to which the data has been classified: the end of the last NAL unit taken.
+    public var classifiedUpTo = 0
+    /// Where the search for the end of the open NAL unit resumes, so that bytes are scanned once
+    /// when a large NAL unit arrives in many pieces.
+    private var endSearchFrom = 0
+
+    public init() {}
+
+    /// Starts over at the beginning of the data.
+    public mutating func reset() {
+        classifiedUpTo = 0
+        endSearchFrom = 0
+    }
+
+    /// The next NAL unit after `classifiedUpTo`.
+    ///
+    /// - Parameter hasBegun: the splitter holds a NAL unit already (bytes before a start code are
+    ///   then part of it, not garbage).
+    public mutating func next(in data: UnsafeRawBufferPointer, dataEnd: AnnexB.DataEnd, hasBegun: Bool) -> Step {
+        while true {
+            guard let code = AnnexB.findStartCode(in: data, from: classifiedUpTo) else {
+                if !hasBegun {
+                    // No NAL unit has begun: all is garbage but the last two bytes, which may
+                    // begin a start code that the next data completes.
+                    let garbage = dataEnd == .accessUnitBoundary ? data.count : max(0, data.count &- 2)
+                    return garbage > 0 ? .skip(garbage) : .needMoreData
+                }
+                return dataEnd == .accessUnitBoundary ? .endOfData : .needMoreData
+            }
+            // A zero_byte in front makes it a four-byte start code (B.2.1).
+            let codeStart = code > classifiedUpTo && data[code &- 1] == 0 ? code &- 1 : code
+            if !hasBegun && codeStart > 0 { return .skip(codeStart) }
+            let payloadStart = code &+ 3
+            let end: Int
+            if let nextCode = AnnexB.findStartCode(in: data, from: max(payloadStart, endSearchFrom)) {
+                end = nextCode
+            } else if dataEnd != .streamContinues {
+                end = data.count
+            } else {
+                endSearchFrom = max(payloadStart, data.count &- 2)
+                return .needMoreData
+            }
+            endSearchFrom = 0
+            // trailing_zero_8bits and the next start code's zero_byte belong to no NAL unit.
+            var nalEnd = end
+            while nalEnd > payloadStart && data[nalEnd &- 1] == 0 { nalEnd &-= 1 }
+            guard nalEnd > payloadStart else {
+                classifiedUpTo = end
+                continue
+            }
+            return .nalUnit(codeStart: codeStart, payload: payloadStart..<nalEnd)
+        }
+    }
+}

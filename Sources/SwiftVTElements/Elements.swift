@@ -13,6 +13,8 @@ enum PluginElements {
     static let table: [ElementRegistration] = [
         ElementRegistration(
             "h264parse-to-avcc", type: "SwiftVTH264ParseToAVCC", .baseParse(H264ParseToAVCC.self), rank: .fixed(GST_RANK_NONE)),
+        ElementRegistration(
+            "h265parse-to-hvcc", type: "SwiftVTH265ParseToHVCC", .baseParse(H265ParseToHVCC.self), rank: .fixed(GST_RANK_NONE)),
         // Secondary rank: available to decodebin/playbin, without taking over systems that have a
         // primary decoder (avdec_h264 is primary) by surprise.
         ElementRegistration("vtdec", type: "SwiftVTDec", .videoDecoder(VTDec.self), rank: .fixed(GST_RANK_SECONDARY)),

@@ -28,6 +28,14 @@
 #   bench_summary_file FILE           bench_summary for each line of FILE (written by a script's
 #                                     report, often in Python):
 #                                     ROW<TAB>DESCRIPTION<TAB>VALUE<TAB>GOAL<TAB>LOAD
+#   bench_repeat_into SOURCE BYTES OUTPUT
+#                                     SOURCE repeated (cat) into OUTPUT until it holds BYTES or
+#                                     more; prints the repeat count
+#   bench_check_converter FILE FORMAT ELEMENT...
+#                                     one verbose run of filesrc FILE ! ELEMENT... ! fakesink: exit 1
+#                                     on a pipeline error or output caps other than
+#                                     stream-format=FORMAT, alignment=au; prints the number of
+#                                     buffers that reached the sink (the parser benches)
 # Sets `bench_quick` (1 with SWIFTVT_BENCH_QUICK=1: smaller inputs where a script supports it, for
 # checking the scripts themselves, not for figures; else 0).
 # The timing functions read `runs` (timed runs per command), `bench_warmup` (warm-up runs, default
@@ -219,4 +227,28 @@ bench_summary_file() { # bench_summary_file FILE: lines ROW<TAB>DESCRIPTION<TAB>
     while IFS=$'\t' read -r row description value goal load; do
         bench_summary "$row" "$description" "$value" "$goal" "$load"
     done <"$1"
+}
+
+bench_repeat_into() { # bench_repeat_into SOURCE TARGET_BYTES OUTPUT -> prints the repeat count
+    local size count
+    size=$(stat -c %s "$1")
+    count=$(( ($2 + size - 1) / size ))
+    for _ in $(seq "$count"); do cat "$1"; done >"$3"
+    echo "$count"
+}
+
+bench_check_converter() { # bench_check_converter FILE FORMAT ELEMENT... -> buffers at the sink
+    local file="$1" format="$2" log="$work/check.log"
+    shift 2
+    if ! gst-launch-1.0 -v filesrc location="$file" ! "$@" ! fakesink sync=false silent=false >"$log" 2>&1; then
+        echo "$bench_name: the pipeline through $1 failed on $file:" >&2
+        grep -iE "error|warn" "$log" | head -20 >&2
+        exit 1
+    fi
+    if ! grep "fakesink0.GstPad:sink: caps = " "$log" | grep "stream-format=(string)$format" | grep -q "alignment=(string)au"; then
+        echo "$bench_name: the pipeline through $1 did not output stream-format=$format,alignment=au caps:" >&2
+        grep "fakesink0.GstPad:sink: caps = " "$log" >&2 || echo "(no caps reached the sink)" >&2
+        exit 1
+    fi
+    grep -c "fakesink0: last-message = chain" "$log" || true
 }

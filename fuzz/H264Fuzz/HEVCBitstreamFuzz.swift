@@ -22,6 +22,7 @@ func exerciseHEVCBitstreamLayer(_ data: UnsafeRawBufferPointer) {
         require(picture.codedVideoSequenceIndex >= 0, "a picture outside any coded video sequence")
     }
     let store = assembler.parameterSets
+    checkAccessUnitSplitter(data)
 
     // 2. Each NAL unit handed straight to each parser, whatever its type says; what parses is
     //    written back and must parse to the same value.
@@ -98,4 +99,43 @@ private func checkSliceHeader(_ nal: UnsafeRawBufferPointer, store: H265Paramete
     let wholeBytes = writer.bitCount / 8
     require(rbsp.count >= wholeBytes && rbsp.prefix(wholeBytes).elementsEqual(written.prefix(wholeBytes)),
             "slice header writer -> bits differ from the parsed ones")
+}
+
+/// The access-unit splitter of h265parse-to-hvcc fed the input in pieces (their size from the
+/// first byte), as GstBaseParse's adapter does: every byte is consumed once (skipped or in an
+/// access unit), every NAL unit lies inside its access unit, and the pieces give the access units
+/// the whole input gives (but where the first start code's zero_byte goes).
+private func checkAccessUnitSplitter(_ data: UnsafeRawBufferPointer) {
+    func split(chunk: Int) -> [(byteCount: Int, nalUnits: [Range<Int>])] {
+        var splitter = H265AccessUnitSplitter()
+        var units: [(byteCount: Int, nalUnits: [Range<Int>])] = []
+        var consumed = 0
+        var available = min(chunk, data.count)
+        while consumed < data.count {
+            let atEnd = available == data.count
+            switch splitter.next(in: UnsafeRawBufferPointer(rebasing: data[consumed..<available]),
+                                 dataEnd: atEnd ? .accessUnitBoundary : .streamContinues) {
+            case .skip(let count):
+                require(count > 0 && count <= available - consumed, "the splitter skipped \(count) of \(available - consumed) bytes")
+                consumed += count
+            case .accessUnit(let unit):
+                require(unit.byteCount > 0 && unit.byteCount <= available - consumed, "an access unit of \(unit.byteCount) bytes")
+                for nal in unit.nalUnits {
+                    require(nal.offset >= 0 && nal.range.upperBound <= unit.byteCount, "a NAL unit outside its access unit")
+                }
+                units.append((unit.byteCount, unit.nalUnits.map(\.range)))
+                consumed += unit.byteCount
+            case .needMoreData:
+                if atEnd { return units }
+                available = min(available + chunk, data.count)
+            }
+            if available <= consumed { available = min(consumed + chunk, data.count) }
+        }
+        return units
+    }
+    let whole = split(chunk: max(data.count, 1))
+    let pieces = split(chunk: 1 + Int(data.first ?? 0) % 64)
+    require(whole.map(\.byteCount).reduce(0, +) <= data.count, "the splitter handed out more bytes than it was given")
+    // Pieces only change where the first start code's zero_byte goes (skipped or not).
+    require(abs(whole.count - pieces.count) <= 1, "pieces gave \(pieces.count) access units, the whole input \(whole.count)")
 }

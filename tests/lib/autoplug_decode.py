@@ -10,12 +10,13 @@ Run by tests/autoplug/ (tests/lib/autoplug_testing.py) with GST_PLUGIN_FEATURE_R
 H.264 decoders."""
 import hashlib
 import sys
-import time
 
 import gi
 
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
+
+from bus_wait import play_until_end  # noqa: E402
 
 DECODER_KLASS = "Decoder/Video"
 
@@ -58,23 +59,7 @@ def main(app: str, path: str, timeout: float) -> int:
         sink = pipeline.get_by_name("out")
     sink.connect("new-sample", on_sample)
 
-    errors = []
-    ended = "timeout"
-    pipeline.set_state(Gst.State.PLAYING)
-    bus = pipeline.get_bus()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        message = bus.timed_pop_filtered(100 * Gst.MSECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-        if message is None:
-            continue
-        if message.type == Gst.MessageType.EOS:
-            ended = "eos"
-            break
-        error, _debug = message.parse_error()
-        errors.append(f"{message.src.get_name()}: {error.message}")
-        ended = "error"
-        break
-    pipeline.set_state(Gst.State.NULL)
+    ended, errors = play_until_end(pipeline, timeout, with_debug=False)
     print(f"{app} decoder={','.join(decoders) or 'none'} frames={frames} md5={digest.hexdigest()} "
           f"errors={len(errors)} ended={ended}")
     for error in errors:

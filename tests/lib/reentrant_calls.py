@@ -26,6 +26,10 @@ H264_SOURCE = (
     "videotestsrc num-buffers={n} ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 "
     "! x264enc speed-preset=ultrafast bframes=2 key-int-max=10 ! video/x-h264,stream-format=byte-stream "
 )
+H265_SOURCE = (
+    "videotestsrc num-buffers={n} ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 "
+    "! x265enc speed-preset=ultrafast key-int-max=10 ! video/x-h265,stream-format=byte-stream "
+)
 
 
 def caps_event_again(element, extra_field):
@@ -132,6 +136,9 @@ def cases():
          f"videotestsrc num-buffers={FRAMES} ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 "
          "! vtenc name=element ! identity name=downstream ! fakesink name=sink",
          "element", "caps-query", "bitrate=1500"),
+        ("h265parse-to-hvcc, re-entered from a downstream query",
+         H265_SOURCE.format(n=FRAMES) + "! h265parse-to-hvcc name=element ! identity name=downstream ! fakesink name=sink",
+         "element", "caps-query"),
         ("vtdec, re-entered from a bus sync handler",
          h264 + "! vtdec name=element ! identity name=downstream ! fakesink name=sink",
          "element", "bus-sync"),

@@ -11,7 +11,8 @@ import pytest
 
 from swiftvt_testing import ROOT, SYSTEM_PYTHON
 
-CASES = ["h264parse-to-avcc-from-a-query", "vtdec-from-a-query", "vtenc-from-a-query", "vtdec-from-a-bus-sync-handler"]
+CASES = ["h264parse-to-avcc-from-a-query", "vtdec-from-a-query", "vtenc-from-a-query", "h265parse-to-hvcc-from-a-query",
+         "vtdec-from-a-bus-sync-handler"]
 TIMEOUT = 90   # the case waits 60 s for EOS; a deadlocked process never gets there
 
 

@@ -43,27 +43,15 @@ struct H264OutputCaps: Equatable, Sendable {
 
     /// Caps for a stream whose active SPS is `sps`.
     ///
-    /// - Parameter upstreamFrameRate: the sink caps' framerate. It wins over the VUI's, as in
-    ///   `h264parse`: VUI timing is often wrong in the wild (encoders that leave a default, and the
-    ///   tick-per-field reading of num_units_in_tick, E.2.1, doubles or halves a rate that was meant
-    ///   per frame), while a container's or source's rate describes the samples actually delivered.
-    ///   The VUI's rate is the fallback when upstream has none (or 0/1, "variable").
+    /// - Parameter upstreamFrameRate: the sink caps' framerate, which wins over the VUI's (E.2.1)
+    ///   as in `h264parse` (``ParsedVideoCaps/frameRates(upstream:vui:)`` says why).
     init(sps: SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat,
          upstreamFrameRate: (numerator: Int, denominator: Int)?) {
         self.streamFormat = streamFormat
         self.codecData = codecData
         width = sps.displayWidth
         height = sps.displayHeight
-        if let rate = sps.vui?.frameRate, rate.numerator > 0, rate.denominator > 0,
-           let numerator = Int(exactly: rate.numerator), let denominator = Int(exactly: rate.denominator),
-           numerator <= Int(Int32.max), denominator <= Int(Int32.max) {
-            frameRateInVUI = Self.reduced(numerator, denominator)
-        }
-        if let upstream = upstreamFrameRate, upstream.numerator > 0, upstream.denominator > 0 {
-            frameRate = Self.reduced(upstream.numerator, upstream.denominator)
-        } else {
-            frameRate = frameRateInVUI
-        }
+        (frameRate, frameRateInVUI) = ParsedVideoCaps.frameRates(upstream: upstreamFrameRate, vui: sps.vui?.frameRate)
         if let sar = sps.vui?.sampleAspectRatio {
             pixelAspectRatio = (sar.width, sar.height)
         } else {
@@ -85,61 +73,28 @@ struct H264OutputCaps: Equatable, Sendable {
         level = sps.levelName
     }
 
-    private static func reduced(_ numerator: Int, _ denominator: Int) -> (numerator: Int, denominator: Int) {
-        var (a, b) = (numerator, denominator)
-        while b != 0 { (a, b) = (b, a % b) }
-        return a > 0 ? (numerator / a, denominator / a) : (numerator, denominator)
-    }
-
-    /// The colorimetry string GStreamer would give the VUI's video_signal_type (E.2.1): range
-    /// from video_full_range_flag, and matrix, transfer and primaries from the colour
-    /// description through GStreamer's ISO/IEC 23091-4 (H.273) tables.
+    /// The colorimetry of the VUI's video_signal_type (E.2.1), when it has one.
     private static func colorimetry(of sps: SequenceParameterSet) -> String? {
         guard let vui = sps.vui, vui.videoSignalTypePresentFlag else { return nil }
-        var colorimetry = GstVideoColorimetry()
-        colorimetry.range = vui.videoFullRangeFlag ? GST_VIDEO_COLOR_RANGE_0_255 : GST_VIDEO_COLOR_RANGE_16_235
-        if vui.colourDescriptionPresentFlag {
-            colorimetry.matrix = gst_video_color_matrix_from_iso(UInt32(clamping: vui.matrixCoefficients))
-            colorimetry.transfer = gst_video_transfer_function_from_iso(UInt32(clamping: vui.transferCharacteristics))
-            colorimetry.primaries = gst_video_color_primaries_from_iso(UInt32(clamping: vui.colourPrimaries))
-        } else {
-            colorimetry.matrix = GST_VIDEO_COLOR_MATRIX_UNKNOWN
-            colorimetry.transfer = GST_VIDEO_TRANSFER_UNKNOWN
-            colorimetry.primaries = GST_VIDEO_COLOR_PRIMARIES_UNKNOWN
-        }
-        guard let text = gst_video_colorimetry_to_string(&colorimetry) else { return nil }
-        defer { g_free(text) }
-        return String(cString: text)
+        return ParsedVideoCaps.colorimetry(
+            fullRange: vui.videoFullRangeFlag,
+            colourDescription: vui.colourDescriptionPresentFlag
+                ? (vui.colourPrimaries, vui.transferCharacteristics, vui.matrixCoefficients) : nil)
     }
 
     /// New caps holding these fields; the caller owns the reference.
     func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = gst_caps_new_empty_simple("video/x-h264") else { return nil }
-        swiftvt_caps_set_string(caps, "stream-format", streamFormat.rawValue)
-        swiftvt_caps_set_string(caps, "alignment", "au")
-        swiftvt_caps_set_boolean(caps, "parsed", 1)
-        swiftvt_caps_set_int(caps, "width", Int32(clamping: width))
-        swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
-        if let frameRate {
-            swiftvt_caps_set_fraction(caps, "framerate", Int32(clamping: frameRate.numerator), Int32(clamping: frameRate.denominator))
-        } else {
-            // 0/1: variable or unknown frame rate, as GStreamer spells it.
-            swiftvt_caps_set_fraction(caps, "framerate", 0, 1)
-        }
+        guard let caps = ParsedVideoCaps.makeCaps(
+            "video/x-h264", streamFormat: streamFormat.rawValue, width: width, height: height, frameRate: frameRate,
+            codecData: codecData) else { return nil }
         swiftvt_caps_set_fraction(
             caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width), Int32(clamping: pixelAspectRatio.height))
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
-        // Field names and types as h264parse writes them (gsth264parse.c), so a caps filter
-        // written for h264parse's output matches ours: bit depths are unsigned.
+        // Field names and types as h264parse writes them (gsth264parse.c).
         swiftvt_caps_set_string(caps, "coded-picture-structure", codedPictureStructure)
-        swiftvt_caps_set_string(caps, "chroma-format", chromaFormat)
-        swiftvt_caps_set_uint(caps, "bit-depth-luma", UInt32(clamping: bitDepthLuma))
-        swiftvt_caps_set_uint(caps, "bit-depth-chroma", UInt32(clamping: bitDepthChroma))
+        ParsedVideoCaps.setSampleFormat(caps, chromaFormat: chromaFormat, bitDepthLuma: bitDepthLuma, bitDepthChroma: bitDepthChroma)
         if let profile { swiftvt_caps_set_string(caps, "profile", profile) }
         if let level { swiftvt_caps_set_string(caps, "level", level) }
-        codecData.withUnsafeBufferPointer { bytes in
-            swiftvt_caps_set_bytes(caps, "codec_data", bytes.baseAddress, gsize(bytes.count))
-        }
         return caps
     }
 }

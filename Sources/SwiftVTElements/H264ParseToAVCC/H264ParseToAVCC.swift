@@ -2,7 +2,6 @@ import CGStreamer
 import CSwiftVTShim
 import H264
 import MediaCore
-import Synchronization
 
 /// `h264parse-to-avcc`: an H.264 Annex B byte stream in, access units of length-prefixed NAL
 /// units out, with the parameter sets in `codec_data` (the seeds' case one).
@@ -10,28 +9,19 @@ import Synchronization
 /// A GstBaseParse subclass: the base class accumulates input, handles seeking, position and
 /// duration queries; `handleFrame` finds one complete access unit at a time with the H264
 /// module's `AccessUnitSplitter` and rewrites it. All codec logic (access-unit boundaries, POC,
-/// parameter sets) is in the H264 module; this file maps it to buffers, caps and messages.
-///
-/// Locks: only `state`. While it is held the element calls nothing that can reach another
-/// element or the application: no pad query, push, caps, event, bus message or latency change
-/// (a bus sync handler or a downstream query handler may call back into this element on the same
-/// thread, and `Mutex` is not recursive). Under the lock it only allocates, maps and flags its own
-/// output buffers and writes debug log lines. The downstream stream-format query runs before the
-/// lock is taken, the frame rate and caps go to the base class after it is released.
-final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
+/// parameter sets) is in the H264 module; what is the same for H.265 (offsets, draining,
+/// timestamps, caps after the lock; its lock and what it does under it) is ``AnnexBParserCore``;
+/// this file maps H.264 access units to buffers, caps and messages (``H264Parsing``).
+final class H264ParseToAVCC: AnnexBParserElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
-    // finalize), so it is valid for this object's whole life. All mutable state is in `state`.
+    // finalize), so it is valid for this object's whole life. All mutable state is in `core`.
     let parse: UnsafeMutablePointer<GstBaseParse>
     static let debugCategory = DebugCategory(named: "h264parse-to-avcc", description: "SwiftVT H.264 Annex B to AVCC converter")
-    private let log = H264ParseToAVCC.debugCategory
-    private let state = Mutex(State())
-
-    /// Warnings about damaged input are posted on the bus for the first few occurrences and
-    /// logged after that, so a badly damaged stream cannot flood the application.
-    private static let postedDamageWarnings = 5
+    let core: AnnexBParserCore<H264Parsing>
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         parse = instance.assumingMemoryBound(to: GstBaseParse.self)
+        core = AnnexBParserCore(parse: parse, category: Self.debugCategory)
     }
 
     static func interface(for context: ElementClassContext) -> ElementInterface<H264ParseToAVCC> {
@@ -46,308 +36,28 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             ])
     }
 
-    private var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(parse) }
+}
 
-    /// Everything created in `start` and dropped in `stop`.
-    struct State: ~Copyable, Sendable {
-        var splitter = AccessUnitSplitter()
-        /// How the input is cut, from the sink caps' `alignment`.
-        var inputAlignment = AccessUnitSplitter.DataEnd.streamContinues
-        var upstreamFrameRate: (numerator: Int, denominator: Int)?
-        var streamFormat: H264OutputCaps.StreamFormat?
-        var currentCaps: H264OutputCaps?
-        /// A random access point has been output; until then access units are dropped.
-        var started = false
-        var accessUnitsSkippedBeforeStart = 0
-        /// Resynchronizing after GstBaseParse moved to another offset (a seek): pictures before
-        /// the next IDR or recovery point are dropped without the warning given at the start.
-        var resynchronizing = false
-        /// After a restart at a recovery point that is not IDR: its POC; the leading pictures
-        /// that follow it in decoding order but precede it in output order (same POC epoch, lower
-        /// POC) may reference pictures before it (D.2.8) and are dropped.
+extension AccessUnitSplitter: AnnexBAccessUnitSplitter {}
+extension AccessUnitSplitter.AccessUnit: SplitAccessUnit {}
+
+/// What h264parse-to-avcc does with each H.264 access unit.
+enum H264Parsing: AnnexBParserCodec {
+    typealias Splitter = AccessUnitSplitter
+    typealias Caps = H264OutputCaps
+    typealias StreamFormat = H264OutputCaps.StreamFormat
+
+    /// After a restart at a recovery point that is not IDR: its POC; the leading pictures that
+    /// follow it in decoding order but precede it in output order (same POC epoch, lower POC)
+    /// may reference pictures before it (D.2.8) and are dropped.
+    struct CodecState: ParserCodecState {
         var recoveryPointPOC: (epoch: Int, picOrderCnt: Int64)?
-        var accessUnitsOutput = 0
-        var damagedNALUnits = 0
-        var extensionNALUnitsSkipped = 0
-        var warnedAboutExtensions = false
-        /// Access units waiting for their presentation position, when timestamps are derived.
-        var reorderQueue = HeldAccessUnits()
-        /// Upstream gives timestamps: output is not held back.
-        var upstreamTimestamps: Bool?
-        /// The frame grid and the seek offset of derived timestamps.
-        var timestamps = DerivedTimestamps()
-        /// Byte offset in the input stream where the next frame must begin; another offset means
-        /// the base class moved (seek, scan) and the splitter starts over.
-        var expectedOffset: UInt64 = 0
-        /// Bytes handed to `handleFrame` last time and not consumed by it.
-        var bytesHeldByBaseClass = 0
-        var bytesSeen = 0
-        /// The base class drains for EOS (or at the end of pulled data), not only for a DISCONT
-        /// buffer, after which the stream goes on: only then does "nothing output" mean the
-        /// stream had no picture.
-        var atEndOfStream = false
     }
 
-    // MARK: Base-class vfuncs
+    static let nalUnitHeaderByteCount: UInt32 = 1
+    static let defaultStreamFormat = StreamFormat.avc
 
-    func start() -> Bool {
-        // The access units still held go back as the list is discarded, after the lock.
-        _ = state.withLock { state in
-            defer { state = State() }
-            return state.reorderQueue.discardAll(stopping: true)
-        }
-        // Timestamps are kept from upstream or derived here from the POC; the base class must
-        // not interpolate its own (they would be wrong with B-frames).
-        gst_base_parse_set_pts_interpolation(parse, 0)
-        gst_base_parse_set_infer_ts(parse, 0)
-        // A start code and a NAL unit header.
-        gst_base_parse_set_min_frame_size(parse, 4)
-        return true
-    }
-
-    func stop() -> Bool {
-        _ = state.withLock { state in
-            defer { state = State() }
-            return state.reorderQueue.discardAll(stopping: true)
-        }
-        return true
-    }
-
-    func sinkEvent(_ event: consuming OwnedEvent) -> Bool {
-        switch event.type {
-        case GST_EVENT_FLUSH_STOP: flush()
-        // Before the base class drains and forwards it.
-        case GST_EVENT_EOS: willDrainAtEndOfStream()
-        default: break
-        }
-        return parent.sinkEvent(event)
-    }
-
-    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
-        let alignment = swiftvt_caps_get_string(caps, "alignment").map { String(cString: $0) }
-        var numerator: Int32 = 0
-        var denominator: Int32 = 0
-        let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0
-            && numerator > 0 && denominator > 0
-        state.withLock { state in
-            switch alignment {
-            case "au": state.inputAlignment = .accessUnitBoundary
-            case "nal": state.inputAlignment = .nalUnitBoundary
-            default: state.inputAlignment = .streamContinues
-            }
-            state.upstreamFrameRate = hasRate ? (Int(numerator), Int(denominator)) : nil
-        }
-        log.debug(object, "sink caps: alignment \(alignment ?? "none"), framerate \(hasRate ? "\(numerator)/\(denominator)" : "none")")
-        return true
-    }
-
-    /// FLUSH_STOP: the base class has dropped its data; the partial access unit and the POC
-    /// history go too (parameter sets are kept, as after a seek the stream resumes with them).
-    private func flush() {
-        _ = state.withLock { state in
-            state.splitter.reset()
-            state.bytesHeldByBaseClass = 0
-            state.atEndOfStream = false
-            return state.reorderQueue.discardAll(stopping: false)
-        }
-    }
-
-    /// Called for EOS before the base class drains: when nothing at all could be output and
-    /// no data is left to drain, the stream never held a decodable picture.
-    private func willDrainAtEndOfStream() {
-        var failure: ElementMessage?
-        let held = state.withLock { state -> OwnedBufferList in
-            state.atEndOfStream = true
-            guard state.bytesHeldByBaseClass == 0 else { return OwnedBufferList() }
-            // Empty input is a clean EOS, as with h264parse: only data without a picture is an error.
-            failure = state.accessUnitsOutput == 0 && state.bytesSeen > 0 ? Self.noDecodablePictureError(state) : nil
-            // Nothing left for the base class to drain: the held access units are final.
-            return state.reorderQueue.drain(timestamps: &state.timestamps)
-        }
-        failure?.post(from: object, isError: true)
-        _ = push(held)
-    }
-
-    func handleFrame(
-        _ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>
-    ) -> GstFlowReturn {
-        guard let input = frame.pointee.buffer else { return GST_FLOW_ERROR }
-        let draining = swiftvt_base_parse_is_draining(parse) != 0
-        // Pulling from upstream, the base class drains only at the end of the data (no EOS
-        // event reaches willDrainAtEndOfStream then); pushed to, it also drains before a
-        // DISCONT buffer.
-        let drainingAtEnd = draining && swiftvt_base_parse_is_pulling(parse) != 0
-        let frameOffset = UInt64(frame.pointee.offset)
-        let inputPTS = swiftvt_buffer_pts(input)
-        let inputDTS = swiftvt_buffer_dts(input)
-
-        // The input is mapped only while it is read: the output holds its own copy of what it
-        // needs, and finishing the frame releases the input.
-        let read = MappedBytes.withReadableBytes(of: input) { data in
-            // Downstream's stream-format preference is asked once, before the first caps, and
-            // outside the lock: the caps query may come back into this element.
-            let decidedStreamFormat = state.withLock { $0.streamFormat }
-            let streamFormat = decidedStreamFormat ?? negotiatedStreamFormat()
-            return state.withLock { state in
-                if drainingAtEnd { state.atEndOfStream = true }
-                if state.streamFormat == nil { state.streamFormat = streamFormat }
-                return process(data, draining: draining, frameOffset: frameOffset, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
-            }
-        }
-        guard var outcome = read else {
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "Could not read the input buffer.",
-                                  debug: "gst_buffer_map failed").post(from: object, isError: true)
-            return GST_FLOW_ERROR
-        }
-
-        // Out of the lock: messages, caps, and handing the frame back to the base class. What is
-        // not sent (after an error or refused caps) goes back with `outcome`.
-        for message in outcome.warnings { message.post(from: object, isError: false) }
-        if let error = outcome.error {
-            error.post(from: object, isError: true)
-            return GST_FLOW_ERROR
-        }
-        switch outcome.action {
-        case .skip(let count):
-            skipSize.pointee = Int32(clamping: count)
-            return push(outcome.pushAfter)
-        case .needMoreData:
-            return push(outcome.pushAfter)
-        case .consume(let byteCount):
-            // Order matters: access units held under the old caps go out before the new caps.
-            let before = push(outcome.pushBeforeCaps)
-            if let rate = outcome.newFrameRate {
-                // Outside the lock: it changes the latency, which posts a bus message.
-                gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
-            }
-            if let caps = outcome.newCaps, gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps.pointer) == 0 {
-                log.warning(object, "downstream refused the new caps")
-                return GST_FLOW_NOT_NEGOTIATED
-            }
-            if let buffer = outcome.buffer.take() {
-                frame.pointee.out_buffer = buffer.take()
-            } else {
-                frame.pointee.flags |= GST_BASE_PARSE_FRAME_FLAG_DROP.rawValue
-            }
-            let finished = gst_base_parse_finish_frame(parse, frame, Int32(clamping: byteCount))
-            let after = push(outcome.pushAfter)
-            for result in [before, finished, after] where result != GST_FLOW_OK { return result }
-            return GST_FLOW_OK
-        }
-    }
-
-    /// Pushes timestamped access units that were held for reordering. Called with the sink
-    /// pad's stream lock held (from handle_frame or a serialized event), as
-    /// gst_base_parse_push_frame requires. After a failed push the rest are not sent (they go
-    /// back with the list).
-    private func push(_ buffers: consuming OwnedBufferList) -> GstFlowReturn {
-        var result = GST_FLOW_OK
-        buffers.forEach { buffer, inputByteCount in
-            guard result == GST_FLOW_OK, let frame = Self.parseFrame(holding: buffer) else { return }
-            // The consumed size of the input, which finish_frame did not count (the frame was
-            // finished as dropped while its access unit waited here): without it GstBaseParse's
-            // byte count stays 0 and it refuses every seek that needs time converted to bytes.
-            frame.pointee.size = gint(clamping: inputByteCount)
-            result = gst_base_parse_push_frame(parse, frame)
-            gst_base_parse_frame_free(frame)
-        }
-        return result
-    }
-
-    /// A frame for gst_base_parse_push_frame holding `buffer`: gst_base_parse_frame_new takes a
-    /// reference of its own (transfer none), which push_frame hands downstream; `buffer`'s goes
-    /// as this returns, so downstream holds the only one and may write the buffer in place.
-    private static func parseFrame(holding buffer: consuming OwnedBuffer) -> UnsafeMutablePointer<GstBaseParseFrame>? {
-        buffer.withBorrowedPointer { gst_base_parse_frame_new($0, GST_BASE_PARSE_FRAME_FLAG_NONE, 0) }
-    }
-
-    // MARK: Access units
-
-    private enum Action {
-        case skip(Int)
-        case needMoreData
-        /// Consume `byteCount` input bytes; what to send is in the outcome.
-        case consume(byteCount: Int)
-    }
-
-    /// What one call of handle_frame sends, in this order: held access units that belong to the
-    /// old caps, the new caps, this frame's access unit (`buffer`, or nothing when it is held or
-    /// dropped), access units that became final (also after a skip at the end of the stream).
-    /// Every reference is owned: what is not sent goes back when the outcome goes.
-    private struct Outcome: ~Copyable, Sendable {
-        var action: Action
-        var warnings: [ElementMessage] = []
-        var error: ElementMessage?
-        var pushBeforeCaps = OwnedBufferList()
-        var newCaps: CapsReference?
-        /// The frame rate of `newCaps`, for the base class's duration and latency.
-        var newFrameRate: (numerator: Int, denominator: Int)?
-        var buffer: OwnedBuffer?
-        var pushAfter = OwnedBufferList()
-        /// Held access units a seek made obsolete: released (not pushed) after the lock.
-        var discarded = OwnedBufferList()
-    }
-
-    private func process(
-        _ data: UnsafeRawBufferPointer, draining: Bool, frameOffset: UInt64,
-        inputPTS: GstClockTime, inputDTS: GstClockTime, state: inout State
-    ) -> Outcome {
-        var discarded = OwnedBufferList()
-        if frameOffset != state.expectedOffset {
-            // GstBaseParse seeks in pull mode by moving to another offset (no FLUSH reaches the
-            // parser): the partial access unit, the POC history and the held pictures go, decoding
-            // restarts at the next IDR or recovery point, and derived timestamps from the time
-            // GstBaseParse resumed at, as h264parse's DTS does.
-            log.debug(object, "input moved from offset \(state.expectedOffset) to \(frameOffset) (DTS \(inputDTS)): resynchronizing")
-            state.splitter.reset()
-            state.expectedOffset = frameOffset
-            discarded = state.reorderQueue.discardAll(stopping: true)
-            state.started = false
-            state.resynchronizing = true
-            state.recoveryPointPOC = nil
-            // The first picture out after the jump gets the time GstBaseParse resumed at: an
-            // index entry's (the PTS this element gave that key frame), or 0 back at the start
-            // (its default without an entry before the target). From the start that puts the
-            // first picture at 0, where the first run presented it after the reorder delay: a
-            // seek lands on the picture h264parse and qtdemux (whose edit list maps the delay to
-            // stream time 0) show at that time, frame 150 at 5 s at 30 fps.
-            if inputDTS != swiftvt_clock_time_none { state.timestamps.pendingTimeBase = inputDTS }
-        }
-
-        let dataEnd = draining ? AccessUnitSplitter.DataEnd.accessUnitBoundary : state.inputAlignment
-        // Offsets come from upstream's buffers (GstBaseParse takes them at a DISCONT): any value.
-        state.bytesSeen = max(state.bytesSeen, Int(clamping: frameOffset).addingSaturating(data.count))
-        var outcome: Outcome
-        switch state.splitter.next(in: data, dataEnd: dataEnd) {
-        case .skip(let count):
-            log.debug(object, "skipping \(count) bytes that belong to no NAL unit")
-            state.expectedOffset = state.expectedOffset.addingSaturating(UInt64(count))
-            state.bytesHeldByBaseClass = data.count - count
-            outcome = Outcome(action: .skip(count))
-        case .needMoreData:
-            state.bytesHeldByBaseClass = data.count
-            outcome = Outcome(action: .needMoreData)
-        case .accessUnit(let unit):
-            state.expectedOffset = state.expectedOffset.addingSaturating(UInt64(unit.byteCount))
-            state.bytesHeldByBaseClass = data.count - unit.byteCount
-            outcome = accessUnit(unit, in: data, inputPTS: inputPTS, inputDTS: inputDTS, state: &state)
-        }
-        // At the end of the stream, once everything is consumed: a stream that never gave a
-        // picture is an error, not an empty success. (GstBaseParse also drains before a
-        // DISCONT buffer, e.g. the first NAL unit from a parser with alignment=nal: the stream
-        // goes on after that.)
-        outcome.discarded = discarded
-        if draining && state.bytesHeldByBaseClass == 0 {
-            if state.atEndOfStream && state.accessUnitsOutput == 0 && state.bytesSeen > 0 && outcome.error == nil {
-                outcome.error = Self.noDecodablePictureError(state)
-            }
-            // The last access unit: everything held is final.
-            outcome.pushAfter.append(contentsOf: state.reorderQueue.drain(timestamps: &state.timestamps))
-        }
-        return outcome
-    }
-
-    private static func noDecodablePictureError(_ state: borrowing State) -> ElementMessage {
+    static func noDecodablePictureError(_ state: borrowing AnnexBParserState<Self>) -> ElementMessage {
         if state.extensionNALUnitsSkipped > 0 {
             return .stream(
                 GST_STREAM_ERROR_CODEC_NOT_FOUND,
@@ -360,82 +70,58 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             debug: "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped")
     }
 
-    private func accessUnit(
-        _ unit: AccessUnitSplitter.AccessUnit, in data: UnsafeRawBufferPointer,
-        inputPTS: GstClockTime, inputDTS: GstClockTime, state: inout State
-    ) -> Outcome {
+    static func accessUnit(
+        _ unit: AccessUnitSplitter.AccessUnit, byteCount: Int, in data: UnsafeRawBufferPointer, times: InputTimes,
+        state: inout AnnexBParserState<Self>, log: ParserLog
+    ) -> AnnexBParserOutcome {
         var warnings: [ElementMessage] = []
         for problem in unit.problems {
-            state.damagedNALUnits += 1
             let text = "Dropped a damaged H.264 NAL unit (\(problem.nalUnitType)): \(problem.error)."
-            log.warning(object, text)
-            if state.damagedNALUnits <= Self.postedDamageWarnings {
-                warnings.append(.stream(GST_STREAM_ERROR_DECODE, text,
-                                        debug: state.damagedNALUnits == Self.postedDamageWarnings
-                                            ? "further damaged NAL units are only logged" : nil))
-            }
+            log.warning(text)
+            if let warning = state.damageWarning(text) { warnings.append(warning) }
         }
-        if unit.skippedExtensionNALUnitCount > 0 {
-            state.extensionNALUnitsSkipped += unit.skippedExtensionNALUnitCount
-            if !state.warnedAboutExtensions {
-                state.warnedAboutExtensions = true
-                warnings.append(.stream(
-                    GST_STREAM_ERROR_DECODE,
-                    "Passing over SVC/MVC extension NAL units: only the H.264 base layer is delivered."))
-            }
+        if let warning = state.extensionWarning(
+            count: unit.skippedExtensionNALUnitCount,
+            "Passing over SVC/MVC extension NAL units: only the H.264 base layer is delivered.") {
+            warnings.append(warning)
         }
         guard let picture = unit.picture else {
-            log.trace(object, "access unit without a picture (\(unit.nalUnits.count) NAL units): dropped")
-            return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
+            log.trace("access unit without a picture (\(unit.nalUnits.count) NAL units): dropped")
+            return .drop(byteCount: byteCount, warnings: warnings)
         }
-        if !state.started {
-            guard picture.isRandomAccessPoint || picture.recoveryFrameCount != nil else {
-                if !state.resynchronizing { state.accessUnitsSkippedBeforeStart += 1 }
-                return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
-            }
-            state.started = true
-            if state.resynchronizing && !picture.isIDR {
-                state.recoveryPointPOC = (picture.pictureOrderCountEpoch, picture.pictureOrderCount.picOrderCnt)
-            }
-            if !state.resynchronizing && state.accessUnitsSkippedBeforeStart > 0 {
-                warnings.append(.stream(
-                    GST_STREAM_ERROR_DECODE,
-                    "Skipped \(state.accessUnitsSkippedBeforeStart) H.264 access units before the first IDR or recovery-point picture: they cannot be decoded."))
-            }
+        let wasStarted = state.started
+        guard state.admit(
+            isRandomAccessPoint: picture.isRandomAccessPoint || picture.recoveryFrameCount != nil,
+            skippedWarning: { "Skipped \($0) H.264 access units before the first IDR or recovery-point picture: they cannot be decoded." },
+            warnings: &warnings)
+        else { return .drop(byteCount: byteCount, warnings: warnings) }
+        if !wasStarted && state.resynchronizing && !picture.isIDR {
+            state.codec.recoveryPointPOC = (picture.pictureOrderCountEpoch, picture.pictureOrderCount.picOrderCnt)
         }
-        if let start = state.recoveryPointPOC {
+        if let start = state.codec.recoveryPointPOC {
             if picture.pictureOrderCountEpoch != start.epoch {
-                state.recoveryPointPOC = nil
+                state.codec.recoveryPointPOC = nil
             } else if picture.pictureOrderCount.picOrderCnt < start.picOrderCnt {
-                log.debug(object, "dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))")
-                return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
+                log.debug("dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))")
+                return .drop(byteCount: byteCount, warnings: warnings)
             }
         }
         let parameterSets = state.splitter.parameterSets
         guard let sps = parameterSets.sequenceParameterSet(id: picture.seqParameterSetID) else {
             // The slices parsed, so their SPS existed; a later SPS with that id failed to parse.
-            return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings)
+            return .drop(byteCount: byteCount, warnings: warnings)
         }
 
         // Caps: new ones whenever a parameter set is new or changed, before the first access
         // unit that may use it.
         let streamFormat = state.streamFormat ?? .avc
-        var newCaps: CapsReference?
-        var newFrameRate: (numerator: Int, denominator: Int)?
+        var outcome = AnnexBParserOutcome(action: .consume(byteCount: byteCount), warnings: warnings)
         if state.currentCaps == nil || unit.parameterSetsChanged {
-            let codecData = Self.codecData(parameterSets)
-            let caps = H264OutputCaps(sps: sps, codecData: codecData, streamFormat: streamFormat,
+            let caps = H264OutputCaps(sps: sps, codecData: codecData(parameterSets), streamFormat: streamFormat,
                                       upstreamFrameRate: state.upstreamFrameRate)
-            if caps != state.currentCaps {
-                state.currentCaps = caps
-                newCaps = caps.makeCaps().map(CapsReference.init(adopting:))
-                log.info(object, "new caps: \(caps.width)x\(caps.height), \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
-                newFrameRate = caps.frameRate
-                if let vui = caps.frameRateInVUI, let chosen = caps.frameRate,
-                   vui.numerator * chosen.denominator != chosen.numerator * vui.denominator {
-                    log.info(object, "upstream's framerate \(chosen.numerator)/\(chosen.denominator) is used; the SPS VUI says \(vui.numerator)/\(vui.denominator) (as h264parse, upstream's caps win)")
-                }
-            }
+            (outcome.newCaps, outcome.newFrameRate) = state.adopt(
+                caps, parameterSets: "\(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
+                log: log)
         }
 
         // The output: length-prefixed NAL units. In avc, parameter sets that codec_data carries
@@ -444,55 +130,28 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             guard streamFormat == .avc else { return true }
             return nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
         }
-        let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
-        guard let buffer = OwnedBuffer(allocating: outputSize) else {
-            return Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings,
-                           error: .stream(GST_STREAM_ERROR_FAILED, "Out of memory for a \(outputSize)-byte access unit."))
-        }
-        _ = buffer.withWritableBytes { destination in
-            var offset = 0
-            for nal in kept {
-                destination.storeBytes(of: UInt32(truncatingIfNeeded: nal.length).bigEndian, toByteOffset: offset, as: UInt32.self)
-                // Copy: start codes (3 or 4 bytes) become 4-byte lengths, dropped parameter
-                // sets leave holes, and the input memory is shared with the base class's
-                // adapter, so the access unit cannot be rewritten where it lies.
-                UnsafeMutableRawBufferPointer(rebasing: destination[(offset + 4)...])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: data[nal.offset..<(nal.offset + nal.length)]))
-                offset += 4 + nal.length
-            }
-        }
-
-        let fieldScale = picture.fieldPicFlag ? 2 : 1
-        let frameRate = state.currentCaps?.frameRate ?? state.upstreamFrameRate ?? (25, 1)
-        state.timestamps.frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator))
-        buffer.duration = GstClockTime(MediaTime(
-            value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator * fieldScale)).gstreamerNanoseconds)
-        // Only IDR and recovery-point pictures are sync points (D.2.8).
-        buffer.setDeltaUnit(!(picture.isIDR || picture.recoveryFrameCount != nil))
-        state.accessUnitsOutput += 1
-
-        // Timestamps: upstream's when it has them; otherwise from the frame rate and the output
-        // order, which needs the pictures that follow (see PresentationOrderQueue).
-        if state.upstreamTimestamps == nil { state.upstreamTimestamps = inputPTS != swiftvt_clock_time_none }
-        var outcome = Outcome(action: .consume(byteCount: unit.byteCount), warnings: warnings, newCaps: newCaps, newFrameRate: newFrameRate)
-        if state.upstreamTimestamps == true {
-            buffer.presentationTimeStamp = inputPTS
-            buffer.decodeTimeStamp = inputDTS
-            outcome.buffer = consume buffer
+        guard let buffer = OwnedBuffer(lengthPrefixing: kept.map(\.range), of: data) else {
+            let outputSize = kept.reduce(0) { $0 + 4 + $1.length }
+            outcome.error = .stream(GST_STREAM_ERROR_FAILED, "Out of memory for a \(outputSize)-byte access unit.")
             return outcome
         }
-        if newCaps != nil {
-            outcome.pushBeforeCaps = state.reorderQueue.drain(timestamps: &state.timestamps)
-        }
-        if !state.reorderQueue.isHolding {
-            let window = sps.presentationReorderWindow
-            state.reorderQueue.start(reorderWindow: window, presentationDelay: sps.statedPresentationDelay)
-            log.debug(object, "deriving timestamps from the POC with a reorder window of \(window) frames")
-        }
-        log.debug(object, "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
-        outcome.pushAfter = state.reorderQueue.place(
-            buffer, inputByteCount: unit.byteCount, picture: picture, timestamps: &state.timestamps)
-        return outcome
+        let frameRate = state.outputFrameRate
+        buffer.duration = GstClockTime(MediaTime(
+            value: Int64(frameRate.denominator),
+            timescale: Int32(clamping: frameRate.numerator * (picture.fieldPicFlag ? 2 : 1))).gstreamerNanoseconds)
+        // Only IDR and recovery-point pictures are sync points (D.2.8).
+        buffer.setDeltaUnit(!(picture.isIDR || picture.recoveryFrameCount != nil))
+
+        // Timestamps: upstream's, or from the frame rate and the output order, within the SPS's
+        // presentation reorder window (SequenceParameterSet.presentationReorderWindow).
+        log.debug("picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
+        let placement = AnnexBParserState<Self>.Placement(
+            epoch: picture.pictureOrderCountEpoch, pictureOrderCount: picture.pictureOrderCount.picOrderCnt,
+            reorderWindow: sps.presentationReorderWindow, presentationDelay: sps.statedPresentationDelay)
+        return state.deliver(
+            buffer, byteCount: byteCount, times: times,
+            gridStep: MediaTime(value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator)),
+            placement: placement, outcome: outcome, log: log)
     }
 
     /// avcC with every SPS and PPS received, in id order.
@@ -505,12 +164,6 @@ final class H264ParseToAVCC: BaseParseSubclass, @unchecked Sendable {
             sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
             nalUnitHeaderLength: 4).serialized()) ?? []
     }
-
-    /// avc unless downstream prefers avc3.
-    private func negotiatedStreamFormat() -> H264OutputCaps.StreamFormat {
-        let preferred = swiftvt_pad_peer_preferred_string(swiftvt_base_parse_src_pad(parse), "stream-format", "avc")
-        let format = preferred.flatMap { H264OutputCaps.StreamFormat(rawValue: String(cString: $0)) } ?? .avc
-        log.info(object, "output stream-format \(format.rawValue)")
-        return format
-    }
 }
+
+extension H264OutputCaps: ParsedStreamCaps {}

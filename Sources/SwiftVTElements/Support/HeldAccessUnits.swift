@@ -4,7 +4,8 @@ import H264
 import MediaCore
 
 /// Access units held back until their presentation position is known (when time stamps are
-/// derived from the POC, see ``PresentationOrderQueue``), owned: each leaves once, stamped, in an
+/// derived from the POC, see ``PresentationOrderQueue``; h264parse-to-avcc and h265parse-to-hvcc
+/// place their pictures by POC epoch and POC), owned: each leaves once, stamped, in an
 /// ``OwnedBufferList``, and whatever is still held when the queue is emptied or dropped goes back.
 struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
     // The queue owns one reference per held access unit (PresentationOrderQueue is generic over a
@@ -45,8 +46,14 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
 
     /// Holds the next access unit in decoding order; returns those whose presentation position is
     /// now known, stamped.
+    ///
+    /// - Parameters:
+    ///   - epoch: counts the stretches within which output order is POC order (H.264: IDR and
+    ///     MMCO 5 resets; H.265: coded video sequences); every picture of an earlier epoch is
+    ///     output before any picture of a later one.
     mutating func place(
-        _ buffer: consuming OwnedBuffer, inputByteCount: Int, picture: AccessUnitPicture, timestamps: inout DerivedTimestamps
+        _ buffer: consuming OwnedBuffer, inputByteCount: Int, epoch: Int, pictureOrderCount: Int64,
+        timestamps: inout DerivedTimestamps
     ) -> OwnedBufferList {
         let held = Held(buffer: buffer.take(), inputByteCount: inputByteCount)
         guard var current = queue else {
@@ -55,7 +62,7 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
             list.append(OwnedBuffer(adopting: held.buffer), inputByteCount: inputByteCount)
             return list
         }
-        let placed = current.place(held, picture: picture)
+        let placed = current.place(held, epoch: epoch, pictureOrderCount: pictureOrderCount)
         queue = current
         return Self.released(placed, timestamps: &timestamps)
     }
