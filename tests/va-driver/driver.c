@@ -344,8 +344,8 @@ static void drv_log(const struct sw_driver *drv, const char *fmt, ...)
 
 /* A line for stderr and for the report file: one write() per line, in append mode, so that lines
  * from several displays or processes do not interleave. */
-static void report(const struct sw_driver *drv, int to_stderr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void report(const struct sw_driver *drv, int to_stderr, const char *fmt, ...)
+static void drv_report(const struct sw_driver *drv, int to_stderr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void drv_report(const struct sw_driver *drv, int to_stderr, const char *fmt, ...)
 {
     char line[2048];
     va_list ap;
@@ -370,15 +370,15 @@ static void report(const struct sw_driver *drv, int to_stderr, const char *fmt, 
     }
 }
 
-static void complain(void *opaque, const char *field, const char *client, const char *driver)
+static void drv_complain(void *opaque, const char *field, const char *client, const char *driver)
 {
-    report(opaque, 1, "swiftvt_sw VALIDATION: %s: client %s, driver %s", field, client, driver);
+    drv_report(opaque, 1, "swiftvt_sw VALIDATION: %s: client %s, driver %s", field, client, driver);
 }
 
 /* How encode.c reports: the same report file, log and parameter log. */
 static void encode_report(void *opaque, int to_stderr, const char *line)
 {
-    report(opaque, to_stderr, "%s", line);
+    drv_report(opaque, to_stderr, "%s", line);
 }
 
 static void encode_log(void *opaque, const char *line)
@@ -1257,16 +1257,16 @@ static VAStatus sw_DestroyContext(VADriverContextP ctx, VAContextID context_id)
     if (context->in_picture && !context->encoder)
         /* va.h pairs every vaBeginPicture with a vaEndPicture: a picture left open keeps its
          * slices in the context (nvidia-vaapi-driver decodes them with the next picture). */
-        report(drv, 1, "swiftvt_sw VALIDATION: vaDestroyContext: a picture was begun (%d slice(s)) and never ended",
-               context->num_slices);
+        drv_report(drv, 1, "swiftvt_sw VALIDATION: vaDestroyContext: a picture was begun (%d slice(s)) and never ended",
+                   context->num_slices);
     if (context->dec && drv->selfcheck) {
         long verified, mismatched;
         avdec_finish(context->dec);
         avdec_selfcheck_counts(context->dec, &verified, &mismatched);
         drv_log(drv, "self-check: %ld pictures verified complete, %ld mismatched", verified, mismatched);
         if (mismatched)
-            report(drv, 1, "swiftvt_sw SELFCHECK: %ld of %ld pictures changed after vaEndPicture took them", mismatched,
-                   verified + mismatched);
+            drv_report(drv, 1, "swiftvt_sw SELFCHECK: %ld of %ld pictures changed after vaEndPicture took them", mismatched,
+                       verified + mismatched);
     }
     context_free(context);
     return VA_STATUS_SUCCESS;
@@ -1462,9 +1462,9 @@ static void complete_job(struct sw_driver *drv, struct job *job)
         /* The hardware reads the source while it encodes: a client that changed it before the
          * picture completed gets a picture made of the changed samples. */
         if (fnv1a(surface->data, surface_bytes(surface)) != job->source_hash)
-            report(drv, 1, "swiftvt_sw VALIDATION: encode picture %ld: the source surface changed between vaEndPicture "
-                           "and the picture's completion (the hardware reads it until then; wait with vaSyncSurface "
-                           "before reusing it)", job->picture);
+            drv_report(drv, 1, "swiftvt_sw VALIDATION: encode picture %ld: the source surface changed between vaEndPicture "
+                               "and the picture's completion (the hardware reads it until then; wait with vaSyncSurface "
+                               "before reusing it)", job->picture);
         struct sw_buffer *buffer = table_get(&drv->buffers, job->coded_id);
         if (buffer && buffer == job->coded_buffer) {
             const VACodedBufferSegment *done = (const VACodedBufferSegment *)job->coded;
@@ -1650,7 +1650,7 @@ static VAStatus encode_picture(struct sw_driver *drv, struct sw_context *context
 static VAStatus refuse(struct sw_driver *drv, struct sw_context *context, VAStatus status, const char *why)
 {
     if (context->refused++ == 0)
-        report(drv, 1, "swiftvt_sw REFUSED: %s (reported once per context)", why);
+        drv_report(drv, 1, "swiftvt_sw REFUSED: %s (reported once per context)", why);
     return status;
 }
 
@@ -1751,9 +1751,9 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
     const VAPictureParameterBufferH264 *pp = &context->pp;
     char why[256];
     if (!context->have_pp || context->num_slices == 0 || context->num_pending > 0) {
-        report(drv, 1, "swiftvt_sw VALIDATION: picture: client %s, driver a picture parameter buffer and slices with data",
-               !context->have_pp ? "no picture parameter buffer" :
-               context->num_slices == 0 ? "no slice data" : "slice parameters without a following slice data buffer");
+        drv_report(drv, 1, "swiftvt_sw VALIDATION: picture: client %s, driver a picture parameter buffer and slices with data",
+                   !context->have_pp ? "no picture parameter buffer" :
+                   context->num_slices == 0 ? "no slice data" : "slice parameters without a following slice data buffer");
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     }
     /* What the rebuilt parameter sets or the model cannot represent. (pic_order_cnt_type 1 is
@@ -1765,9 +1765,9 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
         return refuse(drv, context, VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT, "only 8-bit 4:2:0 is supported");
     if ((uint32_t)(pp->picture_width_in_mbs_minus1 + 1) * 16 > surface->pitch ||
         (uint32_t)(pp->picture_height_in_mbs_minus1 + 1) * 16 > surface->alloc_height) {
-        report(drv, 1, "swiftvt_sw VALIDATION: render target size: client %ux%u, driver at least %ux%u",
-               surface->width, surface->height, (pp->picture_width_in_mbs_minus1 + 1) * 16,
-               (pp->picture_height_in_mbs_minus1 + 1) * 16);
+        drv_report(drv, 1, "swiftvt_sw VALIDATION: render target size: client %ux%u, driver at least %ux%u",
+                   surface->width, surface->height, (pp->picture_width_in_mbs_minus1 + 1) * 16,
+                   (pp->picture_height_in_mbs_minus1 + 1) * 16);
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     }
 
@@ -1791,8 +1791,8 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
         params.num_ref_idx_default[0] = s->num_ref_idx_l0_active_minus1 + 1;
         params.num_ref_idx_default[1] = s->num_ref_idx_l1_active_minus1 + 1;
         if (h264_parse_slice_header(context->slices[i].nal, context->slices[i].size, &params, &headers[i]) < 0) {
-            report(drv, 1, "swiftvt_sw VALIDATION: slice[%d] data: client %u bytes starting %02x, driver %s", i,
-                   (unsigned)context->slices[i].size, context->slices[i].nal[0], headers[i].error);
+            drv_report(drv, 1, "swiftvt_sw VALIDATION: slice[%d] data: client %u bytes starting %02x, driver %s", i,
+                       (unsigned)context->slices[i].size, context->slices[i].nal[0], headers[i].error);
             status = VA_STATUS_ERROR_DECODING_ERROR;
             goto out;
         }
@@ -1823,8 +1823,8 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
     };
     if (context->profile != VAProfileH264High &&
         (pp->pic_fields.bits.transform_8x8_mode_flag || !h264_iq_is_flat(rebuild.iq, 0)))
-        report(drv, 1, "swiftvt_sw VALIDATION: High profile tools (8x8 transform or scaling matrices): client uses them, "
-               "driver config profile %d has none", context->profile);
+        drv_report(drv, 1, "swiftvt_sw VALIDATION: High profile tools (8x8 transform or scaling matrices): client uses them, "
+                   "driver config profile %d has none", context->profile);
     uint8_t sps[64], pps[2048];
     size_t sps_size = h264_build_sps(&rebuild, sps, sizeof(sps));
     size_t pps_size = h264_build_pps(&rebuild, pps, sizeof(pps));
@@ -1848,7 +1848,7 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
     };
     struct h264_pic_info info;
     memset(&info, 0, sizeof(info));
-    int complaints = h264_check_picture(&context->refs, &check, &info, complain, drv);
+    int complaints = h264_check_picture(&context->refs, &check, &info, drv_complain, drv);
 
     /* The access unit for libavcodec: parameter sets only when they changed (a repeated SPS is
      * harmless, a changed one starts a new sequence), then the slices as the client sent them. */
@@ -1857,8 +1857,8 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
             drv_log(drv, "picture %ld: the rebuilt SPS changed: new sequence", context->pictures);
         /* 7.4.1.2.1: a new SPS can only be activated by an IDR picture. */
         if (context->sps_size && headers[0].nal_unit_type != 5) {
-            complain(drv, "sequence parameters (seq_fields, sizes, num_ref_frames, bit depths)",
-                     "changed at a non-IDR picture", "unchanged until the next IDR");
+            drv_complain(drv, "sequence parameters (seq_fields, sizes, num_ref_frames, bit depths)",
+                         "changed at a non-IDR picture", "unchanged until the next IDR");
             complaints++;
         }
         memcpy(context->sps, sps, sps_size);
@@ -1902,8 +1902,8 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
                                                (uint32_t)top, pp->CurrPic.BottomFieldOrderCnt - pp->CurrPic.TopFieldOrderCnt,
                                                &nal_size);
             if (!rewritten) {
-                report(drv, 1, "swiftvt_sw DECODE: picture %ld: slice[%d]: its POC fields could not be rewritten",
-                       context->pictures, i);
+                drv_report(drv, 1, "swiftvt_sw DECODE: picture %ld: slice[%d]: its POC fields could not be rewritten",
+                           context->pictures, i);
                 status = VA_STATUS_ERROR_DECODING_ERROR;
                 goto out;
             }
@@ -1919,14 +1919,14 @@ static VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context
     if (!context->dec) {
         context->dec = avdec_new(drv->selfcheck, why, sizeof(why));
         if (!context->dec) {
-            report(drv, 1, "swiftvt_sw REFUSED: %s", why);
+            drv_report(drv, 1, "swiftvt_sw REFUSED: %s", why);
             status = VA_STATUS_ERROR_OPERATION_FAILED;
             goto out;
         }
     }
     struct avdec_picture picture;
     if (avdec_decode(context->dec, au, au_size, &picture, why, sizeof(why)) < 0) {
-        report(drv, 1, "swiftvt_sw DECODE: picture %ld (poc %d): %s", context->pictures, info.top_poc, why);
+        drv_report(drv, 1, "swiftvt_sw DECODE: picture %ld (poc %d): %s", context->pictures, info.top_poc, why);
         status = VA_STATUS_ERROR_DECODING_ERROR;
     } else {
         copy_to_surface(surface, &picture);
@@ -2170,8 +2170,8 @@ static VAStatus sw_DestroyImage(VADriverContextP ctx, VAImageID image_id)
     } else {
         /* A client destroying an image it was never given: on a driver whose IDs start at 0
          * (iHD), image 0 may be another session's, and this call would free it. */
-        report(drv, 1, "swiftvt_sw VALIDATION: vaDestroyImage: image %#x was never created (or already destroyed)",
-               image_id);
+        drv_report(drv, 1, "swiftvt_sw VALIDATION: vaDestroyImage: image %#x was never created (or already destroyed)",
+                   image_id);
     }
     pthread_mutex_unlock(&drv->lock);
     return image ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_IMAGE;
@@ -2403,9 +2403,9 @@ static VAStatus sw_Terminate(VADriverContextP ctx)
     snprintf(line, sizeof(line), "live-objects configs=%u contexts=%u surfaces=%u buffers=%u images=%u",
              drv->configs.live, drv->contexts.live, drv->surfaces.live, drv->buffers.live, drv->images.live);
     drv_log(drv, "vaTerminate: %s", line);
-    report(drv, 0, "%s", line);
+    drv_report(drv, 0, "%s", line);
     /* How the client read surfaces back: which of derive and get-image it settled on. */
-    report(drv, 0, "image-reads derived=%ld copied=%ld", drv->derived_images, drv->copied_images);
+    drv_report(drv, 0, "image-reads derived=%ld copied=%ld", drv->derived_images, drv->copied_images);
     for (uint32_t i = 0; i < drv->contexts.capacity; i++) {
         struct sw_context *context = drv->contexts.slots[i];
         if (context && context->dec && drv->selfcheck) {
@@ -2413,8 +2413,8 @@ static VAStatus sw_Terminate(VADriverContextP ctx)
             avdec_finish(context->dec);
             avdec_selfcheck_counts(context->dec, &verified, &mismatched);
             if (mismatched)
-                report(drv, 1, "swiftvt_sw SELFCHECK: %ld of %ld pictures changed after vaEndPicture took them",
-                       mismatched, verified + mismatched);
+                drv_report(drv, 1, "swiftvt_sw SELFCHECK: %ld of %ld pictures changed after vaEndPicture took them",
+                           mismatched, verified + mismatched);
         }
     }
     free_table(drv, &drv->contexts, 1);
