@@ -1,6 +1,6 @@
 /* The software VA driver's H.264 encoder (VAEntrypointEncSlice): lossless, every macroblock
- * I_PCM (7.3.5), CAVLC, synchronous in vaEndPicture. driver.c owns the VA objects and the lock;
- * this part sees plain memory. See README.md for the bitstream it writes. */
+ * I_PCM (7.3.5), CAVLC, synchronous in vaEndPicture. driver.c and driver_*.c own the VA objects
+ * and the lock (driver_encode.c calls in here); this part sees plain memory. See README.md for the bitstream it writes. */
 #ifndef SWIFTVT_SW_ENCODE_H
 #define SWIFTVT_SW_ENCODE_H
 
