@@ -20,6 +20,13 @@ struct ElementMessage: Sendable, Error {
         ElementMessage(domain: .stream(code), text: text, debug: debug)
     }
 
+    /// The element instance's name (GST_OBJECT_NAME), nil when it has none.
+    static func instanceName(of element: UnsafeMutableRawPointer) -> String? {
+        guard let name = gst_object_get_name(element.assumingMemoryBound(to: GstObject.self)) else { return nil }
+        defer { g_free(name) }
+        return String(cString: name)
+    }
+
     /// Posts the message from `element`, with the Swift source location.
     func post(
         from element: UnsafeMutableRawPointer, isError: Bool,
@@ -32,12 +39,19 @@ struct ElementMessage: Sendable, Error {
         case .resource(let value): (quark, code) = (gst_resource_error_quark(), Int32(bitPattern: value.rawValue))
         case .library(let value): (quark, code) = (gst_library_error_quark(), Int32(bitPattern: value.rawValue))
         }
+        // Every message starts with the name of the element instance that posts it ("vtenc0: ...",
+        // "enc: ..." for name=enc, "vtenc_h264_hw0: ..."): applications that show only the text
+        // (playbin, GstDiscoverer) still say which element spoke, and the element's code never
+        // spells a name of its own that a renamed or aliased instance would contradict.
+        let name = Self.instanceName(of: element)
+        // Session-layer wording (Swift API names, four-character pixel format codes) becomes
+        // GStreamer's (properties, caps format names) for every message posted.
+        let wording = SessionWording.gstreamer(text)
+        let posted = name.map { "\($0): \(wording)" } ?? wording
         file.withCString { fileName in
             function.withCString { functionName in
-                // Session-layer wording (Swift API names, four-character pixel format codes)
-                // becomes GStreamer's (properties, caps format names) for every message posted.
                 swiftvt_post_message(
-                    element.assumingMemoryBound(to: GstElement.self), isError ? 1 : 0, quark, code, SessionWording.gstreamer(text), debug,
+                    element.assumingMemoryBound(to: GstElement.self), isError ? 1 : 0, quark, code, posted, debug,
                     fileName, functionName, Int32(clamping: line))
             }
         }

@@ -29,25 +29,25 @@ enum EncoderNotices {
 
     /// The error text when hardware=require finds no hardware encoder: the session's message
     /// (which speaks of the API's hardwarePolicy) in the element's terms.
-    static func hardwareRequiredText(_ message: String, elementName: String) -> String {
+    static func hardwareRequiredText(_ message: String) -> String {
         let reasons = message
             .replacing("hardware encoding is required (hardwarePolicy .require) but ", with: "")
             .replacing(" Use hardwarePolicy .auto to fall back to software encoding.", with: "")
-        return "\(elementName): hardware=require, but \(reasons) Use hardware=auto to fall back to x264."
+        return "hardware=require, but \(reasons) Use hardware=auto to fall back to x264."
     }
 
-    /// Posts the session's pending notices from `element` (named `elementName` in the text);
+    /// Posts the session's pending notices from `element`;
     /// returns the session's active backend name, which may have changed.
     @discardableResult
-    static func post(_ session: CompressionSession, elementName: String, from element: UnsafeMutableRawPointer) -> String {
+    static func post(_ session: CompressionSession, from element: UnsafeMutableRawPointer) -> String {
         for notice in session.takeNotices() {
             let text: String
             let domain: ElementMessage.Domain
             if let property = notice.property {
-                text = "\(elementName): \(propertyName(property)): \(notice.message)"
+                text = "\(propertyName(property)): \(notice.message)"
                 domain = .library(GST_LIBRARY_ERROR_SETTINGS)
             } else {
-                text = "\(elementName): \(notice.message)"
+                text = notice.message
                 domain = .stream(GST_STREAM_ERROR_ENCODE)
             }
             ElementMessage(domain: domain, text: text).post(from: element, isError: false)

@@ -17,28 +17,15 @@ enum HardwareRequirement {
         _ policy: HardwarePolicy, work: Work, element: UnsafeMutableRawPointer, unavailableReason: () -> String?
     ) -> Bool {
         guard policy == .require, let reason = unavailableReason() else { return true }
-        let name = factoryName(of: element)
         let (verb, fallback) = work == .decoding
             ? ("decodes", "hardware=auto (or the vtdec element) to decode with libavcodec")
             : ("encodes", "hardware=auto (or the vtenc element) to encode with x264")
         ElementMessage(
             domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-            text: "\(name): hardware=require, but no VA-API device here \(verb) H.264: \(SessionWording.gstreamer(reason))"
+            text: "hardware=require, but no VA-API device here \(verb) H.264: \(SessionWording.gstreamer(reason))"
                 + "\(reason.hasSuffix(".") ? "" : ".") Use \(fallback).",
             debug: reason
         ).post(from: element, isError: true)
         return false
-    }
-
-    /// The name the user wrote: "vtdec_hw", "vtenc_h264_hw", "vtmultipasssink".
-    static func factoryName(of element: UnsafeMutableRawPointer) -> String {
-        guard let factory = gst_element_get_factory(element.assumingMemoryBound(to: GstElement.self)),
-              let name = gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
-        else { return "SwiftVT" }
-        defer { g_free(name) }
-        // vtenc and vtenc_h264 are one type registered under two names, and an element knows only
-        // the last; both are "vtenc" to the user.
-        let factoryName = String(cString: name)
-        return factoryName == "vtenc_h264" ? "vtenc" : factoryName
     }
 }

@@ -61,17 +61,17 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
 
     /// The ERROR for a compression session that could not be made, in the element's terms.
     static func failure(
-        _ error: VTError, elementName: String, width: Int, height: Int, format: PixelFormat
+        _ error: VTError, width: Int, height: Int, format: PixelFormat
     ) -> ElementMessage {
         if error.code == .hardwareUnavailable {
             return ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-                text: EncoderNotices.hardwareRequiredText(error.message, elementName: elementName), debug: error.description)
+                text: EncoderNotices.hardwareRequiredText(error.message), debug: error.description)
         }
         guard let property = error.property else {
             return ElementMessage(
                 domain: .stream(GST_STREAM_ERROR_FORMAT),
-                text: "\(elementName): cannot encode \(width)x\(height) \(format): \(SessionWording.gstreamer(error.message))",
+                text: "cannot encode \(width)x\(height) \(format): \(SessionWording.gstreamer(error.message))",
                 debug: error.description)
         }
         // invalidProperty messages start with the API's key name; the element names its property.
@@ -79,7 +79,7 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
         let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
         return ElementMessage(
             domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-            text: "\(elementName): cannot encode \(width)x\(height) \(format) (\(EncoderNotices.propertyName(property))): \(SessionWording.gstreamer(problem))",
+            text: "cannot encode \(width)x\(height) \(format) (\(EncoderNotices.propertyName(property))): \(SessionWording.gstreamer(problem))",
             debug: error.description)
     }
 }

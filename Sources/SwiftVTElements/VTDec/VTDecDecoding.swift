@@ -41,7 +41,7 @@ extension VTDec {
         let unit: NALSampleAccessUnit
         switch read {
         case .failure(let damage):
-            let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: a damaged input frame (\(damage)) was dropped."))
+            let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "a damaged input frame (\(damage)) was dropped."))
             _ = frame.drop(by: decoder)
             return flow
         case .success(let value):
@@ -96,7 +96,7 @@ extension VTDec {
                         // cannot go on, and there is nothing to fall back to.
                         ElementMessage.stream(
                             GST_STREAM_ERROR_DECODE,
-                            "vtdec: the VA-API decoder failed: \(error.message). hardware=require allows no software "
+                            "the VA-API decoder failed: \(error.message). hardware=require allows no software "
                                 + "fallback; use hardware=auto to continue in software.",
                             debug: error.description
                         ).post(from: object, isError: true)
@@ -104,13 +104,13 @@ extension VTDec {
                         return GST_FLOW_ERROR
                     }
                     log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
-                    let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: \(error.message)", debug: error.description))
+                    let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "\(error.message)", debug: error.description))
                     frame.dropIfPending(by: decoder)
                     if flow != GST_FLOW_OK { return flow }
                 }
             } catch {
                 _ = frame.drop(by: decoder)
-                return countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: could not wrap the input frame (\(error))"))
+                return countError(.stream(GST_STREAM_ERROR_DECODE, "could not wrap the input frame (\(error))"))
             }
             return nil
         }
@@ -124,7 +124,7 @@ extension VTDec {
             case .lengthPrefixedUnderByteStreamLabel(let length):
                 ElementMessage.stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "vtdec: the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc or hvc1), "
+                    "the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc or hvc1), "
                         + "not start codes; decoding them as such. Fix the caps upstream (stream-format=avc or hvc1 with codec_data).")
                     .post(from: object, isError: false)
             case .damagedLength(let damage, let intactBytes):
@@ -184,9 +184,9 @@ extension VTDec {
             state.withLock { $0.session = nil }
             let text: String
             if error.code == .hardwareUnavailable {
-                text = "vtdec: hardware=require: \(SessionWording.gstreamer(error.message))"
+                text = "hardware=require: \(SessionWording.gstreamer(error.message))"
             } else {
-                text = "vtdec: cannot decode this stream: \(SessionWording.gstreamer(error.message))"
+                text = "cannot decode this stream: \(SessionWording.gstreamer(error.message))"
             }
             return .failure(.stream(error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,
                                     text, debug: error.description))
@@ -256,7 +256,7 @@ extension VTDec {
         guard changed else { return }
         ElementMessage.stream(
             GST_STREAM_ERROR_DECODE,
-            "vtdec: the VA-API decoder failed (\(session.backendFailure ?? "no reason given")); hardware=auto, so decoding "
+            "the VA-API decoder failed (\(session.backendFailure ?? "no reason given")); hardware=auto, so decoding "
                 + "goes on in software from the next IDR picture (now: \(name))"
         ).post(from: object, isError: false)
         log.warning(object, "now decoding with \(name)")

@@ -50,10 +50,9 @@ extension VTDec {
     /// bit depth, interlacing, size); without codec_data the first SPS decides.
     private func hardwareRefusal(of configuration: VTDecStreamInput.Configuration) -> ElementMessage? {
         guard hardware == .require else { return nil }
-        let name = HardwareRequirement.factoryName(of: object)
         guard case .h264(let record) = configuration else {
             return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                           "\(name): hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API backend "
+                           "hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API backend "
                                + "decodes H.264 only). Use hardware=auto to decode H.265 with libavcodec.")
         }
         guard let record,
@@ -61,7 +60,7 @@ extension VTDec {
               let reason = sessions.hardwareFactory.unavailableReason(for: description)
         else { return nil }
         return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                       "\(name): hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
+                       "hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
                            + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
                        debug: reason)
     }
@@ -96,7 +95,7 @@ extension VTDec {
                 let hint = codecData.contains(where: { $0 & 0x1F == 15 })
                     ? " It may describe an SVC/MVC stream (a subset SPS), which vtdec does not decode." : ""
                 return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: the codec_data in the caps is not a valid avcC record (\(error)).\(hint) Check the demuxer or parser upstream, or let h264parse-to-avcc build codec_data from the stream's SPS/PPS.",
+                    "the codec_data in the caps is not a valid avcC record (\(error)).\(hint) Check the demuxer or parser upstream, or let h264parse-to-avcc build codec_data from the stream's SPS/PPS.",
                     debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
@@ -120,7 +119,7 @@ extension VTDec {
         let (streamFormat, codecData) = Self.streamFormatAndCodecData(of: caps)
         if let profile = swiftvt_caps_get_string(caps, "profile").map({ String(cString: $0) }), Self.undecodableH265Profile(profile) {
             return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                "vtdec: the caps announce H.265 profile \"\(profile)\", which vtdec cannot decode (it decodes Main, Main 10, "
+                "the caps announce H.265 profile \"\(profile)\", which vtdec cannot decode (it decodes Main, Main 10, "
                     + "Main 4:2:2 10, Main 4:4:4 and Main 4:4:4 10, in 8 and 10 bits). Use a decoder for that profile, or "
                     + "encode the stream in one of those profiles.",
                 debug: "stream-format \(streamFormat)"))
@@ -133,13 +132,13 @@ extension VTDec {
                 let description = try FormatDescription(hevcDecoderConfigurationRecord: codecData)
                 if let depth = description.extensions.bitDepth, depth != 8 && depth != 10 {
                     return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                        "vtdec: the stream is \(depth)-bit H.265 (codec_data's SPS), and vtdec decodes 8- and 10-bit H.265 only. "
+                        "the stream is \(depth)-bit H.265 (codec_data's SPS), and vtdec decodes 8- and 10-bit H.265 only. "
                             + "Use a decoder for that bit depth.",
                         debug: "stream-format \(streamFormat)"))
                 }
             } catch {
                 return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: the codec_data in the caps is not a valid hvcC record with usable VPS/SPS/PPS (\(error)). Check the "
+                    "the codec_data in the caps is not a valid hvcC record with usable VPS/SPS/PPS (\(error)). Check the "
                         + "demuxer or parser upstream (h265parse builds codec_data from the stream's parameter sets).",
                     debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
@@ -162,7 +161,7 @@ extension VTDec {
         case names.outOfBand:
             guard let nalUnitHeaderLength else {
                 return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "vtdec: stream-format=\(streamFormat) needs codec_data (\(missingRecord)) in the caps, and there is none. Put \(parsers) in front of vtdec."))
+                    "stream-format=\(streamFormat) needs codec_data (\(missingRecord)) in the caps, and there is none. Put \(parsers) in front of vtdec."))
             }
             return .success(.lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength))
         case names.inBand:

@@ -25,8 +25,8 @@ extension VTDec {
             }
             let frame = CodecFrame(adopting: pending)
             guard let image = decoded.imageBuffer else {
-                let message = decoded.status.map { "vtdec: a frame could not be decoded: \($0.message)" }
-                    ?? "vtdec: the decoder dropped a frame"
+                let message = decoded.status.map { "a frame could not be decoded: \($0.message)" }
+                    ?? "the decoder dropped a frame"
                 if decoded.status != nil {
                     let flow = countError(.stream(GST_STREAM_ERROR_DECODE, message, debug: decoded.status?.description))
                     if flow != GST_FLOW_OK { result = flow }
@@ -37,7 +37,7 @@ extension VTDec {
             if let status = decoded.status {
                 // Decoded with errors concealed: counts toward max-errors; the base class
                 // discards it when discard-corrupted-frames is set.
-                let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "vtdec: corrupt data in a frame: \(status.message)", debug: status.description))
+                let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "corrupt data in a frame: \(status.message)", debug: status.description))
                 if flow != GST_FLOW_OK { result = flow }
                 frame.markCorrupted()
             }
@@ -57,7 +57,7 @@ extension VTDec {
     private func finish(_ frame: consuming CodecFrame, with image: PixelBuffer) -> GstFlowReturn {
         guard let format = VideoFormatMapping.gstreamerFormat(for: image.pixelFormat) else {
             _ = frame.drop(by: decoder)
-            return countError(.stream(GST_STREAM_ERROR_FORMAT, "vtdec: the decoder produced an unsupported pixel format \(image.pixelFormat)"))
+            return countError(.stream(GST_STREAM_ERROR_FORMAT, "the decoder produced an unsupported pixel format \(image.pixelFormat)"))
         }
         let negotiation = state.withLock { state -> (needed: Bool, videoMeta: Bool) in
             let wanted = (format, image.width, image.height)

@@ -65,7 +65,7 @@ extension VTDec {
             if first {
                 ElementMessage.stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "vtdec: verify-picture-hash is on, but picture \(entry.pictureNumber) (POC \(entry.pictureOrderCount)) carries "
+                    "verify-picture-hash is on, but picture \(entry.pictureNumber) (POC \(entry.pictureOrderCount)) carries "
                         + "no decoded picture hash SEI (H.265 D.2.20): pictures without one cannot be verified. Encode with "
                         + "hashes (x265 --hash 1) to check the decoder's output.")
                     .post(from: object, isError: false)
@@ -101,7 +101,7 @@ extension VTDec {
             let time = presentationTimeStamp.isValid ? "\(presentationTimeStamp.gstreamerNanoseconds) ns" : "none"
             ElementMessage.stream(
                 GST_STREAM_ERROR_DECODE,
-                "vtdec: verify-picture-hash: picture \(entry.pictureNumber) in decoding order (POC \(entry.pictureOrderCount), "
+                "verify-picture-hash: picture \(entry.pictureNumber) in decoding order (POC \(entry.pictureOrderCount), "
                     + "PTS \(time)) differs from its decoded picture hash SEI (\(kind) of \(names), H.265 D.3.19): the decoded "
                     + "picture is not what the encoder made. Later differences go to the debug log only.",
                 debug: "picture \(entry.pictureNumber), POC \(entry.pictureOrderCount), components \(components)")

@@ -153,7 +153,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         guard state.withLock({ $0.session }) != nil else { return }
         ElementMessage(
             domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-            text: "vtenc: \(name) changes only before the stream starts (NULL or READY); the encoder goes on as it was "
+            text: "\(name) changes only before the stream starts (NULL or READY); the encoder goes on as it was "
                 + "until it next starts. While playing, change bitrate or data-rate-limits instead")
             .post(from: object, isError: false)
     }
@@ -170,7 +170,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             // rate-control (which picks what bitrate means) is fixed while a session runs.
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "vtenc: bitrate is not used with rate-control=quality (quality decides the rate); set rate-control=abr "
+                text: "bitrate is not used with rate-control=quality (quality decides the rate); set rate-control=abr "
                     + "or cbr before the stream starts; the encoder goes on as it was")
                 .post(from: object, isError: false)
             return
@@ -191,7 +191,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         } catch {
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "vtenc: the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was")
+                text: "the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was")
                 .post(from: object, isError: false)
         }
     }
@@ -206,7 +206,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             properties.quality = current.quality
         case .constantBitRate:
             guard let bitrate else {
-                return (properties, "vtenc: rate-control=cbr needs a bitrate (kbit/s); set bitrate or use rate-control=abr")
+                return (properties, "rate-control=cbr needs a bitrate (kbit/s); set bitrate or use rate-control=abr")
             }
             properties.averageBitRate = bitrate
             // Constant bit rate: the average is also the limit over every second.
@@ -216,7 +216,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         if !current.dataRateLimits.isEmpty {
             guard let limits = Self.parseDataRateLimits(current.dataRateLimits) else {
-                return (properties, "vtenc: data-rate-limits \"\(current.dataRateLimits)\" is not a list of BYTES,SECONDS pairs separated by ';' (e.g. \"250000,1;400000,2\")")
+                return (properties, "data-rate-limits \"\(current.dataRateLimits)\" is not a list of BYTES,SECONDS pairs separated by ';' (e.g. \"250000,1;400000,2\")")
             }
             properties.dataRateLimits += limits
         }
@@ -341,7 +341,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         default:
             return .stream(
                 GST_STREAM_ERROR_FORMAT,
-                "vtenc: interlace-mode=\(String(cString: gst_video_interlace_mode_to_string(swiftvt_video_info_interlace_mode(info)))) (one field per buffer) is not encoded; "
+                "interlace-mode=\(String(cString: gst_video_interlace_mode_to_string(swiftvt_video_info_interlace_mode(info)))) (one field per buffer) is not encoded; "
                     + "weave the fields into frames upstream (interlace-mode=interleaved)")
         }
         let profile: H264ProfileLevel.Profile?
@@ -352,7 +352,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 width: width, height: height, frameRate: sessionProperties.expectedFrameRate,
                 bitRate: sessionProperties.averageBitRate, high: profile != .main && profile != .constrainedBaseline)
         } catch {
-            return .stream(GST_STREAM_ERROR_FORMAT, "vtenc: cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)")
+            return .stream(GST_STREAM_ERROR_FORMAT, "cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)")
         }
         if profile != nil || level != nil {
             // A level alone still needs a profile to name: the one x264 writes for the format
@@ -367,7 +367,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 width: width, height: height, sourcePixelFormat: format, settings: configuration,
                 properties: sessionProperties, outputHandler: handler)
             try session.prepareToEncodeFrames()
-            EncoderNotices.post(session, elementName: "vtenc", from: object)
+            EncoderNotices.post(session, from: object)
             let encoding = Encoding(
                 session: session, inputState: CodecStateReference(input), width: width, height: height, pixelFormat: format,
                 frameRate: rate, streamFormat: streamFormat, downstream: downstream)
@@ -393,7 +393,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             }
             return nil
         } catch {
-            return SessionFactory.failure(error, elementName: "vtenc", width: width, height: height, format: format)
+            return SessionFactory.failure(error, width: width, height: height, format: format)
         }
     }
 
@@ -429,7 +429,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let forceKeyFrame = frame.isForceKeyFrame
         guard let image = MappedVideoFrame.pixelBuffer(input, info: swiftvt_codec_state_info(snapshot.inputState.pointer),
                                                        format: snapshot.pixelFormat) else {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtenc: an input frame could not be read (mapping failed or its layout does not match the caps)")
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "an input frame could not be read (mapping failed or its layout does not match the caps)")
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
@@ -452,7 +452,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     /// Posts the session's notices and keeps active-backend current (written only when it
     /// changed from `known`, the name last read).
     private func noteBackend(of session: CompressionSession, known: String? = nil) {
-        let name = EncoderNotices.post(session, elementName: "vtenc", from: object)
+        let name = EncoderNotices.post(session, from: object)
         guard name != known else { return }
         state.withLock { $0.activeBackend = name }
     }
@@ -462,10 +462,10 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     private func encodingFailure(_ error: VTError, session: CompressionSession) -> String {
         let hardware = settings.withLock { $0.encoder.hardware }
         if session.isHardwareAccelerated && hardware == .require {
-            return "vtenc: the VA-API encoder failed: \(error.message). hardware=require allows no software fallback; "
+            return "the VA-API encoder failed: \(error.message). hardware=require allows no software fallback; "
                 + "use hardware=auto to continue with x264."
         }
-        return "vtenc: encoding failed: \(error.message)"
+        return "encoding failed: \(error.message)"
     }
 
     /// EOS: the held frames go out. GstVideoEncoder drops a flow error returned here without a
@@ -476,7 +476,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let flow = complete(session)
         if flow == GST_FLOW_NOT_NEGOTIATED || flow == GST_FLOW_NOT_LINKED {
             let name = gst_flow_get_name(flow).map { String(cString: $0) } ?? "\(flow.rawValue)"
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtenc: the last frames could not be sent downstream (\(name)) at the end of the stream")
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "the last frames could not be sent downstream (\(name)) at the end of the stream")
                 .post(from: object, isError: true)
         }
         return flow

@@ -21,7 +21,7 @@ extension VTEnc {
             // stays pending (the error stops the stream).
             let frame = CodecFrame(adopting: pending)
             guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
-                let text = encoded.status.map { "vtenc: a frame could not be encoded: \($0.message)" } ?? "vtenc: the encoder dropped a frame"
+                let text = encoded.status.map { "a frame could not be encoded: \($0.message)" } ?? "the encoder dropped a frame"
                 ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(from: object, isError: true)
                 return GST_FLOW_ERROR
             }
@@ -69,7 +69,7 @@ extension VTEnc {
             description, streamFormat: streamFormat, width: encoding.width, height: encoding.height,
             frameRate: encoding.frameRate, pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) },
             downstream: encoding.downstream)
-        else { return .failed(GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: the encoder's parameter sets make no H.264 caps")) }
+        else { return .failed(GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "the encoder's parameter sets make no H.264 caps")) }
         let summary = Self.capsSummary(caps)
         // Checked before the caps event: GstVideoEncoder's negotiation reports success for a
         // sticky caps event the peer refused, and the refusal would only show as a bare
@@ -82,12 +82,12 @@ extension VTEnc {
             defer { g_free(peer) }
             return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(
                 GST_STREAM_ERROR_FORMAT,
-                "vtenc: downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"))
+                "downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"))
         }
         gst_video_codec_state_unref(output)
         guard gst_video_encoder_negotiate(encoder) != 0 else {
             state.withLock { $0.encoding?.negotiatedParameterSets = nil }
-            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(GST_STREAM_ERROR_FORMAT, "vtenc: downstream refused the H.264 caps (\(summary))"))
+            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(GST_STREAM_ERROR_FORMAT, "downstream refused the H.264 caps (\(summary))"))
         }
         log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
         return .done

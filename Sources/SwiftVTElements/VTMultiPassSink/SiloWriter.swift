@@ -48,7 +48,7 @@ struct SiloWriter {
             return .success(try IDRPictureIDSplicer(
                 parameterSets: description.parameterSets, nalUnitHeaderLength: description.nalUnitHeaderLength))
         } catch {
-            return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream's parameter sets cannot be read: \(error)"))
+            return .failure(.stream(GST_STREAM_ERROR_FAILED, "the stream's parameter sets cannot be read: \(error)"))
         }
     }
 
@@ -98,10 +98,10 @@ struct SiloWriter {
         } catch let error as VTError {
             let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
             return .failure(ElementMessage(
-                domain: .resource(code), text: "vtmultipasssink: could not write \(output.finalPath): \(error.message)",
+                domain: .resource(code), text: "could not write \(output.finalPath): \(error.message)",
                 debug: error.description))
         } catch {
-            return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: reading the frame silo failed: \(error)"))
+            return .failure(.stream(GST_STREAM_ERROR_FAILED, "reading the frame silo failed: \(error)"))
         }
         return .success(tally.summary)
     }
@@ -113,7 +113,7 @@ struct SiloWriter {
             description, streamFormat: .avc, width: Int(description.dimensions.width),
             height: Int(description.dimensions.height), frameRate: frameRate)
         else {
-            return .failure(.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: could not describe the H.264 stream as caps"))
+            return .failure(.stream(GST_STREAM_ERROR_FAILED, "could not describe the H.264 stream as caps"))
         }
         var failure: MuxingPipeline.Failure?
         let started: MuxingPipeline? = {
@@ -127,7 +127,7 @@ struct SiloWriter {
         guard let pipeline = started else {
             return .failure(ElementMessage(
                 domain: .core(GST_CORE_ERROR_MISSING_PLUGIN),
-                text: "vtmultipasssink: cannot write \(output.finalPath): \(failure?.message ?? "unknown error")"))
+                text: "cannot write \(output.finalPath): \(failure?.message ?? "unknown error")"))
         }
         var timeStamps = MuxerTimeStamps()
         var tally = Tally()
@@ -173,7 +173,7 @@ struct SiloWriter {
         if let problem = pushFailure ?? finishFailure {
             return .failure(ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_WRITE),
-                text: "vtmultipasssink: could not write \(output.finalPath) through \(muxer): \(problem)"))
+                text: "could not write \(output.finalPath) through \(muxer): \(problem)"))
         }
         return .success(tally.summary)
     }

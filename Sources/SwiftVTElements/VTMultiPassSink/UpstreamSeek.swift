@@ -59,7 +59,7 @@ final class UpstreamSeek: Sendable {
         guard let seek, gst_pad_push_event(sink.pointee.sinkpad, seek) != 0 else {
             ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_SEEK),
-                text: "vtmultipasssink: upstream refused the seek to \(ClockTimeText(streamStart)) for the next pass; "
+                text: "upstream refused the seek to \(ClockTimeText(streamStart)) for the next pass; "
                     + "use a seekable source (a file) or max-passes=1")
                 .post(from: object, isError: true)
             return

@@ -166,13 +166,13 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         }
         guard let location = current.location, !location.isEmpty else {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-                           text: "vtmultipasssink: no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
+                           text: "no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
                 .post(from: object, isError: true)
             return false
         }
         guard let container = OutputContainer(location: location) else {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_SETTINGS),
-                           text: "vtmultipasssink: cannot tell the file type of \"\(location)\"; end location with .mp4, .mov, .h264 or .264")
+                           text: "cannot tell the file type of \"\(location)\"; end location with .mp4, .mov, .h264 or .264")
                 .post(from: object, isError: true)
             return false
         }
@@ -191,7 +191,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             } catch {
                 output.discard()
                 ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
-                               text: "vtmultipasssink: cannot create the frame silo and analysis storage in \(temporaryDirectory): \(error.message); set temp-location to a writable directory with room for the compressed video",
+                               text: "cannot create the frame silo and analysis storage in \(temporaryDirectory): \(error.message); set temp-location to a writable directory with room for the compressed video",
                                debug: error.description)
                     .post(from: object, isError: true)
                 return false
@@ -208,7 +208,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             return true
         } catch {
             ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
-                           text: "vtmultipasssink: cannot write \"\(location)\": \(error.message); "
+                           text: "cannot write \"\(location)\": \(error.message); "
                                + (error.systemError == EISDIR ? "set location to a file name (e.g. \(location)/out.mp4)" : "choose a location in a writable directory"),
                            debug: error.description)
                 .post(from: object, isError: true)
@@ -237,7 +237,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard interval == 0 || interval >= minimumGOPLength else {
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "vtmultipasssink: max-keyframe-interval=\(interval) is too short for multi-pass encoding; use 0 or at least \(minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
+                text: "max-keyframe-interval=\(interval) is too short for multi-pass encoding; use 0 or at least \(minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
         }
         // The profile's own rules (no CABAC in Baseline, A.2.1) are the session's: asked here
         // with the settings alone, before any frame.
@@ -251,7 +251,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "vtmultipasssink: \(property) with profile=\(settings.profile.nick): \(SessionWording.gstreamer(problem))",
+                text: "\(property) with profile=\(settings.profile.nick): \(SessionWording.gstreamer(problem))",
                 debug: error.description)
         }
         return nil
@@ -275,7 +275,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     private func configure(for caps: UnsafeMutablePointer<GstCaps>) -> ElementMessage? {
         let info = VideoInfoBox()
         guard gst_video_info_from_caps(&info.info, caps) != 0 else {
-            return .stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: the caps are not raw video it can read")
+            return .stream(GST_STREAM_ERROR_FORMAT, "the caps are not raw video it can read")
         }
         let width = Int(info.info.width)
         let height = Int(info.info.height)
@@ -288,7 +288,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             // way, with not-negotiated): said here, before a pass is encoded for nothing.
             return .stream(
                 GST_STREAM_ERROR_FORMAT,
-                "vtmultipasssink: \(width)x\(height) is smaller than the 16x16 that \(container == .mp4 ? "mp4mux" : "qtmux") takes for H.264; "
+                "\(width)x\(height) is smaller than the 16x16 that \(container == .mp4 ? "mp4mux" : "qtmux") takes for H.264; "
                     + "write an Annex B file (location=NAME.h264) or scale the video up")
         }
         let existing: (Int, Int, PixelFormat)? = run.withLock { run in
@@ -300,7 +300,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             guard existing == (width, height, format) else {
                 return .stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "vtmultipasssink: the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)")
+                    "the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)")
             }
             return nil
         }
@@ -314,7 +314,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         encoderSettings.maxKeyframeInterval = Int32(clamping: properties.maxKeyFrameInterval)
         properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
         guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
-            return .stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: caps arrived before the run was prepared (the element is not in READY)")
+            return .stream(GST_STREAM_ERROR_FAILED, "caps arrived before the run was prepared (the element is not in READY)")
         }
         let feed = FrameSiloFeed(silo: silo)
         let handler = feed.outputHandler
@@ -340,7 +340,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             log.info(object, "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes")
             return nil
         } catch {
-            return SessionFactory.failure(error, elementName: "vtmultipasssink", width: width, height: height, format: format)
+            return SessionFactory.failure(error, width: width, height: height, format: format)
         }
     }
 
@@ -348,7 +348,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 
     /// Posts the session's notices and keeps active-backend current.
     private func noteBackend(of session: CompressionSession) {
-        let name = EncoderNotices.post(session, elementName: "vtmultipasssink", from: object)
+        let name = EncoderNotices.post(session, from: object)
         run.withLock { $0.activeBackend = name }
     }
 
@@ -359,7 +359,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard let session, let driver, let info else { return GST_FLOW_NOT_NEGOTIATED }
         let pts = swiftvt_buffer_pts(buffer)
         guard pts != swiftvt_clock_time_none else {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: a frame has no time stamp; multi-pass encoding finds frames again by time (put videorate or a demuxer in front)")
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "a frame has no time stamp; multi-pass encoding finds frames again by time (put videorate or a demuxer in front)")
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
@@ -376,7 +376,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 return image
             }
         } catch {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "vtmultipasssink: an input frame could not be read (mapping failed or its layout does not match the caps)")
+            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "an input frame could not be read (mapping failed or its layout does not match the caps)")
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
@@ -388,7 +388,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             noteBackend(of: session)
             let hint = session.isHardwareAccelerated && settings.withLock({ $0.encoder.hardware }) == .require
                 ? " hardware=require allows no software fallback; use hardware=auto to continue with x264." : ""
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message).\(hint)", debug: error.description)
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).\(hint)", debug: error.description)
                 .post(from: object, isError: true)
             return GST_FLOW_ERROR
         case .failed(let failure):
@@ -409,26 +409,26 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     private static func message(for failure: MultiPassDriver.Failure) -> ElementMessage {
         switch failure {
         case .encoding(let error, let pass):
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: encoding failed in pass \(pass): \(error.message).", debug: error.description)
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).", debug: error.description)
         case .endingPass(let error, let pass):
             error.code == .multiPassStorageFailed
-                ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "vtmultipasssink: \(error.message)", debug: error.description)
-                : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: ending pass \(pass) failed: \(error.message)", debug: error.description)
+                ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "\(error.message)", debug: error.description)
+                : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "ending pass \(pass) failed: \(error.message)", debug: error.description)
         case .startingNextPass(let error):
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "vtmultipasssink: could not start the next pass: \(error)")
+            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "could not start the next pass: \(error)")
         case .silo(let error):
             storageMessage(error, what: "the frame silo")
         case .ended(let pass):
             ElementMessage.stream(
                 GST_STREAM_ERROR_FAILED,
-                "vtmultipasssink: data arrived after the multi-pass encode ended in pass \(pass); set the pipeline to READY and back to PLAYING to encode again")
+                "data arrived after the multi-pass encode ended in pass \(pass); set the pipeline to READY and back to PLAYING to encode again")
         }
     }
 
     private static func storageMessage(_ error: VTError, what: String) -> ElementMessage {
         let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
         return ElementMessage(
-            domain: .resource(code), text: "vtmultipasssink: \(what) could not be written: \(error.message)",
+            domain: .resource(code), text: "\(what) could not be written: \(error.message)",
             debug: error.description)
     }
 
@@ -466,7 +466,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard let (session, driver) = run.withLock({ run in run.session.flatMap { session in run.driver.map { (session, $0) } } }) else {
             // After refused caps the ERROR that matters is posted already: no second one.
             if refusedCaps.hasRefused { return .failed }
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: the stream ended before any frame arrived; there is nothing to write")
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "the stream ended before any frame arrived; there is nothing to write")
                 .post(from: object, isError: true)
             return .failed
         }
@@ -496,7 +496,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             (run.silo, run.output, run.container, run.location, run.frameRate)
         }
         guard let silo, let output, let description = session.formatDescription else {
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "vtmultipasssink: no frame was encoded; there is nothing to write")
+            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "no frame was encoded; there is nothing to write")
                 .post(from: object, isError: true)
             return false
         }
@@ -530,7 +530,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         if let reason = outcome.targetOutOfReach {
             ElementMessage.stream(
                 GST_STREAM_ERROR_ENCODE,
-                "vtmultipasssink: bitrate=\(target.decimalText(digits: 0)) kbit/s is out of reach for this video: the file is \(bitrate.decimalText(digits: 1)) kbit/s, "
+                "bitrate=\(target.decimalText(digits: 0)) kbit/s is out of reach for this video: the file is \(bitrate.decimalText(digits: 1)) kbit/s, "
                     + "the closest the encoder gets: \(reason). Set bitrate nearer that figure.")
                 .post(from: object, isError: false)
         }

@@ -85,7 +85,7 @@ extension VTMultiPassSink {
             // As AVAssetExportSession does with a source it cannot read twice.
             ElementMessage.stream(
                 GST_STREAM_ERROR_FAILED,
-                "vtmultipasssink: upstream cannot seek, so the further passes the encoder asked for cannot run; writing the single-pass result (use a seekable source such as a file for multi-pass quality)")
+                "upstream cannot seek, so the further passes the encoder asked for cannot run; writing the single-pass result (use a seekable source such as a file for multi-pass quality)")
                 .post(from: object, isError: false)
         case .passTakenBack(let taken):
             let target = settings.withLock { Double($0.bitrateKilobits) }
@@ -93,7 +93,7 @@ extension VTMultiPassSink {
             let kept = seconds > 0 ? Double(taken.codedBitsKept) / seconds / 1000 : 0
             let landed = seconds > 0 ? Double(taken.codedBits) / seconds / 1000 : 0
             let off = target > 0 ? (kept / target - 1) * 100 : 0
-            let text = "vtmultipasssink: pass \(taken.pass) came out farther from bitrate=\(target.decimalText(digits: 0)) kbit/s (\(landed.decimalText(digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(kept.decimalText(digits: 1)) kbit/s, \(off.decimalText(digits: 1)) % from the target) and no further pass runs"
+            let text = "pass \(taken.pass) came out farther from bitrate=\(target.decimalText(digits: 0)) kbit/s (\(landed.decimalText(digits: 1)) kbit/s) than the result before it, so the file keeps that result (\(kept.decimalText(digits: 1)) kbit/s, \(off.decimalText(digits: 1)) % from the target) and no further pass runs"
             // Within a few per cent is what two-pass encoders promise (x264's 2-pass ends
             // within about 1-2 %); beyond that the user did not get the rate asked for.
             if abs(off) > 5 {
@@ -111,7 +111,7 @@ extension VTMultiPassSink {
                 : "the file keeps the \(restoration.rangesKept) of \(ranges) range(s) pass \(pass) finished, and \(earlier) frames elsewhere"
             ElementMessage.stream(
                 GST_STREAM_ERROR_FAILED,
-                "vtmultipasssink: pass \(pass) was cut short: the stream ended after \(cut.framesReceived) of the \(cut.framesExpected) frames to re-encode "
+                "pass \(pass) was cut short: the stream ended after \(cut.framesReceived) of the \(cut.framesExpected) frames to re-encode "
                     + "(an interrupt, such as Ctrl-C under gst-launch-1.0 -e, or a source that does not deliver frames again after a seek, "
                     + "as videotestsrc num-buffers=N); \(result). For every pass, let the pipeline run to its end from a source that can seek, such as a file")
                 .post(from: object, isError: false)
