@@ -49,6 +49,8 @@ public struct TransferFunction: RawRepresentable, Hashable, Sendable {
     public static let logarithmic100 = TransferFunction(rawValue: 9)
     public static let logarithmic316 = TransferFunction(rawValue: 10)
     /// IEC 61966-2-4 (xvYCC).
+    // The standard's own number, as GStreamer's GST_VIDEO_TRANSFER_... and H.273 name it.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static let iec61966_2_4 = TransferFunction(rawValue: 11)
     public static let bt1361 = TransferFunction(rawValue: 12)
     /// IEC 61966-2-1 (sRGB / sYCC).

@@ -278,8 +278,8 @@ extension FrameSilo {
     static func indexIsKept(at path: String) -> Bool {
         guard let file = try? MultiPassFile.open(path, flags: O_RDONLY | O_NOFOLLOW) else { return false }
         var header = [UInt8](repeating: 0, count: 16)
-        guard let read = try? header.withMutableRawBytes({ (buffer) throws(VTError) in try file.read(into: buffer, at: 0) }),
-            read == header.count, Array(header[0..<indexMagic.count]) == indexMagic
+        let read = try? header.withMutableRawBytes { (buffer) throws(VTError) in try file.read(into: buffer, at: 0) }
+        guard let read, read == header.count, Array(header[0..<indexMagic.count]) == indexMagic
         else { return false }
         var reader = ByteReader(header, offset: indexMagic.count, context: path)
         guard (try? reader.read(UInt32.self)) == indexVersion, let flags = try? reader.read(UInt32.self) else { return false }

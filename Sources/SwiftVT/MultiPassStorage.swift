@@ -339,8 +339,8 @@ public final class MultiPassStorage: Sendable {
     /// Whether `file` is a storage closed with `keepOnClose` (for the stale-file sweep).
     static func isKept(_ file: MultiPassFile) -> Bool {
         var header = [UInt8](repeating: 0, count: headerSize)
-        guard let read = try? header.withMutableRawBytes({ (buffer) throws(VTError) in try file.read(into: buffer, at: 0) }),
-            read == headerSize, let (_, kept) = try? parseHeader(header, path: file.path)
+        let read = try? header.withMutableRawBytes { (buffer) throws(VTError) in try file.read(into: buffer, at: 0) }
+        guard let read, read == headerSize, let (_, kept) = try? parseHeader(header, path: file.path)
         else { return false }
         return kept
     }

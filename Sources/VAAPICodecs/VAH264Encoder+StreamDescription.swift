@@ -41,7 +41,8 @@ extension VAH264Encoder {
         case .main:
             sps.profileIdc = 77
             sps.constraintSet1Flag = true
-        case .high, .high10, .high422, .high444Predictive:  // the factory chooses only High of these (no VAProfile for the others)
+        // The factory chooses only High of these (no VAProfile for the others).
+        case .high, .high10, .high422, .high444Predictive:
             sps.profileIdc = 100
         }
         sps.seqParameterSetID = 0

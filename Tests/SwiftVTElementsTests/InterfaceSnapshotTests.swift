@@ -57,8 +57,8 @@ struct InterfaceSnapshotTests {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = (variables + environment).map { strdup($0) } + [nil]
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for argument in argv { free(argument) }
+            for variable in envp { free(variable) }
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -30,7 +30,8 @@ struct H265SampleBuilderTests {
         let units = try nalUnits(of: file)
         var slices = 0
         return Array(units.prefix { unit in
-            if type(unit).isVCL, unit.count > 2, unit[2] & 0x80 != 0 { slices += 1 }  // first_slice_segment_in_pic_flag
+            // first_slice_segment_in_pic_flag
+            if type(unit).isVCL, unit.count > 2, unit[2] & 0x80 != 0 { slices += 1 }
             return slices <= 1
         })
     }

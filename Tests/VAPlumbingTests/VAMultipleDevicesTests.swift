@@ -37,7 +37,7 @@ struct VAMultipleDevicesTests {
                 var spawned: pid_t = 0
                 let arguments = ["Xvfb", ":\(number)", "-screen", "0", "64x64x24", "-nolisten", "tcp", "-noreset"]
                 var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-                defer { argv.forEach { free($0) } }
+                defer { for argument in argv { free(argument) } }
                 var actions = posix_spawn_file_actions_t()
                 posix_spawn_file_actions_init(&actions)
                 defer { posix_spawn_file_actions_destroy(&actions) }

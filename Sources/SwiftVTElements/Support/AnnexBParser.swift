@@ -184,6 +184,8 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
     /// back with the list).
     private func pushHeld(_ buffers: consuming OwnedBufferList) -> GstFlowReturn {
         var result = GST_FLOW_OK
+        // OwnedBufferList's own consuming forEach (a ~Copyable list, not a Sequence a for-in could take).
+        // swift-format-ignore: ReplaceForEachWithForLoop
         buffers.forEach { buffer, inputByteCount in
             guard result == GST_FLOW_OK, let frame = Self.parseFrame(holding: buffer) else { return }
             // The consumed size of the input, which finish_frame did not count (the frame was

@@ -6,7 +6,10 @@ import MediaCore
 /// What vtenc and vtmultipasssink both make from an encoder's sample buffers: H.264 caps and
 /// Annex B access units.
 enum H264Output {
-    enum StreamFormat: String, Sendable { case avc, byteStream = "byte-stream" }
+    enum StreamFormat: String, Sendable {
+        case avc
+        case byteStream = "byte-stream"
+    }
 
     /// `video/x-h264` with alignment au, size, frame rate and pixel aspect ratio when known,
     /// profile and level from the SPS (labelled as `downstream` takes them: a constrained-baseline
