@@ -1,3 +1,5 @@
+import MediaCore
+
 /// hrd_parameters(), E.1.2 / E.2.2: one set for NAL HRD and one for VCL HRD.
 public struct HRDParameters: Hashable, Sendable {
     /// One coded picture buffer specification (SchedSelIdx).
@@ -170,16 +172,13 @@ public struct VUIParameters: Hashable, Sendable {
     /// Frame rate as a fraction, time_scale / (2 * num_units_in_tick): E.2.1 counts ticks per
     /// field, so a frame lasts two ticks (the usual reading, also GStreamer's). nil without
     /// timing info or with a zero term.
-    public var frameRate: (numerator: UInt64, denominator: UInt64)? {
+    public var frameRate: FrameRate? {
         guard timingInfoPresentFlag, numUnitsInTick > 0, timeScale > 0 else { return nil }
-        return (UInt64(timeScale), 2 &* UInt64(numUnitsInTick))
+        return FrameRate(Int(timeScale), 2 * Int(numUnitsInTick))
     }
 
     /// `frameRate` as a Double.
-    public var framesPerSecond: Double? {
-        guard let rate = frameRate else { return nil }
-        return Double(rate.numerator) / Double(rate.denominator)
-    }
+    public var framesPerSecond: Double? { frameRate?.framesPerSecond }
 
     static func parse(_ r: inout BitReader) throws(H264Error) -> VUIParameters {
         var vui = VUIParameters()

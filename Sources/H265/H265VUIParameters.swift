@@ -1,3 +1,5 @@
+import MediaCore
+
 /// vui_parameters(), E.2.1 / E.3.1. Fields that are absent hold the values E.3.1 infers.
 public struct H265VUIParameters: Hashable, Sendable {
     public var aspectRatioInfoPresentFlag = false
@@ -99,15 +101,15 @@ public struct H265VUIParameters: Hashable, Sendable {
     /// of a fixed-rate stream (E.3.1, with elemental_duration_in_tc_minus1 0); with field_seq_flag
     /// a picture is a field, so frames come at half this rate. nil without timing info or with a
     /// zero term.
-    public var pictureRate: (numerator: UInt64, denominator: UInt64)? {
+    public var pictureRate: FrameRate? {
         guard timingInfoPresentFlag, numUnitsInTick > 0, timeScale > 0 else { return nil }
-        return (UInt64(timeScale), UInt64(numUnitsInTick))
+        return FrameRate(Int(timeScale), Int(numUnitsInTick))
     }
 
     /// Frames per second as a fraction: `pictureRate`, halved when the pictures are fields.
-    public var frameRate: (numerator: UInt64, denominator: UInt64)? {
+    public var frameRate: FrameRate? {
         guard let rate = pictureRate else { return nil }
-        return fieldSeqFlag ? (rate.numerator, 2 &* rate.denominator) : rate
+        return fieldSeqFlag ? FrameRate(rate.numerator, 2 * rate.denominator) : rate
     }
 
     /// vui_parameters(), E.2.1. `maxSubLayersMinus1` is the SPS's sps_max_sub_layers_minus1,

@@ -1,3 +1,5 @@
+import MediaCore
+
 /// The hvcC atom: HEVCDecoderConfigurationRecord, ISO/IEC 14496-15 8.3.3.1.
 ///
 /// It carries the parameter sets out of band (MP4 sample descriptions, GStreamer's `codec_data`
@@ -138,11 +140,11 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
     /// avgFrameRate (frames per 256 s) from the VUI timing, 0 when the VUI has none or the value
     /// does not fit 16 bits.
     static func averageFrameRate(vui: H265VUIParameters?) -> UInt16 {
-        guard let rate = vui?.frameRate, rate.denominator > 0 else { return 0 }
+        guard let rate = vui?.frameRate, rate.isKnown else { return 0 }
         let (scaled, overflow) = rate.numerator.multipliedReportingOverflow(by: 256)
         guard !overflow else { return 0 }
-        let perSecond256 = (scaled &+ rate.denominator / 2) / rate.denominator
-        return perSecond256 <= UInt64(UInt16.max) ? UInt16(perSecond256) : 0
+        let perSecond256 = (scaled + rate.denominator / 2) / rate.denominator
+        return perSecond256 <= Int(UInt16.max) ? UInt16(perSecond256) : 0
     }
 
     // MARK: Parsing

@@ -2,6 +2,7 @@ import SwiftVTTestSupport
 import Testing
 
 @testable import H264
+import MediaCore
 
 // MARK: - Test helpers: Annex B splitting and parameter-set writers
 
@@ -535,7 +536,8 @@ struct ParameterSetTests {
         #expect(parsed == s)
         let pv = try #require(parsed.vui)
         #expect(pv.sampleAspectRatio! == (64, 45))
-        #expect(pv.frameRate! == (60000, 2002))
+        #expect(pv.frameRate == FrameRate(60000, 2002))
+        #expect(pv.frameRate?.reduced == FrameRate(30000, 1001))
         #expect(abs(pv.framesPerSecond! - 29.97) < 0.01)
         #expect(pv.cpbDpbDelaysPresentFlag)
         #expect(pv.nalHrdParameters?.bitRate(1) == 1001 << 10)

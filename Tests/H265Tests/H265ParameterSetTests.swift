@@ -1,6 +1,7 @@
 import Testing
 
 @testable import H265
+import MediaCore
 
 @Suite("H.265 NAL unit header and Table 7-1")
 struct H265NALUnitHeaderTests {

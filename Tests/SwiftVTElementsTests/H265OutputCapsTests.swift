@@ -1,4 +1,5 @@
 import H265
+import MediaCore
 import Testing
 
 @testable import SwiftVTElements
@@ -24,18 +25,18 @@ struct H265OutputCapsTests {
         return vui
     }
 
-    static func caps(_ sps: H265SequenceParameterSet, fields: Bool = false, upstream: ParsedVideoCaps.Rate? = nil) -> H265OutputCaps {
+    static func caps(_ sps: H265SequenceParameterSet, fields: Bool = false, upstream: FrameRate? = nil) -> H265OutputCaps {
         H265OutputCaps(sps: sps, codecData: [1], streamFormat: .hvc1, picturesAreFields: fields, upstreamFrameRate: upstream)
     }
 
     @Test("upstream's frame rate wins, reduced; the VUI's is the fallback; none gives nil (0/1 in the caps)")
     func frameRates() {
-        let vui = (numerator: UInt64(60000), denominator: UInt64(2002))
-        #expect(ParsedVideoCaps.frameRates(upstream: (50, 2), vui: vui).chosen! == (25, 1))
-        #expect(ParsedVideoCaps.frameRates(upstream: (50, 2), vui: vui).vui! == (30000, 1001))
-        #expect(ParsedVideoCaps.frameRates(upstream: (0, 1), vui: vui).chosen! == (30000, 1001))
-        #expect(ParsedVideoCaps.frameRates(upstream: nil, vui: (1, 0)).chosen == nil)
-        #expect(ParsedVideoCaps.frameRates(upstream: nil, vui: (UInt64(Int32.max) + 1, 1)).chosen == nil)
+        let vui = FrameRate(60000, 2002)
+        #expect(ParsedVideoCaps.frameRates(upstream: FrameRate(50, 2), vui: vui).chosen == FrameRate(25, 1))
+        #expect(ParsedVideoCaps.frameRates(upstream: FrameRate(50, 2), vui: vui).vui == FrameRate(30000, 1001))
+        #expect(ParsedVideoCaps.frameRates(upstream: .unknown, vui: vui).chosen == FrameRate(30000, 1001))
+        #expect(ParsedVideoCaps.frameRates(upstream: nil, vui: FrameRate(1, 0)).chosen == nil)
+        #expect(ParsedVideoCaps.frameRates(upstream: nil, vui: FrameRate(Int(Int32.max) + 1, 1)).chosen == nil)
     }
 
     @Test("profile, tier, level and the 4:2:0 8-bit fields of a plain Main SPS; no aspect ratio or colorimetry without a VUI")
@@ -58,7 +59,7 @@ struct H265OutputCapsTests {
         }
         let caps = Self.caps(sps, fields: true)
         #expect(caps.height == 576)
-        #expect(caps.frameRate! == (30, 1))
+        #expect(caps.frameRate == FrameRate(30, 1))
     }
 
     @Test("colorimetry only with a colour description (h265parse's rule); aspect ratio from the VUI")

@@ -1,3 +1,4 @@
+import MediaCore
 import CGStreamer
 import CSwiftVTShim
 import H264
@@ -16,7 +17,7 @@ struct H264OutputCaps: Equatable, Sendable {
     var codecData: [UInt8]
     var width: Int
     var height: Int
-    var frameRate: (numerator: Int, denominator: Int)?
+    var frameRate: FrameRate?
     var pixelAspectRatio: (width: Int, height: Int)
     var colorimetry: String?
     /// "frame" when the SPS allows frames only (frame_mbs_only_flag, 7.4.2.1.1), else "field".
@@ -39,14 +40,14 @@ struct H264OutputCaps: Equatable, Sendable {
 
     /// The VUI's frame rate (E.2.1 timing information), when it has one; kept to tell when it
     /// disagrees with upstream's.
-    var frameRateInVUI: (numerator: Int, denominator: Int)?
+    var frameRateInVUI: FrameRate?
 
     /// Caps for a stream whose active SPS is `sps`.
     ///
     /// - Parameter upstreamFrameRate: the sink caps' framerate, which wins over the VUI's (E.2.1)
     ///   as in `h264parse` (``ParsedVideoCaps/frameRates(upstream:vui:)`` says why).
     init(sps: SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat,
-         upstreamFrameRate: (numerator: Int, denominator: Int)?) {
+         upstreamFrameRate: FrameRate?) {
         self.streamFormat = streamFormat
         self.codecData = codecData
         width = sps.displayWidth

@@ -1,3 +1,4 @@
+import MediaCore
 import CGStreamer
 import CSwiftVTShim
 import H265
@@ -18,10 +19,10 @@ struct H265OutputCaps: Equatable, Sendable {
     var codecData: [UInt8]
     var width: Int
     var height: Int
-    var frameRate: ParsedVideoCaps.Rate?
+    var frameRate: FrameRate?
     /// The VUI's frame rate (E.3.1 timing information), kept to tell when it disagrees with
     /// upstream's.
-    var frameRateInVUI: ParsedVideoCaps.Rate?
+    var frameRateInVUI: FrameRate?
     /// Only when the VUI states a sample aspect ratio (h265parse leaves the field out otherwise).
     var pixelAspectRatio: (width: Int, height: Int)?
     var colorimetry: String?
@@ -52,7 +53,7 @@ struct H265OutputCaps: Equatable, Sendable {
     ///   - upstreamFrameRate: the sink caps' framerate, which wins over the VUI's (E.3.1) as in
     ///     `h265parse` (``ParsedVideoCaps/frameRates(upstream:vui:)`` says why).
     init(sps: H265SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat, picturesAreFields: Bool,
-         upstreamFrameRate: ParsedVideoCaps.Rate?) {
+         upstreamFrameRate: FrameRate?) {
         self.streamFormat = streamFormat
         self.codecData = codecData
         width = sps.displayWidth

@@ -67,19 +67,16 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
 
     func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
         let alignment = swiftvt_caps_get_string(caps, "alignment").map { String(cString: $0) }
-        var numerator: Int32 = 0
-        var denominator: Int32 = 0
-        let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0
-            && numerator > 0 && denominator > 0
+        let rate = FrameRate(inCaps: caps).flatMap { $0.isKnown ? $0 : nil }
         state.withLock { state in
             switch alignment {
             case "au": state.inputAlignment = .accessUnitBoundary
             case "nal": state.inputAlignment = .nalUnitBoundary
             default: state.inputAlignment = .streamContinues
             }
-            state.upstreamFrameRate = hasRate ? (Int(numerator), Int(denominator)) : nil
+            state.upstreamFrameRate = rate
         }
-        log.debug("sink caps: alignment \(alignment ?? "none"), framerate \(hasRate ? "\(numerator)/\(denominator)" : "none")")
+        log.debug("sink caps: alignment \(alignment ?? "none"), framerate \(rate.map(\.description) ?? "none")")
         return true
     }
 
@@ -343,9 +340,9 @@ protocol SplitAccessUnit {
 protocol ParsedStreamCaps: Equatable, Sendable {
     var width: Int { get }
     var height: Int { get }
-    var frameRate: ParsedVideoCaps.Rate? { get }
+    var frameRate: FrameRate? { get }
     /// The VUI's rate, to tell when upstream's differs.
-    var frameRateInVUI: ParsedVideoCaps.Rate? { get }
+    var frameRateInVUI: FrameRate? { get }
     /// New caps holding these fields; the caller owns the reference.
     func makeCaps() -> UnsafeMutablePointer<GstCaps>?
 }
@@ -394,7 +391,7 @@ struct AnnexBParserOutcome: ~Copyable, Sendable {
     var pushBeforeCaps = OwnedBufferList()
     var newCaps: CapsReference?
     /// The frame rate of `newCaps`, for the base class's duration and latency.
-    var newFrameRate: ParsedVideoCaps.Rate?
+    var newFrameRate: FrameRate?
     var buffer: OwnedBuffer?
     var pushAfter = OwnedBufferList()
     /// Held access units a seek made obsolete: released (not pushed) after the lock.
@@ -412,11 +409,11 @@ struct AnnexBParserState<Codec: AnnexBParserCodec>: ~Copyable, Sendable {
     var codec = Codec.CodecState()
     /// How the input is cut, from the sink caps' `alignment`.
     var inputAlignment = AnnexB.DataEnd.streamContinues
-    var upstreamFrameRate: ParsedVideoCaps.Rate?
+    var upstreamFrameRate: FrameRate?
     var streamFormat: Codec.StreamFormat?
     var currentCaps: Codec.Caps?
     /// `currentCaps`' frame rate, read for every access unit without copying the caps.
-    var currentFrameRate: ParsedVideoCaps.Rate?
+    var currentFrameRate: FrameRate?
     /// A random access point has been output; until then access units are dropped.
     var started = false
     var accessUnitsSkippedBeforeStart = 0
@@ -488,7 +485,7 @@ extension AnnexBParserState {
 
     /// Takes `caps` when they differ from the current ones: the new caps and their frame rate,
     /// to be set after the lock.
-    mutating func adopt(_ caps: Codec.Caps, parameterSets: String, log: ParserLog) -> (caps: CapsReference?, frameRate: ParsedVideoCaps.Rate?) {
+    mutating func adopt(_ caps: Codec.Caps, parameterSets: String, log: ParserLog) -> (caps: CapsReference?, frameRate: FrameRate?) {
         guard caps != currentCaps else { return (nil, nil) }
         currentCaps = caps
         currentFrameRate = caps.frameRate
@@ -502,7 +499,7 @@ extension AnnexBParserState {
 
     /// The frame rate durations and derived timestamps are on: the caps', else upstream's, else
     /// 25 fps.
-    var outputFrameRate: ParsedVideoCaps.Rate { currentFrameRate ?? upstreamFrameRate ?? (25, 1) }
+    var outputFrameRate: FrameRate { currentFrameRate ?? upstreamFrameRate ?? FrameRate(25, 1) }
 
     /// Where a picture lies among the others in output order (for derived timestamps).
     struct Placement {

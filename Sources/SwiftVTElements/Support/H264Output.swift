@@ -17,7 +17,7 @@ enum H264Output {
     /// as codec_data. nil when the description has no avcC for avc.
     static func caps(
         _ description: FormatDescription, streamFormat: StreamFormat, width: Int, height: Int,
-        frameRate: (numerator: Int32, denominator: Int32), pixelAspectRatio: (Int32, Int32)? = nil,
+        frameRate: FrameRate, pixelAspectRatio: (Int32, Int32)? = nil,
         downstream: H264DownstreamConstraints = H264DownstreamConstraints(profiles: nil, levels: nil)
     ) -> UnsafeMutablePointer<GstCaps>? {
         guard let caps = gst_caps_new_empty_simple("video/x-h264") else { return nil }
@@ -25,7 +25,7 @@ enum H264Output {
         swiftvt_caps_set_string(caps, "alignment", "au")
         swiftvt_caps_set_int(caps, "width", Int32(clamping: width))
         swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
-        swiftvt_caps_set_fraction(caps, "framerate", max(0, frameRate.numerator), max(1, frameRate.denominator))
+        frameRate.setField(of: caps)
         if let (n, d) = pixelAspectRatio { swiftvt_caps_set_fraction(caps, "pixel-aspect-ratio", max(1, n), max(1, d)) }
         if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
             if let profile = downstream.profileLabel(for: sps) { swiftvt_caps_set_string(caps, "profile", profile) }

@@ -1,3 +1,4 @@
+import MediaCore
 import CGStreamer
 import CSwiftVTShim
 
@@ -5,7 +6,6 @@ import CSwiftVTShim
 /// way for both codecs: the frame rate, upstream's first, and the colorimetry string of the VUI's
 /// video signal type (H.264 E.2.1, H.265 E.3.1: the same syntax and ISO/IEC 23091-4 code points).
 enum ParsedVideoCaps {
-    typealias Rate = (numerator: Int, denominator: Int)
 
     /// The frame rate for the caps, and the VUI's (reduced, when it has a usable one).
     ///
@@ -14,23 +14,16 @@ enum ParsedVideoCaps {
     /// tick-per-field reading of num_units_in_tick doubles or halves a rate that was meant per
     /// frame), while a container's or source's rate describes the samples actually delivered. The
     /// VUI's rate is the fallback when upstream has none (or 0/1, "variable").
-    static func frameRates(upstream: Rate?, vui: (numerator: UInt64, denominator: UInt64)?) -> (chosen: Rate?, vui: Rate?) {
-        var inVUI: Rate?
-        if let rate = vui, rate.numerator > 0, rate.denominator > 0,
-           let numerator = Int(exactly: rate.numerator), let denominator = Int(exactly: rate.denominator),
-           numerator <= Int(Int32.max), denominator <= Int(Int32.max) {
-            inVUI = reduced(numerator, denominator)
+    static func frameRates(upstream: FrameRate?, vui: FrameRate?) -> (chosen: FrameRate?, vui: FrameRate?) {
+        var inVUI: FrameRate?
+        // A caps fraction holds 32-bit terms; a VUI rate beyond them is not used.
+        if let rate = vui, rate.isKnown, rate.numerator <= Int(Int32.max), rate.denominator <= Int(Int32.max) {
+            inVUI = rate.reduced
         }
-        if let upstream, upstream.numerator > 0, upstream.denominator > 0 {
-            return (reduced(upstream.numerator, upstream.denominator), inVUI)
+        if let upstream, upstream.isKnown {
+            return (upstream.reduced, inVUI)
         }
         return (inVUI, inVUI)
-    }
-
-    static func reduced(_ numerator: Int, _ denominator: Int) -> Rate {
-        var (a, b) = (numerator, denominator)
-        while b != 0 { (a, b) = (b, a % b) }
-        return a > 0 ? (numerator / a, denominator / a) : (numerator, denominator)
     }
 
     /// The colorimetry string GStreamer would give a video_signal_type: range from
@@ -61,7 +54,7 @@ enum ParsedVideoCaps {
     /// "variable or unknown", without one), codec_data. The caller adds the rest and owns the
     /// reference.
     static func makeCaps(
-        _ mediaType: String, streamFormat: String, width: Int, height: Int, frameRate: Rate?, codecData: [UInt8]
+        _ mediaType: String, streamFormat: String, width: Int, height: Int, frameRate: FrameRate?, codecData: [UInt8]
     ) -> UnsafeMutablePointer<GstCaps>? {
         guard let caps = gst_caps_new_empty_simple(mediaType) else { return nil }
         swiftvt_caps_set_string(caps, "stream-format", streamFormat)
@@ -69,8 +62,7 @@ enum ParsedVideoCaps {
         swiftvt_caps_set_boolean(caps, "parsed", 1)
         swiftvt_caps_set_int(caps, "width", Int32(clamping: width))
         swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
-        let rate = frameRate ?? (0, 1)
-        swiftvt_caps_set_fraction(caps, "framerate", Int32(clamping: rate.numerator), Int32(clamping: rate.denominator))
+        (frameRate ?? .unknown).setField(of: caps)
         codecData.withUnsafeBufferPointer { bytes in
             swiftvt_caps_set_bytes(caps, "codec_data", bytes.baseAddress, gsize(bytes.count))
         }

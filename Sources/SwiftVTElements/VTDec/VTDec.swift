@@ -49,7 +49,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     typealias InputFormat = NALSampleInputFormat
 
     struct State: SessionElementState {
-        var frameRate: (numerator: Int32, denominator: Int32)?
+        var frameRate: FrameRate?
         var session: DecompressionSession?
         /// Parameter sets a running session has not seen yet: sent in band before the next frame.
         var pendingInBandParameterSets: [[UInt8]] = []

@@ -198,8 +198,9 @@ extension VTDec {
     /// extra frame thread (none on live input, which is decoded with slice threads).
     private func reportLatency(for description: FormatDescription, frameThreads: Int, live: Bool) {
         guard let frames = VTDecStreamInput.decoderDelay(for: description, frameThreads: frameThreads) else { return }
-        let rate: (numerator: Int32, denominator: Int32) = state.withLock { $0.frameRate } ?? (25, 1)
-        let latency = MediaTime(value: Int64(rate.denominator) * Int64(frames), timescale: rate.numerator)
+        // Without a rate in the caps, 25 frames/s (as GstVideoDecoder assumes for latency).
+        let frameDuration = (state.withLock { $0.frameRate } ?? FrameRate(25, 1)).frameDuration() ?? MediaTime(value: 1, timescale: 25)
+        let latency = frameDuration.multiplied(by: frames)
         gst_video_decoder_set_latency(decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))
         log.debug(object, "latency \(frames) frames (\(frameThreads) frame threads\(live ? ", live input" : ""))")
     }

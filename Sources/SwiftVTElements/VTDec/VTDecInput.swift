@@ -41,7 +41,7 @@ extension VTDec {
         var format: InputFormat
         var configuration: VTDecStreamInput.Configuration
         var streamFormat: String
-        var frameRate: (Int32, Int32)?
+        var frameRate: FrameRate?
     }
 
     /// Under hardware=require: the ERROR for a stream no hardware decoder takes, at the caps
@@ -76,11 +76,8 @@ extension VTDec {
     }
 
     /// The caps' framerate, when it is a positive fraction.
-    private func frameRate(of caps: UnsafeMutablePointer<GstCaps>) -> (Int32, Int32)? {
-        var numerator: Int32 = 0
-        var denominator: Int32 = 1
-        let hasRate = swiftvt_caps_get_fraction(caps, "framerate", &numerator, &denominator) != 0 && numerator > 0
-        return hasRate ? (numerator, denominator) : nil
+    private func frameRate(of caps: UnsafeMutablePointer<GstCaps>) -> FrameRate? {
+        FrameRate(inCaps: caps).flatMap { $0.isKnown ? $0 : nil }
     }
 
     /// How the caps' stream-format, codec_data and framerate describe H.264 input, or the ERROR

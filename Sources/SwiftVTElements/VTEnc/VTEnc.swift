@@ -51,7 +51,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var width: Int
         var height: Int
         var pixelFormat: PixelFormat
-        var frameRate: (numerator: Int32, denominator: Int32)
+        var frameRate: FrameRate
         var streamFormat: StreamFormat
         /// Downstream's profiles and levels, for the output caps' labels.
         var downstream: H264DownstreamConstraints
@@ -314,7 +314,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let height = Int(swiftvt_video_info_height(info))
         // The sink template lets only formats of the table through.
         let format = info.flatMap { VideoFormatMapping.pixelFormat(of: $0.pointee) } ?? .i420
-        let rate = (swiftvt_video_info_fps_n(info), swiftvt_video_info_fps_d(info))
+        let rate = FrameRate(Int(swiftvt_video_info_fps_n(info)), Int(swiftvt_video_info_fps_d(info)))
         // A caps change: what was queued under the old format goes out first.
         if let running = state.withLock({ $0.session }) {
             _ = complete(running)
@@ -329,7 +329,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             return ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem)
         }
         var sessionProperties = properties
-        if rate.0 > 0 && rate.1 > 0 { sessionProperties.expectedFrameRate = Double(rate.0) / Double(rate.1) }
+        if let framesPerSecond = rate.framesPerSecond { sessionProperties.expectedFrameRate = framesPerSecond }
         switch swiftvt_video_info_interlace_mode(info) {
         case GST_VIDEO_INTERLACE_MODE_PROGRESSIVE:
             break
@@ -381,7 +381,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 gst_video_encoder_set_min_pts(encoder, GstClockTime(swiftvt_second) * 60 * 60 * 1000)
             }
             let frames = session.frameDelay
-            let frameDuration = rate.0 > 0 ? MediaTime(value: Int64(rate.1), timescale: rate.0) : MediaTime(value: 1, timescale: 25)
+            let frameDuration = rate.frameDuration() ?? MediaTime(value: 1, timescale: 25)
             let latency = GstClockTime(frameDuration.multiplied(by: frames).gstreamerNanoseconds)
             gst_video_encoder_set_latency(encoder, latency, latency)
             log.info(object, "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.rawValue), \(frames) frames of delay")
@@ -516,7 +516,7 @@ struct UntimedFrameClock: Sendable {
     private var lastPresentationTime: UInt64?
     private var lastDuration: UInt64?
 
-    mutating func presentationTime(of pts: GstClockTime, duration: GstClockTime, frameRate: (numerator: Int32, denominator: Int32)) -> GstClockTime {
+    mutating func presentationTime(of pts: GstClockTime, duration: GstClockTime, frameRate: FrameRate) -> GstClockTime {
         let none = GstClockTime(swiftvt_clock_time_none)
         if duration != none { lastDuration = UInt64(duration) }
         if pts != none {
@@ -527,7 +527,7 @@ struct UntimedFrameClock: Sendable {
         let step: UInt64
         if duration != none {
             step = UInt64(duration)
-        } else if frameRate.numerator > 0, frameRate.denominator > 0 {
+        } else if frameRate.isKnown {
             step = second * UInt64(frameRate.denominator) / UInt64(frameRate.numerator)
         } else {
             step = lastDuration ?? second / 25

@@ -10,7 +10,7 @@ import SwiftVT
 struct SiloWriter {
     let silo: FrameSilo
     let description: FormatDescription
-    let frameRate: (numerator: Int32, denominator: Int32)
+    let frameRate: FrameRate
 
     struct Summary {
         var frames = 0

@@ -63,7 +63,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         var session: CompressionSession?
         var videoInfo: VideoInfoBox?
         var pixelFormat = PixelFormat.i420
-        var frameRate: (numerator: Int32, denominator: Int32) = (0, 1)
+        var frameRate = FrameRate.unknown
         /// The passes: ranges, seeks, pass ends, what the file keeps (made in setCaps).
         var driver: MultiPassDriver?
         var activeBackend = ""
@@ -281,7 +281,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         let height = Int(info.info.height)
         // The sink template takes I420 and NV12 only.
         let format = VideoFormatMapping.pixelFormat(of: info.info) ?? .i420
-        let rate = (info.info.fps_n, info.info.fps_d)
+        let rate = FrameRate(Int(info.info.fps_n), Int(info.info.fps_d))
         let container = run.withLock { $0.container }
         if container != .annexB, width < 16 || height < 16 {
             // mp4mux's and qtmux's H.264 caps start at 16x16 (x264enc ! mp4mux fails the same
@@ -306,7 +306,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         }
         let current = settings.withLock { $0 }
         var properties = CompressionProperties(averageBitRate: Int(current.bitrateKilobits) * 1000)
-        let frameRate = rate.0 > 0 && rate.1 > 0 ? Double(rate.0) / Double(rate.1) : nil
+        let frameRate = rate.framesPerSecond
         properties.expectedFrameRate = frameRate
         // GOPs are the unit of re-encoding: 0 means MultiPassGOP's automatic interval.
         var encoderSettings = current.encoder
