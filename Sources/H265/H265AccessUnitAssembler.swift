@@ -134,8 +134,11 @@ public struct H265AccessUnitAssembler: Sendable {
 
     /// The picture being assembled, once its first slice segment has been seen.
     public private(set) var currentPicture: H265AccessUnitPicture?
-    /// The SPS the current picture activated (for its suffix SEI).
-    private var currentSequenceParameterSet: H265SequenceParameterSet?
+    /// The id of the SPS the current picture activated (for its suffix SEI), not the SPS
+    /// itself: copying the parameter set per picture costs more than the lookup of the rare SEI.
+    /// The store keeps it unchanged to the end of the access unit (an SPS NAL unit would start
+    /// the next one, 7.4.2.4.4).
+    private var currentSequenceParameterSetID: Int?
     private var seenVCLInCurrentAccessUnit = false
     private var currentAccessUnitHasNALUnits = false
     /// An end of sequence or end of bitstream NAL unit ended the access unit: the next NAL
@@ -210,11 +213,11 @@ public struct H265AccessUnitAssembler: Sendable {
         case .suffixSEI:
             noteNALUnit(&step)
             // 7.4.2.4.4: a suffix SEI follows the first VCL NAL unit of its access unit.
-            guard currentPicture != nil, let sps = currentSequenceParameterSet else {
+            guard currentPicture != nil, let spsID = currentSequenceParameterSetID else {
                 step.problem = .malformedFraming("a suffix SEI NAL unit without a picture before it in its access unit")
                 break
             }
-            if depth == .decoding { attachSEI(nalUnit, sps: sps) }
+            if depth == .decoding, let sps = parameterSets.sequenceParameterSet(id: spsID) { attachSEI(nalUnit, sps: sps) }
         case .endOfSequence, .endOfBitstream:
             noteNALUnit(&step)
             if type == .endOfSequence { currentPicture?.endsSequence = true } else { currentPicture?.endsBitstream = true }
@@ -261,7 +264,7 @@ public struct H265AccessUnitAssembler: Sendable {
         step.startsNewAccessUnit = currentAccessUnitHasNALUnits || step.startsNewAccessUnit
         step.completedPicture = currentPicture
         currentPicture = nil
-        currentSequenceParameterSet = nil
+        currentSequenceParameterSetID = nil
         seenVCLInCurrentAccessUnit = false
         currentAccessUnitHasNALUnits = false
         accessUnitEnded = false
@@ -289,10 +292,17 @@ public struct H265AccessUnitAssembler: Sendable {
         }
         let slice: H265SliceSegmentHeader
         do {
-            slice = try H265SliceSegmentHeader.parse(
-                nalUnit: nalUnit, pictureParameterSet: { parameterSets.pictureParameterSet(id: $0) },
-                sequenceParameterSet: { parameterSets.sequenceParameterSet(id: $0) },
-                extent: depth == .decoding ? .throughTemporalMVP : .throughPictureOrderCount)
+            if depth == .decoding {
+                slice = try H265SliceSegmentHeader.parse(
+                    nalUnit: nalUnit, pictureParameterSet: { parameterSets.pictureParameterSet(id: $0) },
+                    sequenceParameterSet: { parameterSets.sequenceParameterSet(id: $0) },
+                    extent: .throughTemporalMVP)
+            } else {
+                // Only the fields that place the picture: read through the store's per-PPS
+                // contexts, without copying the PPS and SPS for every picture.
+                slice = try H265SliceSegmentHeader.parseThroughPictureOrderCount(
+                    nalUnit: nalUnit, contexts: { parameterSets.slicePictureContext(ppsID: $0) })
+            }
         } catch {
             step.problem = error
             if startsPicture { currentPicture = nil }
@@ -325,12 +335,22 @@ public struct H265AccessUnitAssembler: Sendable {
     }
 
     private mutating func startPicture(with slice: H265SliceSegmentHeader, step: inout H265AccessUnitAssemblyStep) {
-        let pps: H265PictureParameterSet
-        let sps: H265SequenceParameterSet
-        do {
-            (pps, sps) = try parameterSets.activate(pictureParameterSetID: slice.slicePicParameterSetID)
-        } catch {
-            step.problem = error
+        // 7.4.2.4.2: the picture activates its PPS and that PPS's SPS; what the picture needs of
+        // them, and whether the PPS's bounds hold for that SPS, are in the store's context (the
+        // same checks as `H265ParameterSetStore.activate`, without copying either set).
+        let context = parameterSets.slicePictureContext(ppsID: slice.slicePicParameterSetID)
+        let activationError: H265Error?
+        if let context {
+            if let sequence = context.sequence {
+                activationError = sequence.validationError
+            } else {
+                activationError = .missingParameterSet(kind: "SPS", id: context.seqParameterSetID)
+            }
+        } else {
+            activationError = .missingParameterSet(kind: "PPS", id: slice.slicePicParameterSetID)
+        }
+        guard let context, let sequence = context.sequence, activationError == nil else {
+            step.problem = activationError
             currentPicture = nil
             return
         }
@@ -347,7 +367,7 @@ public struct H265AccessUnitAssembler: Sendable {
         if codedVideoSequenceIndex < 0 { codedVideoSequenceIndex = 0 }
         nextPictureStartsSequence = false
         let poc = pocCalculator.pictureOrderCount(
-            slicePicOrderCntLsb: slice.slicePicOrderCntLsb, maxPicOrderCntLsb: sps.maxPicOrderCntLsb,
+            slicePicOrderCntLsb: slice.slicePicOrderCntLsb, maxPicOrderCntLsb: sequence.maxPicOrderCntLsb,
             nalUnitType: type, temporalID: slice.nalUnitHeader.temporalID,
             isIRAPWithNoRaslOutputFlag: noRaslOutputFlag)
         // 8.1.3: RASL pictures of an IRAP picture with NoRaslOutputFlag 1 are not output (they
@@ -355,8 +375,8 @@ public struct H265AccessUnitAssembler: Sendable {
         let output = type.isRASL && lastIRAPNoRaslOutputFlag ? false : slice.picOutputFlag
         var picture = H265AccessUnitPicture(
             nalUnitType: type, temporalID: slice.nalUnitHeader.temporalID,
-            picParameterSetID: slice.slicePicParameterSetID, seqParameterSetID: pps.seqParameterSetID,
-            videoParameterSetID: sps.videoParameterSetID, slicePicOrderCntLsb: slice.slicePicOrderCntLsb,
+            picParameterSetID: slice.slicePicParameterSetID, seqParameterSetID: context.seqParameterSetID,
+            videoParameterSetID: sequence.videoParameterSetID, slicePicOrderCntLsb: slice.slicePicOrderCntLsb,
             pictureOrderCount: poc.value, noRaslOutputFlag: noRaslOutputFlag, picOutputFlag: output,
             codedVideoSequenceIndex: codedVideoSequenceIndex)
         picture.sliceSegmentCount = 1
@@ -364,9 +384,11 @@ public struct H265AccessUnitAssembler: Sendable {
         picture.hasAccessUnitDelimiter = pendingAccessUnitDelimiter
         note(slice.sliceType, in: &picture)
         currentPicture = picture
-        currentSequenceParameterSet = sps
-        for sei in pendingPrefixSEIs {
-            sei.withUnsafeBytes { attachSEI($0, sps: sps) }
+        currentSequenceParameterSetID = context.seqParameterSetID
+        if !pendingPrefixSEIs.isEmpty, let sps = parameterSets.sequenceParameterSet(id: context.seqParameterSetID) {
+            for sei in pendingPrefixSEIs {
+                sei.withUnsafeBytes { attachSEI($0, sps: sps) }
+            }
         }
         pendingPrefixSEIs.removeAll()
     }
