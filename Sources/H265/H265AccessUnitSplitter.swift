@@ -97,6 +97,9 @@ public struct H265AccessUnitSplitter: Sendable {
                 finished.byteCount = codeStart
                 finished.picture = step.completedPicture
                 current = .empty
+                // One allocation for the next access unit's NAL units instead of one per
+                // doubling (a picture of 4 slices with its SEI and parameter sets holds ~8).
+                current.nalUnits.reserveCapacity(8)
                 record(step, layerID: layerID, at: payloadStart &- codeStart, length: nalEnd &- payloadStart)
                 currentHasContent = true
                 scan.classifiedUpTo = nalEnd &- codeStart
