@@ -56,22 +56,21 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
         timestamps: inout DerivedTimestamps
     ) -> OwnedBufferList {
         let held = Held(buffer: buffer.take(), inputByteCount: inputByteCount)
-        guard var current = queue else {
+        // Mutated in place (optional chaining), not through a copy: a copy shares the queue's
+        // arrays and dictionary, and each access unit would then copy them all.
+        guard let placed = queue?.place(held, epoch: epoch, pictureOrderCount: pictureOrderCount) else {
             // Not holding: nothing to order it against.
             var list = OwnedBufferList()
             list.append(OwnedBuffer(adopting: held.buffer), inputByteCount: inputByteCount)
             return list
         }
-        let placed = current.place(held, epoch: epoch, pictureOrderCount: pictureOrderCount)
-        queue = current
         return Self.released(placed, timestamps: &timestamps)
     }
 
     /// Everything held, stamped (the end of the stream, or before new caps).
     mutating func drain(timestamps: inout DerivedTimestamps) -> OwnedBufferList {
-        guard var current = queue else { return OwnedBufferList() }
-        let placed = current.drain()
-        queue = current
+        // In place, as in `place`.
+        guard let placed = queue?.drain() else { return OwnedBufferList() }
         return Self.released(placed, timestamps: &timestamps)
     }
 
