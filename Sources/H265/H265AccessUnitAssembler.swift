@@ -262,8 +262,8 @@ public struct H265AccessUnitAssembler: Sendable {
 
     private mutating func endAccessUnit(into step: inout H265AccessUnitAssemblyStep) {
         step.startsNewAccessUnit = currentAccessUnitHasNALUnits || step.startsNewAccessUnit
-        step.completedPicture = currentPicture
-        currentPicture = nil
+        // Moved, not copied (the picture holds arrays: a copy retains and releases them).
+        step.completedPicture = currentPicture.take()
         currentSequenceParameterSetID = nil
         seenVCLInCurrentAccessUnit = false
         currentAccessUnitHasNALUnits = false
@@ -338,19 +338,9 @@ public struct H265AccessUnitAssembler: Sendable {
         // 7.4.2.4.2: the picture activates its PPS and that PPS's SPS; what the picture needs of
         // them, and whether the PPS's bounds hold for that SPS, are in the store's context (the
         // same checks as `H265ParameterSetStore.activate`, without copying either set).
-        let context = parameterSets.slicePictureContext(ppsID: slice.slicePicParameterSetID)
-        let activationError: H265Error?
-        if let context {
-            if let sequence = context.sequence {
-                activationError = sequence.validationError
-            } else {
-                activationError = .missingParameterSet(kind: "SPS", id: context.seqParameterSetID)
-            }
-        } else {
-            activationError = .missingParameterSet(kind: "PPS", id: slice.slicePicParameterSetID)
-        }
-        guard let context, let sequence = context.sequence, activationError == nil else {
-            step.problem = activationError
+        guard let context = parameterSets.slicePictureContext(ppsID: slice.slicePicParameterSetID),
+              let sequence = context.sequence, !sequence.failsValidation else {
+            step.problem = parameterSets.activationError(ppsID: slice.slicePicParameterSetID)
             currentPicture = nil
             return
         }

@@ -88,14 +88,14 @@ public struct H265AccessUnitSplitter: Sendable {
                 (codeStart, payloadStart, nalEnd) = (start, payload.lowerBound, payload.upperBound)
             }
             let nalUnit = UnsafeRawBufferPointer(rebasing: data[payloadStart..<nalEnd])
-            let step = assembler.push(nalUnit: nalUnit)
+            var step = assembler.push(nalUnit: nalUnit)
             let layerID = nalUnit.count >= 2 ? Int(nalUnit[0] & 1) << 5 | Int(nalUnit[1] >> 3) : 0
             if step.startsNewAccessUnit && currentHasContent {
                 // This NAL unit begins the next access unit: everything before its start code is
                 // the access unit to hand out, and the offsets move to the next one.
                 var finished = current
                 finished.byteCount = codeStart
-                finished.picture = step.completedPicture
+                finished.picture = step.completedPicture.take()
                 current = .empty
                 // One allocation for the next access unit's NAL units instead of one per
                 // doubling (a picture of 4 slices with its SEI and parameter sets holds ~8).

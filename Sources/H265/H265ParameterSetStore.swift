@@ -23,6 +23,8 @@ public struct H265ParameterSetStore: Sendable {
     /// a dictionary lookup copying parameter sets (which carry arrays: RPSs, VUI, HRD, scaling
     /// lists).
     private var slicePictureContexts = [H265SlicePictureContext?](repeating: nil, count: 64)
+    /// What validating each PPS against its SPS found, by PPS id (see `slicePictureContexts`).
+    private var slicePictureValidationErrors = [H265Error?](repeating: nil, count: 64)
 
     public init() {}
 
@@ -38,7 +40,25 @@ public struct H265ParameterSetStore: Sendable {
             slicePictureContexts[id] = nil
             return
         }
-        slicePictureContexts[id] = H265SlicePictureContext(pps: pps, sps: sequenceParameterSets[pps.seqParameterSetID]?.parsed)
+        let sps = sequenceParameterSets[pps.seqParameterSetID]?.parsed
+        var context = H265SlicePictureContext(pps: pps, sps: sps)
+        slicePictureValidationErrors[id] = nil
+        if let sps {
+            do throws(H265Error) { try pps.validate(against: sps) } catch {
+                slicePictureValidationErrors[id] = error
+                context.sequence?.failsValidation = true
+            }
+        }
+        slicePictureContexts[id] = context
+    }
+
+    /// Why the PPS `id` cannot be activated with its SPS (7.4.2.4.2): the PPS or its SPS is
+    /// missing, or the PPS's bounds that depend on the SPS do not hold (7.4.3.3.1); nil when it
+    /// can. The same errors, in the same order, as `activate(pictureParameterSetID:)`.
+    public func activationError(ppsID id: Int) -> H265Error? {
+        guard let context = slicePictureContext(ppsID: id) else { return .missingParameterSet(kind: "PPS", id: id) }
+        guard context.sequence != nil else { return .missingParameterSet(kind: "SPS", id: context.seqParameterSetID) }
+        return slicePictureValidationErrors[id]
     }
 
     public func videoParameterSet(id: Int) -> H265VideoParameterSet? { videoParameterSets[id]?.parsed }
@@ -125,6 +145,7 @@ public struct H265ParameterSetStore: Sendable {
         pictureParameterSets.removeAll()
         validatedPictureParameterSetIDs.removeAll()
         slicePictureContexts = [H265SlicePictureContext?](repeating: nil, count: 64)
+        slicePictureValidationErrors = [H265Error?](repeating: nil, count: 64)
     }
 }
 
@@ -148,15 +169,18 @@ public struct H265SlicePictureContext: Sendable, Hashable {
         public var picSizeInCtbsY: Int
         /// log2_max_pic_order_cnt_lsb_minus4 + 4.
         public var log2MaxPicOrderCntLsb: Int
-        /// What `H265PictureParameterSet.validate(against:)` finds wrong with the pair (the PPS
-        /// bounds of 7.4.3.3.1 that depend on the SPS), thrown when a picture activates it; the
-        /// check depends only on the two parameter sets, so it is made once when either arrives.
-        public var validationError: H265Error?
+        /// `H265PictureParameterSet.validate(against:)` finds the pair wrong (the PPS bounds of
+        /// 7.4.3.3.1 that depend on the SPS): a picture cannot activate it. The check depends only
+        /// on the two parameter sets, so it is made once when either arrives; the error itself is
+        /// the store's (``H265ParameterSetStore/activationError(ppsID:)``), which keeps this
+        /// struct plain data, copied without reference counting.
+        public var failsValidation: Bool
 
         /// MaxPicOrderCntLsb (7-8).
         public var maxPicOrderCntLsb: Int { 1 << log2MaxPicOrderCntLsb }
     }
 
+    /// The fields of `pps` and `sps`, with `failsValidation` false (the store validates the pair).
     public init(pps: H265PictureParameterSet, sps: H265SequenceParameterSet?) {
         seqParameterSetID = pps.seqParameterSetID
         dependentSliceSegmentsEnabledFlag = pps.dependentSliceSegmentsEnabledFlag
@@ -164,12 +188,10 @@ public struct H265SlicePictureContext: Sendable, Hashable {
         outputFlagPresentFlag = pps.outputFlagPresentFlag
         screenContentCodingExtensionFlag = pps.screenContentCodingExtensionFlag
         sequence = sps.map { sps in
-            var validationError: H265Error?
-            do throws(H265Error) { try pps.validate(against: sps) } catch { validationError = error }
-            return Sequence(
+            Sequence(
                 videoParameterSetID: sps.videoParameterSetID, separateColourPlaneFlag: sps.separateColourPlaneFlag,
                 picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb,
-                validationError: validationError)
+                failsValidation: false)
         }
     }
 }

@@ -198,7 +198,7 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         let context = H265SlicePictureContext(pps: pps, sps: nil)
         let sequence = H265SlicePictureContext.Sequence(
             videoParameterSetID: sps.videoParameterSetID, separateColourPlaneFlag: sps.separateColourPlaneFlag,
-            picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb, validationError: nil)
+            picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb, failsValidation: false)
         guard try parsePictureFields(&r, into: &slice, context: context, sequence: sequence) else {
             slice.parsedBitCount = r.bitPosition
             return slice
