@@ -93,10 +93,12 @@ public struct H265AccessUnitSplitter: Sendable {
             if step.startsNewAccessUnit && currentHasContent {
                 // This NAL unit begins the next access unit: everything before its start code is
                 // the access unit to hand out, and the offsets move to the next one.
-                var finished = current
+                // Swapped out, not copied (a copy retains the access unit's arrays, and the
+                // reset releases them again).
+                var finished = AccessUnit.empty
+                swap(&finished, &current)
                 finished.byteCount = codeStart
                 finished.picture = step.completedPicture.take()
-                current = .empty
                 // One allocation for the next access unit's NAL units instead of one per
                 // doubling (a picture of 4 slices with its SEI and parameter sets holds ~8).
                 current.nalUnits.reserveCapacity(8)
@@ -112,10 +114,10 @@ public struct H265AccessUnitSplitter: Sendable {
     }
 
     private mutating func finishCurrent(byteCount: Int) -> AccessUnit {
-        var finished = current
+        var finished = AccessUnit.empty
+        swap(&finished, &current)
         finished.byteCount = byteCount
         finished.picture = assembler.finish()
-        current = .empty
         currentHasContent = false
         scan.reset()
         return finished
