@@ -213,7 +213,7 @@ public struct H265AccessUnitAssembler: Sendable {
         case .suffixSEI:
             noteNALUnit(&step)
             // 7.4.2.4.4: a suffix SEI follows the first VCL NAL unit of its access unit.
-            guard currentPicture != nil, let spsID = currentSequenceParameterSetID else {
+            guard hasCurrentPicture, let spsID = currentSequenceParameterSetID else {
                 step.problem = .malformedFraming("a suffix SEI NAL unit without a picture before it in its access unit")
                 break
             }
@@ -255,6 +255,13 @@ public struct H265AccessUnitAssembler: Sendable {
         return step.completedPicture
     }
 
+    /// `currentPicture != nil` without the Equatable `!=` of optionals, which copies the picture
+    /// (and its arrays) into a pair to compare, for every slice.
+    private var hasCurrentPicture: Bool {
+        if case .some = currentPicture { return true }
+        return false
+    }
+
     private mutating func noteNALUnit(_ step: inout H265AccessUnitAssemblyStep) {
         if !currentAccessUnitHasNALUnits { step.startsNewAccessUnit = true }
         currentAccessUnitHasNALUnits = true
@@ -286,7 +293,7 @@ public struct H265AccessUnitAssembler: Sendable {
         if startsPicture && seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
         noteNALUnit(&step)
         seenVCLInCurrentAccessUnit = true
-        if depth == .accessUnits && !startsPicture && currentPicture != nil {
+        if depth == .accessUnits && !startsPicture && hasCurrentPicture {
             currentPicture?.sliceSegmentCount &+= 1
             return
         }

@@ -137,7 +137,7 @@ enum H265Parsing: AnnexBParserCodec {
         var outcome = AnnexBParserOutcome(action: .consume(byteCount: byteCount), warnings: warnings)
         let sequence: ActiveSequence
         if let active = state.codec.activeSequence, active.seqParameterSetID == picture.seqParameterSetID,
-           state.currentCaps != nil, !unit.parameterSetsChanged {
+           state.hasCaps, !unit.parameterSetsChanged {
             sequence = active
         } else {
             let parameterSets = state.splitter.parameterSets
@@ -149,7 +149,7 @@ enum H265Parsing: AnnexBParserCodec {
             state.codec.activeSequence = sequence
             // Caps: new ones whenever a parameter set is new or changed, before the first access
             // unit that may use it.
-            if state.currentCaps == nil || unit.parameterSetsChanged {
+            if !state.hasCaps || unit.parameterSetsChanged {
                 let codecData: [UInt8]
                 do {
                     codecData = try Self.codecData(parameterSets, activeSPS: picture.seqParameterSetID, streamFormat: streamFormat)
