@@ -12,19 +12,27 @@ public enum RBSP {
     /// `maxBytes` bounds the RBSP produced: headers are short and slices can be large, so header
     /// parsers only unescape the beginning.
     public static func extractRBSP(from nal: UnsafeRawBufferPointer, maxBytes: Int = .max) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(Swift.min(nal.count, Swift.max(maxBytes, 0)))
-        var zeros = 0
-        for byte in nal {
-            if output.count >= maxBytes { break }
-            if zeros >= 2 && byte == 3 {
-                zeros = 0
-                continue
+        let capacity = Swift.min(nal.count, Swift.max(maxBytes, 0))
+        // Written into the array's storage directly: appending byte by byte checks the array's
+        // uniqueness and capacity for every byte (SEI NAL units run to kilobytes).
+        return [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            var produced = 0
+            var zeros = 0
+            var index = 0
+            let end = nal.count
+            while index < end && produced < capacity {
+                let byte = nal[index]
+                index &+= 1
+                if zeros >= 2 && byte == 3 {
+                    zeros = 0
+                    continue
+                }
+                output[produced] = byte
+                produced &+= 1
+                zeros = byte == 0 ? zeros &+ 1 : 0
             }
-            output.append(byte)
-            zeros = byte == 0 ? zeros &+ 1 : 0
+            count = produced
         }
-        return output
     }
 
     /// `extractRBSP(from:maxBytes:)` for arrays.
