@@ -173,13 +173,11 @@ enum H265Parsing: AnnexBParserCodec {
 
         // The output: length-prefixed NAL units. In hvc1, the parameter sets are all in
         // codec_data (8.4.1: array_completeness 1) and left out of the samples.
-        var kept: [Range<Int>] = []
-        kept.reserveCapacity(unit.nalUnits.count)
-        for nal in unit.nalUnits where streamFormat != .hvc1
-            || (nal.type != .videoParameterSet && nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet) {
-            kept.append(nal.range)
-        }
-        guard let buffer = OwnedBuffer(lengthPrefixing: kept, of: data) else {
+        let kept = unit.nalUnits.lazy.filter { nal in
+            guard streamFormat == .hvc1 else { return true }
+            return nal.type != .videoParameterSet && nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
+        }.map(\.range)
+        guard let buffer = OwnedBuffer(lengthPrefixingRanges: kept, of: data) else {
             outcome.error = .stream(GST_STREAM_ERROR_FAILED, "Out of memory for an access unit of \(byteCount) bytes.")
             return outcome
         }
