@@ -162,21 +162,28 @@ public struct H265AccessUnitAssembler: Sendable {
 
     /// Classifies the next NAL unit (header included, escaped, no start code or length).
     public mutating func push(nalUnit: UnsafeRawBufferPointer) -> H265AccessUnitAssemblyStep {
+        // One step, filled in place and returned: a step made in several places was copied to
+        // the caller (it carries the completed picture) for every NAL unit.
+        var step = H265AccessUnitAssemblyStep(nalUnitType: nil)
+        classify(nalUnit, into: &step)
+        return step
+    }
+
+    private mutating func classify(_ nalUnit: UnsafeRawBufferPointer, into step: inout H265AccessUnitAssemblyStep) {
         let header: H265NALUnitHeader
         do {
             header = try H265NALUnitHeader(parsing: nalUnit)
         } catch {
-            var step = H265AccessUnitAssemblyStep(nalUnitType: nil)
             step.problem = error
-            return step
+            return
         }
         let type = header.nalUnitType
-        var step = H265AccessUnitAssemblyStep(nalUnitType: type)
+        step.nalUnitType = type
         // 7.4.2.2: a decoder of the base layer ignores the NAL units of other layers; they sit
         // inside the base layer's access units and do not delimit them.
         if header.nuhLayerID > 0 {
             step.isIgnored = true
-            return step
+            return
         }
         if accessUnitEnded && type != .endOfBitstream { endAccessUnit(into: &step) }
         if type.startsAccessUnitAfterPicture && seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
@@ -233,7 +240,6 @@ public struct H265AccessUnitAssembler: Sendable {
                 step.isIgnored = type.isReservedOrUnspecified
             }
         }
-        return step
     }
 
     /// Forgets the access unit being assembled and the POC history (a flush, a seek): the next
