@@ -98,6 +98,17 @@ public struct PresentationOrderQueue<Payload> {
     @inlinable
     public mutating func place(_ payload: Payload, epoch: Int, pictureOrderCount: Int64) -> [Placed] {
         var ready: [Placed] = []
+        place(payload, epoch: epoch, pictureOrderCount: pictureOrderCount) { ready.append($0) }
+        return ready
+    }
+
+    /// `place(_:epoch:pictureOrderCount:)` handing each picture whose presentation position is
+    /// now known to `released`, in decoding order, instead of returning an array (an allocation
+    /// per picture placed).
+    @inlinable
+    public mutating func place(
+        _ payload: Payload, epoch: Int, pictureOrderCount: Int64, released: (Placed) -> Void
+    ) {
         if currentEpoch != epoch {
             // C.4.4: the new epoch's pictures all come after every earlier picture.
             currentEpoch = epoch
@@ -108,9 +119,8 @@ public struct PresentationOrderQueue<Payload> {
             epochStart: currentEpochStart, pictureOrderCount: pictureOrderCount))
         nextDecodePosition += 1
         while pending.count > reorderWindow {
-            ready.append(placeFirst())
+            released(placeFirst())
         }
-        return ready
     }
 
     /// Places every held picture (end of stream, or before a new epoch).

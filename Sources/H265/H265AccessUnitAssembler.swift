@@ -134,8 +134,11 @@ public struct H265AccessUnitAssembler: Sendable {
 
     /// The picture being assembled, once its first slice segment has been seen.
     public private(set) var currentPicture: H265AccessUnitPicture?
-    /// The SPS the current picture activated (for its suffix SEI).
-    private var currentSequenceParameterSet: H265SequenceParameterSet?
+    /// The id of the SPS the current picture activated (for its suffix SEI), not the SPS
+    /// itself: copying the parameter set per picture costs more than the lookup of the rare SEI.
+    /// The store keeps it unchanged to the end of the access unit (an SPS NAL unit would start
+    /// the next one, 7.4.2.4.4).
+    private var currentSequenceParameterSetID: Int?
     private var seenVCLInCurrentAccessUnit = false
     private var currentAccessUnitHasNALUnits = false
     /// An end of sequence or end of bitstream NAL unit ended the access unit: the next NAL
@@ -159,21 +162,28 @@ public struct H265AccessUnitAssembler: Sendable {
 
     /// Classifies the next NAL unit (header included, escaped, no start code or length).
     public mutating func push(nalUnit: UnsafeRawBufferPointer) -> H265AccessUnitAssemblyStep {
+        // One step, filled in place and returned: a step made in several places was copied to
+        // the caller (it carries the completed picture) for every NAL unit.
+        var step = H265AccessUnitAssemblyStep(nalUnitType: nil)
+        classify(nalUnit, into: &step)
+        return step
+    }
+
+    private mutating func classify(_ nalUnit: UnsafeRawBufferPointer, into step: inout H265AccessUnitAssemblyStep) {
         let header: H265NALUnitHeader
         do {
             header = try H265NALUnitHeader(parsing: nalUnit)
         } catch {
-            var step = H265AccessUnitAssemblyStep(nalUnitType: nil)
             step.problem = error
-            return step
+            return
         }
         let type = header.nalUnitType
-        var step = H265AccessUnitAssemblyStep(nalUnitType: type)
+        step.nalUnitType = type
         // 7.4.2.2: a decoder of the base layer ignores the NAL units of other layers; they sit
         // inside the base layer's access units and do not delimit them.
         if header.nuhLayerID > 0 {
             step.isIgnored = true
-            return step
+            return
         }
         if accessUnitEnded && type != .endOfBitstream { endAccessUnit(into: &step) }
         if type.startsAccessUnitAfterPicture && seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
@@ -210,11 +220,11 @@ public struct H265AccessUnitAssembler: Sendable {
         case .suffixSEI:
             noteNALUnit(&step)
             // 7.4.2.4.4: a suffix SEI follows the first VCL NAL unit of its access unit.
-            guard currentPicture != nil, let sps = currentSequenceParameterSet else {
+            guard hasCurrentPicture, let spsID = currentSequenceParameterSetID else {
                 step.problem = .malformedFraming("a suffix SEI NAL unit without a picture before it in its access unit")
                 break
             }
-            if depth == .decoding { attachSEI(nalUnit, sps: sps) }
+            if depth == .decoding, let sps = parameterSets.sequenceParameterSet(id: spsID) { attachSEI(nalUnit, sps: sps) }
         case .endOfSequence, .endOfBitstream:
             noteNALUnit(&step)
             if type == .endOfSequence { currentPicture?.endsSequence = true } else { currentPicture?.endsBitstream = true }
@@ -230,7 +240,6 @@ public struct H265AccessUnitAssembler: Sendable {
                 step.isIgnored = type.isReservedOrUnspecified
             }
         }
-        return step
     }
 
     /// Forgets the access unit being assembled and the POC history (a flush, a seek): the next
@@ -252,6 +261,13 @@ public struct H265AccessUnitAssembler: Sendable {
         return step.completedPicture
     }
 
+    /// `currentPicture != nil` without the Equatable `!=` of optionals, which copies the picture
+    /// (and its arrays) into a pair to compare, for every slice.
+    private var hasCurrentPicture: Bool {
+        if case .some = currentPicture { return true }
+        return false
+    }
+
     private mutating func noteNALUnit(_ step: inout H265AccessUnitAssemblyStep) {
         if !currentAccessUnitHasNALUnits { step.startsNewAccessUnit = true }
         currentAccessUnitHasNALUnits = true
@@ -259,9 +275,9 @@ public struct H265AccessUnitAssembler: Sendable {
 
     private mutating func endAccessUnit(into step: inout H265AccessUnitAssemblyStep) {
         step.startsNewAccessUnit = currentAccessUnitHasNALUnits || step.startsNewAccessUnit
-        step.completedPicture = currentPicture
-        currentPicture = nil
-        currentSequenceParameterSet = nil
+        // Moved, not copied (the picture holds arrays: a copy retains and releases them).
+        step.completedPicture = currentPicture.take()
+        currentSequenceParameterSetID = nil
         seenVCLInCurrentAccessUnit = false
         currentAccessUnitHasNALUnits = false
         accessUnitEnded = false
@@ -283,16 +299,23 @@ public struct H265AccessUnitAssembler: Sendable {
         if startsPicture && seenVCLInCurrentAccessUnit { endAccessUnit(into: &step) }
         noteNALUnit(&step)
         seenVCLInCurrentAccessUnit = true
-        if depth == .accessUnits && !startsPicture && currentPicture != nil {
+        if depth == .accessUnits && !startsPicture && hasCurrentPicture {
             currentPicture?.sliceSegmentCount &+= 1
             return
         }
         let slice: H265SliceSegmentHeader
         do {
-            slice = try H265SliceSegmentHeader.parse(
-                nalUnit: nalUnit, pictureParameterSet: { parameterSets.pictureParameterSet(id: $0) },
-                sequenceParameterSet: { parameterSets.sequenceParameterSet(id: $0) },
-                extent: depth == .decoding ? .throughTemporalMVP : .throughPictureOrderCount)
+            if depth == .decoding {
+                slice = try H265SliceSegmentHeader.parse(
+                    nalUnit: nalUnit, pictureParameterSet: { parameterSets.pictureParameterSet(id: $0) },
+                    sequenceParameterSet: { parameterSets.sequenceParameterSet(id: $0) },
+                    extent: .throughTemporalMVP)
+            } else {
+                // Only the fields that place the picture: read through the store's per-PPS
+                // contexts, without copying the PPS and SPS for every picture.
+                slice = try H265SliceSegmentHeader.parseThroughPictureOrderCount(
+                    nalUnit: nalUnit, contexts: { parameterSets.slicePictureContext(ppsID: $0) })
+            }
         } catch {
             step.problem = error
             if startsPicture { currentPicture = nil }
@@ -325,12 +348,12 @@ public struct H265AccessUnitAssembler: Sendable {
     }
 
     private mutating func startPicture(with slice: H265SliceSegmentHeader, step: inout H265AccessUnitAssemblyStep) {
-        let pps: H265PictureParameterSet
-        let sps: H265SequenceParameterSet
-        do {
-            (pps, sps) = try parameterSets.activate(pictureParameterSetID: slice.slicePicParameterSetID)
-        } catch {
-            step.problem = error
+        // 7.4.2.4.2: the picture activates its PPS and that PPS's SPS; what the picture needs of
+        // them, and whether the PPS's bounds hold for that SPS, are in the store's context (the
+        // same checks as `H265ParameterSetStore.activate`, without copying either set).
+        guard let context = parameterSets.slicePictureContext(ppsID: slice.slicePicParameterSetID),
+              let sequence = context.sequence, !sequence.failsValidation else {
+            step.problem = parameterSets.activationError(ppsID: slice.slicePicParameterSetID)
             currentPicture = nil
             return
         }
@@ -347,7 +370,7 @@ public struct H265AccessUnitAssembler: Sendable {
         if codedVideoSequenceIndex < 0 { codedVideoSequenceIndex = 0 }
         nextPictureStartsSequence = false
         let poc = pocCalculator.pictureOrderCount(
-            slicePicOrderCntLsb: slice.slicePicOrderCntLsb, maxPicOrderCntLsb: sps.maxPicOrderCntLsb,
+            slicePicOrderCntLsb: slice.slicePicOrderCntLsb, maxPicOrderCntLsb: sequence.maxPicOrderCntLsb,
             nalUnitType: type, temporalID: slice.nalUnitHeader.temporalID,
             isIRAPWithNoRaslOutputFlag: noRaslOutputFlag)
         // 8.1.3: RASL pictures of an IRAP picture with NoRaslOutputFlag 1 are not output (they
@@ -355,8 +378,8 @@ public struct H265AccessUnitAssembler: Sendable {
         let output = type.isRASL && lastIRAPNoRaslOutputFlag ? false : slice.picOutputFlag
         var picture = H265AccessUnitPicture(
             nalUnitType: type, temporalID: slice.nalUnitHeader.temporalID,
-            picParameterSetID: slice.slicePicParameterSetID, seqParameterSetID: pps.seqParameterSetID,
-            videoParameterSetID: sps.videoParameterSetID, slicePicOrderCntLsb: slice.slicePicOrderCntLsb,
+            picParameterSetID: slice.slicePicParameterSetID, seqParameterSetID: context.seqParameterSetID,
+            videoParameterSetID: sequence.videoParameterSetID, slicePicOrderCntLsb: slice.slicePicOrderCntLsb,
             pictureOrderCount: poc.value, noRaslOutputFlag: noRaslOutputFlag, picOutputFlag: output,
             codedVideoSequenceIndex: codedVideoSequenceIndex)
         picture.sliceSegmentCount = 1
@@ -364,9 +387,11 @@ public struct H265AccessUnitAssembler: Sendable {
         picture.hasAccessUnitDelimiter = pendingAccessUnitDelimiter
         note(slice.sliceType, in: &picture)
         currentPicture = picture
-        currentSequenceParameterSet = sps
-        for sei in pendingPrefixSEIs {
-            sei.withUnsafeBytes { attachSEI($0, sps: sps) }
+        currentSequenceParameterSetID = context.seqParameterSetID
+        if !pendingPrefixSEIs.isEmpty, let sps = parameterSets.sequenceParameterSet(id: context.seqParameterSetID) {
+            for sei in pendingPrefixSEIs {
+                sei.withUnsafeBytes { attachSEI($0, sps: sps) }
+            }
         }
         pendingPrefixSEIs.removeAll()
     }

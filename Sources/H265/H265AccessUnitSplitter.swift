@@ -88,15 +88,20 @@ public struct H265AccessUnitSplitter: Sendable {
                 (codeStart, payloadStart, nalEnd) = (start, payload.lowerBound, payload.upperBound)
             }
             let nalUnit = UnsafeRawBufferPointer(rebasing: data[payloadStart..<nalEnd])
-            let step = assembler.push(nalUnit: nalUnit)
+            var step = assembler.push(nalUnit: nalUnit)
             let layerID = nalUnit.count >= 2 ? Int(nalUnit[0] & 1) << 5 | Int(nalUnit[1] >> 3) : 0
             if step.startsNewAccessUnit && currentHasContent {
                 // This NAL unit begins the next access unit: everything before its start code is
                 // the access unit to hand out, and the offsets move to the next one.
-                var finished = current
+                // Swapped out, not copied (a copy retains the access unit's arrays, and the
+                // reset releases them again).
+                var finished = AccessUnit.empty
+                swap(&finished, &current)
                 finished.byteCount = codeStart
-                finished.picture = step.completedPicture
-                current = .empty
+                finished.picture = step.completedPicture.take()
+                // One allocation for the next access unit's NAL units instead of one per
+                // doubling (a picture of 4 slices with its SEI and parameter sets holds ~8).
+                current.nalUnits.reserveCapacity(8)
                 record(step, layerID: layerID, at: payloadStart &- codeStart, length: nalEnd &- payloadStart)
                 currentHasContent = true
                 scan.classifiedUpTo = nalEnd &- codeStart
@@ -109,10 +114,10 @@ public struct H265AccessUnitSplitter: Sendable {
     }
 
     private mutating func finishCurrent(byteCount: Int) -> AccessUnit {
-        var finished = current
+        var finished = AccessUnit.empty
+        swap(&finished, &current)
         finished.byteCount = byteCount
         finished.picture = assembler.finish()
-        current = .empty
         currentHasContent = false
         scan.reset()
         return finished

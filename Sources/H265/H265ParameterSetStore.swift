@@ -18,8 +18,48 @@ public struct H265ParameterSetStore: Sendable {
     private var pictureParameterSets: [Int: (raw: [UInt8], parsed: H265PictureParameterSet)] = [:]
     /// PPS ids whose bounds were checked against the SPS stored now.
     private var validatedPictureParameterSetIDs: Set<Int> = []
+    /// What slices need of each PPS (0...63, 7.4.3.3.1) and its SPS, by PPS id: kept up to date
+    /// as parameter sets arrive so that the per-slice lookup is an index into plain fields, not
+    /// a dictionary lookup copying parameter sets (which carry arrays: RPSs, VUI, HRD, scaling
+    /// lists).
+    private var slicePictureContexts = [H265SlicePictureContext?](repeating: nil, count: 64)
+    /// What validating each PPS against its SPS found, by PPS id (see `slicePictureContexts`).
+    private var slicePictureValidationErrors = [H265Error?](repeating: nil, count: 64)
 
     public init() {}
+
+    /// The fields of the PPS `id` and of its SPS that place a slice segment in its picture and
+    /// the picture in output order; nil when no PPS has that id.
+    public func slicePictureContext(ppsID id: Int) -> H265SlicePictureContext? {
+        id >= 0 && id < slicePictureContexts.count ? slicePictureContexts[id] : nil
+    }
+
+    private mutating func refreshSlicePictureContext(ppsID id: Int) {
+        guard id >= 0 && id < slicePictureContexts.count else { return }
+        guard let pps = pictureParameterSets[id]?.parsed else {
+            slicePictureContexts[id] = nil
+            return
+        }
+        let sps = sequenceParameterSets[pps.seqParameterSetID]?.parsed
+        var context = H265SlicePictureContext(pps: pps, sps: sps)
+        slicePictureValidationErrors[id] = nil
+        if let sps {
+            do throws(H265Error) { try pps.validate(against: sps) } catch {
+                slicePictureValidationErrors[id] = error
+                context.sequence?.failsValidation = true
+            }
+        }
+        slicePictureContexts[id] = context
+    }
+
+    /// Why the PPS `id` cannot be activated with its SPS (7.4.2.4.2): the PPS or its SPS is
+    /// missing, or the PPS's bounds that depend on the SPS do not hold (7.4.3.3.1); nil when it
+    /// can. The same errors, in the same order, as `activate(pictureParameterSetID:)`.
+    public func activationError(ppsID id: Int) -> H265Error? {
+        guard let context = slicePictureContext(ppsID: id) else { return .missingParameterSet(kind: "PPS", id: id) }
+        guard context.sequence != nil else { return .missingParameterSet(kind: "SPS", id: context.seqParameterSetID) }
+        return slicePictureValidationErrors[id]
+    }
 
     public func videoParameterSet(id: Int) -> H265VideoParameterSet? { videoParameterSets[id]?.parsed }
     public func sequenceParameterSet(id: Int) -> H265SequenceParameterSet? { sequenceParameterSets[id]?.parsed }
@@ -55,6 +95,9 @@ public struct H265ParameterSetStore: Sendable {
             sequenceParameterSets[id] = (Array(nalUnit), parsed)
             // The PPSs were checked against the old SPS.
             validatedPictureParameterSetIDs.removeAll()
+            for ppsID in 0..<slicePictureContexts.count where slicePictureContexts[ppsID]?.seqParameterSetID == id {
+                refreshSlicePictureContext(ppsID: ppsID)
+            }
         }
         return (id, change)
     }
@@ -70,6 +113,7 @@ public struct H265ParameterSetStore: Sendable {
             // Copy: as for the VPS.
             pictureParameterSets[id] = (Array(nalUnit), parsed)
             validatedPictureParameterSetIDs.remove(id)
+            refreshSlicePictureContext(ppsID: id)
         }
         return (id, change)
     }
@@ -100,5 +144,54 @@ public struct H265ParameterSetStore: Sendable {
         sequenceParameterSets.removeAll()
         pictureParameterSets.removeAll()
         validatedPictureParameterSetIDs.removeAll()
+        slicePictureContexts = [H265SlicePictureContext?](repeating: nil, count: 64)
+        slicePictureValidationErrors = [H265Error?](repeating: nil, count: 64)
+    }
+}
+
+/// What a slice segment header up to slice_pic_order_cnt_lsb (7.3.6.1) and the activation of its
+/// picture's parameter sets (7.4.2.4.2, 8.3.1) read of the PPS the slice names and of that PPS's
+/// SPS: a few plain fields, so that finding access units and POCs copies no parameter set.
+public struct H265SlicePictureContext: Sendable, Hashable {
+    /// pps_seq_parameter_set_id.
+    public var seqParameterSetID: Int
+    public var dependentSliceSegmentsEnabledFlag: Bool
+    public var numExtraSliceHeaderBits: Int
+    public var outputFlagPresentFlag: Bool
+    public var screenContentCodingExtensionFlag: Bool
+    /// The SPS's part; nil while no SPS has the PPS's SPS id.
+    public var sequence: Sequence?
+
+    public struct Sequence: Sendable, Hashable {
+        public var videoParameterSetID: Int
+        public var separateColourPlaneFlag: Bool
+        /// PicSizeInCtbsY (7-19).
+        public var picSizeInCtbsY: Int
+        /// log2_max_pic_order_cnt_lsb_minus4 + 4.
+        public var log2MaxPicOrderCntLsb: Int
+        /// `H265PictureParameterSet.validate(against:)` finds the pair wrong (the PPS bounds of
+        /// 7.4.3.3.1 that depend on the SPS): a picture cannot activate it. The check depends only
+        /// on the two parameter sets, so it is made once when either arrives; the error itself is
+        /// the store's (``H265ParameterSetStore/activationError(ppsID:)``), which keeps this
+        /// struct plain data, copied without reference counting.
+        public var failsValidation: Bool
+
+        /// MaxPicOrderCntLsb (7-8).
+        public var maxPicOrderCntLsb: Int { 1 << log2MaxPicOrderCntLsb }
+    }
+
+    /// The fields of `pps` and `sps`, with `failsValidation` false (the store validates the pair).
+    public init(pps: H265PictureParameterSet, sps: H265SequenceParameterSet?) {
+        seqParameterSetID = pps.seqParameterSetID
+        dependentSliceSegmentsEnabledFlag = pps.dependentSliceSegmentsEnabledFlag
+        numExtraSliceHeaderBits = pps.numExtraSliceHeaderBits
+        outputFlagPresentFlag = pps.outputFlagPresentFlag
+        screenContentCodingExtensionFlag = pps.screenContentCodingExtensionFlag
+        sequence = sps.map { sps in
+            Sequence(
+                videoParameterSetID: sps.videoParameterSetID, separateColourPlaneFlag: sps.separateColourPlaneFlag,
+                picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb,
+                failsValidation: false)
+        }
     }
 }

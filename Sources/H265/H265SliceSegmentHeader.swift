@@ -195,37 +195,13 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         guard let sps = sequenceParameterSet(pps.seqParameterSetID) else {
             throw H265Error.missingParameterSet(kind: "SPS", id: pps.seqParameterSetID)
         }
-        if !slice.firstSliceSegmentInPicFlag {
-            if pps.dependentSliceSegmentsEnabledFlag {
-                slice.dependentSliceSegmentFlag = try r.readFlag("dependent_slice_segment_flag")
-            }
-            // 7.4.7.1: Ceil(Log2(PicSizeInCtbsY)) bits, 0...PicSizeInCtbsY - 1.
-            slice.sliceSegmentAddress = try r.readBits(
-                ceilLog2(sps.picSizeInCtbsY), "slice_segment_address", max: sps.picSizeInCtbsY &- 1)
-        }
-        guard !slice.dependentSliceSegmentFlag else {
+        let context = H265SlicePictureContext(pps: pps, sps: nil)
+        let sequence = H265SlicePictureContext.Sequence(
+            videoParameterSetID: sps.videoParameterSetID, separateColourPlaneFlag: sps.separateColourPlaneFlag,
+            picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb, failsValidation: false)
+        guard try parsePictureFields(&r, into: &slice, context: context, sequence: sequence) else {
             slice.parsedBitCount = r.bitPosition
             return slice
-        }
-        for index in 0..<pps.numExtraSliceHeaderBits {
-            if try r.readFlag("slice_reserved_flag") { slice.sliceReservedFlags |= UInt8(1) << UInt8(index) }
-        }
-        let sliceTypeValue = try r.readUE("slice_type", max: 2)
-        slice.sliceType = H265SliceType(rawValue: sliceTypeValue) ?? .i
-        // 7.4.7.1: the slices of an IRAP picture of the base layer are I slices (unless the
-        // screen content extension lets the picture refer to itself, which is not parsed here).
-        if type.isIRAP && header.nuhLayerID == 0 && !pps.screenContentCodingExtensionFlag && slice.sliceType != .i {
-            throw H265Error.invalidValue(field: "slice_type (IRAP picture)", value: Int64(sliceTypeValue))
-        }
-        if pps.outputFlagPresentFlag {
-            slice.picOutputFlag = try r.readFlag("pic_output_flag")
-        }
-        if sps.separateColourPlaneFlag {
-            // 7.4.7.1: 0...2 (Y, Cb, Cr).
-            slice.colourPlaneID = try r.readBits(2, "colour_plane_id", max: 2)
-        }
-        if !type.isIDR {
-            slice.slicePicOrderCntLsb = Int(try r.readBits(sps.log2MaxPicOrderCntLsb, "slice_pic_order_cnt_lsb"))
         }
         if extent == .throughPictureOrderCount {
             slice.parsedBitCount = r.bitPosition
@@ -260,6 +236,81 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         }
         slice.parsedBitCount = r.bitPosition
         return slice
+    }
+
+    /// slice_segment_header() from dependent_slice_segment_flag through slice_pic_order_cnt_lsb
+    /// (7.3.6.1), with what it depends on of the PPS and SPS; false for a dependent slice
+    /// segment, whose header ends after slice_segment_address.
+    static func parsePictureFields(
+        _ r: inout H265BitReader, into slice: inout H265SliceSegmentHeader, context: H265SlicePictureContext,
+        sequence: H265SlicePictureContext.Sequence
+    ) throws(H265Error) -> Bool {
+        let type = slice.nalUnitHeader.nalUnitType
+        let header = slice.nalUnitHeader
+        if !slice.firstSliceSegmentInPicFlag {
+            if context.dependentSliceSegmentsEnabledFlag {
+                slice.dependentSliceSegmentFlag = try r.readFlag("dependent_slice_segment_flag")
+            }
+            // 7.4.7.1: Ceil(Log2(PicSizeInCtbsY)) bits, 0...PicSizeInCtbsY - 1.
+            slice.sliceSegmentAddress = try r.readBits(
+                ceilLog2(sequence.picSizeInCtbsY), "slice_segment_address", max: sequence.picSizeInCtbsY &- 1)
+        }
+        guard !slice.dependentSliceSegmentFlag else { return false }
+        for index in 0..<context.numExtraSliceHeaderBits {
+            if try r.readFlag("slice_reserved_flag") { slice.sliceReservedFlags |= UInt8(1) << UInt8(index) }
+        }
+        let sliceTypeValue = try r.readUE("slice_type", max: 2)
+        slice.sliceType = H265SliceType(rawValue: sliceTypeValue) ?? .i
+        // 7.4.7.1: the slices of an IRAP picture of the base layer are I slices (unless the
+        // screen content extension lets the picture refer to itself, which is not parsed here).
+        if type.isIRAP && header.nuhLayerID == 0 && !context.screenContentCodingExtensionFlag && slice.sliceType != .i {
+            throw H265Error.invalidValue(field: "slice_type (IRAP picture)", value: Int64(sliceTypeValue))
+        }
+        if context.outputFlagPresentFlag {
+            slice.picOutputFlag = try r.readFlag("pic_output_flag")
+        }
+        if sequence.separateColourPlaneFlag {
+            // 7.4.7.1: 0...2 (Y, Cb, Cr).
+            slice.colourPlaneID = try r.readBits(2, "colour_plane_id", max: 2)
+        }
+        if !type.isIDR {
+            slice.slicePicOrderCntLsb = Int(try r.readBits(sequence.log2MaxPicOrderCntLsb, "slice_pic_order_cnt_lsb"))
+        }
+        return true
+    }
+
+    /// The header of a slice segment up to slice_pic_order_cnt_lsb
+    /// (`Extent.throughPictureOrderCount`), with the parameter sets' fields from `contexts`
+    /// (``H265ParameterSetStore/slicePictureContext(ppsID:)``) instead of whole parameter sets:
+    /// the same fields and the same errors as `parse(nalUnit:...extent: .throughPictureOrderCount)`,
+    /// without copying a PPS or SPS per slice.
+    public static func parseThroughPictureOrderCount(
+        nalUnit: UnsafeRawBufferPointer, contexts: (Int) -> H265SlicePictureContext?
+    ) throws(H265Error) -> H265SliceSegmentHeader {
+        let header = try H265NALUnitHeader(parsing: nalUnit)
+        guard header.nalUnitType.isVCL, !header.nalUnitType.isReservedOrUnspecified else {
+            throw H265Error.invalidValue(field: "nal_unit_type", value: Int64(header.nalUnitType.rawValue))
+        }
+        return try RBSP.withUnescapedPayload(of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxPictureFieldBytes) { rbsp in
+            Result { () throws(H265Error) -> H265SliceSegmentHeader in
+                var r = H265BitReader(rbsp)
+                var slice = H265SliceSegmentHeader(nalUnitHeader: header)
+                slice.firstSliceSegmentInPicFlag = try r.readFlag("first_slice_segment_in_pic_flag")
+                if header.nalUnitType.isIRAP {
+                    slice.noOutputOfPriorPicsFlag = try r.readFlag("no_output_of_prior_pics_flag")
+                }
+                slice.slicePicParameterSetID = try r.readUE("slice_pic_parameter_set_id", max: 63)
+                guard let context = contexts(slice.slicePicParameterSetID) else {
+                    throw H265Error.missingParameterSet(kind: "PPS", id: slice.slicePicParameterSetID)
+                }
+                guard let sequence = context.sequence else {
+                    throw H265Error.missingParameterSet(kind: "SPS", id: context.seqParameterSetID)
+                }
+                _ = try parsePictureFields(&r, into: &slice, context: context, sequence: sequence)
+                slice.parsedBitCount = r.bitPosition
+                return slice
+            }
+        }.get()
     }
 
     /// The long-term part of 7.3.6.1 with the semantics of 7.4.7.1.

@@ -233,6 +233,22 @@ struct BitstreamTests {
         }
     }
 
+    /// extractRBSP copies runs between 0x03 bytes (memchr); on any bytes, escaped or not, and any
+    /// bound it gives what the byte-by-byte rule gives (extractRBSPWithRemovedPositions).
+    @Test func extractionMatchesTheByteByByteRuleOnArbitraryData() {
+        var generator = SeededGenerator(seed: 7)
+        for round in 0..<2000 {
+            let count = Int.random(in: 0...120, using: &generator)
+            let data: [UInt8] = (0..<count).map { _ in
+                let r = UInt8.random(in: 0...9, using: &generator)
+                return r < 5 ? 0 : (r < 8 ? 3 : UInt8.random(in: 0...255, using: &generator))
+            }
+            let maxBytes = Bool.random(using: &generator) ? Int.max : Int.random(in: -1...130, using: &generator)
+            let reference = data.withUnsafeBytes { RBSP.extractRBSPWithRemovedPositions(from: $0, maxBytes: maxBytes).rbsp }
+            #expect(RBSP.extractRBSP(from: data, maxBytes: maxBytes) == reference, "round \(round)")
+        }
+    }
+
     @Test func escapedBitOffsets() {
         // RBSP 00 00 00 01 ff -> escaped 00 00 03 00 01 ff (a 03 before RBSP byte 2).
         let escaped: [UInt8] = [0, 0, 3, 0, 1, 0xFF]

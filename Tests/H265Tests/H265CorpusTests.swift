@@ -161,6 +161,15 @@ struct H265CorpusTests {
                         let wholeBytes = writer.bitCount / 8
                         #expect(Array(rbsp.prefix(wholeBytes)) == Array(written.prefix(wholeBytes)), "\(entry.file): slice header bits")
                         slices += 1
+                        // The parsers' path, through the store's per-PPS contexts, reads the
+                        // same fields as the path through the parameter sets themselves.
+                        let quick = try H265SliceSegmentHeader.parseThroughPictureOrderCount(
+                            nalUnit: nal, contexts: { store.slicePictureContext(ppsID: $0) })
+                        let reference = try H265SliceSegmentHeader.parse(
+                            nalUnit: nal, pictureParameterSet: { store.pictureParameterSet(id: $0) },
+                            sequenceParameterSet: { store.sequenceParameterSet(id: $0) }, extent: .throughPictureOrderCount)
+                        #expect(quick == reference, "\(entry.file): slice header through the POC")
+                        #expect(store.activationError(ppsID: slice.slicePicParameterSetID) == nil, "\(entry.file)")
                     }
                 }
             }

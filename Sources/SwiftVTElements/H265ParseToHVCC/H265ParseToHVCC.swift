@@ -137,7 +137,7 @@ enum H265Parsing: AnnexBParserCodec {
         var outcome = AnnexBParserOutcome(action: .consume(byteCount: byteCount), warnings: warnings)
         let sequence: ActiveSequence
         if let active = state.codec.activeSequence, active.seqParameterSetID == picture.seqParameterSetID,
-           state.currentCaps != nil, !unit.parameterSetsChanged {
+           state.hasCaps, !unit.parameterSetsChanged {
             sequence = active
         } else {
             let parameterSets = state.splitter.parameterSets
@@ -149,7 +149,7 @@ enum H265Parsing: AnnexBParserCodec {
             state.codec.activeSequence = sequence
             // Caps: new ones whenever a parameter set is new or changed, before the first access
             // unit that may use it.
-            if state.currentCaps == nil || unit.parameterSetsChanged {
+            if !state.hasCaps || unit.parameterSetsChanged {
                 let codecData: [UInt8]
                 do {
                     codecData = try Self.codecData(parameterSets, activeSPS: picture.seqParameterSetID, streamFormat: streamFormat)
@@ -173,11 +173,11 @@ enum H265Parsing: AnnexBParserCodec {
 
         // The output: length-prefixed NAL units. In hvc1, the parameter sets are all in
         // codec_data (8.4.1: array_completeness 1) and left out of the samples.
-        let kept = unit.nalUnits.filter { nal in
+        let kept = unit.nalUnits.lazy.filter { nal in
             guard streamFormat == .hvc1 else { return true }
             return nal.type != .videoParameterSet && nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
-        }
-        guard let buffer = OwnedBuffer(lengthPrefixing: kept.map(\.range), of: data) else {
+        }.map(\.range)
+        guard let buffer = OwnedBuffer(lengthPrefixingRanges: kept, of: data) else {
             outcome.error = .stream(GST_STREAM_ERROR_FAILED, "Out of memory for an access unit of \(byteCount) bytes.")
             return outcome
         }

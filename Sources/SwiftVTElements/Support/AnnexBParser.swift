@@ -412,6 +412,12 @@ struct AnnexBParserState<Codec: AnnexBParserCodec>: ~Copyable, Sendable {
     var upstreamFrameRate: FrameRate?
     var streamFormat: Codec.StreamFormat?
     var currentCaps: Codec.Caps?
+    /// `currentCaps != nil`, read for every access unit without copying the caps (the
+    /// Equatable `!=` of optionals copies both sides into a pair).
+    var hasCaps: Bool {
+        if case .some = currentCaps { return true }
+        return false
+    }
     /// `currentCaps`' frame rate, read for every access unit without copying the caps.
     var currentFrameRate: FrameRate?
     /// A random access point has been output; until then access units are dropped.

@@ -56,22 +56,25 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
         timestamps: inout DerivedTimestamps
     ) -> OwnedBufferList {
         let held = Held(buffer: buffer.take(), inputByteCount: inputByteCount)
-        guard var current = queue else {
+        var list = OwnedBufferList()
+        guard queue != nil else {
             // Not holding: nothing to order it against.
-            var list = OwnedBufferList()
             list.append(OwnedBuffer(adopting: held.buffer), inputByteCount: inputByteCount)
             return list
         }
-        let placed = current.place(held, epoch: epoch, pictureOrderCount: pictureOrderCount)
-        queue = current
-        return Self.released(placed, timestamps: &timestamps)
+        // Mutated in place (optional chaining), not through a copy: a copy shares the queue's
+        // arrays and dictionary, and each access unit would then copy them all. The released
+        // access units go straight into the list (no array of them in between).
+        queue?.place(held, epoch: epoch, pictureOrderCount: pictureOrderCount) { entry in
+            Self.release(entry, into: &list, timestamps: &timestamps)
+        }
+        return list
     }
 
     /// Everything held, stamped (the end of the stream, or before new caps).
     mutating func drain(timestamps: inout DerivedTimestamps) -> OwnedBufferList {
-        guard var current = queue else { return OwnedBufferList() }
-        let placed = current.drain()
-        queue = current
+        // In place, as in `place`.
+        guard let placed = queue?.drain() else { return OwnedBufferList() }
         return Self.released(placed, timestamps: &timestamps)
     }
 
@@ -79,12 +82,17 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
         _ placed: [PresentationOrderQueue<Held>.Placed], timestamps: inout DerivedTimestamps
     ) -> OwnedBufferList {
         var list = OwnedBufferList()
-        for entry in placed {
-            let buffer = OwnedBuffer(adopting: entry.payload.buffer)
-            timestamps.stamp(buffer, decodePosition: entry.decodePosition, presentationPosition: entry.presentationPosition)
-            list.append(buffer, inputByteCount: entry.payload.inputByteCount)
-        }
+        for entry in placed { release(entry, into: &list, timestamps: &timestamps) }
         return list
+    }
+
+    /// Stamps a released access unit and appends it to `list`, which owns it from then on.
+    private static func release(
+        _ entry: PresentationOrderQueue<Held>.Placed, into list: inout OwnedBufferList, timestamps: inout DerivedTimestamps
+    ) {
+        let buffer = OwnedBuffer(adopting: entry.payload.buffer)
+        timestamps.stamp(buffer, decodePosition: entry.decodePosition, presentationPosition: entry.presentationPosition)
+        list.append(buffer, inputByteCount: entry.payload.inputByteCount)
     }
 }
 

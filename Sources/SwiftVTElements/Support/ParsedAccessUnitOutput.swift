@@ -8,6 +8,12 @@ extension OwnedBuffer {
     /// 4-byte big-endian length (ISO/IEC 14496-15 5.3.2 / 8.3.2, lengthSizeMinusOne 3); nil when
     /// no buffer can be allocated.
     init?(lengthPrefixing nalUnits: [Range<Int>], of data: UnsafeRawBufferPointer) {
+        self.init(lengthPrefixingRanges: nalUnits, of: data)
+    }
+
+    /// `init?(lengthPrefixing:of:)` for any collection of ranges (read twice: sizes, then bytes),
+    /// so that a lazy filter and map of an access unit's NAL units need no array of their own.
+    init?<Ranges: Collection<Range<Int>>>(lengthPrefixingRanges nalUnits: Ranges, of data: UnsafeRawBufferPointer) {
         let size = nalUnits.reduce(0) { $0 + 4 + $1.count }
         guard let buffer = OwnedBuffer(allocating: size) else { return nil }
         _ = buffer.withWritableBytes { destination in

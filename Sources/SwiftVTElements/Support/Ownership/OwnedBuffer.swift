@@ -77,30 +77,46 @@ struct OwnedBuffer: ~Copyable, @unchecked Sendable {
 /// given back.
 struct OwnedBufferList: ~Copyable, @unchecked Sendable {
     // Owns one reference per entry, like OwnedBuffer (an Array cannot hold ~Copyable values).
-    private var entries: [(pointer: UnsafeMutablePointer<GstBuffer>, inputByteCount: Int)] = []
+    // The first entry is kept apart from the others: most lists (the access units released by
+    // one access unit) hold exactly one, and then need no array storage (an allocation per
+    // access unit).
+    private typealias Entry = (pointer: UnsafeMutablePointer<GstBuffer>, inputByteCount: Int)
+    private var first: Entry?
+    /// The entries after `first` (empty while `first` is nil).
+    private var rest: [Entry] = []
 
     init() {}
 
     deinit {
-        for entry in entries { gst_buffer_unref(entry.pointer) }
+        if let first { gst_buffer_unref(first.pointer) }
+        for entry in rest { gst_buffer_unref(entry.pointer) }
     }
 
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { first == nil }
+
+    private mutating func append(_ entry: Entry) {
+        if first == nil { first = entry } else { rest.append(entry) }
+    }
 
     /// Appends `buffer` with the input bytes it stands for (see ``HeldAccessUnit``).
     mutating func append(_ buffer: consuming OwnedBuffer, inputByteCount: Int = 0) {
-        entries.append((buffer.take(), inputByteCount))
+        append((buffer.take(), inputByteCount))
     }
 
     mutating func append(contentsOf other: consuming OwnedBufferList) {
-        entries += other.entries
-        other.entries = []
+        if let entry = other.first { append(entry) }
+        for entry in other.rest { append(entry) }
+        other.first = nil
+        other.rest = []
     }
 
     /// Hands each buffer, in order, to `body`, which owns it from then on.
     consuming func forEach(_ body: (consuming OwnedBuffer, _ inputByteCount: Int) -> Void) {
-        let taken = entries
-        entries = []
+        let takenFirst = first
+        let taken = rest
+        first = nil
+        rest = []
+        if let takenFirst { body(OwnedBuffer(adopting: takenFirst.pointer), takenFirst.inputByteCount) }
         for entry in taken { body(OwnedBuffer(adopting: entry.pointer), entry.inputByteCount) }
     }
 }
