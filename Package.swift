@@ -7,7 +7,7 @@ import PackageDescription
 
 let strictSwift: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("MemberImportVisibility")
 ]
 
 // Swift's run-time exclusivity checks stay on: bench/exclusivity.sh builds the plugin with and
@@ -16,7 +16,8 @@ let strictSwift: [SwiftSetting] = [
 // has the figures), and it would turn a broken one-thread-at-a-time promise into silent memory
 // corruption. No unsafe flags in the library targets either: they would stop MediaCore, H264,
 // SwiftVT... from being dependencies of other packages.
-let optimized: [SwiftSetting] = strictSwift
+let optimized: [SwiftSetting] =
+    strictSwift
     + (Context.environment["SWIFTVT_UNCHECKED_EXCLUSIVITY"] == "1"
         ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : [])
 
@@ -41,7 +42,7 @@ let package = Package(
         .executable(name: "swiftvt-example-compress", targets: ["CompressForNetwork"]),
         .executable(name: "swiftvt-example-multipass", targets: ["MultiPassEncode"]),
         // The Swift half of multi-pass encoding across machines (pipelines/multipass-farm.py on Dask).
-        .executable(name: "swiftvt-farm", targets: ["MultiPassFarm"]),
+        .executable(name: "swiftvt-farm", targets: ["MultiPassFarm"])
     ],
     targets: [
         .target(name: "MediaCore", swiftSettings: optimized),
@@ -81,7 +82,8 @@ let package = Package(
             capability: .command(
                 intent: .custom(
                     verb: "install-plugin",
-                    description: "Build libgstswiftvt.so in release and install it into ~/.local/share/gstreamer-1.0/plugins"))),
+                    description:
+                        "Build libgstswiftvt.so in release and install it into ~/.local/share/gstreamer-1.0/plugins"))),
         .systemLibrary(
             name: "CGStreamer", path: "Sources/CGStreamer", pkgConfig: "gstreamer-video-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
@@ -90,7 +92,9 @@ let package = Package(
         .target(name: "CSwiftVTShim", dependencies: ["CGStreamer"]),
         .target(
             name: "SwiftVTElements",
-            dependencies: ["CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"],
+            dependencies: [
+                "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"
+            ],
             // Debug builds (`swift test`) also register the elements of test builds only
             // (Elements.swift's testBuildOnly); the release plugin users install never has them.
             swiftSettings: optimized + [.define("SWIFTVT_TEST_BUILD_ELEMENTS", .when(configuration: .debug))],
@@ -119,11 +123,15 @@ let package = Package(
             path: "Examples/ExampleSupport", swiftSettings: strictSwift),
         .executableTarget(
             name: "DecodeToFrames",
-            dependencies: ["ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "H264", "MediaCore", "SwiftVTFileSupport"],
+            dependencies: [
+                "ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "H264", "MediaCore", "SwiftVTFileSupport"
+            ],
             path: "Examples/DecodeToFrames", swiftSettings: strictSwift),
         .executableTarget(
             name: "CompressForNetwork",
-            dependencies: ["ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "MediaCore", "SwiftVTFileSupport"],
+            dependencies: [
+                "ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "MediaCore", "SwiftVTFileSupport"
+            ],
             path: "Examples/CompressForNetwork", swiftSettings: strictSwift),
         .executableTarget(
             name: "MultiPassEncode",
@@ -141,7 +149,9 @@ let package = Package(
             name: "H265Tests", dependencies: ["H265", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTElementsTests",
-            dependencies: ["SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVTTestSupport"],
+            dependencies: [
+                "SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVTTestSupport"
+            ],
             swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTSessionTests",
@@ -168,6 +178,6 @@ let package = Package(
         // FrameSilo and MultiPassStorage: files, passes, corruption, crashes, full disks.
         .testTarget(
             name: "SwiftVTMultiPassTests", dependencies: ["SwiftVT", "MediaCore", "H264", "SwiftVTTestSupport"],
-            swiftSettings: strictSwift),
+            swiftSettings: strictSwift)
     ]
 )

@@ -99,7 +99,8 @@ public enum AVCC {
     ) throws -> [UInt8] {
         var output: [UInt8] = []
         try input.withUnsafeBytes {
-            _ = try appendLengthPrefixed(fromAnnexB: $0, nalUnitHeaderLength: nalUnitHeaderLength, to: &output, keep: keep)
+            _ = try appendLengthPrefixed(
+                fromAnnexB: $0, nalUnitHeaderLength: nalUnitHeaderLength, to: &output, keep: keep)
         }
         return output
     }

@@ -27,8 +27,10 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         /// SPS extension NAL units (type 13).
         public var sequenceParameterSetExtensions: [[UInt8]]
 
-        public init(chromaFormat: UInt8, bitDepthLumaMinus8: UInt8, bitDepthChromaMinus8: UInt8,
-                    sequenceParameterSetExtensions: [[UInt8]] = []) {
+        public init(
+            chromaFormat: UInt8, bitDepthLumaMinus8: UInt8, bitDepthChromaMinus8: UInt8,
+            sequenceParameterSetExtensions: [[UInt8]] = []
+        ) {
             self.chromaFormat = chromaFormat
             self.bitDepthLumaMinus8 = bitDepthLumaMinus8
             self.bitDepthChromaMinus8 = bitDepthChromaMinus8
@@ -115,16 +117,20 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
                 bitDepthChromaMinus8: bitDepthChroma, sequenceParameterSetExtensions: extensions)
         }
         for sps in sequenceParameterSets where sps.first.map({ NALUnitType(rawValue: $0) }) != .sequenceParameterSet {
-            throw H264Error.malformedFraming("avcC lists a NAL unit of type \(sps.first.map { $0 & 0x1F } ?? 0) as an SPS")
+            throw H264Error.malformedFraming(
+                "avcC lists a NAL unit of type \(sps.first.map { $0 & 0x1F } ?? 0) as an SPS")
         }
         for pps in pictureParameterSets where pps.first.map({ NALUnitType(rawValue: $0) }) != .pictureParameterSet {
-            throw H264Error.malformedFraming("avcC lists a NAL unit of type \(pps.first.map { $0 & 0x1F } ?? 0) as a PPS")
+            throw H264Error.malformedFraming(
+                "avcC lists a NAL unit of type \(pps.first.map { $0 & 0x1F } ?? 0) as a PPS")
         }
     }
 
     public init(parsing bytes: [UInt8]) throws(H264Error) {
         self = try bytes.withUnsafeBytes { raw in
-            Result { () throws(H264Error) -> AVCDecoderConfigurationRecord in try AVCDecoderConfigurationRecord(parsing: raw) }
+            Result { () throws(H264Error) -> AVCDecoderConfigurationRecord in
+                try AVCDecoderConfigurationRecord(parsing: raw)
+            }
         }.get()
     }
 
@@ -141,7 +147,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         }
         var bytes: [UInt8] = [
             configurationVersion, profileIndication, profileCompatibility, levelIndication,
-            0xFC | UInt8(nalUnitHeaderLength - 1), 0xE0 | UInt8(sequenceParameterSets.count),
+            0xFC | UInt8(nalUnitHeaderLength - 1), 0xE0 | UInt8(sequenceParameterSets.count)
         ]
         try Self.appendParameterSets(sequenceParameterSets, to: &bytes)
         bytes.append(UInt8(pictureParameterSets.count))

@@ -98,7 +98,8 @@ public struct AccessUnitAssembler: Sendable {
     private var pendingRecoveryFrameCount: Int?
     /// The picture that an SPS/PPS/SEI after its slices ended, kept until the next slice shows
     /// whether it really ended (a new primary picture, 7.4.1.2.4) or goes on.
-    private var suspendedPicture: (picture: AccessUnitPicture, lastSlice: PrimaryPictureIdentity, firstSlice: SlicePosition?)?
+    private var suspendedPicture:
+        (picture: AccessUnitPicture, lastSlice: PrimaryPictureIdentity, firstSlice: SlicePosition?)?
 
     public init() {}
 
@@ -127,8 +128,8 @@ public struct AccessUnitAssembler: Sendable {
                 joinCurrentAccessUnit(&step)
             }
         case .sequenceParameterSet, .pictureParameterSet, .sei, .accessUnitDelimiter,
-             .prefixNALUnit, .subsetSequenceParameterSet, .depthParameterSet,
-             NALUnitType(rawValue: 17), NALUnitType(rawValue: 18):
+            .prefixNALUnit, .subsetSequenceParameterSet, .depthParameterSet,
+            NALUnitType(rawValue: 17), NALUnitType(rawValue: 18):
             // 7.4.1.2.3: after the last VCL NAL unit of a primary picture, these begin the next
             // access unit. Unless it is an access unit delimiter, the picture is kept in case the
             // next slice continues it (continuesPreviousPicture).
@@ -184,7 +185,9 @@ public struct AccessUnitAssembler: Sendable {
         pendingRecoveryFrameCount = nil
     }
 
-    private mutating func storeNonVCL(_ nalUnit: UnsafeRawBufferPointer, header: NALUnitHeader, step: inout AccessUnitAssemblyStep) {
+    private mutating func storeNonVCL(
+        _ nalUnit: UnsafeRawBufferPointer, header: NALUnitHeader, step: inout AccessUnitAssemblyStep
+    ) {
         do throws(H264Error) {
             switch header.nalUnitType {
             case .sequenceParameterSet:
@@ -203,7 +206,9 @@ public struct AccessUnitAssembler: Sendable {
         }
     }
 
-    private mutating func pushSlice(_ nalUnit: UnsafeRawBufferPointer, header: NALUnitHeader, step: inout AccessUnitAssemblyStep) {
+    private mutating func pushSlice(
+        _ nalUnit: UnsafeRawBufferPointer, header: NALUnitHeader, step: inout AccessUnitAssemblyStep
+    ) {
         // The picture identity (7.4.1.2.4) for every slice; the whole header only for the first
         // slice of each picture, which is all POC and MMCO detection need.
         let quick: SliceIdentity
@@ -227,7 +232,9 @@ public struct AccessUnitAssembler: Sendable {
         }
         if !seenVCLInCurrentAccessUnit, let suspended = suspendedPicture {
             suspendedPicture = nil
-            if !suspended.lastSlice.differsAsNewPrimaryPicture(from: quick.identity), quick.position != suspended.firstSlice {
+            if !suspended.lastSlice.differsAsNewPrimaryPicture(from: quick.identity),
+                quick.position != suspended.firstSlice
+            {
                 // The parameter sets or SEI came between two slices of one picture: it goes on.
                 currentPicture = suspended.picture
                 lastSliceIdentity = suspended.lastSlice
@@ -242,7 +249,8 @@ public struct AccessUnitAssembler: Sendable {
             // concatenated: the same IDR with the same idr_pic_id); its slices can: a slice that
             // starts where the picture's first slice started belongs to another picture, since
             // no two slices of a primary picture start at the same macroblock (7.4.3).
-            startsPicture = last.differsAsNewPrimaryPicture(from: quick.identity) || quick.position == firstSlicePosition
+            startsPicture =
+                last.differsAsNewPrimaryPicture(from: quick.identity) || quick.position == firstSlicePosition
         } else {
             startsPicture = true
         }
@@ -272,7 +280,8 @@ public struct AccessUnitAssembler: Sendable {
                 seqParameterSetID: parsed.seqParameterSetID, picParameterSetID: parsed.identity.picParameterSetID,
                 fieldPicFlag: parsed.identity.fieldPicFlag, bottomFieldFlag: parsed.identity.bottomFieldFlag,
                 idrPicID: parsed.identity.idrPicID, recoveryFrameCount: pendingRecoveryFrameCount,
-                hasMemoryManagementControlOperation5: parsed.pictureOrderCountInputs.hasMemoryManagementControlOperation5,
+                hasMemoryManagementControlOperation5: parsed.pictureOrderCountInputs
+                    .hasMemoryManagementControlOperation5,
                 pictureOrderCount: poc, pictureOrderCountEpoch: pocCalculator.epoch)
         }
         currentPicture?.sliceCount += 1
@@ -318,11 +327,13 @@ struct PrimaryPictureIdentity: Hashable, Sendable {
         if fieldPicFlag && next.fieldPicFlag && bottomFieldFlag != next.bottomFieldFlag { return true }
         if nalRefIdcIsZero != next.nalRefIdcIsZero { return true }
         if picOrderCntType == 0 && next.picOrderCntType == 0
-            && (picOrderCntLsb != next.picOrderCntLsb || deltaPicOrderCntBottom != next.deltaPicOrderCntBottom) {
+            && (picOrderCntLsb != next.picOrderCntLsb || deltaPicOrderCntBottom != next.deltaPicOrderCntBottom)
+        {
             return true
         }
         if picOrderCntType == 1 && next.picOrderCntType == 1
-            && (deltaPicOrderCnt0 != next.deltaPicOrderCnt0 || deltaPicOrderCnt1 != next.deltaPicOrderCnt1) {
+            && (deltaPicOrderCnt0 != next.deltaPicOrderCnt0 || deltaPicOrderCnt1 != next.deltaPicOrderCnt1)
+        {
             return true
         }
         if isIDR != next.isIDR { return true }

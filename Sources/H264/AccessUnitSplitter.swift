@@ -189,8 +189,10 @@ public struct AccessUnitSplitter: Sendable {
         } else if step.nalUnitType.isScalableOrMultiviewExtension {
             current.skippedExtensionNALUnitCount += 1
         } else {
-            current.nalUnits.append(NALUnit(
-                type: step.nalUnitType, offset: offset, length: length, parameterSetChange: step.parameterSetChange))
+            current.nalUnits.append(
+                NALUnit(
+                    type: step.nalUnitType, offset: offset, length: length, parameterSetChange: step.parameterSetChange)
+            )
         }
     }
 }

@@ -88,7 +88,8 @@ extension FormatDescription {
                     ? (vui.chromaSampleLocTypeTopField, vui.chromaSampleLocTypeBottomField) : nil)
         }
         extensions.sampleDescriptionAtoms[.avcDecoderConfigurationAtom] = try record.serialized()
-        let allSets = record.sequenceParameterSets + record.pictureParameterSets
+        let allSets =
+            record.sequenceParameterSets + record.pictureParameterSets
             + (record.highProfileExtension?.sequenceParameterSetExtensions ?? [])
         do {
             try self.init(
@@ -124,15 +125,15 @@ extension FormatDescription {
     /// (the decoder allocated its picture buffers for the old values; A.3.1, A.3.2).
     public func h264SessionCanAccept(_ other: FormatDescription) -> Bool {
         guard mediaType == other.mediaType,
-              codecType == FourCharCode.h264 || codecType == FourCharCode.h264InBandParameterSets,
-              other.codecType == FourCharCode.h264 || other.codecType == FourCharCode.h264InBandParameterSets,
-              dimensions == other.dimensions
+            codecType == FourCharCode.h264 || codecType == FourCharCode.h264InBandParameterSets,
+            other.codecType == FourCharCode.h264 || other.codecType == FourCharCode.h264InBandParameterSets,
+            dimensions == other.dimensions
         else { return false }
         let mine = h264SequenceParameterSets.compactMap { try? SequenceParameterSet.parse(nalUnit: $0) }
         // The session sized itself for the largest of its SPSs.
         guard let largestLevel = mine.map(\.levelIdc).max(),
-              let largestReferenceCount = mine.map(\.maxNumRefFrames).max(),
-              let largestDPB = mine.map(\.maxDpbFrames).max()
+            let largestReferenceCount = mine.map(\.maxNumRefFrames).max(),
+            let largestDPB = mine.map(\.maxDpbFrames).max()
         else { return false }
         for nal in other.h264SequenceParameterSets {
             guard let theirs = try? SequenceParameterSet.parse(nalUnit: nal) else { return false }
@@ -145,7 +146,7 @@ extension FormatDescription {
                     && theirs.profileIdc == sps.profileIdc
             }
             guard sameStructure, theirs.levelIdc <= largestLevel, theirs.maxNumRefFrames <= largestReferenceCount,
-                  theirs.maxDpbFrames <= largestDPB
+                theirs.maxDpbFrames <= largestDPB
             else { return false }
         }
         return !other.h264SequenceParameterSets.isEmpty

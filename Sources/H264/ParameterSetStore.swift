@@ -36,13 +36,17 @@ public struct ParameterSetStore: Sendable {
 
     /// The slice identity contexts indexed by PPS id (nil where a PPS or its SPS is missing),
     /// for parsing many slice headers without touching the store's containers.
-    func withSliceIdentityContexts<R, E: Error>(_ body: (UnsafeBufferPointer<SliceIdentityContext?>) throws(E) -> R) throws(E) -> R {
-        try identityContexts.withUnsafeBufferPointer { buffer in Result { () throws(E) -> R in try body(buffer) } }.get()
+    func withSliceIdentityContexts<R, E: Error>(_ body: (UnsafeBufferPointer<SliceIdentityContext?>) throws(E) -> R)
+        throws(E) -> R
+    {
+        try identityContexts.withUnsafeBufferPointer { buffer in Result { () throws(E) -> R in try body(buffer) } }
+            .get()
     }
 
     private mutating func refreshIdentityContexts() {
         for id in 0..<identityContexts.count {
-            guard let pps = pictureParameterSets[id]?.parsed, let sps = sequenceParameterSet(id: pps.seqParameterSetID) else {
+            guard let pps = pictureParameterSets[id]?.parsed, let sps = sequenceParameterSet(id: pps.seqParameterSetID)
+            else {
                 identityContexts[id] = nil
                 continue
             }
@@ -52,7 +56,9 @@ public struct ParameterSetStore: Sendable {
 
     /// Stores an SPS NAL unit (header byte included, escaped).
     @discardableResult
-    public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H264Error) -> (id: Int, change: Change) {
+    public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H264Error) -> (
+        id: Int, change: Change
+    ) {
         let parsed = try SequenceParameterSet.parse(nalUnit: nalUnit)
         let id = Int(parsed.seqParameterSetID)
         if let existing = sequenceParameterSets[id], existing.raw.elementsEqual(nalUnit) {
@@ -66,7 +72,8 @@ public struct ParameterSetStore: Sendable {
             // depend on chroma_format_idc): parse them again, or forget them if they no longer parse.
             for (ppsID, entry) in pictureParameterSets {
                 let reparsed = entry.raw.withUnsafeBytes { raw in
-                    try? PictureParameterSet.parse(nalUnit: raw, sequenceParameterSets: { self.sequenceParameterSet(id: $0) })
+                    try? PictureParameterSet.parse(
+                        nalUnit: raw, sequenceParameterSets: { self.sequenceParameterSet(id: $0) })
                 }
                 if let reparsed, Int(reparsed.seqParameterSetID) != id { continue }
                 pictureParameterSets[ppsID] = (entry.raw, reparsed)
@@ -79,7 +86,9 @@ public struct ParameterSetStore: Sendable {
     /// Stores a PPS NAL unit. Throws when it cannot be parsed, including when the SPS it names
     /// has not been received.
     @discardableResult
-    public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H264Error) -> (id: Int, change: Change) {
+    public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H264Error) -> (
+        id: Int, change: Change
+    ) {
         let parsed = try PictureParameterSet.parse(
             nalUnit: nalUnit, sequenceParameterSets: { self.sequenceParameterSet(id: $0) })
         let id = Int(parsed.picParameterSetID)
@@ -89,7 +98,9 @@ public struct ParameterSetStore: Sendable {
         let change: Change = pictureParameterSets[id] == nil ? .added : .replaced
         // Copy: as for the SPS.
         pictureParameterSets[id] = (Array(nalUnit), parsed)
-        identityContexts[id] = sequenceParameterSet(id: parsed.seqParameterSetID).map { SliceIdentityContext(sps: $0, pps: parsed) }
+        identityContexts[id] = sequenceParameterSet(id: parsed.seqParameterSetID).map {
+            SliceIdentityContext(sps: $0, pps: parsed)
+        }
         return (id, change)
     }
 

@@ -44,7 +44,9 @@ enum SEIRecoveryPoint {
     /// recovery_frame_cnt of the recovery point message, nil when the NAL unit has none.
     /// A recovery point message does not depend on the SPS, so an SEI whose other messages fail
     /// to decode still yields it.
-    static func recoveryFrameCount(inSEI nalUnit: UnsafeRawBufferPointer, parameterSets: ParameterSetStore) throws(H264Error) -> Int? {
+    static func recoveryFrameCount(inSEI nalUnit: UnsafeRawBufferPointer, parameterSets: ParameterSetStore)
+        throws(H264Error) -> Int?
+    {
         let sei = try SEI.parse(nalUnit: nalUnit, sequenceParameterSets: { parameterSets.sequenceParameterSet(id: $0) })
         for message in sei.messages {
             if case .recoveryPoint(let point) = message { return point.recoveryFrameCnt }
@@ -99,7 +101,9 @@ struct SliceIdentity: Sendable {
     /// (`withSliceIdentityContexts`). A buffer, not the store: the parse runs for every slice
     /// (8160 a picture in a stream of one slice per macroblock), and a closure holding the store
     /// retained and released its three containers each time, a quarter of the parser's time.
-    static func parse(nalUnit: UnsafeRawBufferPointer, contexts: UnsafeBufferPointer<SliceIdentityContext?>) throws(H264Error) -> SliceIdentity {
+    static func parse(nalUnit: UnsafeRawBufferPointer, contexts: UnsafeBufferPointer<SliceIdentityContext?>)
+        throws(H264Error) -> SliceIdentity
+    {
         guard let first = nalUnit.first else { throw H264Error.truncated(what: "nal_unit_header") }
         let header = NALUnitHeader(byte: first)
         let isIDR = header.nalUnitType == .codedSliceIDR
@@ -137,10 +141,13 @@ struct SliceIdentity: Sendable {
                     if bottomPresent { delta1 = Int64(try reader.readSE("delta_pic_order_cnt[1]")) }
                 }
                 var redundantPicCnt = 0
-                if context.redundantPicCntPresentFlag { redundantPicCnt = try reader.readUE("redundant_pic_cnt", max: 127) }
+                if context.redundantPicCntPresentFlag {
+                    redundantPicCnt = try reader.readUE("redundant_pic_cnt", max: 127)
+                }
                 return SliceIdentity(
                     identity: PrimaryPictureIdentity(
-                        frameNum: frameNum, picParameterSetID: ppsID, fieldPicFlag: fieldPicFlag, bottomFieldFlag: bottomFieldFlag,
+                        frameNum: frameNum, picParameterSetID: ppsID, fieldPicFlag: fieldPicFlag,
+                        bottomFieldFlag: bottomFieldFlag,
                         nalRefIdcIsZero: header.nalRefIdc == 0, picOrderCntType: context.picOrderCntType,
                         picOrderCntLsb: pocLsb, deltaPicOrderCntBottom: deltaBottom, deltaPicOrderCnt0: delta0,
                         deltaPicOrderCnt1: delta1, isIDR: isIDR, idrPicID: idrPicID),

@@ -65,9 +65,9 @@ public struct PictureOrderCount: Hashable, Sendable {
     /// PicOrderCnt(CurrPic) (8-1): the smaller of the two for a frame, the field's own otherwise.
     public var picOrderCnt: Int64 {
         switch (topFieldOrderCnt, bottomFieldOrderCnt) {
-        case let (top?, bottom?): return min(top, bottom)
-        case let (top?, nil): return top
-        case let (nil, bottom?): return bottom
+        case (let top?, let bottom?): return min(top, bottom)
+        case (let top?, nil): return top
+        case (nil, let bottom?): return bottom
         case (nil, nil): return 0
         }
     }
@@ -202,7 +202,8 @@ public struct PictureOrderCountCalculator: Sendable {
         } else if !picture.bottomFieldFlag {
             result.topFieldOrderCnt = expectedPicOrderCnt &+ picture.deltaPicOrderCnt0
         } else {
-            result.bottomFieldOrderCnt = expectedPicOrderCnt &+ picture.offsetForTopToBottomField &+ picture.deltaPicOrderCnt0
+            result.bottomFieldOrderCnt =
+                expectedPicOrderCnt &+ picture.offsetForTopToBottomField &+ picture.deltaPicOrderCnt0
         }
         prevFrameNumOffset = offset
         return result

@@ -184,7 +184,8 @@ public struct PictureParameterSet: Hashable, Sendable {
             picSizeInMapUnitsMinus1 = Int(try r.readUE("pic_size_in_map_units_minus1"))
             // 7.4.2.2: shall equal PicSizeInMapUnits - 1, which also bounds the allocation below.
             guard picSizeInMapUnitsMinus1 == picSizeInMapUnits &- 1 else {
-                throw H264Error.invalidValue(field: "pic_size_in_map_units_minus1", value: Int64(picSizeInMapUnitsMinus1))
+                throw H264Error.invalidValue(
+                    field: "pic_size_in_map_units_minus1", value: Int64(picSizeInMapUnitsMinus1))
             }
             // slice_group_id is u(v) with Ceil(Log2(num_slice_groups_minus1 + 1)) bits.
             let bits = Self.ceilLog2(numSliceGroupsMinus1 &+ 1)
@@ -195,7 +196,7 @@ public struct PictureParameterSet: Hashable, Sendable {
             for _ in 0..<picSizeInMapUnits {
                 sliceGroupID.append(UInt8(try r.readBits(bits, "slice_group_id", max: numSliceGroupsMinus1)))
             }
-        default:  // 1: dispersed, no parameters
+        default: // 1: dispersed, no parameters
             break
         }
     }

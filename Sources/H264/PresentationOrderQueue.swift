@@ -114,9 +114,10 @@ public struct PresentationOrderQueue<Payload> {
             currentEpoch = epoch
             currentEpochStart = nextDecodePosition
         }
-        pending.append(Pending(
-            payload: payload, decodePosition: nextDecodePosition, epoch: epoch,
-            epochStart: currentEpochStart, pictureOrderCount: pictureOrderCount))
+        pending.append(
+            Pending(
+                payload: payload, decodePosition: nextDecodePosition, epoch: epoch,
+                epochStart: currentEpochStart, pictureOrderCount: pictureOrderCount))
         nextDecodePosition += 1
         while pending.count > reorderWindow {
             released(placeFirst())
@@ -167,8 +168,10 @@ public struct PresentationOrderQueue<Payload> {
     /// held (`picture` itself is not in `pending` or is counted as not lower than itself).
     @inlinable
     func rank(of picture: Pending) -> Int {
-        let placed = placedPictureOrderCounts[picture.epoch].map { Self.countLess(than: picture.pictureOrderCount, in: $0) } ?? 0
-        let held = pending.lazy.filter { $0.epoch == picture.epoch && $0.pictureOrderCount < picture.pictureOrderCount }.count
+        let placed =
+            placedPictureOrderCounts[picture.epoch].map { Self.countLess(than: picture.pictureOrderCount, in: $0) } ?? 0
+        let held = pending.lazy.filter { $0.epoch == picture.epoch && $0.pictureOrderCount < picture.pictureOrderCount }
+            .count
         return placed + held
     }
 

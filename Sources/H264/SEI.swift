@@ -137,8 +137,9 @@ public struct SEI: Equatable, Sendable {
         }
         let rbsp = RBSP.extractRBSP(from: UnsafeRawBufferPointer(rebasing: nalUnit[1...]))
         return rbsp.withUnsafeBytes { bytes in
-            parse(rbsp: bytes, activeSequenceParameterSetID: activeSequenceParameterSetID,
-                  sequenceParameterSets: sequenceParameterSets)
+            parse(
+                rbsp: bytes, activeSequenceParameterSetID: activeSequenceParameterSetID,
+                sequenceParameterSets: sequenceParameterSets)
         }
     }
 
@@ -149,8 +150,9 @@ public struct SEI: Equatable, Sendable {
     ) throws(H264Error) -> SEI {
         try nalUnit.withUnsafeBytes { bytes in
             Result { () throws(H264Error) -> SEI in
-                try parse(nalUnit: bytes, activeSequenceParameterSetID: activeSequenceParameterSetID,
-                          sequenceParameterSets: sequenceParameterSets)
+                try parse(
+                    nalUnit: bytes, activeSequenceParameterSetID: activeSequenceParameterSetID,
+                    sequenceParameterSets: sequenceParameterSets)
             }
         }.get()
     }
@@ -167,7 +169,7 @@ public struct SEI: Equatable, Sendable {
         while lastNonZero >= 0 && rbsp[lastNonZero] == 0 { lastNonZero &-= 1 }
         let stopBitPosition = lastNonZero &* 8 &+ 7 &- (lastNonZero >= 0 ? rbsp[lastNonZero].trailingZeroBitCount : 0)
         var timingSPSID = activeSequenceParameterSetID
-        var position = 0  // byte offset in rbsp
+        var position = 0 // byte offset in rbsp
         while position &* 8 < stopBitPosition {
             // 7.3.2.3.1: payloadType and payloadSize are sums of 0xFF bytes plus a last byte.
             guard let payloadType = readFFCoded(rbsp, &position) else {
@@ -179,7 +181,9 @@ public struct SEI: Equatable, Sendable {
                 break
             }
             guard payloadSize <= rbsp.count &- position else {
-                sei.error = sei.error ?? .truncated(what: "sei_payload (payloadType \(payloadType), payloadSize \(payloadSize))")
+                sei.error =
+                    sei.error
+                    ?? .truncated(what: "sei_payload (payloadType \(payloadType), payloadSize \(payloadSize))")
                 break
             }
             let payload = UnsafeRawBufferPointer(rebasing: rbsp[position..<(position &+ payloadSize)])
@@ -231,8 +235,10 @@ public struct SEI: Equatable, Sendable {
                 return .success(.pictureTiming(try parsePictureTiming(&r, sps: sps)))
             case 5:
                 guard payload.count >= 16 else { throw H264Error.truncated(what: "uuid_iso_iec_11578") }
-                return .success(.userDataUnregistered(UserDataUnregistered(
-                    uuid: Array(payload[0..<16]), payload: Array(payload[16...]))))
+                return .success(
+                    .userDataUnregistered(
+                        UserDataUnregistered(
+                            uuid: Array(payload[0..<16]), payload: Array(payload[16...]))))
             case 6:
                 let maxFrameNum = timingSPSID.flatMap(sequenceParameterSets)?.maxFrameNum ?? 65536
                 var point = RecoveryPoint()

@@ -17,7 +17,9 @@ public struct ScalingMatrix: Hashable, Sendable {
     /// Bit i set: list i was transmitted with useDefaultScalingMatrixFlag = 1.
     public var useDefaultMask: UInt16
 
-    public init(scalingList4x4: [[UInt8]], scalingList8x8: [[UInt8]], listPresentMask: UInt16 = 0, useDefaultMask: UInt16 = 0) {
+    public init(
+        scalingList4x4: [[UInt8]], scalingList8x8: [[UInt8]], listPresentMask: UInt16 = 0, useDefaultMask: UInt16 = 0
+    ) {
         self.scalingList4x4 = scalingList4x4
         self.scalingList8x8 = scalingList8x8
         self.listPresentMask = listPresentMask
@@ -38,14 +40,14 @@ public struct ScalingMatrix: Hashable, Sendable {
         6, 10, 10, 13, 11, 13, 16, 16, 16, 16, 18, 18, 18, 18, 18, 23,
         23, 23, 23, 23, 23, 25, 25, 25, 25, 25, 25, 25, 27, 27, 27, 27,
         27, 27, 27, 27, 29, 29, 29, 29, 29, 29, 29, 31, 31, 31, 31, 31,
-        31, 33, 33, 33, 33, 33, 36, 36, 36, 36, 38, 38, 38, 40, 40, 42,
+        31, 33, 33, 33, 33, 33, 36, 36, 36, 36, 38, 38, 38, 40, 40, 42
     ]
     /// Default_8x8_Inter, Table 7-4.
     public static let default8x8Inter: [UInt8] = [
         9, 13, 13, 15, 13, 15, 17, 17, 17, 17, 19, 19, 19, 19, 19, 21,
         21, 21, 21, 21, 21, 22, 22, 22, 22, 22, 22, 22, 24, 24, 24, 24,
         24, 24, 24, 24, 25, 25, 25, 25, 25, 25, 25, 27, 27, 27, 27, 27,
-        27, 28, 28, 28, 28, 28, 30, 30, 30, 30, 32, 32, 32, 33, 33, 35,
+        27, 28, 28, 28, 28, 28, 30, 30, 30, 30, 32, 32, 32, 33, 33, 35
     ]
 
     /// Zig-zag scan of a 4x4 block (Table 8-13, frame): zigZag4x4[idx] is the raster position.
@@ -55,7 +57,7 @@ public struct ScalingMatrix: Hashable, Sendable {
         0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5,
         12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
         35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
-        58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+        58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63
     ]
 
     /// List `i` (0...5) of `scalingList4x4` in raster order.
@@ -113,7 +115,7 @@ public struct ScalingMatrix: Hashable, Sendable {
                     }
                 case 1, 2, 4, 5:
                     list = lists4x4[i &- 1]
-                default:  // 8...11
+                default: // 8...11
                     list = lists8x8[i &- 8]
                 }
             }

@@ -1,6 +1,10 @@
 /// The slice type family, slice_type % 5 (Table 7-6).
 public enum SliceKind: UInt8, Hashable, Sendable {
-    case p = 0, b = 1, i = 2, sp = 3, si = 4
+    case p = 0
+    case b = 1
+    case i = 2
+    case sp = 3
+    case si = 4
 
     /// Intra-only slices (I and SI) have no reference picture lists.
     public var isIntra: Bool { self == .i || self == .si }
@@ -209,7 +213,8 @@ public struct SliceHeader: Hashable, Sendable {
         switch nalHeader.nalUnitType.rawValue {
         case 1, 2, 5, 19: break
         case 20, 21:
-            throw H264Error.unsupported("slice extension NAL units (nal_unit_type \(nalHeader.nalUnitType.rawValue), SVC/MVC/3D-AVC)")
+            throw H264Error.unsupported(
+                "slice extension NAL units (nal_unit_type \(nalHeader.nalUnitType.rawValue), SVC/MVC/3D-AVC)")
         default:
             throw H264Error.invalidValue(field: "nal_unit_type", value: Int64(nalHeader.nalUnitType.rawValue))
         }
@@ -239,7 +244,9 @@ public struct SliceHeader: Hashable, Sendable {
     ) throws(H264Error) -> SliceHeader {
         try nalUnit.withUnsafeBytes { bytes in
             Result { () throws(H264Error) -> SliceHeader in
-                try parse(nalUnit: bytes, pictureParameterSets: pictureParameterSets, sequenceParameterSets: sequenceParameterSets)
+                try parse(
+                    nalUnit: bytes, pictureParameterSets: pictureParameterSets,
+                    sequenceParameterSets: sequenceParameterSets)
             }
         }.get()
     }
@@ -353,10 +360,12 @@ public struct SliceHeader: Hashable, Sendable {
             // 7.4.3: the effective values are 0...15 for frames, 0...31 for fields.
             let limit = h.fieldPicFlag ? 31 : 15
             if h.numRefIdxL0ActiveMinus1 > limit {
-                throw H264Error.invalidValue(field: "num_ref_idx_l0_active_minus1", value: Int64(h.numRefIdxL0ActiveMinus1))
+                throw H264Error.invalidValue(
+                    field: "num_ref_idx_l0_active_minus1", value: Int64(h.numRefIdxL0ActiveMinus1))
             }
             if kind == .b && h.numRefIdxL1ActiveMinus1 > limit {
-                throw H264Error.invalidValue(field: "num_ref_idx_l1_active_minus1", value: Int64(h.numRefIdxL1ActiveMinus1))
+                throw H264Error.invalidValue(
+                    field: "num_ref_idx_l1_active_minus1", value: Int64(h.numRefIdxL1ActiveMinus1))
             }
         }
 
@@ -529,7 +538,7 @@ public struct SliceHeader: Hashable, Sendable {
                     maxLongTermFrameIdxPlus1: try r.readUE("max_long_term_frame_idx_plus1", max: sps.maxNumRefFrames))
             case 5:
                 mmco = .markAllUnused
-            default:  // 6
+            default: // 6
                 mmco = .markCurrentLongTerm(longTermFrameIdx: try r.readUE("long_term_frame_idx", max: 15))
             }
             memoryManagementControlOperations.append(mmco)

@@ -185,7 +185,7 @@ public struct VUIParameters: Hashable, Sendable {
         vui.aspectRatioInfoPresentFlag = try r.readFlag("aspect_ratio_info_present_flag")
         if vui.aspectRatioInfoPresentFlag {
             vui.aspectRatioIdc = Int(try r.readBits(8, "aspect_ratio_idc"))
-            if vui.aspectRatioIdc == 255 {  // Extended_SAR
+            if vui.aspectRatioIdc == 255 { // Extended_SAR
                 vui.sarWidth = Int(try r.readBits(16, "sar_width"))
                 vui.sarHeight = Int(try r.readBits(16, "sar_height"))
             }

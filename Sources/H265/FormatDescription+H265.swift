@@ -91,7 +91,8 @@ extension FormatDescription {
         do {
             try self.init(
                 mediaType: .video, codecType: inBandParameterSets ? .hevcInBandParameterSets : .hevc,
-                dimensions: VideoDimensions(width: Int32(clamping: window.width), height: Int32(clamping: window.height)),
+                dimensions: VideoDimensions(
+                    width: Int32(clamping: window.width), height: Int32(clamping: window.height)),
                 extensions: extensions,
                 parameterSets: record.videoParameterSets + record.sequenceParameterSets + record.pictureParameterSets,
                 nalUnitHeaderLength: record.nalUnitHeaderLength)
@@ -126,11 +127,11 @@ extension FormatDescription {
     public func hevcSessionCanAccept(_ other: FormatDescription) -> Bool {
         let hevc: Set<FourCharCode> = [.hevc, .hevcInBandParameterSets]
         guard mediaType == other.mediaType, hevc.contains(codecType), hevc.contains(other.codecType),
-              dimensions == other.dimensions
+            dimensions == other.dimensions
         else { return false }
         let mine = hevcSequenceParameterSets.compactMap { try? H265SequenceParameterSet.parse(nalUnit: $0) }
         guard let largestLevel = mine.map(\.profileTierLevel.generalLevelIdc).max(),
-              let largestDPB = mine.map(\.maxDecPicBufferingMinus1).max()
+            let largestDPB = mine.map(\.maxDecPicBufferingMinus1).max()
         else { return false }
         let theirSets = other.hevcSequenceParameterSets
         for nal in theirSets {
@@ -145,7 +146,7 @@ extension FormatDescription {
                     && theirs.profileTierLevel.general?.profileIdc == sps.profileTierLevel.general?.profileIdc
             }
             guard sameStructure, theirs.profileTierLevel.generalLevelIdc <= largestLevel,
-                  theirs.maxDecPicBufferingMinus1 <= largestDPB
+                theirs.maxDecPicBufferingMinus1 <= largestDPB
             else { return false }
         }
         return !theirSets.isEmpty
@@ -158,7 +159,7 @@ extension FormatDescription {
     /// largest); nil without a readable SPS. What a decoder's latency and libavcodec's initial
     /// delay start from.
     public var hevcOutputReorderDepth: Int? {
-        hevcSequenceParameterSets.compactMap { try? H265SequenceParameterSet.parse(nalUnit: $0).outputReorderDepth }.max()
+        hevcSequenceParameterSets.compactMap { try? H265SequenceParameterSet.parse(nalUnit: $0).outputReorderDepth }
+            .max()
     }
 }
-

@@ -224,10 +224,16 @@ public struct H265AccessUnitAssembler: Sendable {
                 step.problem = .malformedFraming("a suffix SEI NAL unit without a picture before it in its access unit")
                 break
             }
-            if depth == .decoding, let sps = parameterSets.sequenceParameterSet(id: spsID) { attachSEI(nalUnit, sps: sps) }
+            if depth == .decoding, let sps = parameterSets.sequenceParameterSet(id: spsID) {
+                attachSEI(nalUnit, sps: sps)
+            }
         case .endOfSequence, .endOfBitstream:
             noteNALUnit(&step)
-            if type == .endOfSequence { currentPicture?.endsSequence = true } else { currentPicture?.endsBitstream = true }
+            if type == .endOfSequence {
+                currentPicture?.endsSequence = true
+            } else {
+                currentPicture?.endsBitstream = true
+            }
             accessUnitEnded = true
             // 8.1.3: the picture after an end of sequence starts a coded video sequence.
             nextPictureStartsSequence = true
@@ -333,8 +339,10 @@ public struct H265AccessUnitAssembler: Sendable {
         // 7.4.2.2 and 7.4.7.1: all slice segments of a picture share nal_unit_type, the PPS and
         // slice_pic_order_cnt_lsb; a slice segment that does not belong to a picture whose first
         // segment was lost.
-        if slice.nalUnitHeader.nalUnitType != picture.nalUnitType || slice.slicePicParameterSetID != picture.picParameterSetID
-            || (!slice.dependentSliceSegmentFlag && slice.slicePicOrderCntLsb != picture.slicePicOrderCntLsb) {
+        if slice.nalUnitHeader.nalUnitType != picture.nalUnitType
+            || slice.slicePicParameterSetID != picture.picParameterSetID
+            || (!slice.dependentSliceSegmentFlag && slice.slicePicOrderCntLsb != picture.slicePicOrderCntLsb)
+        {
             step.problem = .invalidValue(
                 field: "first_slice_segment_in_pic_flag (slice segment of another picture)", value: 0)
             return
@@ -352,7 +360,8 @@ public struct H265AccessUnitAssembler: Sendable {
         // them, and whether the PPS's bounds hold for that SPS, are in the store's context (the
         // same checks as `H265ParameterSetStore.activate`, without copying either set).
         guard let context = parameterSets.slicePictureContext(ppsID: slice.slicePicParameterSetID),
-              let sequence = context.sequence, !sequence.failsValidation else {
+            let sequence = context.sequence, !sequence.failsValidation
+        else {
             step.problem = parameterSets.activationError(ppsID: slice.slicePicParameterSetID)
             currentPicture = nil
             return

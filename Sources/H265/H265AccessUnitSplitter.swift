@@ -47,7 +47,8 @@ public struct H265AccessUnitSplitter: Sendable {
             nalUnits.contains { $0.parameterSetChange == .added || $0.parameterSetChange == .replaced }
         }
 
-        static let empty = AccessUnit(byteCount: 0, nalUnits: [], picture: nil, problems: [], skippedLayerNALUnitCount: 0)
+        static let empty = AccessUnit(
+            byteCount: 0, nalUnits: [], picture: nil, problems: [], skippedLayerNALUnitCount: 0)
     }
 
     public typealias Result = AnnexB.SplitResult<AccessUnit>
@@ -129,8 +130,9 @@ public struct H265AccessUnitSplitter: Sendable {
         } else if layerID > 0 {
             current.skippedLayerNALUnitCount &+= 1
         } else if let type = step.nalUnitType {
-            current.nalUnits.append(NALUnit(
-                type: type, offset: offset, length: length, parameterSetChange: step.parameterSetChange))
+            current.nalUnits.append(
+                NALUnit(
+                    type: type, offset: offset, length: length, parameterSetChange: step.parameterSetChange))
         }
     }
 }

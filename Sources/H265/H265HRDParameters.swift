@@ -99,7 +99,8 @@ public struct H265HRDParameters: Hashable, Sendable {
                 if hrd.subPicHrdParamsPresentFlag {
                     hrd.cpbSizeDuScale = Int(try r.readBits(4, "cpb_size_du_scale"))
                 }
-                hrd.initialCpbRemovalDelayLengthMinus1 = Int(try r.readBits(5, "initial_cpb_removal_delay_length_minus1"))
+                hrd.initialCpbRemovalDelayLengthMinus1 = Int(
+                    try r.readBits(5, "initial_cpb_removal_delay_length_minus1"))
                 hrd.auCpbRemovalDelayLengthMinus1 = Int(try r.readBits(5, "au_cpb_removal_delay_length_minus1"))
                 hrd.dpbOutputDelayLengthMinus1 = Int(try r.readBits(5, "dpb_output_delay_length_minus1"))
             }
@@ -159,9 +160,10 @@ public struct H265HRDParameters: Hashable, Sendable {
             if index > 0, let previous = specifications.last, bitRate <= previous.bitRateValueMinus1 {
                 throw H265Error.invalidValue(field: "bit_rate_value_minus1[\(index)]", value: Int64(bitRate))
             }
-            specifications.append(CPBSpecification(
-                bitRateValueMinus1: bitRate, cpbSizeValueMinus1: cpbSize, cpbSizeDuValueMinus1: cpbSizeDu,
-                bitRateDuValueMinus1: bitRateDu, cbrFlag: cbr))
+            specifications.append(
+                CPBSpecification(
+                    bitRateValueMinus1: bitRate, cpbSizeValueMinus1: cpbSize, cpbSizeDuValueMinus1: cpbSizeDu,
+                    bitRateDuValueMinus1: bitRateDu, cbrFlag: cbr))
         }
         return specifications
     }
@@ -196,8 +198,10 @@ public struct H265HRDParameters: Hashable, Sendable {
                 w.writeFlag(subLayer.lowDelayHrdFlag)
             }
             if !subLayer.lowDelayHrdFlag { w.writeUE(UInt32(truncatingIfNeeded: subLayer.cpbCntMinus1)) }
-            for (present, list) in [(nalHrdParametersPresentFlag, subLayer.nalCPBSpecifications),
-                                    (vclHrdParametersPresentFlag, subLayer.vclCPBSpecifications)] where present {
+            for (present, list) in [
+                (nalHrdParametersPresentFlag, subLayer.nalCPBSpecifications),
+                (vclHrdParametersPresentFlag, subLayer.vclCPBSpecifications)
+            ] where present {
                 for cpb in list {
                     w.writeUE(cpb.bitRateValueMinus1)
                     w.writeUE(cpb.cpbSizeValueMinus1)

@@ -16,7 +16,8 @@ public enum H265LengthPrefixed {
     }
 
     /// The byte ranges of the NAL units of a length-prefixed sample.
-    public static func nalUnitRanges(in sample: UnsafeRawBufferPointer, nalUnitHeaderLength: Int) throws -> [Range<Int>] {
+    public static func nalUnitRanges(in sample: UnsafeRawBufferPointer, nalUnitHeaderLength: Int) throws -> [Range<Int>]
+    {
         try LengthPrefixedNALUnits.nalUnitRanges(
             in: sample, nalUnitHeaderLength: nalUnitHeaderLength, reporting: H265Error.self)
     }
@@ -66,7 +67,8 @@ public enum H265LengthPrefixed {
     ) throws -> [UInt8] {
         var output: [UInt8] = []
         try input.withUnsafeBytes {
-            _ = try appendLengthPrefixed(fromAnnexB: $0, nalUnitHeaderLength: nalUnitHeaderLength, to: &output, keep: keep)
+            _ = try appendLengthPrefixed(
+                fromAnnexB: $0, nalUnitHeaderLength: nalUnitHeaderLength, to: &output, keep: keep)
         }
         return output
     }

@@ -6,17 +6,26 @@
 public enum H265NALUnitType: UInt8, CaseIterable, Hashable, Sendable, CustomStringConvertible {
     // VCL: coded slice segments of non-IRAP pictures. The _N types are sub-layer non-reference
     // pictures, the _R types sub-layer reference pictures (Table 7-1).
-    case trailN = 0, trailR = 1
+    case trailN = 0
+    case trailR = 1
     /// Temporal sub-layer access.
-    case tsaN = 2, tsaR = 3
+    case tsaN = 2
+    case tsaR = 3
     /// Step-wise temporal sub-layer access.
-    case stsaN = 4, stsaR = 5
+    case stsaN = 4
+    case stsaR = 5
     /// Random access decodable leading.
-    case radlN = 6, radlR = 7
+    case radlN = 6
+    case radlR = 7
     /// Random access skipped leading.
-    case raslN = 8, raslR = 9
-    case reservedVCLN10 = 10, reservedVCLR11 = 11, reservedVCLN12 = 12, reservedVCLR13 = 13
-    case reservedVCLN14 = 14, reservedVCLR15 = 15
+    case raslN = 8
+    case raslR = 9
+    case reservedVCLN10 = 10
+    case reservedVCLR11 = 11
+    case reservedVCLN12 = 12
+    case reservedVCLR13 = 13
+    case reservedVCLN14 = 14
+    case reservedVCLR15 = 15
     // VCL: coded slice segments of IRAP pictures (16...23).
     /// Broken link access, which may have RASL and RADL pictures.
     case blaWithLeadingPictures = 16
@@ -30,9 +39,16 @@ public enum H265NALUnitType: UInt8, CaseIterable, Hashable, Sendable, CustomStri
     case idrNoLeadingPictures = 20
     /// Clean random access.
     case cra = 21
-    case reservedIRAPVCL22 = 22, reservedIRAPVCL23 = 23
-    case reservedVCL24 = 24, reservedVCL25 = 25, reservedVCL26 = 26, reservedVCL27 = 27
-    case reservedVCL28 = 28, reservedVCL29 = 29, reservedVCL30 = 30, reservedVCL31 = 31
+    case reservedIRAPVCL22 = 22
+    case reservedIRAPVCL23 = 23
+    case reservedVCL24 = 24
+    case reservedVCL25 = 25
+    case reservedVCL26 = 26
+    case reservedVCL27 = 27
+    case reservedVCL28 = 28
+    case reservedVCL29 = 29
+    case reservedVCL30 = 30
+    case reservedVCL31 = 31
     // Non-VCL.
     case videoParameterSet = 32
     case sequenceParameterSet = 33
@@ -43,12 +59,29 @@ public enum H265NALUnitType: UInt8, CaseIterable, Hashable, Sendable, CustomStri
     case fillerData = 38
     case prefixSEI = 39
     case suffixSEI = 40
-    case reservedNonVCL41 = 41, reservedNonVCL42 = 42, reservedNonVCL43 = 43, reservedNonVCL44 = 44
-    case reservedNonVCL45 = 45, reservedNonVCL46 = 46, reservedNonVCL47 = 47
-    case unspecified48 = 48, unspecified49 = 49, unspecified50 = 50, unspecified51 = 51
-    case unspecified52 = 52, unspecified53 = 53, unspecified54 = 54, unspecified55 = 55
-    case unspecified56 = 56, unspecified57 = 57, unspecified58 = 58, unspecified59 = 59
-    case unspecified60 = 60, unspecified61 = 61, unspecified62 = 62, unspecified63 = 63
+    case reservedNonVCL41 = 41
+    case reservedNonVCL42 = 42
+    case reservedNonVCL43 = 43
+    case reservedNonVCL44 = 44
+    case reservedNonVCL45 = 45
+    case reservedNonVCL46 = 46
+    case reservedNonVCL47 = 47
+    case unspecified48 = 48
+    case unspecified49 = 49
+    case unspecified50 = 50
+    case unspecified51 = 51
+    case unspecified52 = 52
+    case unspecified53 = 53
+    case unspecified54 = 54
+    case unspecified55 = 55
+    case unspecified56 = 56
+    case unspecified57 = 57
+    case unspecified58 = 58
+    case unspecified59 = 59
+    case unspecified60 = 60
+    case unspecified61 = 61
+    case unspecified62 = 62
+    case unspecified63 = 63
 
     /// The type in the low six bits of `bits` (the field is u(6), so every value has a case).
     public init(sixBits bits: UInt8) {
@@ -160,7 +193,8 @@ public struct H265NALUnitHeader: Hashable, Sendable {
     /// Reads and checks the first two bytes of a NAL unit (7.4.2.2).
     public init(parsing nalUnit: UnsafeRawBufferPointer) throws(H265Error) {
         guard nalUnit.count >= Self.byteCount else { throw H265Error.truncated(what: "nal_unit_header") }
-        let first = nalUnit[0], second = nalUnit[1]
+        let first = nalUnit[0]
+        let second = nalUnit[1]
         // forbidden_zero_bit shall be 0: a 1 marks a NAL unit damaged in transport (RFC 7798).
         guard first & 0x80 == 0 else { throw H265Error.invalidValue(field: "forbidden_zero_bit", value: 1) }
         nalUnitType = H265NALUnitType(sixBits: first >> 1)
@@ -173,11 +207,14 @@ public struct H265NALUnitHeader: Hashable, Sendable {
         // 7.4.2.2: IRAP pictures, and the parameter sets and end markers of the base layer,
         // belong to sub-layer 0; TSA pictures (and STSA pictures of the base layer) switch up to
         // a higher sub-layer, so they are never in sub-layer 0.
-        let mustBeSubLayerZero = nalUnitType.isIRAP
-            || (nuhLayerID == 0 && [.videoParameterSet, .sequenceParameterSet, .endOfSequence, .endOfBitstream]
-                .contains(nalUnitType))
+        let mustBeSubLayerZero =
+            nalUnitType.isIRAP
+            || (nuhLayerID == 0
+                && [.videoParameterSet, .sequenceParameterSet, .endOfSequence, .endOfBitstream]
+                    .contains(nalUnitType))
         if mustBeSubLayerZero && temporalID != 0 {
-            throw H265Error.invalidValue(field: "nuh_temporal_id_plus1 of \(nalUnitType)", value: Int64(nuhTemporalIDPlus1))
+            throw H265Error.invalidValue(
+                field: "nuh_temporal_id_plus1 of \(nalUnitType)", value: Int64(nuhTemporalIDPlus1))
         }
         if (nalUnitType.isTSA || (nalUnitType.isSTSA && nuhLayerID == 0)) && temporalID == 0 {
             throw H265Error.invalidValue(field: "nuh_temporal_id_plus1 of \(nalUnitType)", value: 1)
@@ -194,7 +231,9 @@ public struct H265NALUnitHeader: Hashable, Sendable {
     /// The two header bytes (forbidden_zero_bit 0).
     public var bytes: [UInt8] {
         let layer = UInt8(truncatingIfNeeded: nuhLayerID) & 0x3F
-        return [nalUnitType.rawValue << 1 | layer >> 5,
-                (layer & 0x1F) << 3 | UInt8(truncatingIfNeeded: nuhTemporalIDPlus1) & 7]
+        return [
+            nalUnitType.rawValue << 1 | layer >> 5,
+            (layer & 0x1F) << 3 | UInt8(truncatingIfNeeded: nuhTemporalIDPlus1) & 7
+        ]
     }
 }

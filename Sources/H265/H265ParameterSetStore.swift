@@ -75,7 +75,9 @@ public struct H265ParameterSetStore: Sendable {
 
     /// Stores a VPS NAL unit (header included, escaped).
     @discardableResult
-    public mutating func storeVideoParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (id: Int, change: Change) {
+    public mutating func storeVideoParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
+        id: Int, change: Change
+    ) {
         let parsed = try H265VideoParameterSet.parse(nalUnit: nalUnit)
         let id = parsed.videoParameterSetID
         let change = Self.change(of: videoParameterSets[id]?.raw, to: nalUnit)
@@ -86,7 +88,9 @@ public struct H265ParameterSetStore: Sendable {
 
     /// Stores an SPS NAL unit.
     @discardableResult
-    public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (id: Int, change: Change) {
+    public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
+        id: Int, change: Change
+    ) {
         let parsed = try H265SequenceParameterSet.parse(nalUnit: nalUnit)
         let id = parsed.seqParameterSetID
         let change = Self.change(of: sequenceParameterSets[id]?.raw, to: nalUnit)
@@ -105,7 +109,9 @@ public struct H265ParameterSetStore: Sendable {
     /// Stores a PPS NAL unit. Its SPS need not have arrived yet (the H.265 PPS syntax does not
     /// depend on it).
     @discardableResult
-    public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (id: Int, change: Change) {
+    public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
+        id: Int, change: Change
+    ) {
         let parsed = try H265PictureParameterSet.parse(nalUnit: nalUnit)
         let id = parsed.picParameterSetID
         let change = Self.change(of: pictureParameterSets[id]?.raw, to: nalUnit)
@@ -126,7 +132,8 @@ public struct H265ParameterSetStore: Sendable {
     /// The PPS `id` and its SPS as a slice activates them (7.4.2.4.2), with the PPS's bounds
     /// that depend on the SPS checked (once per pair).
     public mutating func activate(pictureParameterSetID id: Int) throws(H265Error)
-        -> (pps: H265PictureParameterSet, sps: H265SequenceParameterSet) {
+        -> (pps: H265PictureParameterSet, sps: H265SequenceParameterSet)
+    {
         guard let pps = pictureParameterSet(id: id) else { throw H265Error.missingParameterSet(kind: "PPS", id: id) }
         guard let sps = sequenceParameterSet(id: pps.seqParameterSetID) else {
             throw H265Error.missingParameterSet(kind: "SPS", id: pps.seqParameterSetID)

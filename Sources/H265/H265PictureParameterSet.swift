@@ -294,7 +294,8 @@ public struct H265PictureParameterSet: Hashable, Sendable {
         }
         // 7.4.3.3.1: Log2ParMrgLevel = log2_parallel_merge_level_minus2 + 2 <= CtbLog2SizeY.
         if log2ParallelMergeLevelMinus2 &+ 2 > sps.ctbLog2SizeY {
-            throw H265Error.invalidValue(field: "log2_parallel_merge_level_minus2", value: Int64(log2ParallelMergeLevelMinus2))
+            throw H265Error.invalidValue(
+                field: "log2_parallel_merge_level_minus2", value: Int64(log2ParallelMergeLevelMinus2))
         }
         if rangeExtensionFlag {
             // 7.4.3.3.2: Log2MaxTransformSkipSize <= MaxTbLog2SizeY.
@@ -313,7 +314,8 @@ public struct H265PictureParameterSet: Hashable, Sendable {
                     field: "diff_cu_chroma_qp_offset_depth", value: Int64(rangeExtension.diffCuChromaQpOffsetDepth))
             }
             if rangeExtension.log2SaoOffsetScaleLuma > Swift.max(0, sps.bitDepthLuma &- 10) {
-                throw H265Error.invalidValue(field: "log2_sao_offset_scale_luma", value: Int64(rangeExtension.log2SaoOffsetScaleLuma))
+                throw H265Error.invalidValue(
+                    field: "log2_sao_offset_scale_luma", value: Int64(rangeExtension.log2SaoOffsetScaleLuma))
             }
             if rangeExtension.log2SaoOffsetScaleChroma > Swift.max(0, sps.bitDepthChroma &- 10) {
                 throw H265Error.invalidValue(
@@ -379,7 +381,7 @@ public struct H265PictureParameterSet: Hashable, Sendable {
         w.writeFlag(writesExtensions)
         if writesExtensions {
             w.writeFlag(rangeExtensionFlag)
-            w.writeBits(0, count: 7)  // multilayer, 3D, SCC flags and pps_extension_4bits
+            w.writeBits(0, count: 7) // multilayer, 3D, SCC flags and pps_extension_4bits
             if rangeExtensionFlag { rangeExtension.write(to: &w, transformSkipEnabled: transformSkipEnabledFlag) }
         }
         w.writeRBSPTrailingBits()

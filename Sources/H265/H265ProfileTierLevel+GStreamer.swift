@@ -34,26 +34,62 @@ extension H265ProfileTierLevel {
 
     private static let rangeExtensionsProfiles: [RangeExtensionsProfile] = [
         // max_12bit, max_10bit, max_8bit, max_422chroma, max_420chroma, max_monochrome, intra, one_picture_only
-        .init(name: "monochrome", flags: [true, true, true, true, true, true, false, false], requiresLowerBitRate: true),
-        .init(name: "monochrome-12", flags: [true, false, false, true, true, true, false, false], requiresLowerBitRate: true),
-        .init(name: "monochrome-16", flags: [false, false, false, true, true, true, false, false], requiresLowerBitRate: true),
-        .init(name: "main-12", flags: [true, false, false, true, true, false, false, false], requiresLowerBitRate: true),
-        .init(name: "main-422-10", flags: [true, true, false, true, false, false, false, false], requiresLowerBitRate: true),
-        .init(name: "main-422-12", flags: [true, false, false, true, false, false, false, false], requiresLowerBitRate: true),
-        .init(name: "main-444", flags: [true, true, true, false, false, false, false, false], requiresLowerBitRate: true),
-        .init(name: "main-444-10", flags: [true, true, false, false, false, false, false, false], requiresLowerBitRate: true),
-        .init(name: "main-444-12", flags: [true, false, false, false, false, false, false, false], requiresLowerBitRate: true),
-        .init(name: "main-intra", flags: [true, true, true, true, true, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-10-intra", flags: [true, true, false, true, true, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-12-intra", flags: [true, false, false, true, true, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-422-10-intra", flags: [true, true, false, true, false, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-422-12-intra", flags: [true, false, false, true, false, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-444-intra", flags: [true, true, true, false, false, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-444-10-intra", flags: [true, true, false, false, false, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-444-12-intra", flags: [true, false, false, false, false, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-444-16-intra", flags: [false, false, false, false, false, false, true, false], requiresLowerBitRate: false),
-        .init(name: "main-444-still-picture", flags: [true, true, true, false, false, false, true, true], requiresLowerBitRate: false),
-        .init(name: "main-444-16-still-picture", flags: [false, false, false, false, false, false, true, true], requiresLowerBitRate: false),
+        .init(
+            name: "monochrome", flags: [true, true, true, true, true, true, false, false], requiresLowerBitRate: true),
+        .init(
+            name: "monochrome-12", flags: [true, false, false, true, true, true, false, false],
+            requiresLowerBitRate: true),
+        .init(
+            name: "monochrome-16", flags: [false, false, false, true, true, true, false, false],
+            requiresLowerBitRate: true),
+        .init(
+            name: "main-12", flags: [true, false, false, true, true, false, false, false], requiresLowerBitRate: true),
+        .init(
+            name: "main-422-10", flags: [true, true, false, true, false, false, false, false],
+            requiresLowerBitRate: true),
+        .init(
+            name: "main-422-12", flags: [true, false, false, true, false, false, false, false],
+            requiresLowerBitRate: true),
+        .init(
+            name: "main-444", flags: [true, true, true, false, false, false, false, false], requiresLowerBitRate: true),
+        .init(
+            name: "main-444-10", flags: [true, true, false, false, false, false, false, false],
+            requiresLowerBitRate: true),
+        .init(
+            name: "main-444-12", flags: [true, false, false, false, false, false, false, false],
+            requiresLowerBitRate: true),
+        .init(
+            name: "main-intra", flags: [true, true, true, true, true, false, true, false], requiresLowerBitRate: false),
+        .init(
+            name: "main-10-intra", flags: [true, true, false, true, true, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-12-intra", flags: [true, false, false, true, true, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-422-10-intra", flags: [true, true, false, true, false, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-422-12-intra", flags: [true, false, false, true, false, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-444-intra", flags: [true, true, true, false, false, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-444-10-intra", flags: [true, true, false, false, false, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-444-12-intra", flags: [true, false, false, false, false, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-444-16-intra", flags: [false, false, false, false, false, false, true, false],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-444-still-picture", flags: [true, true, true, false, false, false, true, true],
+            requiresLowerBitRate: false),
+        .init(
+            name: "main-444-16-still-picture", flags: [false, false, false, false, false, false, true, true],
+            requiresLowerBitRate: false)
     ]
 
     /// The format range extensions profile (A.3.5, Table A-2) the constraint flags name: the
@@ -64,7 +100,7 @@ extension H265ProfileTierLevel {
         let signalled = [
             profile.max12BitConstraintFlag, profile.max10BitConstraintFlag, profile.max8BitConstraintFlag,
             profile.max422ChromaConstraintFlag, profile.max420ChromaConstraintFlag, profile.maxMonochromeConstraintFlag,
-            profile.intraConstraintFlag, profile.onePictureOnlyConstraintFlag,
+            profile.intraConstraintFlag, profile.onePictureOnlyConstraintFlag
         ]
         var best: (name: String, extra: Int)?
         for row in rangeExtensionsProfiles {
@@ -72,7 +108,10 @@ extension H265ProfileTierLevel {
             var extra = 0
             var conforms = true
             for (required, set) in zip(row.flags, signalled) where required != set {
-                if required { conforms = false; break }
+                if required {
+                    conforms = false
+                    break
+                }
                 extra += 1
             }
             guard conforms else { continue }

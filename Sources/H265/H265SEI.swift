@@ -226,7 +226,9 @@ public struct H265SEI: Equatable, Sendable {
                 break
             }
             guard payloadSize <= rbsp.count &- position else {
-                sei.error = sei.error ?? .truncated(what: "sei_payload (payloadType \(payloadType), payloadSize \(payloadSize))")
+                sei.error =
+                    sei.error
+                    ?? .truncated(what: "sei_payload (payloadType \(payloadType), payloadSize \(payloadSize))")
                 break
             }
             let payload = UnsafeRawBufferPointer(rebasing: rbsp[position..<(position &+ payloadSize)])
@@ -270,8 +272,10 @@ public struct H265SEI: Equatable, Sendable {
             case (_, 5):
                 // D.2.7: a 16-byte UUID, then the user's bytes.
                 guard payload.count >= 16 else { throw H265Error.truncated(what: "uuid_iso_iec_11578") }
-                return .success(.userDataUnregistered(H265UserDataUnregistered(
-                    uuid: Array(payload[0..<16]), payload: Array(payload[16...]))))
+                return .success(
+                    .userDataUnregistered(
+                        H265UserDataUnregistered(
+                            uuid: Array(payload[0..<16]), payload: Array(payload[16...]))))
             case (false, 6):
                 var point = H265RecoveryPoint()
                 // D.3.8: -MaxPicOrderCntLsb / 2 ... MaxPicOrderCntLsb / 2 - 1; the widest range
@@ -306,7 +310,9 @@ public struct H265SEI: Equatable, Sendable {
 
     /// pic_timing(), D.2.3: the syntax depends on the SPS's VUI (frame_field_info_present_flag)
     /// and its HRD (CpbDpbDelaysPresentFlag, the field lengths).
-    static func parsePictureTiming(_ r: inout H265BitReader, sps: H265SequenceParameterSet) throws(H265Error) -> H265PictureTiming {
+    static func parsePictureTiming(_ r: inout H265BitReader, sps: H265SequenceParameterSet) throws(H265Error)
+        -> H265PictureTiming
+    {
         var timing = H265PictureTiming()
         guard let vui = sps.vui else { return timing }
         if vui.frameFieldInfoPresentFlag {
@@ -316,10 +322,12 @@ public struct H265SEI: Equatable, Sendable {
             timing.duplicateFlag = try r.readFlag("duplicate_flag")
         }
         guard let hrd = vui.hrdParameters, hrd.cpbDpbDelaysPresentFlag else { return timing }
-        timing.auCpbRemovalDelayMinus1 = try r.readBits(hrd.auCpbRemovalDelayLengthMinus1 &+ 1, "au_cpb_removal_delay_minus1")
+        timing.auCpbRemovalDelayMinus1 = try r.readBits(
+            hrd.auCpbRemovalDelayLengthMinus1 &+ 1, "au_cpb_removal_delay_minus1")
         timing.picDpbOutputDelay = try r.readBits(hrd.dpbOutputDelayLengthMinus1 &+ 1, "pic_dpb_output_delay")
         if hrd.subPicHrdParamsPresentFlag {
-            timing.picDpbOutputDuDelay = try r.readBits(hrd.dpbOutputDelayDuLengthMinus1 &+ 1, "pic_dpb_output_du_delay")
+            timing.picDpbOutputDuDelay = try r.readBits(
+                hrd.dpbOutputDelayDuLengthMinus1 &+ 1, "pic_dpb_output_du_delay")
         }
         if hrd.subPicHrdParamsPresentFlag && hrd.subPicCpbParamsInPicTimingSeiFlag {
             // D.3.3: 0...PicSizeInCtbsY - 1 (a decoding unit holds at least one CTB).
@@ -347,9 +355,11 @@ public struct H265SEI: Equatable, Sendable {
         guard let countryCode = payload.first else { throw H265Error.truncated(what: "itu_t_t35_country_code") }
         if countryCode == 0xFF {
             guard payload.count >= 2 else { throw H265Error.truncated(what: "itu_t_t35_country_code_extension_byte") }
-            return H265UserDataRegistered(countryCode: countryCode, countryCodeExtension: payload[1], payload: Array(payload[2...]))
+            return H265UserDataRegistered(
+                countryCode: countryCode, countryCodeExtension: payload[1], payload: Array(payload[2...]))
         }
-        return H265UserDataRegistered(countryCode: countryCode, countryCodeExtension: nil, payload: Array(payload[1...]))
+        return H265UserDataRegistered(
+            countryCode: countryCode, countryCodeExtension: nil, payload: Array(payload[1...]))
     }
 
     /// decoded_picture_hash(), D.2.20; nil for a reserved hash_type (3...255), which decoders
@@ -383,7 +393,9 @@ public struct H265SEI: Equatable, Sendable {
     }
 
     /// mastering_display_colour_volume(), D.2.28.
-    static func parseMasteringDisplayColourVolume(_ r: inout H265BitReader) throws(H265Error) -> H265MasteringDisplayColourVolume {
+    static func parseMasteringDisplayColourVolume(_ r: inout H265BitReader) throws(H265Error)
+        -> H265MasteringDisplayColourVolume
+    {
         var volume = H265MasteringDisplayColourVolume()
         // D.3.28: the chromaticity coordinates are in 0...50000 (x and y in 0...1 in steps of
         // 0.00002).

@@ -21,14 +21,14 @@ public struct H265ScalingList: Hashable, Sendable {
         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 17, 16, 17, 16, 17, 18,
         17, 18, 18, 17, 18, 21, 19, 20, 21, 20, 19, 21, 24, 22, 22, 24,
         24, 22, 22, 24, 25, 25, 27, 30, 27, 25, 25, 29, 31, 35, 35, 31,
-        29, 36, 41, 44, 41, 36, 47, 54, 54, 47, 65, 70, 65, 88, 88, 115,
+        29, 36, 41, 44, 41, 36, 47, 54, 54, 47, 65, 70, 65, 88, 88, 115
     ]
     /// Table 7-6, inter (matrixId 3...5) defaults for sizeIds 1...3, in scan order.
     public static let defaultInter8x8: [UInt8] = [
         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18,
         18, 18, 18, 18, 18, 20, 20, 20, 20, 20, 20, 20, 24, 24, 24, 24,
         24, 24, 24, 24, 25, 25, 25, 25, 25, 25, 25, 28, 28, 28, 28, 28,
-        28, 33, 33, 33, 33, 33, 41, 41, 41, 41, 54, 54, 54, 71, 71, 91,
+        28, 33, 33, 33, 33, 33, 41, 41, 41, 41, 54, 54, 54, 71, 71, 91
     ]
 
     /// The default list for a (sizeId, matrixId): Table 7-5 (flat 16) for 4x4, Table 7-6 above.
@@ -62,7 +62,8 @@ public struct H265ScalingList: Hashable, Sendable {
                         let referenceMatrixID = matrixID &- delta &* step
                         list.coefficients[sizeID][matrixID] = list.coefficients[sizeID][referenceMatrixID]
                         if sizeID > 1 {
-                            list.dcCoefficients[sizeID &- 2][matrixID] = list.dcCoefficients[sizeID &- 2][referenceMatrixID]
+                            list.dcCoefficients[sizeID &- 2][matrixID] =
+                                list.dcCoefficients[sizeID &- 2][referenceMatrixID]
                         }
                     }
                 } else {

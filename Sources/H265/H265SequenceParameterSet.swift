@@ -28,10 +28,12 @@ public struct H265SPSRangeExtension: Hashable, Sendable {
     }
 
     func write(to w: inout BitWriter) {
-        for flag in [transformSkipRotationEnabledFlag, transformSkipContextEnabledFlag, implicitRDPCMEnabledFlag,
-                     explicitRDPCMEnabledFlag, extendedPrecisionProcessingFlag, intraSmoothingDisabledFlag,
-                     highPrecisionOffsetsEnabledFlag, persistentRiceAdaptationEnabledFlag,
-                     cabacBypassAlignmentEnabledFlag] {
+        for flag in [
+            transformSkipRotationEnabledFlag, transformSkipContextEnabledFlag, implicitRDPCMEnabledFlag,
+            explicitRDPCMEnabledFlag, extendedPrecisionProcessingFlag, intraSmoothingDisabledFlag,
+            highPrecisionOffsetsEnabledFlag, persistentRiceAdaptationEnabledFlag,
+            cabacBypassAlignmentEnabledFlag
+        ] {
             w.writeFlag(flag)
         }
     }
@@ -171,7 +173,8 @@ public struct H265SequenceParameterSet: Hashable, Sendable {
     }
 
     /// seq_parameter_set_rbsp(), 7.3.2.2.1.
-    static func parse(_ r: inout H265BitReader, header: H265NALUnitHeader) throws(H265Error) -> H265SequenceParameterSet {
+    static func parse(_ r: inout H265BitReader, header: H265NALUnitHeader) throws(H265Error) -> H265SequenceParameterSet
+    {
         // F.7.3.2.2.1: an SPS of another layer may start with sps_ext_or_max_sub_layers_minus1
         // and omit the profile_tier_level; this parser is for the base layer.
         guard header.nuhLayerID == 0 else {
@@ -274,19 +277,22 @@ public struct H265SequenceParameterSet: Hashable, Sendable {
                 "log2_min_pcm_luma_coding_block_size_minus3", max: Swift.min(sps.ctbLog2SizeY, 5) &- 3)
             if sps.log2MinIpcmCbSizeY < Swift.min(sps.minCbLog2SizeY, 5) {
                 throw H265Error.invalidValue(
-                    field: "log2_min_pcm_luma_coding_block_size_minus3", value: Int64(sps.log2MinPCMLumaCodingBlockSizeMinus3))
+                    field: "log2_min_pcm_luma_coding_block_size_minus3",
+                    value: Int64(sps.log2MinPCMLumaCodingBlockSizeMinus3))
             }
             sps.log2DiffMaxMinPCMLumaCodingBlockSize = try r.readUE(
-                "log2_diff_max_min_pcm_luma_coding_block_size", max: Swift.min(sps.ctbLog2SizeY, 5) &- sps.log2MinIpcmCbSizeY)
+                "log2_diff_max_min_pcm_luma_coding_block_size",
+                max: Swift.min(sps.ctbLog2SizeY, 5) &- sps.log2MinIpcmCbSizeY)
             sps.pcmLoopFilterDisabledFlag = try r.readFlag("pcm_loop_filter_disabled_flag")
         }
         // 7.4.3.2.1: 0...64.
         let setCount = try r.readUE("num_short_term_ref_pic_sets", max: 64)
         sps.shortTermReferencePictureSets.reserveCapacity(setCount)
         for index in 0..<setCount {
-            sps.shortTermReferencePictureSets.append(try H265ShortTermReferencePictureSet.parse(
-                &r, index: index, candidates: sps.shortTermReferencePictureSets, numShortTermRefPicSets: setCount,
-                maxDecPicBufferingMinus1: sps.maxDecPicBufferingMinus1))
+            sps.shortTermReferencePictureSets.append(
+                try H265ShortTermReferencePictureSet.parse(
+                    &r, index: index, candidates: sps.shortTermReferencePictureSets, numShortTermRefPicSets: setCount,
+                    maxDecPicBufferingMinus1: sps.maxDecPicBufferingMinus1))
         }
         sps.longTermRefPicsPresentFlag = try r.readFlag("long_term_ref_pics_present_flag")
         if sps.longTermRefPicsPresentFlag {
@@ -427,7 +433,8 @@ public struct H265SequenceParameterSet: Hashable, Sendable {
         w.writeUE(UInt32(truncatingIfNeeded: bitDepthChromaMinus8))
         w.writeUE(UInt32(truncatingIfNeeded: log2MaxPicOrderCntLsbMinus4))
         w.writeFlag(subLayerOrderingInfoPresentFlag)
-        H265SubLayerOrdering.writeList(subLayerOrdering, to: &w, infoPresentForEachSubLayer: subLayerOrderingInfoPresentFlag)
+        H265SubLayerOrdering.writeList(
+            subLayerOrdering, to: &w, infoPresentForEachSubLayer: subLayerOrderingInfoPresentFlag)
         w.writeUE(UInt32(truncatingIfNeeded: log2MinLumaCodingBlockSizeMinus3))
         w.writeUE(UInt32(truncatingIfNeeded: log2DiffMaxMinLumaCodingBlockSize))
         w.writeUE(UInt32(truncatingIfNeeded: log2MinLumaTransformBlockSizeMinus2))
@@ -470,7 +477,7 @@ public struct H265SequenceParameterSet: Hashable, Sendable {
         if writesExtensions {
             w.writeFlag(rangeExtensionFlag)
             w.writeFlag(multilayerExtensionFlag)
-            w.writeBits(0, count: 6)  // sps_3d_extension_flag, sps_scc_extension_flag, sps_extension_4bits
+            w.writeBits(0, count: 6) // sps_3d_extension_flag, sps_scc_extension_flag, sps_extension_4bits
             if rangeExtensionFlag { rangeExtension.write(to: &w) }
             if multilayerExtensionFlag { w.writeFlag(interViewMvVertConstraintFlag) }
         }

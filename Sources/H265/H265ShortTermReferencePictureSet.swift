@@ -188,7 +188,9 @@ public struct H265ShortTermReferencePictureSet: Hashable, Sendable {
             w.writeUE(UInt32(truncatingIfNeeded: prediction.absDeltaRpsMinus1))
             for (j, used) in prediction.usedByCurrPicFlags.enumerated() {
                 w.writeFlag(used)
-                if !used { w.writeFlag(prediction.useDeltaFlags.indices.contains(j) ? prediction.useDeltaFlags[j] : true) }
+                if !used {
+                    w.writeFlag(prediction.useDeltaFlags.indices.contains(j) ? prediction.useDeltaFlags[j] : true)
+                }
             }
             return
         }

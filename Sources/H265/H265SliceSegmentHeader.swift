@@ -1,6 +1,8 @@
 /// slice_type, Table 7-7.
 public enum H265SliceType: Int, Hashable, Sendable, CustomStringConvertible {
-    case b = 0, p = 1, i = 2
+    case b = 0
+    case p = 1
+    case i = 2
 
     public var description: String {
         switch self {
@@ -170,7 +172,9 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
     ) throws(H265Error) -> H265SliceSegmentHeader {
         try nalUnit.withUnsafeBytes { bytes in
             Result { () throws(H265Error) -> H265SliceSegmentHeader in
-                try parse(nalUnit: bytes, pictureParameterSet: pictureParameterSet, sequenceParameterSet: sequenceParameterSet)
+                try parse(
+                    nalUnit: bytes, pictureParameterSet: pictureParameterSet, sequenceParameterSet: sequenceParameterSet
+                )
             }
         }.get()
     }
@@ -198,7 +202,8 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         let context = H265SlicePictureContext(pps: pps, sps: nil)
         let sequence = H265SlicePictureContext.Sequence(
             videoParameterSetID: sps.videoParameterSetID, separateColourPlaneFlag: sps.separateColourPlaneFlag,
-            picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb, failsValidation: false)
+            picSizeInCtbsY: sps.picSizeInCtbsY, log2MaxPicOrderCntLsb: sps.log2MaxPicOrderCntLsb, failsValidation: false
+        )
         guard try parsePictureFields(&r, into: &slice, context: context, sequence: sequence) else {
             slice.parsedBitCount = r.bitPosition
             return slice
@@ -291,7 +296,9 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         guard header.nalUnitType.isVCL, !header.nalUnitType.isReservedOrUnspecified else {
             throw H265Error.invalidValue(field: "nal_unit_type", value: Int64(header.nalUnitType.rawValue))
         }
-        return try RBSP.withUnescapedPayload(of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxPictureFieldBytes) { rbsp in
+        return try RBSP.withUnescapedPayload(
+            of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxPictureFieldBytes
+        ) { rbsp in
             Result { () throws(H265Error) -> H265SliceSegmentHeader in
                 var r = H265BitReader(rbsp)
                 var slice = H265SliceSegmentHeader(nalUnitHeader: header)
@@ -324,7 +331,8 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         // 7.4.7.1: NumNegativePics + NumPositivePics + num_long_term_sps + num_long_term_pics
         // <= sps_max_dec_pic_buffering_minus1[sps_max_sub_layers_minus1]: the whole RPS fits
         // the DPB.
-        let room = sps.maxDecPicBufferingMinus1 &- slice.shortTermReferencePictureSet.numDeltaPocs &- slice.numLongTermSps
+        let room =
+            sps.maxDecPicBufferingMinus1 &- slice.shortTermReferencePictureSet.numDeltaPocs &- slice.numLongTermSps
         if room < 0 {
             throw H265Error.invalidValue(field: "num_long_term_sps", value: Int64(slice.numLongTermSps))
         }
@@ -358,9 +366,10 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
             }
             // 7-52: the cycles accumulate within the SPS-picked entries and within the coded ones.
             accumulated = (index == 0 || index == slice.numLongTermSps) ? cycle : accumulated &+ cycle
-            slice.longTermPictures.append(H265SliceLongTermPicture(
-                ltIdxSps: ltIdxSps, pocLsbLt: pocLsb, usedByCurrPicLt: used, deltaPocMsbPresentFlag: msbPresent,
-                deltaPocMsbCycleLt: cycle, accumulatedDeltaPocMsbCycleLt: accumulated))
+            slice.longTermPictures.append(
+                H265SliceLongTermPicture(
+                    ltIdxSps: ltIdxSps, pocLsbLt: pocLsb, usedByCurrPicLt: used, deltaPocMsbPresentFlag: msbPresent,
+                    deltaPocMsbCycleLt: cycle, accumulatedDeltaPocMsbCycleLt: accumulated))
         }
     }
 

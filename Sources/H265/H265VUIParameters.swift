@@ -119,7 +119,7 @@ public struct H265VUIParameters: Hashable, Sendable {
         vui.aspectRatioInfoPresentFlag = try r.readFlag("aspect_ratio_info_present_flag")
         if vui.aspectRatioInfoPresentFlag {
             vui.aspectRatioIdc = Int(try r.readBits(8, "aspect_ratio_idc"))
-            if vui.aspectRatioIdc == 255 {  // EXTENDED_SAR
+            if vui.aspectRatioIdc == 255 { // EXTENDED_SAR
                 vui.sarWidth = Int(try r.readBits(16, "sar_width"))
                 vui.sarHeight = Int(try r.readBits(16, "sar_height"))
             }
@@ -222,8 +222,10 @@ public struct H265VUIParameters: Hashable, Sendable {
         w.writeFlag(frameFieldInfoPresentFlag)
         w.writeFlag(defaultDisplayWindowFlag)
         if defaultDisplayWindowFlag {
-            for offset in [defaultDisplayWindowLeftOffset, defaultDisplayWindowRightOffset,
-                           defaultDisplayWindowTopOffset, defaultDisplayWindowBottomOffset] {
+            for offset in [
+                defaultDisplayWindowLeftOffset, defaultDisplayWindowRightOffset,
+                defaultDisplayWindowTopOffset, defaultDisplayWindowBottomOffset
+            ] {
                 w.writeUE(UInt32(truncatingIfNeeded: offset))
             }
         }
@@ -234,7 +236,9 @@ public struct H265VUIParameters: Hashable, Sendable {
             w.writeFlag(pocProportionalToTimingFlag)
             if pocProportionalToTimingFlag { w.writeUE(numTicksPocDiffOneMinus1 ?? 0) }
             w.writeFlag(hrdParametersPresentFlag)
-            if hrdParametersPresentFlag { (hrdParameters ?? H265HRDParameters()).write(to: &w, commonInfoPresent: true) }
+            if hrdParametersPresentFlag {
+                (hrdParameters ?? H265HRDParameters()).write(to: &w, commonInfoPresent: true)
+            }
         }
         w.writeFlag(bitstreamRestrictionFlag)
         if bitstreamRestrictionFlag {

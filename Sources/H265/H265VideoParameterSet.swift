@@ -40,14 +40,17 @@ public struct H265SubLayerOrdering: Hashable, Sendable {
             // sub-layer holds the lower ones' pictures too).
             if let previous = list.last, index > first {
                 if buffering < previous.maxDecPicBufferingMinus1 {
-                    throw H265Error.invalidValue(field: "\(prefix)_max_dec_pic_buffering_minus1[\(index)]", value: Int64(buffering))
+                    throw H265Error.invalidValue(
+                        field: "\(prefix)_max_dec_pic_buffering_minus1[\(index)]", value: Int64(buffering))
                 }
                 if reorder < previous.maxNumReorderPics {
-                    throw H265Error.invalidValue(field: "\(prefix)_max_num_reorder_pics[\(index)]", value: Int64(reorder))
+                    throw H265Error.invalidValue(
+                        field: "\(prefix)_max_num_reorder_pics[\(index)]", value: Int64(reorder))
                 }
             }
-            list.append(H265SubLayerOrdering(
-                maxDecPicBufferingMinus1: buffering, maxNumReorderPics: reorder, maxLatencyIncreasePlus1: latency))
+            list.append(
+                H265SubLayerOrdering(
+                    maxDecPicBufferingMinus1: buffering, maxNumReorderPics: reorder, maxLatencyIncreasePlus1: latency))
         }
         if let highest = list.first, !infoPresentForEachSubLayer {
             list = [H265SubLayerOrdering](repeating: highest, count: maxSubLayersMinus1 &+ 1)
@@ -188,8 +191,9 @@ public struct H265VideoParameterSet: Hashable, Sendable {
                     &r, commonInfoPresent: common, maxNumSubLayersMinus1: vps.maxSubLayersMinus1,
                     inheritingFrom: previous)
                 previous = parameters
-                vps.hrdParameters.append(LayerSetHRD(
-                    layerSetIndex: layerSet, commonParametersPresentFlag: common, parameters: parameters))
+                vps.hrdParameters.append(
+                    LayerSetHRD(
+                        layerSetIndex: layerSet, commonParametersPresentFlag: common, parameters: parameters))
             }
         }
         vps.vpsExtensionFlag = try r.readFlag("vps_extension_flag")
@@ -212,7 +216,8 @@ public struct H265VideoParameterSet: Hashable, Sendable {
         w.writeBits(0xFFFF, count: 16)
         profileTierLevel.write(to: &w, maxNumSubLayersMinus1: maxSubLayersMinus1)
         w.writeFlag(subLayerOrderingInfoPresentFlag)
-        H265SubLayerOrdering.writeList(subLayerOrdering, to: &w, infoPresentForEachSubLayer: subLayerOrderingInfoPresentFlag)
+        H265SubLayerOrdering.writeList(
+            subLayerOrdering, to: &w, infoPresentForEachSubLayer: subLayerOrderingInfoPresentFlag)
         w.writeBits(UInt32(truncatingIfNeeded: maxLayerID), count: 6)
         w.writeUE(UInt32(truncatingIfNeeded: numLayerSetsMinus1))
         for included in layerIDIncludedFlags.prefix(numLayerSetsMinus1) {

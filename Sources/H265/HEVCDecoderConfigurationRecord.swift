@@ -97,7 +97,8 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
         generalProfile = sps.profileTierLevel.general ?? H265ProfileTierLevel.Profile()
         generalLevelIdc = UInt8(truncatingIfNeeded: sps.profileTierLevel.generalLevelIdc)
         minSpatialSegmentationIdc = sps.vui?.minSpatialSegmentationIdc ?? 0
-        parallelismType = Self.parallelismType(minSpatialSegmentationIdc: minSpatialSegmentationIdc, pictureParameterSets: parsedPPSs)
+        parallelismType = Self.parallelismType(
+            minSpatialSegmentationIdc: minSpatialSegmentationIdc, pictureParameterSets: parsedPPSs)
         chromaFormat = UInt8(truncatingIfNeeded: sps.chromaFormatIdc)
         // The record's fields are 3 bits: a 16-bit stream (bit_depth_*_minus8 8) cannot be
         // described by it.
@@ -112,21 +113,29 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
         temporalIdNested = sps.temporalIDNestingFlag
         self.nalUnitHeaderLength = nalUnitHeaderLength
         arrays = [
-            NALUnitArray(arrayCompleteness: arrayCompleteness, nalUnitType: .videoParameterSet, nalUnits: videoParameterSets),
-            NALUnitArray(arrayCompleteness: arrayCompleteness, nalUnitType: .sequenceParameterSet, nalUnits: sequenceParameterSets),
-            NALUnitArray(arrayCompleteness: arrayCompleteness, nalUnitType: .pictureParameterSet, nalUnits: pictureParameterSets),
+            NALUnitArray(
+                arrayCompleteness: arrayCompleteness, nalUnitType: .videoParameterSet, nalUnits: videoParameterSets),
+            NALUnitArray(
+                arrayCompleteness: arrayCompleteness, nalUnitType: .sequenceParameterSet,
+                nalUnits: sequenceParameterSets),
+            NALUnitArray(
+                arrayCompleteness: arrayCompleteness, nalUnitType: .pictureParameterSet, nalUnits: pictureParameterSets)
         ]
         // SEI NAL units go into one array per type (prefix, suffix), in their order.
         for type in [H265NALUnitType.prefixSEI, .suffixSEI] {
             let units = seiNALUnits.filter { $0.count >= 2 && H265NALUnitType(sixBits: $0[0] >> 1) == type }
-            if !units.isEmpty { arrays.append(NALUnitArray(arrayCompleteness: false, nalUnitType: type, nalUnits: units)) }
+            if !units.isEmpty {
+                arrays.append(NALUnitArray(arrayCompleteness: false, nalUnitType: type, nalUnits: units))
+            }
         }
         try checkArrays()
     }
 
     /// parallelismType (8.3.3.1): what every PPS promises about parallel decoding, given that
     /// the VUI states a spatial segmentation at all (without one, 0: unknown).
-    static func parallelismType(minSpatialSegmentationIdc: Int, pictureParameterSets: [H265PictureParameterSet]) -> UInt8 {
+    static func parallelismType(minSpatialSegmentationIdc: Int, pictureParameterSets: [H265PictureParameterSet])
+        -> UInt8
+    {
         guard minSpatialSegmentationIdc > 0, !pictureParameterSets.isEmpty else { return 0 }
         let tiles = pictureParameterSets.allSatisfy { $0.tilesEnabledFlag && !$0.entropyCodingSyncEnabledFlag }
         let wavefront = pictureParameterSets.allSatisfy { $0.entropyCodingSyncEnabledFlag && !$0.tilesEnabledFlag }
@@ -219,7 +228,9 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
     /// 8.3.3.1: each array holds NAL units of its NAL_unit_type, which is a VPS, SPS, PPS,
     /// prefix SEI or suffix SEI type.
     private func checkArrays() throws(H265Error) {
-        let allowed: Set<H265NALUnitType> = [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI, .suffixSEI]
+        let allowed: Set<H265NALUnitType> = [
+            .videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI, .suffixSEI
+        ]
         for array in arrays {
             guard allowed.contains(array.nalUnitType) else {
                 throw H265Error.malformedFraming("the hvcC record has an array of \(array.nalUnitType) NAL units")
@@ -241,7 +252,9 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
         guard LengthPrefixedNALUnits.isValidNALUnitHeaderLength(nalUnitHeaderLength) else {
             throw H265Error.invalidValue(field: "lengthSizeMinusOne", value: Int64(nalUnitHeaderLength - 1))
         }
-        guard arrays.count <= 255 else { throw H265Error.invalidValue(field: "numOfArrays", value: Int64(arrays.count)) }
+        guard arrays.count <= 255 else {
+            throw H265Error.invalidValue(field: "numOfArrays", value: Int64(arrays.count))
+        }
         guard (0...4095).contains(minSpatialSegmentationIdc) else {
             throw H265Error.invalidValue(field: "min_spatial_segmentation_idc", value: Int64(minSpatialSegmentationIdc))
         }

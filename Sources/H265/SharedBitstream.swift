@@ -23,7 +23,8 @@ enum H265NALUnitParsing {
         guard header.nalUnitType == expected else {
             throw H265Error.invalidValue(field: "nal_unit_type", value: Int64(header.nalUnitType.rawValue))
         }
-        return try RBSP.withUnescapedPayload(of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxBytes) { rbsp in
+        return try RBSP.withUnescapedPayload(of: nalUnit, from: H265NALUnitHeader.byteCount, maxBytes: maxBytes) {
+            rbsp in
             Result { () throws(H265Error) -> Parsed in
                 var reader = H265BitReader(rbsp)
                 return try body(&reader, header)

@@ -207,7 +207,8 @@ public struct BlockBuffer: Sendable {
     ///
     /// - Throws: ``BlockBufferError/rangeOutOfBounds(lowerBound:upperBound:count:)`` or
     ///   ``BlockBufferError/destinationTooSmall(required:available:)``.
-    public func copyBytes(in range: Range<Int>, to destination: UnsafeMutableRawBufferPointer) throws(BlockBufferError) {
+    public func copyBytes(in range: Range<Int>, to destination: UnsafeMutableRawBufferPointer) throws(BlockBufferError)
+    {
         try checkRange(range)
         guard destination.count >= range.count else {
             throw .destinationTooSmall(required: range.count, available: destination.count)
@@ -215,7 +216,8 @@ public struct BlockBuffer: Sendable {
         // The slice shares the blocks; only the bytes asked for are copied, segment by segment.
         var written = 0
         try slice(range).forEachSegment { segment in
-            UnsafeMutableRawBufferPointer(rebasing: destination[written..<written + segment.count]).copyMemory(from: segment)
+            UnsafeMutableRawBufferPointer(rebasing: destination[written..<written + segment.count]).copyMemory(
+                from: segment)
             written += segment.count
         }
     }

@@ -24,8 +24,10 @@ public struct FourCharCode: RawRepresentable, Hashable, Sendable {
 
     /// The four bytes, most significant first (the order they appear in a file).
     public var bytes: (UInt8, UInt8, UInt8, UInt8) {
-        (UInt8(truncatingIfNeeded: rawValue >> 24), UInt8(truncatingIfNeeded: rawValue >> 16),
-         UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue))
+        (
+            UInt8(truncatingIfNeeded: rawValue >> 24), UInt8(truncatingIfNeeded: rawValue >> 16),
+            UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)
+        )
     }
 }
 

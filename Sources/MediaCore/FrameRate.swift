@@ -24,7 +24,8 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     public func frameDuration(fieldsPerFrame: Int = 1) -> MediaTime? {
         guard isKnown else { return nil }
         return MediaTime(
-            value: Int64(denominator), timescale: Int32(clamping: numerator.multipliedReportingOverflow(by: fieldsPerFrame).partialValue))
+            value: Int64(denominator),
+            timescale: Int32(clamping: numerator.multipliedReportingOverflow(by: fieldsPerFrame).partialValue))
     }
 
     /// The same rate in lowest terms (60000/2002 -> 30000/1001).

@@ -12,7 +12,7 @@ public struct MD5: Sendable {
         7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
         5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
         4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21
     ]
     private static let constants: [UInt32] = (0..<64).map { index in
         // K[i] = floor(2^32 * |sin(i + 1)|)
@@ -61,7 +61,9 @@ public struct MD5: Sendable {
         var padding: [UInt8] = [0x80]
         let used = (pending.count + 1) % 64
         padding += [UInt8](repeating: 0, count: (used <= 56 ? 56 - used : 120 - used))
-        for shift in stride(from: 0, to: 64, by: 8) { padding.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 0, to: 64, by: 8) {
+            padding.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         let savedLength = length
         update(padding)
         length = savedLength
@@ -86,16 +88,26 @@ public struct MD5: Sendable {
 
     private mutating func process(_ block: UnsafeRawBufferPointer) {
         // The block's words are read where they are (little-endian, RFC 1321 3.4), no array.
-        func words(_ index: Int) -> UInt32 { block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self).littleEndian }
+        func words(_ index: Int) -> UInt32 {
+            block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self).littleEndian
+        }
         var (a, b, c, d) = state
         for index in 0..<64 {
             var f: UInt32
             let g: Int
             switch index {
-            case 0..<16: f = (b & c) | (~b & d); g = index
-            case 16..<32: f = (d & b) | (~d & c); g = (5 * index + 1) % 16
-            case 32..<48: f = b ^ c ^ d; g = (3 * index + 5) % 16
-            default: f = c ^ (b | ~d); g = (7 * index) % 16
+            case 0..<16:
+                f = (b & c) | (~b & d)
+                g = index
+            case 16..<32:
+                f = (d & b) | (~d & c)
+                g = (5 * index + 1) % 16
+            case 32..<48:
+                f = b ^ c ^ d
+                g = (3 * index + 5) % 16
+            default:
+                f = c ^ (b | ~d)
+                g = (7 * index) % 16
             }
             f = f &+ a &+ Self.constants[index] &+ words(g)
             a = d

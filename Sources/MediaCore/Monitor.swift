@@ -57,7 +57,8 @@ package final class Monitor<State>: @unchecked Sendable {
     /// (nanoseconds, ``Monitor/monotonicNanoseconds()``), runs `body` with whether the predicate
     /// holds, wakes every waiter and unlocks.
     package func withLock<R, E: Error>(
-        waitingUntil predicate: (State) -> Bool, deadline: UInt64, _ body: (inout State, _ predicateHolds: Bool) throws(E) -> R
+        waitingUntil predicate: (State) -> Bool, deadline: UInt64,
+        _ body: (inout State, _ predicateHolds: Bool) throws(E) -> R
     ) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer {

@@ -180,8 +180,9 @@ public final class PixelBuffer: @unchecked Sendable {
                     plane: index, bytesPerRow: external.bytesPerRow, minimumBytesPerRow: geometry.bytesPerRow)
             }
             planes.append(
-                Plane(baseAddress: external.baseAddress, bytesPerRow: external.bytesPerRow,
-                      width: geometry.width, height: geometry.height))
+                Plane(
+                    baseAddress: external.baseAddress, bytesPerRow: external.bytesPerRow,
+                    width: geometry.width, height: geometry.height))
         }
         self.width = width
         self.height = height
@@ -246,7 +247,8 @@ final class PooledPixelMemory: @unchecked Sendable {
         self.layout = layout
         self.base = base
         planes = layout.planes.map {
-            PixelBuffer.Plane(baseAddress: base + $0.offset, bytesPerRow: $0.bytesPerRow, width: $0.width, height: $0.height)
+            PixelBuffer.Plane(
+                baseAddress: base + $0.offset, bytesPerRow: $0.bytesPerRow, width: $0.width, height: $0.height)
         }
     }
 
@@ -292,7 +294,8 @@ struct PixelBufferLayout: Sendable {
             let bytesPerRow = paddedRow & ~(rowAlignment - 1)
             let (planeBytes, planeOverflow) = bytesPerRow.multipliedReportingOverflow(by: planeHeight)
             guard !planeOverflow else { throw .sizeOverflow }
-            planes.append(PlaneGeometry(offset: offset, bytesPerRow: bytesPerRow, width: planeWidth, height: planeHeight))
+            planes.append(
+                PlaneGeometry(offset: offset, bytesPerRow: bytesPerRow, width: planeWidth, height: planeHeight))
             // Every plane size is a multiple of rowAlignment, so every plane start stays aligned.
             let (next, offsetOverflow) = offset.addingReportingOverflow(planeBytes)
             guard !offsetOverflow else { throw .sizeOverflow }

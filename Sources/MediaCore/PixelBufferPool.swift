@@ -201,7 +201,8 @@ public final class PixelBufferPool: Sendable {
                 if consumer?.isFlushing == true { return .failure(.flushing) }
                 if !available {
                     let bound = (maximum ?? 0) + (consumer?.heldBufferCount ?? 0)
-                    return .success(deadline == nil ? .wait(timeout: starvationTimeout(for: state)) : .starved(bound: bound))
+                    return .success(
+                        deadline == nil ? .wait(timeout: starvationTimeout(for: state)) : .starved(bound: bound))
                 }
                 let recycled = state.free.popLast()
                 if recycled == nil, let maximum {
@@ -246,8 +247,9 @@ public final class PixelBufferPool: Sendable {
     private func starvationTimeout(for state: State) -> UInt64 {
         if consumer?.keepsPictures == true { return 0 }
         let slowest = max(state.windowLongestGiveBackInterval, state.previousWindowLongestGiveBackInterval)
-        return min(Self.maximumStarvationTimeoutNanoseconds,
-                   max(Self.minimumStarvationTimeoutNanoseconds, slowest.multipliedReportingOverflow(by: 4).partialValue))
+        return min(
+            Self.maximumStarvationTimeoutNanoseconds,
+            max(Self.minimumStarvationTimeoutNanoseconds, slowest.multipliedReportingOverflow(by: 4).partialValue))
     }
 
     /// Window bookkeeping after a handout (under the lock). At the end of a window, the idle
@@ -374,7 +376,9 @@ public final class PixelBufferConsumer: Sendable {
 
     /// Buffers the consumer holds at once, added to every pool's maximum: what it announced and
     /// what it was found to keep.
-    public var heldBufferCount: Int { state.withLock { $0.heldBufferCount.addingReportingOverflow($0.grownBufferCount).partialValue } }
+    public var heldBufferCount: Int {
+        state.withLock { $0.heldBufferCount.addingReportingOverflow($0.grownBufferCount).partialValue }
+    }
 
     /// How many buffers waits in vain added to the bound (0 until a pool starved).
     public var grownBufferCount: Int { state.withLock { $0.grownBufferCount } }

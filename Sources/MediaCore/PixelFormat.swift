@@ -51,7 +51,7 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable {
     /// Every format with a known layout.
     public static let allSupported: [PixelFormat] = [
         .nv12VideoRange, .nv12FullRange, .p010VideoRange, .p010FullRange, .i420, .i422, .i444,
-        .i420TenBit, .i422TenBit, .i444TenBit, .bgra, .yuyv, .uyvy, .gray8,
+        .i420TenBit, .i422TenBit, .i444TenBit, .bgra, .yuyv, .uyvy, .gray8
     ]
 
     /// How one plane is laid out relative to the picture size.

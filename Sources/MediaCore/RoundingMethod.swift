@@ -41,8 +41,8 @@ enum Rational128 {
     ) -> (quotient: Int128, exact: Bool) {
         // Internal invariant: every caller passes a product of positive timescales or a divisor
         // it has checked to be positive. A zero divisor cannot come from input.
-        let quotient = numerator / denominator  // truncates toward zero
-        let remainder = numerator % denominator  // has the sign of the numerator
+        let quotient = numerator / denominator // truncates toward zero
+        let remainder = numerator % denominator // has the sign of the numerator
         if remainder == 0 { return (quotient, true) }
         let negative = numerator < 0
         let awayStep: Int128 = negative ? -1 : 1

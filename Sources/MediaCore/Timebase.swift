@@ -75,8 +75,8 @@ public final class Timebase: Sendable {
     }
 
     private struct Anchor {
-        var time: Int64  // nanoseconds on the timebase
-        var masterTime: Int64  // nanoseconds on the master clock
+        var time: Int64 // nanoseconds on the timebase
+        var masterTime: Int64 // nanoseconds on the master clock
         var rate: Rate
     }
 

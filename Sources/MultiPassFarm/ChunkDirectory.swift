@@ -22,7 +22,9 @@ struct ChunkDirectory {
 
     func readManifest() throws(FarmFailure) -> Manifest {
         guard TextFile.exists(manifestPath) else {
-            throw .failed("\(path) holds no chunk (no chunk.txt): run pass 1 of the chunk (swiftvt-farm encode without --plan) first")
+            throw .failed(
+                "\(path) holds no chunk (no chunk.txt): run pass 1 of the chunk (swiftvt-farm encode without --plan) first"
+            )
         }
         let lines = try TextFile.read(manifestPath).split(separator: "\n").map(String.init)
         var storage: String?

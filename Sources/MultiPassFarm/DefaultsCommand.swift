@@ -9,7 +9,7 @@ enum DefaultsCommand {
     static var lines: [String] {
         [
             "gop-seconds \(MultiPassGOP.automaticDuration)",
-            "minimum-gop-frames \(MultiPassGOP.minimumLength)",
+            "minimum-gop-frames \(MultiPassGOP.minimumLength)"
         ]
     }
 

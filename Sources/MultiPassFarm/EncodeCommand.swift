@@ -26,7 +26,9 @@ struct EncodeCommand {
         threads = try options.integer("threads", in: 0...256, default: 0)
         keyFrameInterval = try options.integer("max-keyframe-interval", in: 0...Int(Int32.max), default: 0)
         guard keyFrameInterval == 0 || keyFrameInterval >= MultiPassGOP.minimumLength else {
-            throw .usage("--max-keyframe-interval \(keyFrameInterval) is too short for multi-pass encoding; use 0 or at least \(MultiPassGOP.minimumLength)")
+            throw .usage(
+                "--max-keyframe-interval \(keyFrameInterval) is too short for multi-pass encoding; use 0 or at least \(MultiPassGOP.minimumLength)"
+            )
         }
         planPath = options.string("plan")
     }
@@ -60,8 +62,9 @@ struct EncodeCommand {
         defer { session.invalidate() }
         let pool: PixelBufferPool
         do throws(PixelBufferPoolError) {
-            pool = try PixelBufferPool(attributes: PixelBufferPool.Attributes(
-                width: reader.header.width, height: reader.header.height, pixelFormat: .i420, rowAlignment: 4))
+            pool = try PixelBufferPool(
+                attributes: PixelBufferPool.Attributes(
+                    width: reader.header.width, height: reader.header.height, pixelFormat: .i420, rowAlignment: 4))
         } catch {
             throw .failed("cannot allocate pictures of \(reader.header.width)x\(reader.header.height): \(error)")
         }
@@ -126,11 +129,15 @@ struct EncodeCommand {
     }
 
     /// The chunk's storage and silo: new ones for pass 1, the chunk's for a planned pass.
-    private func openFiles(for planned: ChunkPlanFile?) throws(FarmFailure) -> (MultiPassStorage, FrameSilo, ChunkDirectory.Manifest) {
+    private func openFiles(for planned: ChunkPlanFile?) throws(FarmFailure) -> (
+        MultiPassStorage, FrameSilo, ChunkDirectory.Manifest
+    ) {
         if let planned {
             let (manifest, storage, silo) = try chunk.open()
             guard manifest.passes <= planned.completedPasses else {
-                throw .failed("the plan \(planPath ?? "") follows pass \(planned.completedPasses), but the chunk in \(chunk.path) has been through \(manifest.passes) pass(es)")
+                throw .failed(
+                    "the plan \(planPath ?? "") follows pass \(planned.completedPasses), but the chunk in \(chunk.path) has been through \(manifest.passes) pass(es)"
+                )
             }
             return (storage, silo, manifest)
         }
@@ -142,7 +149,8 @@ struct EncodeCommand {
             let storage = try MultiPassStorage(creatingIn: chunk.path, timeRange: .invalid, keepOnClose: true)
             let silo = try FrameSilo(directory: chunk.path, keepOnClose: true)
             let manifest = ChunkDirectory.Manifest(
-                storageName: TextFile.baseName(storage.path), siloIndexName: TextFile.baseName(silo.indexPath), passes: 0)
+                storageName: TextFile.baseName(storage.path), siloIndexName: TextFile.baseName(silo.indexPath),
+                passes: 0)
             return (storage, silo, manifest)
         } catch {
             throw .vt(error, "cannot create the chunk's files in \(chunk.path)")

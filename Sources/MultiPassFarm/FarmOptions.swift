@@ -51,7 +51,9 @@ struct FarmOptions {
 /// Reading and writing small text files (manifests, plans, the planner's state).
 enum TextFile {
     static func read(_ path: String) throws(FarmFailure) -> String {
-        guard let file = fopen(path, "rb") else { throw .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard let file = fopen(path, "rb") else {
+            throw .failed("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
         defer { fclose(file) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)

@@ -62,14 +62,18 @@ struct FrameStreamReader {
         let strides = [value(6), value(7), value(8)]
         let offsets = [value(9), value(10), value(11)]
         let frameSize = value(12)
-        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
-        let planeWidths = [width, chromaWidth, chromaWidth], planeHeights = [height, chromaHeight, chromaHeight]
+        let chromaWidth = (width + 1) / 2
+        let chromaHeight = (height + 1) / 2
+        let planeWidths = [width, chromaWidth, chromaWidth]
+        let planeHeights = [height, chromaHeight, chromaHeight]
         for plane in 0..<3 {
             guard strides[plane] >= planeWidths[plane],
                 offsets[plane] >= (plane == 0 ? 0 : offsets[plane - 1] + strides[plane - 1] * planeHeights[plane - 1]),
                 offsets[plane] + strides[plane] * (planeHeights[plane] - 1) + planeWidths[plane] <= frameSize
             else {
-                throw .failed("the frame stream's I420 layout (strides \(strides), offsets \(offsets), size \(frameSize)) does not hold a \(width)x\(height) picture")
+                throw .failed(
+                    "the frame stream's I420 layout (strides \(strides), offsets \(offsets), size \(frameSize)) does not hold a \(width)x\(height) picture"
+                )
             }
         }
         let fieldCoding: FieldCoding = try version == 1 ? .progressive : Self.readFieldCoding(descriptor)
@@ -94,7 +98,9 @@ struct FrameStreamReader {
         case 1: return .topFieldFirst
         case 2: return .bottomFieldFirst
         default:
-            throw .failed("the frame stream's field order \(fieldOrder) is not 0 (progressive), 1 (interlaced, top field first) or 2 (interlaced, bottom field first)")
+            throw .failed(
+                "the frame stream's field order \(fieldOrder) is not 0 (progressive), 1 (interlaced, top field first) or 2 (interlaced, bottom field first)"
+            )
         }
     }
 
@@ -140,7 +146,8 @@ struct FrameStreamReader {
             }
             for row in 0..<plane.height {
                 let rowBytes = min(plane.width, stride)
-                guard try Self.readFully(descriptor, into: plane.baseAddress + row * plane.bytesPerRow, count: rowBytes) else {
+                guard try Self.readFully(descriptor, into: plane.baseAddress + row * plane.bytesPerRow, count: rowBytes)
+                else {
                     throw truncated()
                 }
                 // The last row of the last plane may end the frame before its stride does.

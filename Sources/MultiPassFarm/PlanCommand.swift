@@ -38,18 +38,22 @@ struct PlanCommand {
         var remeasurements = completedPasses >= 2 ? try state.readRemeasurements() : []
         for record in records {
             guard let before = previous[record.presentationTimeStamp], record.pass > before.pass else { continue }
-            remeasurements.append(MultiPassRateControl.Remeasurement(
-                before: (before.bits, before.quantizer), after: (record.bits, record.quantizer)))
+            remeasurements.append(
+                MultiPassRateControl.Remeasurement(
+                    before: (before.bits, before.quantizer), after: (record.bits, record.quantizer)))
         }
         rateControl.estimateModelExponent(remeasurements)
         let plan = rateControl.plan(records: records, completedPasses: completedPasses)
-        let totals = "totals coded_bits=\(plan.codedBits) target_bits=\(Int(plan.targetBits.rounded())) "
+        let totals =
+            "totals coded_bits=\(plan.codedBits) target_bits=\(Int(plan.targetBits.rounded())) "
             + "predicted_bits=\(Int(plan.predictedBits.rounded())) frames=\(plan.frameCount)"
         if completedPasses >= 2, let before = try state.readCodedBits(),
             MultiPassDriver.passLandsFarther(codedBits: plan.codedBits, than: before, fromTarget: plan.targetBits)
         {
             print(totals)
-            print("decision taken-back pass \(completedPasses) coded the file in \(plan.codedBits) bits, farther from the target of \(Int(plan.targetBits.rounded())) than the \(before) bits before it")
+            print(
+                "decision taken-back pass \(completedPasses) coded the file in \(plan.codedBits) bits, farther from the target of \(Int(plan.targetBits.rounded())) than the \(before) bits before it"
+            )
             return
         }
         try state.write(records: records, remeasurements: remeasurements, codedBits: plan.codedBits)
@@ -83,7 +87,8 @@ struct PlanCommand {
             let manifest = try chunk.readManifest()
             let records: [FrameAnalysisRecord]
             do throws(VTError) {
-                let storage = try MultiPassStorage(reopening: chunk.path + "/" + manifest.storageName, keepOnClose: true)
+                let storage = try MultiPassStorage(
+                    reopening: chunk.path + "/" + manifest.storageName, keepOnClose: true)
                 records = storage.records()
                 try storage.close()
             } catch {
@@ -93,7 +98,9 @@ struct PlanCommand {
                 throw .failed("chunk \(index) in \(chunk.path) has no analysed frames")
             }
             if let previous = all.last, first.presentationTimeStamp <= previous.presentationTimeStamp {
-                throw .failed("chunk \(index) starts at \(first.presentationTimeStamp.seconds) s, before chunk \(index - 1) ends (\(previous.presentationTimeStamp.seconds) s): give the chunk directories in time order")
+                throw .failed(
+                    "chunk \(index) starts at \(first.presentationTimeStamp.seconds) s, before chunk \(index - 1) ends (\(previous.presentationTimeStamp.seconds) s): give the chunk directories in time order"
+                )
             }
             starts.append(first.presentationTimeStamp)
             all += records
@@ -122,7 +129,10 @@ struct PlannerState {
             let fields = line.split(separator: " ")
             guard fields.count == 5, let value = Int64(fields[0]), let timescale = Int32(fields[1]), timescale > 0,
                 let bits = Int(fields[2]), let quantizer = Double(fields[3]), let pass = Int(fields[4])
-            else { throw .failed("\(recordsPath) is damaged (\"\(line)\"); start the job again with an empty state directory") }
+            else {
+                throw .failed(
+                    "\(recordsPath) is damaged (\"\(line)\"); start the job again with an empty state directory")
+            }
             let time = MediaTime(value: value, timescale: timescale)
             records[time] = FrameAnalysisRecord(
                 presentationTimeStamp: time, decodeTimeStamp: .invalid, duration: .invalid, frameType: .predicted,
@@ -138,8 +148,13 @@ struct PlannerState {
             let fields = line.split(separator: " ")
             guard fields.count == 4, let bitsBefore = Int(fields[0]), let quantizerBefore = Double(fields[1]),
                 let bitsAfter = Int(fields[2]), let quantizerAfter = Double(fields[3])
-            else { throw .failed("\(remeasurementsPath) is damaged (\"\(line)\"); start the job again with an empty state directory") }
-            samples.append(MultiPassRateControl.Remeasurement(before: (bitsBefore, quantizerBefore), after: (bitsAfter, quantizerAfter)))
+            else {
+                throw .failed(
+                    "\(remeasurementsPath) is damaged (\"\(line)\"); start the job again with an empty state directory")
+            }
+            samples.append(
+                MultiPassRateControl.Remeasurement(
+                    before: (bitsBefore, quantizerBefore), after: (bitsAfter, quantizerAfter)))
         }
         return samples
     }
@@ -151,10 +166,14 @@ struct PlannerState {
         return bits
     }
 
-    func write(records: [FrameAnalysisRecord], remeasurements: [MultiPassRateControl.Remeasurement], codedBits: Int) throws(FarmFailure) {
+    func write(records: [FrameAnalysisRecord], remeasurements: [MultiPassRateControl.Remeasurement], codedBits: Int)
+        throws(FarmFailure)
+    {
         try TextFile.write(
-            records.map { "\($0.presentationTimeStamp.value) \($0.presentationTimeStamp.timescale) \($0.bits) \($0.quantizer) \($0.pass)" }
-                .joined(separator: "\n") + "\n",
+            records.map {
+                "\($0.presentationTimeStamp.value) \($0.presentationTimeStamp.timescale) \($0.bits) \($0.quantizer) \($0.pass)"
+            }
+            .joined(separator: "\n") + "\n",
             to: recordsPath)
         try TextFile.write(
             remeasurements.map { "\($0.before.bits) \($0.before.quantizer) \($0.after.bits) \($0.after.quantizer)" }

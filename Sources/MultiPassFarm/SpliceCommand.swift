@@ -54,7 +54,9 @@ struct SpliceCommand {
         }
         guard progress.frames > 0 else { throw .failed("the chunks hold no frames") }
         guard output.commit() else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
-        print("spliced frames=\(progress.frames) bytes=\(progress.bytes) chunks=\(chunks.count) idr_pic_id_rewritten=\(progress.idrPictureIDs?.rewrittenCount ?? 0)")
+        print(
+            "spliced frames=\(progress.frames) bytes=\(progress.bytes) chunks=\(chunks.count) idr_pic_id_rewritten=\(progress.idrPictureIDs?.rewrittenCount ?? 0)"
+        )
     }
 
     private func append(
@@ -64,13 +66,17 @@ struct SpliceCommand {
             throw .failed("chunk \(chunk) holds a frame without data or format description")
         }
         let pts = Self.nanoseconds(sample.presentationTimeStamp)
-        let times = progress.timeStamps.next(presentation: pts, decode: Self.nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
+        let times = progress.timeStamps.next(
+            presentation: pts, decode: Self.nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
         if let reference = progress.reference {
             guard description.parameterSets == reference.parameterSets else {
-                throw .failed("chunk \(chunk) was coded with other parameter sets than chunk 0; encode every chunk with the same swiftvt-farm and settings")
+                throw .failed(
+                    "chunk \(chunk) was coded with other parameter sets than chunk 0; encode every chunk with the same swiftvt-farm and settings"
+                )
             }
         } else {
-            try start(with: description, segmentStart: progress.timeStamps.segmentStart, progress: &progress, to: output)
+            try start(
+                with: description, segmentStart: progress.timeStamps.segmentStart, progress: &progress, to: output)
         }
         // Nil: the access unit goes out as the silo gave it.
         let rewritten = try data.withContiguousBytes { (bytes) throws(FarmFailure) -> [UInt8]? in
@@ -89,7 +95,9 @@ struct SpliceCommand {
         Self.append(sample.duration.isNumeric ? Self.nanoseconds(sample.duration) : -1, to: &record)
         record.append(sample.isSync ? 1 : 0)
         Self.append(UInt32(size), to: &record)
-        let written = output.write(record) && (rewritten.map { output.write($0) } ?? data.withContiguousBytes { output.write($0) })
+        let written =
+            output.write(record)
+            && (rewritten.map { output.write($0) } ?? data.withContiguousBytes { output.write($0) })
         guard written else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
         progress.frames += 1
         progress.bytes += size
@@ -104,7 +112,8 @@ struct SpliceCommand {
             throw .failed("chunk 0's frames are not H.264 with 4-byte NAL unit lengths and an avcC record")
         }
         do throws(H264Error) {
-            progress.idrPictureIDs = try IDRPictureIDSplicer(parameterSets: description.parameterSets, nalUnitHeaderLength: 4)
+            progress.idrPictureIDs = try IDRPictureIDSplicer(
+                parameterSets: description.parameterSets, nalUnitHeaderLength: 4)
         } catch {
             throw .failed("chunk 0's parameter sets cannot be read: \(error)")
         }
@@ -116,7 +125,9 @@ struct SpliceCommand {
         Self.append(UInt32(record.count), to: &header)
         header += record
         Self.append(segmentStart, to: &header)
-        guard output.write(header) else { throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)") }
+        guard output.write(header) else {
+            throw .failed("cannot write \(outputPath): \(OutputFile.lastErrorDescription)")
+        }
     }
 
     static func nanoseconds(_ time: MediaTime) -> Int64 {

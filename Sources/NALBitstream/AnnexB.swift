@@ -135,7 +135,11 @@ public struct AnnexBStreamSplitter: Sendable {
 
     /// Ends the stream: the NAL unit still being accumulated is complete.
     public mutating func finish() -> [UInt8]? {
-        defer { pending.removeAll(keepingCapacity: true); searchedUpTo = 0; currentStart = nil }
+        defer {
+            pending.removeAll(keepingCapacity: true)
+            searchedUpTo = 0
+            currentStart = nil
+        }
         guard let start = currentStart else { return nil }
         return pending.withUnsafeBytes { Self.trimmed($0, from: start + 3, to: $0.count) }
     }

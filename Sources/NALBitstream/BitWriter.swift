@@ -69,7 +69,7 @@ public struct BitWriter: Sendable {
 
     @inlinable
     mutating func writeExpGolomb(_ codeNum: UInt64) {
-        let code = codeNum &+ 1  // at most 2^32, so 33 significant bits
+        let code = codeNum &+ 1 // at most 2^32, so 33 significant bits
         let significantBits = 64 &- code.leadingZeroBitCount
         let leadingZeros = significantBits &- 1
         writeBits(0, count: Swift.min(leadingZeros, 32))

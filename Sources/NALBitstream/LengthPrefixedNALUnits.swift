@@ -46,7 +46,8 @@ public enum LengthPrefixedNALUnits {
             offset += nalUnitHeaderLength
             guard length <= count - offset else {
                 throw Failure.malformedFraming(
-                    "NAL unit length \(length) at offset \(offset - nalUnitHeaderLength) runs past the end of the \(count)-byte sample")
+                    "NAL unit length \(length) at offset \(offset - nalUnitHeaderLength) runs past the end of the \(count)-byte sample"
+                )
             }
             if length > 0 { try body(offset..<(offset + length)) }
             offset += length
@@ -70,8 +71,10 @@ public enum LengthPrefixedNALUnits {
     @inlinable
     public static func appendLengthPrefixed(nalUnit: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         let length = UInt32(truncatingIfNeeded: nalUnit.count)
-        output += [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8),
-                   UInt8(truncatingIfNeeded: length)]
+        output += [
+            UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8),
+            UInt8(truncatingIfNeeded: length)
+        ]
         output += nalUnit
     }
 

@@ -92,7 +92,9 @@ final class LibavcodecDecoder: DecoderBackend {
         guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
             throw VTError(.allocationFailed, "out of memory", operation: "av_mallocz")
         }
-        record.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(extradata), byteCount: $0.count) }
+        record.withUnsafeBytes {
+            extradata.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(extradata), byteCount: $0.count)
+        }
         context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
         context.pointee.extradata_size = Int32(clamping: record.count)
         // 0 lets libavcodec pick one thread per core (plus one).
@@ -113,7 +115,7 @@ final class LibavcodecDecoder: DecoderBackend {
         // frame status, which the element turns into GStreamer messages. Demoted to debug
         // level (AVClass's log_level_offset), as avdec_h264/avdec_h265 route them to
         // GStreamer's debug log: `av_log_set_level(AV_LOG_DEBUG + 16)` shows them again.
-        context.pointee.log_level_offset = 48  // AV_LOG_DEBUG: ERROR (16) becomes 64
+        context.pointee.log_level_offset = 48 // AV_LOG_DEBUG: ERROR (16) becomes 64
         // Output order per the spec's bumping process from the first picture: libavcodec
         // otherwise starts with no reorder delay, grows it when a picture arrives out of order,
         // and silently drops that picture (Cisco_Men_whisper_*_Bframe_9 lose 7 of 9 frames).
@@ -178,22 +180,25 @@ final class LibavcodecDecoder: DecoderBackend {
             do {
                 data = try sample.sampleData(at: index)
             } catch {
-                frames.append(DecodedFrame(
-                    status: VTError(.badData, "sample \(index) of the buffer cannot be read: \(error)"),
-                    presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
-                    frameReference: frameReference))
+                frames.append(
+                    DecodedFrame(
+                        status: VTError(.badData, "sample \(index) of the buffer cannot be read: \(error)"),
+                        presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
+                        frameReference: frameReference))
                 continue
             }
             guard !data.isEmpty else { continue }
             let sequenceNumber = timings.takeSequenceNumber()
             if let failure = send(data, pts: sequenceNumber) {
-                frames.append(DecodedFrame(
-                    status: failure, presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
-                    frameReference: frameReference))
+                frames.append(
+                    DecodedFrame(
+                        status: failure, presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
+                        frameReference: frameReference))
             } else {
-                timings.record(SampleTimingTable.Timing(
-                    presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
-                    frameReference: frameReference), for: sequenceNumber)
+                timings.record(
+                    SampleTimingTable.Timing(
+                        presentationTimeStamp: timing.presentationTimeStamp, duration: timing.duration,
+                        frameReference: frameReference), for: sequenceNumber)
             }
             receiveFrames(into: &frames, fallbackReference: frameReference)
         }
@@ -292,8 +297,9 @@ final class LibavcodecDecoder: DecoderBackend {
             if status == cffmpeg_error_again() || status == cffmpeg_error_eof() { return }
             if status < 0 {
                 errors += 1
-                frames.append(DecodedFrame(
-                    status: Libav.error(status, "avcodec_receive_frame"), frameReference: fallbackReference))
+                frames.append(
+                    DecodedFrame(
+                        status: Libav.error(status, "avcodec_receive_frame"), frameReference: fallbackReference))
                 continue
             }
             frames.append(output(scratchFrame))
@@ -372,8 +378,10 @@ final class LibavcodecDecoder: DecoderBackend {
             guard let data = cffmpeg_frame_data(frame, Int32(index)) else {
                 throw VTError(.decoderFailed, "libavcodec returned a picture without plane \(index)")
             }
-            planes.append(PixelBuffer.ExternalPlane(
-                baseAddress: UnsafeMutableRawPointer(data), bytesPerRow: Int(cffmpeg_frame_linesize(frame, Int32(index)))))
+            planes.append(
+                PixelBuffer.ExternalPlane(
+                    baseAddress: UnsafeMutableRawPointer(data),
+                    bytesPerRow: Int(cffmpeg_frame_linesize(frame, Int32(index)))))
         }
         do {
             return try PixelBuffer(

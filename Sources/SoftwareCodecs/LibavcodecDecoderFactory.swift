@@ -1,5 +1,5 @@
-import Glibc
 import CFFmpeg
+import Glibc
 import H264
 import MediaCore
 import SwiftVT
@@ -27,14 +27,16 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
             return "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec"
         }
         guard let stream = LibavStream(format) else {
-            return "the format description has no avcC or hvcC record (make it with FormatDescription(h264ParameterSets:), "
+            return
+                "the format description has no avcC or hvcC record (make it with FormatDescription(h264ParameterSets:), "
                 + "FormatDescription(hevcParameterSets:) or from the container's record)"
         }
         guard avcodec_find_decoder(stream.codecID) != nil else {
             return "this libavcodec was built without its \(format.codecName) decoder"
         }
         if let depth = format.extensions.bitDepth, depth != 8 && depth != 10 {
-            return "\(depth)-bit \(format.codecName) decodes to a sample size SwiftVT has no pixel format for (8 and 10 bits only)"
+            return
+                "\(depth)-bit \(format.codecName) decodes to a sample size SwiftVT has no pixel format for (8 and 10 bits only)"
         }
         return nil
     }
@@ -43,7 +45,9 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
     ) throws(VTError) -> any DecoderBackend {
         if let problem = cffmpeg_load() {
-            throw VTError(.unsupportedFormat, "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec")
+            throw VTError(
+                .unsupportedFormat,
+                "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec")
         }
         return try LibavcodecDecoder(format: format, specification: specification, attributes: attributes)
     }

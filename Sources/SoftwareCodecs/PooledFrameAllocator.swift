@@ -62,7 +62,9 @@ final class PooledFrameAllocator: Sendable {
     private static let extraRows = 4
 
     /// The callback body. Returns 0 or an AVERROR, as libavcodec expects.
-    func allocate(context: UnsafeMutablePointer<AVCodecContext>, frame: UnsafeMutablePointer<AVFrame>, flags: Int32) -> Int32 {
+    func allocate(context: UnsafeMutablePointer<AVCodecContext>, frame: UnsafeMutablePointer<AVFrame>, flags: Int32)
+        -> Int32
+    {
         guard let pixelFormat = LibavPixelFormat.native(frame.pointee.format) else {
             // A format SwiftVT has no layout for (12-bit, say): let libavcodec allocate it; the
             // output step reports the format as unsupported.
@@ -77,7 +79,8 @@ final class PooledFrameAllocator: Sendable {
             return avcodec_default_get_buffer2(context, frame, flags)
         }
         let shape = Shape(
-            width: Int(width), height: Int(height) + Self.extraRows, pixelFormat: pixelFormat, rowAlignment: rowAlignment)
+            width: Int(width), height: Int(height) + Self.extraRows, pixelFormat: pixelFormat,
+            rowAlignment: rowAlignment)
         let buffer: PixelBuffer
         do {
             // May wait for downstream to give a picture back (see the type's description).
@@ -111,7 +114,8 @@ final class PooledFrameAllocator: Sendable {
     }
 
     private func currentPool(for shape: Shape) throws(PixelBufferPoolError) -> PixelBufferPool {
-        let result: Result<(PixelBufferPool, retired: PixelBufferPool?), PixelBufferPoolError> = pool.withLock { current in
+        let result: Result<(PixelBufferPool, retired: PixelBufferPool?), PixelBufferPoolError> = pool.withLock {
+            current in
             if let current, current.shape == shape { return .success((current.pool, nil)) }
             // New size or format (a new SPS): a new pool. Pictures of the old one stay valid
             // until their last reference goes; the old pool frees its idle memory now and the

@@ -71,7 +71,7 @@ public struct X264EncoderFactory: EncoderBackendFactory {
     /// 4:2:0 is High (or lower), 10-bit 4:2:0 High 10 (A.2.5), 4:2:2 High 4:2:2 (A.2.6), 4:4:4
     /// High 4:4:4 Predictive (A.2.7); x264 writes the profile_idc from the format.
     static let pixelFormats: [PixelFormat] = [
-        .i420, .nv12VideoRange, .nv12FullRange, .i422, .i444, .i420TenBit, .i422TenBit, .i444TenBit,
+        .i420, .nv12VideoRange, .nv12FullRange, .i422, .i444, .i420TenBit, .i422TenBit, .i444TenBit
     ]
 
     /// x264's colour space (X264_CSP_*) for one of ``pixelFormats``: 10-bit samples are 16-bit
@@ -90,7 +90,8 @@ public struct X264EncoderFactory: EncoderBackendFactory {
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
     ) -> String? {
         guard Self.pixelFormats.contains(pixelFormat) else {
-            return "encodes NV12 and planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
+            return
+                "encodes NV12 and planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
         }
         if let problem = cx264_load() {
             return "libx264 could not be loaded (\(String(cString: problem))): install libx264-164"
@@ -109,10 +110,12 @@ public struct X264EncoderFactory: EncoderBackendFactory {
     public var supportedProperties: [CompressionPropertyKey: String] {
         [
             .averageBitRate: "bits per second, > 0: ABR (within a few percent over a clip)",
-            .dataRateLimits: "[(bytes, seconds)], each > 0: VBV of DataRateBuffer.planningInside (90 % of the strictest rate, 40 % as buffer)",
+            .dataRateLimits:
+                "[(bytes, seconds)], each > 0: VBV of DataRateBuffer.planningInside (90 % of the strictest rate, 40 % as buffer)",
             .quality: "0...1 when no bit rate is set: CRF 51 * (1 - quality)",
             .realTime: "Bool: preset veryfast + tune zerolatency (no frame delay)",
-            .profileLevel: "baseline, constrained-baseline, main, high, high-10, high-4:2:2, high-4:4:4 (as the pixel format allows); level 1...6.2 or automatic",
+            .profileLevel:
+                "baseline, constrained-baseline, main, high, high-10, high-4:2:2, high-4:4:4 (as the pixel format allows); level 1...6.2 or automatic",
             .entropyMode: "cavlc, cabac (not in baseline profiles)",
             .allowFrameReordering: "Bool: false = no B-frames",
             .maxKeyFrameInterval: "frames >= 0 (0 = x264's default 250)",
@@ -120,11 +123,12 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .expectedFrameRate: "frames per second in (0, 1000]",
             .allowTemporalCompression: "Bool: false = every frame IDR",
             .maxFrameDelayCount: "frames >= 0: limits look-ahead, B-frames and frame threads",
-            .fieldCoding: "progressive, or interlaced (field/MBAFF coding, b_interlaced) top or bottom field first (b_tff)",
+            .fieldCoding:
+                "progressive, or interlaced (field/MBAFF coding, b_interlaced) top or bottom field first (b_tff)",
             .colorPrimaries: "H.273 code point, written to the VUI",
             .transferFunction: "H.273 code point, written to the VUI",
             .yCbCrMatrix: "H.273 code point, written to the VUI",
-            .fullRange: "Bool, written to the VUI (video_full_range_flag)",
+            .fullRange: "Bool, written to the VUI (video_full_range_flag)"
         ]
     }
 }
@@ -237,7 +241,8 @@ final class X264Encoder: EncoderBackend {
     ) throws(VTError) -> x264_param_t {
         var p = x264_param_t()
         let preset = properties.realTime ? "veryfast" : "medium"
-        let status = properties.realTime
+        let status =
+            properties.realTime
             ? x264_param_default_preset(&p, preset, "zerolatency") : x264_param_default_preset(&p, preset, nil)
         guard status == 0 else {
             throw VTError(
@@ -260,7 +265,8 @@ final class X264Encoder: EncoderBackend {
         // Without one, variable frame rate input: rate control follows the real PTS and the
         // VUI carries the 1/90000 timebase with fixed_frame_rate_flag 0. x264 then holds one
         // more frame (to know each frame's duration), so not when the delay must be minimal.
-        let variableRate = properties.expectedFrameRate == nil && !properties.realTime && properties.maxFrameDelayCount == nil
+        let variableRate =
+            properties.expectedFrameRate == nil && !properties.realTime && properties.maxFrameDelayCount == nil
         p.b_vfr_input = variableRate ? 1 : 0
         p.i_timebase_num = 1
         p.i_timebase_den = UInt32(x264Timescale)
@@ -409,7 +415,9 @@ final class X264Encoder: EncoderBackend {
     }
 
     /// The SPS and PPS as a format description.
-    private func headers(_ encoder: OpaquePointer, properties: CompressionProperties) throws(VTError) -> FormatDescription {
+    private func headers(_ encoder: OpaquePointer, properties: CompressionProperties) throws(VTError)
+        -> FormatDescription
+    {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         let status = x264_encoder_headers(encoder, &nals, &count)
@@ -548,12 +556,15 @@ final class X264Encoder: EncoderBackend {
     /// it has the one of the IDR picture output right before it; nil when it may go out as it
     /// is. Damaged headers leave it as it is (x264 wrote both: they parse).
     private static func idrPictureIDDistinct(
-        _ accessUnit: [UInt8], following previous: (accessUnit: [UInt8], parameterSets: [[UInt8]]), parameterSets: [[UInt8]]
+        _ accessUnit: [UInt8], following previous: (accessUnit: [UInt8], parameterSets: [[UInt8]]),
+        parameterSets: [[UInt8]]
     ) -> [UInt8]? {
         // Array.withUnsafeBytes rethrows untyped errors: the result decides, not the error.
         let before = try? IDRPictureIDSplicer(parameterSets: previous.parameterSets, nalUnitHeaderLength: 4)
-        guard let before, let previousID = try? previous.accessUnit.withUnsafeBytes({ try before.idrPictureID(of: $0) }),
-              var splicer = try? IDRPictureIDSplicer(parameterSets: parameterSets, nalUnitHeaderLength: 4, followingIDRPictureID: previousID)
+        guard let before,
+            let previousID = try? previous.accessUnit.withUnsafeBytes({ try before.idrPictureID(of: $0) }),
+            var splicer = try? IDRPictureIDSplicer(
+                parameterSets: parameterSets, nalUnitHeaderLength: 4, followingIDRPictureID: previousID)
         else { return nil }
         do {
             return try accessUnit.withUnsafeBytes { try splicer.next($0) }
@@ -582,10 +593,12 @@ final class X264Encoder: EncoderBackend {
     }
 
     /// One x264_encoder_encode call (`input` nil = drain one delayed frame).
-    private func encodeOnce(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?) throws(VTError) -> EncodedFrame? {
+    private func encodeOnce(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?) throws(VTError)
+        -> EncodedFrame?
+    {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
-        var output = x264_picture_t()  // zeroed: i_qpplus1 stays 0 when the call starts no frame
+        var output = x264_picture_t() // zeroed: i_qpplus1 stays 0 when the call starts no frame
         let size = x264_encoder_encode(encoder, &nals, &count, input, &output)
         guard size >= 0 else {
             throw VTError(
@@ -595,7 +608,8 @@ final class X264Encoder: EncoderBackend {
         guard size > 0, let nals else { return nil }
         let frameQuantizer = startedFrameQuantizers.isEmpty ? nil : startedFrameQuantizers.removeFirst()
         let token = UInt(bitPattern: output.opaque)
-        let info = pending.removeValue(forKey: token)
+        let info =
+            pending.removeValue(forKey: token)
             ?? Pending(
                 presentationTimeStamp: MediaTime(value: output.i_pts, timescale: x264Timescale), duration: .invalid,
                 frameReference: 0, quantizer: nil)
@@ -608,7 +622,7 @@ final class X264Encoder: EncoderBackend {
             guard let payload = nal.p_payload, nal.i_payload > 4 else { continue }
             switch nal.i_type {
             case Int32(NAL_SPS.rawValue), Int32(NAL_PPS.rawValue), Int32(NAL_AUD.rawValue):
-                continue  // parameter sets live in the format description only
+                continue // parameter sets live in the format description only
             case Int32(NAL_SLICE.rawValue), Int32(NAL_SLICE_IDR.rawValue):
                 referenced = referenced || nal.i_ref_idc != 0
             default:
@@ -620,7 +634,10 @@ final class X264Encoder: EncoderBackend {
         let isIntra = isIDR || output.i_type == X264_TYPE_I
         if let previous = restartAfterIDR {
             restartAfterIDR = nil
-            if isIDR, let rewritten = Self.idrPictureIDDistinct(data, following: previous, parameterSets: formatDescription?.parameterSets ?? []) {
+            if isIDR,
+                let rewritten = Self.idrPictureIDDistinct(
+                    data, following: previous, parameterSets: formatDescription?.parameterSets ?? [])
+            {
                 data = rewritten
             }
         }
@@ -628,7 +645,8 @@ final class X264Encoder: EncoderBackend {
         var decodeTimeStamp = recentTimes[output.i_dts] ?? MediaTime(value: output.i_dts, timescale: x264Timescale)
         if let last = lastDecodeTimeStamp, decodeTimeStamp <= last {
             // Keep DTS strictly increasing across encoder restarts (one 90 kHz tick after the last).
-            decodeTimeStamp = last.converted(to: x264Timescale, rounding: .towardPositiveInfinity)
+            decodeTimeStamp =
+                last.converted(to: x264Timescale, rounding: .towardPositiveInfinity)
                 + MediaTime(value: 1, timescale: x264Timescale)
         }
         decodeTimeStamp = min(decodeTimeStamp, info.presentationTimeStamp)

@@ -23,7 +23,8 @@ extension CompressionSession {
             guard !state.invalidated else { throw Self.invalidSession }
             guard !state.propertiesLocked else {
                 throw VTError(
-                    .invalidArgument, "the multi-pass storage must be set before prepareToEncodeFrames() and the first frame")
+                    .invalidArgument,
+                    "the multi-pass storage must be set before prepareToEncodeFrames() and the first frame")
             }
             guard let storage else {
                 state.multiPass = nil
@@ -34,14 +35,17 @@ extension CompressionSession {
             }
             guard let bitRate = state.properties.averageBitRate else {
                 throw .invalidProperty(
-                    .averageBitRate, "multi-pass encoding allocates a target bit rate over the whole clip; set averageBitRate")
+                    .averageBitRate,
+                    "multi-pass encoding allocates a target bit rate over the whole clip; set averageBitRate")
             }
             guard state.properties.dataRateLimits.isEmpty else {
                 throw .invalidProperty(
-                    .dataRateLimits, "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove them")
+                    .dataRateLimits,
+                    "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove them")
             }
             state.multiPass = MultiPassState(
-                storage: storage, rateControl: MultiPassRateControl(targetBitRate: Double(bitRate), maximumPasses: maximumPasses))
+                storage: storage,
+                rateControl: MultiPassRateControl(targetBitRate: Double(bitRate), maximumPasses: maximumPasses))
         }
     }
 
@@ -64,7 +68,8 @@ extension CompressionSession {
         try monitor.withLock { (state) throws(VTError) in
             guard !state.invalidated else { throw Self.invalidSession }
             guard var multiPass = state.multiPass else {
-                throw VTError(.invalidArgument, "\(call) needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
+                throw VTError(
+                    .invalidArgument, "\(call) needs a multi-pass storage (setMultiPassStorage(_:maximumPasses:))")
             }
             guard !multiPass.passInProgress else {
                 throw VTError(.invalidArgument, "pass \(multiPass.currentPass) has not ended; call endPass() first")
@@ -95,14 +100,16 @@ extension CompressionSession {
     public func beginPass(following plan: MultiPassRateControl.Plan, completedPasses: Int) throws(VTError) {
         try startPass("beginPass(following:completedPasses:)") { (multiPass) throws(VTError) in
             guard completedPasses >= 1 else {
-                throw VTError(.invalidArgument, "a planned pass follows at least pass 1 (completedPasses \(completedPasses))")
+                throw VTError(
+                    .invalidArgument, "a planned pass follows at least pass 1 (completedPasses \(completedPasses))")
             }
             guard plan.wantsAnotherPass else {
                 throw VTError(.invalidArgument, "the plan names no time range to encode")
             }
             multiPass.completedPasses = completedPasses
             // The earlier passes ran in other sessions: their frame counts are not known here.
-            multiPass.framesPerPass = Array(multiPass.framesPerPass.prefix(completedPasses))
+            multiPass.framesPerPass =
+                Array(multiPass.framesPerPass.prefix(completedPasses))
                 + Array(repeating: 0, count: max(0, completedPasses - multiPass.framesPerPass.count))
             multiPass.plan = plan
         }
@@ -182,8 +189,9 @@ extension CompressionSession {
                 actual += Double(bits)
                 planned += predicted
                 if let before = storage.record(at: record.presentationTimeStamp) {
-                    remeasured.append(MultiPassRateControl.Remeasurement(
-                        before: (before.bits, before.quantizer), after: (bits, record.quantizer)))
+                    remeasured.append(
+                        MultiPassRateControl.Remeasurement(
+                            before: (before.bits, before.quantizer), after: (bits, record.quantizer)))
                 }
             }
             do throws(VTError) {
@@ -253,15 +261,19 @@ struct MultiPassState {
         guard passInProgress else {
             throw VTError(.invalidArgument, "a multi-pass session encodes frames between beginPass() and endPass()")
         }
-        guard completedPasses > 0, let plan else { return FrameDecision(quantizer: nil, keyFrame: false, startsRange: false) }
+        guard completedPasses > 0, let plan else {
+            return FrameDecision(quantizer: nil, keyFrame: false, startsRange: false)
+        }
         guard let range = plan.timeRanges.firstIndex(where: { $0.contains(pts) }) else {
             throw VTError(
                 .invalidArgument,
-                "the frame at \(pts.seconds) s is outside the time ranges of pass \(currentPass) (timeRangesForNextPass())")
+                "the frame at \(pts.seconds) s is outside the time ranges of pass \(currentPass) (timeRangesForNextPass())"
+            )
         }
         let startsRange = range != currentRange
         currentRange = range
-        let correction = rateControl.feedbackCorrection(actualBits: actualBitsThisPass, plannedBits: plannedBitsThisPass)
+        let correction = rateControl.feedbackCorrection(
+            actualBits: actualBitsThisPass, plannedBits: plannedBitsThisPass)
         let quantizer = (plan.quantizers[pts] ?? nearestQuantizer(to: pts, in: plan)).map {
             min(max($0 + correction, rateControl.quantizerRange.lowerBound), rateControl.quantizerRange.upperBound)
         }

@@ -108,7 +108,8 @@ public final class CompressionSession: Sendable {
         for (name, value) in subsampled where value % 2 != 0 {
             throw VTError(
                 .unsupportedFormat,
-                "\(name) \(value) is odd, and \(chroma) pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel")
+                "\(name) \(value) is odd, and \(chroma) pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel"
+            )
         }
         guard encoderSpecification.threadCount >= 0 else {
             throw VTError(
@@ -122,7 +123,8 @@ public final class CompressionSession: Sendable {
             policy: encoderSpecification.hardwarePolicy, factories: backends, what: "H.264 encoder",
             name: \.name, isHardware: \.isHardware,
             unavailableReason: {
-                $0.unavailableReason(width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties)
+                $0.unavailableReason(
+                    width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties)
             },
             message: \.message
         ) { (factory) throws(VTError) in try factory.makeBackend(configuration: configuration) }
@@ -151,7 +153,8 @@ public final class CompressionSession: Sendable {
         if encoderSpecification.hardwarePolicy == .auto, chosen.0.isHardware,
             let software = backends.first(where: {
                 !$0.isHardware
-                    && $0.unavailableReason(width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties) == nil
+                    && $0.unavailableReason(
+                        width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties) == nil
             })
         {
             // auto: a hardware encoder that fails hands its frames over to software.
@@ -163,7 +166,8 @@ public final class CompressionSession: Sendable {
         self.activeName = activeName
         self.backendsPassedOver = passedOver
         self.isHardwareAccelerated = chosen.0.isHardware
-        self.monitor = Monitor(State(ownership: BackendOwnership(backend), handler: outputHandler, properties: properties))
+        self.monitor = Monitor(
+            State(ownership: BackendOwnership(backend), handler: outputHandler, properties: properties))
     }
 
     deinit { invalidate() }
@@ -198,7 +202,8 @@ public final class CompressionSession: Sendable {
                 for key in CompressionPropertyKey.allCases where new.differs(from: old, in: key) {
                     guard CompressionPropertyKey.changeableWhileEncoding.contains(key) else {
                         throw .invalidProperty(
-                            key, "cannot change after prepareToEncodeFrames() or the first frame; only averageBitRate, "
+                            key,
+                            "cannot change after prepareToEncodeFrames() or the first frame; only averageBitRate, "
                                 + "dataRateLimits and quality can. Set it before, or create a new session")
                     }
                 }
@@ -269,8 +274,10 @@ public final class CompressionSession: Sendable {
             // GStreamer's clock times above 2^63 ns arrive as +infinity (MediaTime's range is
             // CMTime's: a signed 64-bit value).
             if presentationTimeStamp.isPositiveInfinity {
-                throw VTError(.invalidArgument, "the frame's presentation time stamp is beyond the largest time a session handles "
-                    + "(2^63 - 1 ns, about 292 years); the time stamps upstream are out of range")
+                throw VTError(
+                    .invalidArgument,
+                    "the frame's presentation time stamp is beyond the largest time a session handles "
+                        + "(2^63 - 1 ns, about 292 years); the time stamps upstream are out of range")
             }
             throw VTError(.invalidArgument, "the presentation time stamp is not a number")
         }
@@ -278,11 +285,13 @@ public final class CompressionSession: Sendable {
         let taken = try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
             (state) throws(VTError) -> EncodeDecision in
             let call = "encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)"
-            try state.ownership.checkAvailable(to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
+            try state.ownership.checkAvailable(
+                to: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             // Multi-pass: which range the frame belongs to and its quantizer (throws before
             // taking ownership, so a refused frame leaves the session as it was).
             let passDecision = try state.multiPass?.decide(presentationTimeStamp: presentationTimeStamp)
-            let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
+            let backend = try state.ownership.take(
+                by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(call))
             state.propertiesLocked = true
             let rateControl = state.backendPrepared ? state.pendingRateControl : nil
             state.pendingRateControl = nil
@@ -311,15 +320,17 @@ public final class CompressionSession: Sendable {
                 prepared = false
             }
             if !prepared {
-                let rate = properties.expectedFrameRate
+                let rate =
+                    properties.expectedFrameRate
                     ?? (duration.isNumeric && duration.seconds > 0 ? 1 / duration.seconds : 30)
                 try backend.prepare(properties: properties, frameRate: min(max(rate, 0.01), 1000))
             } else if let rateControl = taken.rateControl {
                 frames += try backend.reconfigureRateControl(rateControl)
             }
-            frames += try backend.encode(EncoderFrameRequest(
-                image: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
-                frameType: taken.frameType, frameReference: frameReference, quantizer: taken.quantizer))
+            frames += try backend.encode(
+                EncoderFrameRequest(
+                    image: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
+                    frameType: taken.frameType, frameReference: frameReference, quantizer: taken.quantizer))
         } catch {
             failure = error
         }
@@ -395,7 +406,8 @@ public final class CompressionSession: Sendable {
         let me = pthread_self()
         return try monitor.withLock(waitingUntil: { $0.ownership.takeWouldNotWait(by: me) }) {
             (state) throws(VTError) in
-            let backend = try state.ownership.take(by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(what))
+            let backend = try state.ownership.take(
+                by: me, invalidated: Self.invalidSession, reentrant: Self.reentrant(what))
             state.propertiesLocked = true
             return (backend, state.properties, state.backendPrepared)
         }
@@ -422,7 +434,9 @@ public final class CompressionSession: Sendable {
             }
             if flushed { state.idrSchedule.reset() }
             for frame in outputs {
-                if let sample = frame.sampleBuffer, sample.isSync { state.idrSchedule.noteKeyFrame(at: sample.presentationTimeStamp) }
+                if let sample = frame.sampleBuffer, sample.isSync {
+                    state.idrSchedule.noteKeyFrame(at: sample.presentationTimeStamp)
+                }
             }
             return state.ownership.giveBack()
         }

@@ -47,7 +47,7 @@ public struct H264ProfileLevel: Sendable, Hashable {
     /// for non-baseline profiles).
     public static let levels: [String: Int] = [
         "1": 10, "1b": 9, "1.1": 11, "1.2": 12, "1.3": 13, "2": 20, "2.1": 21, "2.2": 22, "3": 30, "3.1": 31,
-        "3.2": 32, "4": 40, "4.1": 41, "4.2": 42, "5": 50, "5.1": 51, "5.2": 52, "6": 60, "6.1": 61, "6.2": 62,
+        "3.2": 32, "4": 40, "4.1": 41, "4.2": 42, "5": 50, "5.1": 51, "5.2": 52, "6": 60, "6.1": 61, "6.2": 62
     ]
 
     /// level_idc of ``level``, nil when automatic or unknown.
@@ -165,8 +165,9 @@ public struct DataRateBuffer: Sendable, Equatable {
             bufferBits = min(bufferBits, 0.4 * bits)
         }
         guard bitsPerSecond.isFinite, bufferBits.isFinite else { return nil }
-        return DataRateBuffer(bitsPerSecond: max(1, Int(clampingTowardZero: bitsPerSecond)),
-                              bufferBits: max(1, Int(clampingTowardZero: bufferBits)))
+        return DataRateBuffer(
+            bitsPerSecond: max(1, Int(clampingTowardZero: bitsPerSecond)),
+            bufferBits: max(1, Int(clampingTowardZero: bufferBits)))
     }
 
     public init(bitsPerSecond: Int, bufferBits: Int) {
@@ -276,14 +277,16 @@ public struct CompressionProperties: Sendable, Equatable {
             guard limit.bytes > 0, limit.seconds > 0, limit.seconds.isFinite else {
                 throw .invalidProperty(
                     .dataRateLimits,
-                    "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is not a positive amount over a positive time")
+                    "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is not a positive amount over a positive time"
+                )
             }
             // The backends work in bits and in bits per second (x264's VBV, VA-API's HRD): a
             // limit whose bits do not fit an Int, or whose rate is beyond any H.264 level
             // (Table A-1 tops out near 800 Mbit/s; 10^12 leaves room for every profile), means
             // no limit the encoder could act on.
             guard limit.bytes <= Int.max / 8, limit.seconds <= DataRateLimit.longestWindow,
-                  limit.bitsPerSecond <= DataRateLimit.highestBitsPerSecond else {
+                limit.bitsPerSecond <= DataRateLimit.highestBitsPerSecond
+            else {
                 throw .invalidProperty(
                     .dataRateLimits,
                     "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is out of range: at most \(Int(DataRateLimit.highestBitsPerSecond / 8)) bytes per second, "
@@ -295,11 +298,14 @@ public struct CompressionProperties: Sendable, Equatable {
         }
         if let level = profileLevel?.level, H264ProfileLevel.levels[level] == nil {
             throw .invalidProperty(
-                .profileLevel, "level \"\(level)\" is not an H.264 level (use \"3.1\", \"4\", ... or nil for automatic)")
+                .profileLevel, "level \"\(level)\" is not an H.264 level (use \"3.1\", \"4\", ... or nil for automatic)"
+            )
         }
         if let profile = profileLevel, !profile.allowsBFramesAndCABAC, fieldCoding != .progressive {
             throw .invalidProperty(
-                .fieldCoding, "interlaced coding is not allowed in the \(profile.profile.rawValue) profile (frame_mbs_only_flag is 1 there, A.2.1); use main or high")
+                .fieldCoding,
+                "interlaced coding is not allowed in the \(profile.profile.rawValue) profile (frame_mbs_only_flag is 1 there, A.2.1); use main or high"
+            )
         }
         if let profile = profileLevel, !profile.allowsBFramesAndCABAC, entropyMode == .cabac {
             throw .invalidProperty(
@@ -352,7 +358,9 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
-    public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [.averageBitRate, .dataRateLimits, .quality]
+    public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [
+        .averageBitRate, .dataRateLimits, .quality
+    ]
 }
 
 /// Per-frame options of ``CompressionSession/encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
@@ -395,7 +403,8 @@ extension EncodedFrame {
     /// carrying an error status instead when the sample cannot be made (`encoderName` says whose
     /// output it was).
     public static func accessUnit(
-        _ bytes: [UInt8], formatDescription: FormatDescription?, timing: SampleTimingInfo, attachments: SampleAttachments,
+        _ bytes: [UInt8], formatDescription: FormatDescription?, timing: SampleTimingInfo,
+        attachments: SampleAttachments,
         frameReference: UInt64, analysis: EncodedFrameAnalysis, encoderName: String
     ) -> EncodedFrame {
         do {

@@ -64,12 +64,15 @@ public final class DecompressionSession: Sendable {
         let activeName = ActiveBackendName(factory.name)
         var backend = chosenBackend
         if decoderSpecification.hardwarePolicy == .auto, factory.isHardware,
-            let software = backends.first(where: { !$0.isHardware && $0.unavailableReason(for: formatDescription) == nil })
+            let software = backends.first(where: {
+                !$0.isHardware && $0.unavailableReason(for: formatDescription) == nil
+            })
         {
             // auto: a hardware decoder that fails mid-stream hands over to software.
             backend = FallbackDecoderBackend(
                 primary: chosenBackend, primaryName: factory.name, fallbackFactory: software, format: formatDescription,
-                specification: decoderSpecification, attributes: destinationImageBufferAttributes, activeName: activeName)
+                specification: decoderSpecification, attributes: destinationImageBufferAttributes,
+                activeName: activeName)
         }
         let threads = decoderSpecification.effectiveThreadCount
         self.formatDescription = formatDescription
@@ -375,7 +378,8 @@ final class SessionCore: Sendable {
                 // A failure report without a picture leaves the entry: libavcodec may still
                 // output a (concealed) picture for the same sample.
                 let isReportOnly = frame.imageBuffer == nil && frame.status != nil
-                guard let pending = isReportOnly ? state.pending[token] : state.pending.removeValue(forKey: token) else {
+                guard let pending = isReportOnly ? state.pending[token] : state.pending.removeValue(forKey: token)
+                else {
                     frame.frameReference = 0
                     return frame
                 }

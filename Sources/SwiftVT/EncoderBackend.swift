@@ -109,7 +109,8 @@ public protocol EncoderBackendFactory: Sendable {
     var isHardware: Bool { get }
     /// nil when this backend can encode such pictures with such properties here; otherwise why
     /// not, for a person.
-    func unavailableReason(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties) -> String?
+    func unavailableReason(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties)
+        -> String?
     /// An encoder for `configuration` (already validated by the session). Only called when
     /// ``unavailableReason(width:height:pixelFormat:properties:)`` returned nil. The encoder need
     /// not start its library yet: ``EncoderBackend/prepare(properties:frameRate:)`` does.

@@ -52,7 +52,7 @@ final class FallbackDecoderBackend: DecoderBackend {
         if let primary {
             do {
                 return try primary.decode(sample, frameReference: frameReference)
-            } catch where error.code == .flushing {
+            } catch  where error.code == .flushing {
                 // The consumer is flushing, the hardware decoder is fine.
                 throw error
             } catch {
@@ -66,17 +66,19 @@ final class FallbackDecoderBackend: DecoderBackend {
                     // The hardware decoder's report of this sample's picture is dropped: the
                     // sample's picture comes from software instead.
                     frames.removeAll { $0.frameReference == frameReference && $0.imageBuffer == nil }
-                    let backend = try fallbackFactory.makeBackend(format: format, specification: specification, attributes: attributes)
+                    let backend = try fallbackFactory.makeBackend(
+                        format: format, specification: specification, attributes: attributes)
                     fallback = backend
                     return frames + (try backend.decode(sample, frameReference: frameReference))
                 }
-                frames.append(DecodedFrame(
-                    status: VTError(
-                        error.code,
-                        "\(primaryName) failed mid-stream (\(error.message)); decoding goes on with "
-                            + "\(fallbackFactory.name) from the next IDR picture",
-                        backendStatus: error.backendStatus, operation: error.operation),
-                    frameReference: frameReference))
+                frames.append(
+                    DecodedFrame(
+                        status: VTError(
+                            error.code,
+                            "\(primaryName) failed mid-stream (\(error.message)); decoding goes on with "
+                                + "\(fallbackFactory.name) from the next IDR picture",
+                            backendStatus: error.backendStatus, operation: error.operation),
+                        frameReference: frameReference))
                 return frames
             }
         }
@@ -84,7 +86,8 @@ final class FallbackDecoderBackend: DecoderBackend {
             // No reference picture to decode it from: dropped, without a second report.
             return [DecodedFrame(infoFlags: [.frameDropped], frameReference: frameReference)]
         }
-        let backend = try fallbackFactory.makeBackend(format: format, specification: specification, attributes: attributes)
+        let backend = try fallbackFactory.makeBackend(
+            format: format, specification: specification, attributes: attributes)
         fallback = backend
         return try backend.decode(sample, frameReference: frameReference)
     }

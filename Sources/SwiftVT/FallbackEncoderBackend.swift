@@ -100,10 +100,11 @@ final class FallbackEncoderBackend: EncoderBackend {
         let backend = try fallbackFactory.makeBackend(configuration: configuration)
         fallback = backend
         activeName.set("\(fallbackFactory.name), after \(primaryName) failed", failure: error.message)
-        notices.append(EncoderNotice(
-            property: nil,
-            message: "\(primaryName) failed (\(error.message)); hardware policy auto, so encoding goes on with "
-                + "\(fallbackFactory.name) from the next frame, starting with an IDR picture"))
+        notices.append(
+            EncoderNotice(
+                property: nil,
+                message: "\(primaryName) failed (\(error.message)); hardware policy auto, so encoding goes on with "
+                    + "\(fallbackFactory.name) from the next frame, starting with an IDR picture"))
         return backend
     }
 
@@ -120,12 +121,14 @@ final class FallbackEncoderBackend: EncoderBackend {
     }
 
     /// The taken-over frames through the software encoder, the first as an IDR picture.
-    private func resume(_ takeover: EncoderTakeover?, on software: any EncoderBackend) throws(VTError) -> [EncodedFrame] {
+    private func resume(_ takeover: EncoderTakeover?, on software: any EncoderBackend) throws(VTError) -> [EncodedFrame]
+    {
         guard let takeover else { return [] }
         var frames = takeover.lostFrames.map { reference in
             EncodedFrame(
                 status: VTError(
-                    .encoderFailed, "\(primaryName) failed and this frame's picture could not be read back from the device"),
+                    .encoderFailed,
+                    "\(primaryName) failed and this frame's picture could not be read back from the device"),
                 frameReference: reference)
         }
         for (index, var request) in takeover.unencodedFrames.enumerated() {
@@ -154,9 +157,12 @@ final class FallbackEncoderBackend: EncoderBackend {
             var retimed = timing
             retimed.decodeTimeStamp = dts
             var adjusted = frame
-            adjusted.sampleBuffer = (try? SampleBuffer(
-                dataBuffer: data, formatDescription: sample.formatDescription, sampleCount: 1, timings: .uniform(retimed),
-                sizes: sample.sizes, sampleAttachments: sample.sampleAttachments, attachments: sample.attachments)) ?? sample
+            adjusted.sampleBuffer =
+                (try? SampleBuffer(
+                    dataBuffer: data, formatDescription: sample.formatDescription, sampleCount: 1,
+                    timings: .uniform(retimed),
+                    sizes: sample.sizes, sampleAttachments: sample.sampleAttachments, attachments: sample.attachments))
+                ?? sample
             return adjusted
         }
     }

@@ -34,9 +34,10 @@ extension ByteWriter {
         }
         // The one-byte codes: 0 absent, else the value plus one in 16 bits.
         let codes: [UInt8?] = [
-            extensions.colorPrimaries?.rawValue, extensions.transferFunction?.rawValue, extensions.yCbCrMatrix?.rawValue,
+            extensions.colorPrimaries?.rawValue, extensions.transferFunction?.rawValue,
+            extensions.yCbCrMatrix?.rawValue,
             extensions.fullRange.map { $0 ? 1 : 0 }, extensions.chromaLocationTopField?.rawValue,
-            extensions.chromaLocationBottomField?.rawValue, extensions.chromaSubsampling?.rawValue,
+            extensions.chromaLocationBottomField?.rawValue, extensions.chromaSubsampling?.rawValue
         ]
         for code in codes {
             append(code.map { UInt16($0) + 1 } ?? 0)
@@ -61,12 +62,15 @@ extension ByteReader {
         let dimensions = VideoDimensions(width: try read(Int32.self), height: try read(Int32.self))
         let nalUnitHeaderLength = Int(try read(UInt8.self))
         let setCount = Int(try read(UInt32.self))
-        guard setCount <= remaining / 4 else { throw VTError(.corrupt, "\(context) is corrupt: \(setCount) parameter sets") }
+        guard setCount <= remaining / 4 else {
+            throw VTError(.corrupt, "\(context) is corrupt: \(setCount) parameter sets")
+        }
         var parameterSets: [[UInt8]] = []
         for index in 0..<setCount { parameterSets.append(try readBlob("parameter set \(index)")) }
         var extensions = FormatDescriptionExtensions()
         if try read(UInt8.self) != 0 {
-            extensions.pixelAspectRatio = PixelAspectRatio(horizontalSpacing: try read(Int32.self), verticalSpacing: try read(Int32.self))
+            extensions.pixelAspectRatio = PixelAspectRatio(
+                horizontalSpacing: try read(Int32.self), verticalSpacing: try read(Int32.self))
         }
         if try read(UInt8.self) != 0 {
             var values: [Rational] = []

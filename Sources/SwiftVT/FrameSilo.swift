@@ -211,7 +211,8 @@ public final class FrameSilo: Sendable {
                 .invalidArgument, "a frame silo needs a numeric presentation time, not \(timing.presentationTimeStamp)")
         }
         guard data.count <= Int(UInt32.max) else {
-            throw VTError(.invalidArgument, "a sample of \(data.count) bytes is too large for a frame silo (4 GiB at most)")
+            throw VTError(
+                .invalidArgument, "a sample of \(data.count) bytes is too large for a frame silo (4 GiB at most)")
         }
         try state.withLock { (state) throws(VTError) in
             guard let file = state.dataFile else { throw Self.closedError(dataPath) }
@@ -303,10 +304,11 @@ public final class FrameSilo: Sendable {
             // A range that held no frame: its replacements go before the first kept frame
             // presented after its start (or at the end).
             for range in ranges.indices where !placed[range] {
-                let position = next.items.firstIndex {
-                    if case .sample(let entry) = $0 { return entry.presentationTimeStamp >= ranges[range].start }
-                    return false
-                } ?? next.items.endIndex
+                let position =
+                    next.items.firstIndex {
+                        if case .sample(let entry) = $0 { return entry.presentationTimeStamp >= ranges[range].start }
+                        return false
+                    } ?? next.items.endIndex
                 next.items.insert(.slot(range), at: position)
             }
             next.ranges = ranges
@@ -394,7 +396,8 @@ public final class FrameSilo: Sendable {
                         result.framesDropped += state.slotSamples[range].count
                         next.items += state.takenOutSamples[range].map(Item.sample)
                         next.sampleCount += state.takenOutSamples[range].count - state.slotSamples[range].count
-                        next.totalBytes += state.takenOutSamples[range].reduce(0) { $0 + $1.size }
+                        next.totalBytes +=
+                            state.takenOutSamples[range].reduce(0) { $0 + $1.size }
                             - state.slotSamples[range].reduce(0) { $0 + $1.size }
                     } else {
                         result.rangesKept += 1
@@ -460,9 +463,10 @@ public final class FrameSilo: Sendable {
             let description = entry.descriptionID >= 0 ? descriptions[Int(entry.descriptionID)] : nil
             let sample = try SampleBuffer(
                 dataBuffer: BlockBuffer(bytes), formatDescription: description, sampleCount: 1,
-                timings: .uniform(SampleTimingInfo(
-                    duration: entry.duration, presentationTimeStamp: entry.presentationTimeStamp,
-                    decodeTimeStamp: entry.decodeTimeStamp)),
+                timings: .uniform(
+                    SampleTimingInfo(
+                        duration: entry.duration, presentationTimeStamp: entry.presentationTimeStamp,
+                        decodeTimeStamp: entry.decodeTimeStamp)),
                 sizes: .uniform(entry.size), sampleAttachments: [Self.unpackAttachments(entry.attachments)])
             try body(sample)
         }

@@ -64,7 +64,7 @@ extension FrameSilo {
         writer.append(indexVersion)
         writer.append(kept ? indexKeptFlag : 0)
         let lengthOffset = writer.bytes.count
-        writer.append(UInt64(0))  // the length, filled in below
+        writer.append(UInt64(0)) // the length, filled in below
         writer.append(UInt64(state.dataEnd))
         writer.append(timeRange)
         writer.append(UInt32(truncatingIfNeeded: state.pass))
@@ -130,16 +130,18 @@ extension FrameSilo {
             let version = try reader.read(UInt32.self)
             guard version == indexVersion else {
                 throw VTError(
-                    .corrupt, "\(path) is a frame silo index of version \(version); this SwiftVT reads version \(indexVersion)")
+                    .corrupt,
+                    "\(path) is a frame silo index of version \(version); this SwiftVT reads version \(indexVersion)")
             }
             let flags = try reader.read(UInt32.self)
             let length = try reader.read(UInt64.self)
             guard length == UInt64(bytes.count), bytes.count >= indexHeaderSize + 4 else {
                 throw corrupt("it is \(bytes.count) bytes long but says \(length) (the file was cut short or extended)")
             }
-            let stored = UInt32(littleEndian: bytes.withUnsafeBytes {
-                $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)
-            })
+            let stored = UInt32(
+                littleEndian: bytes.withUnsafeBytes {
+                    $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)
+                })
             let computed = CRC32.checksum(bytes, 0..<bytes.count - 4)
             guard stored == computed else {
                 throw corrupt("the checksum does not match (stored \(stored), computed \(computed))")
@@ -164,7 +166,9 @@ extension FrameSilo {
             guard state.pass >= 1, state.pass > 1 || rangeCount == 0 else {
                 throw corrupt("pass \(state.pass) with \(rangeCount) ranges")
             }
-            guard rangeCount <= reader.remaining / 32 else { throw corrupt("\(rangeCount) ranges do not fit in the file") }
+            guard rangeCount <= reader.remaining / 32 else {
+                throw corrupt("\(rangeCount) ranges do not fit in the file")
+            }
             for index in 0..<rangeCount {
                 let range = try reader.readRange("range \(index)")
                 guard range.isValid, range.start.isNumeric, range.duration.isNumeric,
@@ -184,7 +188,9 @@ extension FrameSilo {
             }
             guard recordCount == UInt64((reader.remaining - 4) / indexRecordSize),
                 (reader.remaining - 4) % indexRecordSize == 0
-            else { throw corrupt("\(recordCount) records do not match the \(reader.remaining - 4) bytes left for them") }
+            else {
+                throw corrupt("\(recordCount) records do not match the \(reader.remaining - 4) bytes left for them")
+            }
             state.slotSamples = Array(repeating: [], count: rangeCount)
             state.takenOutSamples = Array(repeating: [], count: rangeCount)
             var placed = [Bool](repeating: false, count: rangeCount)
@@ -205,19 +211,24 @@ extension FrameSilo {
                 let duration = try reader.readTime("record \(number) duration")
                 guard let kind = RecordKind(rawValue: rawKind) else { throw bad("has unknown kind \(rawKind)") }
                 if kind == .slot {
-                    guard slot < rangeCount, !placed[slot] else { throw bad("names range \(slot) of \(rangeCount) twice or out of bounds") }
+                    guard slot < rangeCount, !placed[slot] else {
+                        throw bad("names range \(slot) of \(rangeCount) twice or out of bounds")
+                    }
                     placed[slot] = true
                     currentSlot = slot
                     state.items.append(.slot(slot))
                     continue
                 }
-                guard presentationTimeStamp.isNumeric else { throw bad("has presentation time \(presentationTimeStamp)") }
+                guard presentationTimeStamp.isNumeric else {
+                    throw bad("has presentation time \(presentationTimeStamp)")
+                }
                 guard descriptionID >= -1, Int(descriptionID) < descriptionCount else {
                     throw bad("names format description \(descriptionID) of \(descriptionCount)")
                 }
                 guard attachments >> 1 & 3 != 3, attachments >> 3 & 3 != 3 else { throw bad("has bad attachment bits") }
                 guard dataOffset <= dataEnd, UInt64(size) <= dataEnd - dataOffset else {
-                    throw bad("has \(size) bytes at offset \(dataOffset), beyond the \(dataEnd) bytes of \(dataFile.path)")
+                    throw bad(
+                        "has \(size) bytes at offset \(dataOffset), beyond the \(dataEnd) bytes of \(dataFile.path)")
                 }
                 let entry = Entry(
                     offset: Int(dataOffset), size: Int(size), presentationTimeStamp: presentationTimeStamp,
@@ -231,7 +242,8 @@ extension FrameSilo {
                     continue
                 }
                 if kind == .slotSample {
-                    guard let currentSlot, slot == currentSlot, state.ranges[slot].contains(presentationTimeStamp) else {
+                    guard let currentSlot, slot == currentSlot, state.ranges[slot].contains(presentationTimeStamp)
+                    else {
                         throw bad("is a replacement for range \(slot) outside that range's place")
                     }
                     state.slotSamples[slot].append(entry)
@@ -242,7 +254,9 @@ extension FrameSilo {
                 state.sampleCount += 1
                 state.totalBytes += Int(size)
             }
-            guard !placed.contains(false) else { throw corrupt("a range of pass \(state.pass) has no place in the order") }
+            guard !placed.contains(false) else {
+                throw corrupt("a range of pass \(state.pass) has no place in the order")
+            }
             return (state, timeRange, flags & indexKeptFlag != 0)
         } catch {
             var error = error
@@ -269,7 +283,7 @@ extension FrameSilo {
             throw MultiPassFile.systemError(code, "rename \(temporary) to", path)
         }
         if let directory = try? MultiPassFile.open(parentDirectory(of: path), flags: O_RDONLY | O_DIRECTORY) {
-            _ = fsync(directory.descriptor)  // best effort: some file systems refuse fsync on a directory
+            _ = fsync(directory.descriptor) // best effort: some file systems refuse fsync on a directory
         }
     }
 
@@ -282,7 +296,9 @@ extension FrameSilo {
         guard let read, read == header.count, Array(header[0..<indexMagic.count]) == indexMagic
         else { return false }
         var reader = ByteReader(header, offset: indexMagic.count, context: path)
-        guard (try? reader.read(UInt32.self)) == indexVersion, let flags = try? reader.read(UInt32.self) else { return false }
+        guard (try? reader.read(UInt32.self)) == indexVersion, let flags = try? reader.read(UInt32.self) else {
+            return false
+        }
         return flags & indexKeptFlag != 0
     }
 }

@@ -19,7 +19,7 @@ public struct H264SampleCodec: NALSampleCodec {
         guard let header = nalUnit.first else { return .other }
         switch header & 0x1F {
         case 7, 8: return .parameterSet
-        case 5: return .randomAccessSlice  // a slice of an IDR picture
+        case 5: return .randomAccessSlice // a slice of an IDR picture
         case 6: return .supplementalEnhancementInformation
         default: return .other
         }
@@ -34,9 +34,9 @@ public struct H264SampleCodec: NALSampleCodec {
 
     public func changedSequenceParameterSetID(_ nalUnit: UnsafeRawBufferPointer) -> Int? {
         guard nalUnit.first.map({ NALUnitType(rawValue: $0) }) == .sequenceParameterSet,
-              let parsed = try? SequenceParameterSet.parse(nalUnit: nalUnit),
-              let current = parameterSets.rawSequenceParameterSet(id: parsed.seqParameterSetID),
-              !current.elementsEqual(nalUnit)
+            let parsed = try? SequenceParameterSet.parse(nalUnit: nalUnit),
+            let current = parameterSets.rawSequenceParameterSet(id: parsed.seqParameterSetID),
+            !current.elementsEqual(nalUnit)
         else { return nil }
         return parsed.seqParameterSetID
     }
@@ -52,7 +52,8 @@ public struct H264SampleCodec: NALSampleCodec {
     /// `FormatDescription(h264ParameterSets:)` over every SPS and every PPS that parsed against
     /// its SPS.
     public func formatDescription() -> FormatDescription? {
-        let sets = parameterSets.sequenceParameterSetIDs.compactMap { parameterSets.rawSequenceParameterSet(id: $0) }
+        let sets =
+            parameterSets.sequenceParameterSetIDs.compactMap { parameterSets.rawSequenceParameterSet(id: $0) }
             + parameterSets.pictureParameterSetIDs.compactMap { id in
                 parameterSets.pictureParameterSet(id: id) != nil ? parameterSets.rawPictureParameterSet(id: id) : nil
             }

@@ -40,19 +40,25 @@ public struct H265PictureHashReader: Sendable {
 
     /// One access unit's sample (4-byte lengths): its picture's POC and hash, nil when the
     /// sample holds no picture; `expected` is nil when the picture has no decoded picture hash SEI.
-    public mutating func read(sample bytes: UnsafeRawBufferPointer) -> (pictureOrderCount: Int, expected: H265ExpectedPictureHash?)? {
+    public mutating func read(sample bytes: UnsafeRawBufferPointer) -> (
+        pictureOrderCount: Int, expected: H265ExpectedPictureHash?
+    )? {
         _ = try? H265LengthPrefixed.forEachNALUnit(in: bytes, nalUnitHeaderLength: 4) { range in
             _ = assembler.push(nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]))
         }
         guard let picture = assembler.finish() else { return nil }
         guard let hash = picture.decodedPictureHash,
-              let sps = assembler.parameterSets.sequenceParameterSet(id: picture.seqParameterSetID)
+            let sps = assembler.parameterSets.sequenceParameterSet(id: picture.seqParameterSetID)
         else { return (picture.pictureOrderCount, nil) }
         let window = sps.conformanceWindow
-        return (picture.pictureOrderCount, H265ExpectedPictureHash(
-            hash: hash, pictureOrderCount: picture.pictureOrderCount, codedWidth: sps.picWidthInLumaSamples,
-            codedHeight: sps.picHeightInLumaSamples, windowLeft: window.x, windowTop: window.y, windowWidth: window.width,
-            windowHeight: window.height, subWidthC: sps.subWidthC, subHeightC: sps.subHeightC))
+        return (
+            picture.pictureOrderCount,
+            H265ExpectedPictureHash(
+                hash: hash, pictureOrderCount: picture.pictureOrderCount, codedWidth: sps.picWidthInLumaSamples,
+                codedHeight: sps.picHeightInLumaSamples, windowLeft: window.x, windowTop: window.y,
+                windowWidth: window.width,
+                windowHeight: window.height, subWidthC: sps.subWidthC, subHeightC: sps.subHeightC)
+        )
     }
 }
 
@@ -96,13 +102,15 @@ public enum H265PictureHashCheck {
             let windowWidth = (expected.windowWidth + divideX - 1) / divideX
             let windowHeight = (expected.windowHeight + divideY - 1) / divideY
             guard plane.width == windowWidth, plane.height == windowHeight, windowWidth + left <= width,
-                  windowHeight + top <= height
+                windowHeight + top <= height
             else {
-                return .notCheckable("the output picture is not the conformance window of the SPS the hash was read with")
+                return .notCheckable(
+                    "the output picture is not the conformance window of the SPS the hash was read with")
             }
             let origin = plane.baseAddress - top * plane.bytesPerRow - left * bytesPerSample
-            let rows = ComponentRows(origin: UnsafeRawPointer(origin), bytesPerRow: plane.bytesPerRow,
-                                     width: width, height: height, bytesPerSample: bytesPerSample)
+            let rows = ComponentRows(
+                origin: UnsafeRawPointer(origin), bytesPerRow: plane.bytesPerRow,
+                width: width, height: height, bytesPerSample: bytesPerSample)
             let matches: Bool
             switch expected.hash {
             case .md5(let digests): matches = md5(rows) == digests[component]
@@ -128,7 +136,8 @@ public enum H265PictureHashCheck {
         }
 
         func sample(_ row: UnsafeRawBufferPointer, _ x: Int) -> UInt32 {
-            bytesPerSample == 2 ? UInt32(row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self).littleEndian) : UInt32(row[x])
+            bytesPerSample == 2
+                ? UInt32(row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self).littleEndian) : UInt32(row[x])
         }
     }
 

@@ -43,9 +43,9 @@ public struct H265SampleCodec: NALSampleCodec {
 
     public func changedSequenceParameterSetID(_ nalUnit: UnsafeRawBufferPointer) -> Int? {
         guard Self.baseLayerType(of: nalUnit) == .sequenceParameterSet,
-              let parsed = try? H265SequenceParameterSet.parse(nalUnit: nalUnit),
-              let current = parameterSets.rawSequenceParameterSet(id: parsed.seqParameterSetID),
-              !current.elementsEqual(nalUnit)
+            let parsed = try? H265SequenceParameterSet.parse(nalUnit: nalUnit),
+            let current = parameterSets.rawSequenceParameterSet(id: parsed.seqParameterSetID),
+            !current.elementsEqual(nalUnit)
         else { return nil }
         return parsed.seqParameterSetID
     }
@@ -64,11 +64,13 @@ public struct H265SampleCodec: NALSampleCodec {
     public func formatDescription() -> FormatDescription? {
         let store = parameterSets
         let pictureParameterSets = store.pictureParameterSetIDs.compactMap { id -> [UInt8]? in
-            guard let pps = store.pictureParameterSet(id: id), store.sequenceParameterSet(id: pps.seqParameterSetID) != nil
+            guard let pps = store.pictureParameterSet(id: id),
+                store.sequenceParameterSet(id: pps.seqParameterSetID) != nil
             else { return nil }
             return store.rawPictureParameterSet(id: id)
         }
-        let sets = store.videoParameterSetIDs.compactMap { store.rawVideoParameterSet(id: $0) }
+        let sets =
+            store.videoParameterSetIDs.compactMap { store.rawVideoParameterSet(id: $0) }
             + store.sequenceParameterSetIDs.compactMap { store.rawSequenceParameterSet(id: $0) } + pictureParameterSets
         return try? FormatDescription(hevcParameterSets: sets)
     }
@@ -78,7 +80,8 @@ extension NALSampleBuilder where Codec == H265SampleCodec {
     /// New input caps: how frames carry NAL units, and codec_data's hvcC record. Returns whether
     /// the parameter sets now describe another format.
     @discardableResult
-    public mutating func setInput(_ format: InputFormat, configuration record: HEVCDecoderConfigurationRecord?) -> Bool {
+    public mutating func setInput(_ format: InputFormat, configuration record: HEVCDecoderConfigurationRecord?) -> Bool
+    {
         setInput(
             format,
             parameterSets: (record?.videoParameterSets ?? []) + (record?.sequenceParameterSets ?? [])

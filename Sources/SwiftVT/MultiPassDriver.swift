@@ -95,8 +95,10 @@ public final class MultiPassDriver: Sendable {
             let step = percent / 10
             guard step > lastProgressStep else { return }
             lastProgressStep = step
-            events.append(.progress(MultiPassProgress(
-                pass: pass, stage: .advanced(percent: percent, frames: framesThisPass, expected: expected))))
+            events.append(
+                .progress(
+                    MultiPassProgress(
+                        pass: pass, stage: .advanced(percent: percent, frames: framesThisPass, expected: expected))))
         }
     }
 
@@ -126,7 +128,8 @@ public final class MultiPassDriver: Sendable {
             initial.ranges = plan.timeRanges
             initial.expectedFramesThisPass = plan.frameCount
             initial.pendingPassStart = MultiPassProgress(
-                pass: initial.pass, stage: .reencoding(frames: plan.frameCount, ranges: plan.timeRanges.count, seconds: seconds))
+                pass: initial.pass,
+                stage: .reencoding(frames: plan.frameCount, ranges: plan.timeRanges.count, seconds: seconds))
         } else {
             try session.setMultiPassStorage(storage, maximumPasses: maximumPasses)
             try session.beginPass()
@@ -211,11 +214,12 @@ public final class MultiPassDriver: Sendable {
             let takenOut = progress.indices.contains(rangeIndex) ? progress[rangeIndex].framesTakenOut : 0
             if framesInRange < takenOut { return finishCutPass() }
             if rangeIndex + 1 < rangeCount {
-                return .seek(state.withLock { state in
-                    state.rangeIndex += 1
-                    state.framesInRange = 0
-                    return state.ranges[state.rangeIndex]
-                })
+                return .seek(
+                    state.withLock { state in
+                        state.rangeIndex += 1
+                        state.framesInRange = 0
+                        return state.ranges[state.rangeIndex]
+                    })
             }
         }
         return endPass(upstreamCanSeek: upstreamCanSeek)
@@ -234,7 +238,8 @@ public final class MultiPassDriver: Sendable {
         if let failure = feed.failure { return end(.failed(.silo(failure))) }
         let plan = session.multiPassStatistics?.lastPlan
         let codedBitsBefore = state.withLock { state in
-            state.events.append(.progress(MultiPassProgress(pass: pass, stage: .complete(frames: state.framesThisPass))))
+            state.events.append(
+                .progress(MultiPassProgress(pass: pass, stage: .complete(frames: state.framesThisPass))))
             state.events.append(.passEnded(pass: pass, plan: plan))
             return state.codedBitsBeforePass
         }
@@ -261,8 +266,13 @@ public final class MultiPassDriver: Sendable {
                 {
                     try silo.restoreFramesOfCurrentPass()
                     state.withLock { $0.passTakenBack = true }
-                    return end(.writeFile(outcome(.passTakenBack(TakenBackPass(
-                        pass: pass, codedBits: plan.codedBits, codedBitsKept: codedBitsBefore, seconds: plan.duration)))))
+                    return end(
+                        .writeFile(
+                            outcome(
+                                .passTakenBack(
+                                    TakenBackPass(
+                                        pass: pass, codedBits: plan.codedBits, codedBitsKept: codedBitsBefore,
+                                        seconds: plan.duration)))))
                 }
                 // The file must not miss frames: a range the encoder did not give all its frames
                 // back keeps its earlier ones.
@@ -275,11 +285,13 @@ public final class MultiPassDriver: Sendable {
             }
         }
         guard wantsAnother else { return end(.writeFile(outcome(.finished(stopReason: plan?.stopReason)))) }
-        let canSeek = state.withLock { $0.upstreamCanSeek } ?? {
-            let answer = upstreamCanSeek()
-            state.withLock { $0.upstreamCanSeek = answer }
-            return answer
-        }()
+        let canSeek =
+            state.withLock { $0.upstreamCanSeek }
+            ?? {
+                let answer = upstreamCanSeek()
+                state.withLock { $0.upstreamCanSeek = answer }
+                return answer
+            }()
         guard canSeek else { return end(.writeFile(outcome(.upstreamCannotSeek))) }
         return startNextPass(plan: plan)
     }
@@ -287,7 +299,9 @@ public final class MultiPassDriver: Sendable {
     /// Whether a pass that coded the file in `codedBits` is farther from `targetBits` than the
     /// result before it (`codedBitsBefore`): then that result is kept. More passes must never give
     /// a worse file: the bits-per-quantizer model can mislead (on a clip of a frame or two, say).
-    public static func passLandsFarther(codedBits: Int, than codedBitsBefore: Int, fromTarget targetBits: Double) -> Bool {
+    public static func passLandsFarther(codedBits: Int, than codedBitsBefore: Int, fromTarget targetBits: Double)
+        -> Bool
+    {
         targetBits > 0 && abs(Double(codedBits) - targetBits) > abs(Double(codedBitsBefore) - targetBits)
     }
 
@@ -314,7 +328,8 @@ public final class MultiPassDriver: Sendable {
             state.expectedFramesThisPass = plan?.frameCount
             state.lastProgressStep = -1
             state.pendingPassStart = MultiPassProgress(
-                pass: state.pass, stage: .reencoding(frames: plan?.frameCount ?? 0, ranges: ranges.count, seconds: seconds))
+                pass: state.pass,
+                stage: .reencoding(frames: plan?.frameCount ?? 0, ranges: ranges.count, seconds: seconds))
             state.events.append(.passStarting(pass: state.pass, ranges: ranges, plan: plan))
         }
         return .seek(first)
@@ -343,8 +358,10 @@ public final class MultiPassDriver: Sendable {
             let cut = CutShortPass(
                 pass: pass, framesReceived: state.framesThisPass, framesExpected: state.expectedFramesThisPass ?? 0,
                 restoration: restoration)
-            state.events.append(.progress(MultiPassProgress(
-                pass: pass, stage: .cutShort(frames: cut.framesReceived, expected: cut.framesExpected))))
+            state.events.append(
+                .progress(
+                    MultiPassProgress(
+                        pass: pass, stage: .cutShort(frames: cut.framesReceived, expected: cut.framesExpected))))
             return cut
         }
         return end(.writeFile(outcome(.passCutShort(cut))))
@@ -499,7 +516,8 @@ public struct MultiPassProgress: Sendable, Equatable, CustomStringConvertible {
         case .started(let maximumPasses): "pass \(pass) of up to \(maximumPasses): encoding every frame"
         case .reencoding(let frames, let ranges, let seconds):
             "pass \(pass): re-encoding \(frames) frames in \(ranges) range(s), \(seconds.decimalText(digits: 2)) s"
-        case .advanced(let percent, let frames, let expected): "pass \(pass): \(percent) % done (\(frames) of \(expected) frames)"
+        case .advanced(let percent, let frames, let expected):
+            "pass \(pass): \(percent) % done (\(frames) of \(expected) frames)"
         case .complete(let frames): "pass \(pass) complete (\(frames) frames)"
         case .cutShort(let frames, let expected): "pass \(pass) cut short after \(frames) of \(expected) frames"
         }
@@ -547,14 +565,17 @@ public enum MultiPassGOP {
 
     /// Sets the key-frame interval of `properties`: `frames` when not 0, otherwise
     /// ``automaticDuration`` (in frames too, at `frameRate`, when known).
-    public static func applyKeyFrameInterval(_ frames: Int, frameRate: Double?, to properties: inout CompressionProperties) {
+    public static func applyKeyFrameInterval(
+        _ frames: Int, frameRate: Double?, to properties: inout CompressionProperties
+    ) {
         if frames > 0 {
             properties.maxKeyFrameInterval = frames
             return
         }
         properties.maxKeyFrameIntervalDuration = automaticDuration
         if let frameRate, frameRate > 0 {
-            properties.maxKeyFrameInterval = max(Int(clampingTowardZero: (frameRate * automaticDuration).rounded()), minimumLength)
+            properties.maxKeyFrameInterval = max(
+                Int(clampingTowardZero: (frameRate * automaticDuration).rounded()), minimumLength)
         }
     }
 }

@@ -46,7 +46,9 @@ final class MultiPassFile: Sendable {
             attempts += 1
             let base = "\(directory)/\(prefix)\(getpid())-\(randomHex())"
             let pending = base + StaleFiles.pendingSuffix
-            let descriptor = retryingOnInterrupt { Glibc.open(pending, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(0o600)) }
+            let descriptor = retryingOnInterrupt {
+                Glibc.open(pending, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(0o600))
+            }
             if descriptor < 0 {
                 let code = errno
                 if code == EEXIST, attempts < 8 { continue }
@@ -171,7 +173,9 @@ extension Array where Element == UInt8 {
         return try result.get()
     }
 
-    mutating func withMutableRawBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    mutating func withMutableRawBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
+        -> R
+    {
         let result: Result<R, E> = withUnsafeMutableBytes { bytes in Result { () throws(E) -> R in try body(bytes) } }
         return try result.get()
     }
@@ -239,9 +243,12 @@ enum StaleFiles {
     static let pendingGraceSeconds = 60
 
     static func remove(in directory: String) -> [String] {
-        guard let directory = try? normalizedDirectory(directory), let names = listDirectory(directory) else { return [] }
+        guard let directory = try? normalizedDirectory(directory), let names = listDirectory(directory) else {
+            return []
+        }
         var removed: [String] = []
-        for name in names where name.hasPrefix(siloPrefix) || name.hasPrefix(storagePrefix) || name.hasPrefix(outputPrefix) {
+        for name in names
+        where name.hasPrefix(siloPrefix) || name.hasPrefix(storagePrefix) || name.hasPrefix(outputPrefix) {
             let path = "\(directory)/\(name)"
             if name.hasPrefix(siloPrefix), name.hasSuffix(siloDataSuffix) {
                 let base = String(path.dropLast(siloDataSuffix.count))
@@ -254,7 +261,8 @@ enum StaleFiles {
                 name.hasSuffix(siloIndexSuffix) || name.hasSuffix(siloIndexSuffix + temporarySuffix)
             {
                 // An index whose data file is gone (a crash between the two unlinks) is useless.
-                let base = name.hasSuffix(temporarySuffix)
+                let base =
+                    name.hasSuffix(temporarySuffix)
                     ? String(path.dropLast((siloIndexSuffix + temporarySuffix).count))
                     : String(path.dropLast(siloIndexSuffix.count))
                 if !fileExists(base + siloDataSuffix), unlink(path) == 0 { removed.append(path) }
@@ -263,7 +271,9 @@ enum StaleFiles {
                 removeIfStale(path, companions: [], isKept: { _ in false }, into: &removed)
             } else if name.hasSuffix(pendingSuffix) {
                 var status = stat()
-                guard lstat(path, &status) == 0, time(nil) - status.st_mtim.tv_sec > pendingGraceSeconds else { continue }
+                guard lstat(path, &status) == 0, time(nil) - status.st_mtim.tv_sec > pendingGraceSeconds else {
+                    continue
+                }
                 removeIfStale(path, companions: [], isKept: { _ in false }, into: &removed)
             }
         }
@@ -377,7 +387,8 @@ struct ByteReader {
         let size = MemoryLayout<T>.size
         guard offset >= 0, size <= bytes.count - offset else {
             throw VTError(
-                .corrupt, "\(context) is corrupt: truncated (needed \(size) bytes at offset \(offset) of \(bytes.count))")
+                .corrupt,
+                "\(context) is corrupt: truncated (needed \(size) bytes at offset \(offset) of \(bytes.count))")
         }
         let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
         offset += size
@@ -393,7 +404,9 @@ struct ByteReader {
         let flags = try read(UInt32.self)
         guard let time = decodeTime(value: value, timescale: timescale, flags: flags) else {
             throw VTError(
-                .corrupt, "\(context) is corrupt: \(what) at offset \(start) is not a time (\(value)/\(timescale), flags \(flags))")
+                .corrupt,
+                "\(context) is corrupt: \(what) at offset \(start) is not a time (\(value)/\(timescale), flags \(flags))"
+            )
         }
         return time
     }

@@ -33,14 +33,16 @@ extension MultiPassRateControl.Plan {
     public var planFile: String {
         var lines = [
             "\(Self.planFileMagic)",
-            "totals \(codedBits) \(predictedBits) \(targetBits) \(duration) \(frameCount)",
+            "totals \(codedBits) \(predictedBits) \(targetBits) \(duration) \(frameCount)"
         ]
         for range in timeRanges {
-            lines.append("range \(range.start.value) \(range.start.timescale) \(range.end.value) \(range.end.timescale)")
+            lines.append(
+                "range \(range.start.value) \(range.start.timescale) \(range.end.value) \(range.end.timescale)")
         }
         for (time, quantizer) in quantizers.sorted(by: { $0.key < $1.key }) {
             let predicted = predictedFrameBits[time] ?? 0
-            lines.append("frame \(time.value) \(time.timescale) \(quantizer) \(predicted) \(keyFrames.contains(time) ? 1 : 0)")
+            lines.append(
+                "frame \(time.value) \(time.timescale) \(quantizer) \(predicted) \(keyFrames.contains(time) ? 1 : 0)")
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -70,11 +72,15 @@ extension MultiPassRateControl.Plan {
                 guard fields.count == 6, let coded = Int(fields[1]), let predicted = Double(fields[2]),
                     let target = Double(fields[3]), let seconds = Double(fields[4]), let frames = Int(fields[5])
                 else { throw bad() }
-                (codedBits, predictedBits, targetBits, duration, frameCount) = (coded, predicted, target, seconds, frames)
+                (codedBits, predictedBits, targetBits, duration, frameCount) = (
+                    coded, predicted, target, seconds, frames
+                )
             case "range":
                 guard fields.count == 5 else { throw bad() }
                 let range = MediaTimeRange(start: try time(fields[1], fields[2]), end: try time(fields[3], fields[4]))
-                guard range.isValid, !range.isEmpty, timeRanges.last.map({ $0.end <= range.start }) ?? true else { throw bad() }
+                guard range.isValid, !range.isEmpty, timeRanges.last.map({ $0.end <= range.start }) ?? true else {
+                    throw bad()
+                }
                 timeRanges.append(range)
             case "frame":
                 guard fields.count == 6, let quantizer = Double(fields[3]), let predicted = Double(fields[4]),

@@ -148,7 +148,7 @@ public struct MultiPassRateControl: Sendable {
         var xy = 0.0
         var xx = 0.0
         for sample in samples where sample.before.bits > 0 && sample.after.bits > 0 {
-            let x = (sample.after.quantizer - sample.before.quantizer) / 6  // log2 of the qscale ratio
+            let x = (sample.after.quantizer - sample.before.quantizer) / 6 // log2 of the qscale ratio
             guard abs(x) >= 0.5 / 6 else { continue }
             let y = -log2(Double(sample.after.bits) / Double(sample.before.bits))
             let weight = Double(sample.before.bits + sample.after.bits)
@@ -176,7 +176,8 @@ public struct MultiPassRateControl: Sendable {
         let targetBits = targetBitRate * duration
         let codedBits = records.reduce(0) { $0 + $1.bits }
         var plan = Plan(
-            timeRanges: [], quantizers: [:], predictedFrameBits: [:], keyFrames: [], frameCount: 0, codedBits: codedBits,
+            timeRanges: [], quantizers: [:], predictedFrameBits: [:], keyFrames: [], frameCount: 0,
+            codedBits: codedBits,
             predictedBits: Double(codedBits), targetBits: targetBits, duration: duration, stopReason: nil)
         guard !records.isEmpty, targetBits > 0 else {
             plan.stopReason = "nothing was encoded"
@@ -211,11 +212,13 @@ public struct MultiPassRateControl: Sendable {
             return (index, weights > 0 ? weighted / weights : 0)
         }
         deviations.sort { $0.deviation > $1.deviation }
-        var chosen = completedPasses == 1 ? Set(deviations.filter { $0.deviation >= minimumDeviation }.map(\.group)) : []
+        var chosen =
+            completedPasses == 1 ? Set(deviations.filter { $0.deviation >= minimumDeviation }.map(\.group)) : []
         let error = (Double(codedBits) - targetBits) / targetBits
         let withinTolerance = abs(error) <= tolerance
         if chosen.isEmpty && withinTolerance {
-            plan.stopReason = completedPasses == 1
+            plan.stopReason =
+                completedPasses == 1
                 ? "the size is within \(Self.percent(tolerance)) of the target and every GOP is within \(minimumDeviation) QP of its allocation"
                 : "the size is within \(Self.percent(tolerance)) of the target"
             return plan
@@ -255,7 +258,8 @@ public struct MultiPassRateControl: Sendable {
             plan.predictedBits = Double(codedBits)
             let bound = outOfReachBound(coarser: Double(codedBits) > targetBits)
             plan.targetOutOfReach = "\(bound), and another pass is predicted to come no closer to it"
-            plan.stopReason = "the target is out of reach: \(bound), and another pass is predicted to come no closer to it"
+            plan.stopReason =
+                "the target is out of reach: \(bound), and another pass is predicted to come no closer to it"
             return plan
         }
         plan.timeRanges = Self.mergedRanges(chosen.sorted().map { groups[$0].timeRange })
@@ -270,7 +274,9 @@ public struct MultiPassRateControl: Sendable {
 
     /// Whether re-encoding `chosen` can bring the total to the target with bits per re-encoded
     /// GOP changing by a factor within [0.7, 1.4].
-    private func feasible(_ records: [FrameAnalysisRecord], groups: [GroupOfPictures], chosen: Set<Int>, targetBits: Double) -> Bool {
+    private func feasible(
+        _ records: [FrameAnalysisRecord], groups: [GroupOfPictures], chosen: Set<Int>, targetBits: Double
+    ) -> Bool {
         var kept = 0.0
         var variable = 0.0
         for (index, group) in groups.enumerated() {
@@ -334,7 +340,8 @@ public struct MultiPassRateControl: Sendable {
     /// Quantizers (QP) for every frame: those in `reencoded` GOPs allocated so that the total
     /// meets `targetBits`, the others as coded.
     private func allocate(
-        _ records: [FrameAnalysisRecord], shape: [Double], reencoded: Set<Int>, groups: [GroupOfPictures], targetBits: Double
+        _ records: [FrameAnalysisRecord], shape: [Double], reencoded: Set<Int>, groups: [GroupOfPictures],
+        targetBits: Double
     ) -> [Double] {
         var quantizers = records.map(\.quantizer)
         var kept = 0.0
@@ -375,15 +382,18 @@ public struct MultiPassRateControl: Sendable {
         var start = 0
         let end = endTime(of: records)
         for i in records.indices where i > start && records[i].frameType == .idr {
-            groups.append(GroupOfPictures(
-                frames: start..<i,
-                timeRange: MediaTimeRange(start: records[start].presentationTimeStamp, end: records[i].presentationTimeStamp)))
+            groups.append(
+                GroupOfPictures(
+                    frames: start..<i,
+                    timeRange: MediaTimeRange(
+                        start: records[start].presentationTimeStamp, end: records[i].presentationTimeStamp)))
             start = i
         }
         if start < records.count {
-            groups.append(GroupOfPictures(
-                frames: start..<records.count,
-                timeRange: MediaTimeRange(start: records[start].presentationTimeStamp, end: end)))
+            groups.append(
+                GroupOfPictures(
+                    frames: start..<records.count,
+                    timeRange: MediaTimeRange(start: records[start].presentationTimeStamp, end: end)))
         }
         return groups
     }

@@ -4,7 +4,10 @@ import Synchronization
 
 /// The coding type of a frame in the multi-pass analysis.
 public enum AnalysisFrameType: UInt8, Sendable {
-    case idr = 0, intra = 1, predicted = 2, bidirectional = 3
+    case idr = 0
+    case intra = 1
+    case predicted = 2
+    case bidirectional = 3
 }
 
 /// What one pass learned about one frame: the unit of ``MultiPassStorage``.
@@ -119,8 +122,9 @@ public final class MultiPassStorage: Sendable {
         var latest: [MediaTime: FrameAnalysisRecord] = [:]
         latest.reserveCapacity(count)
         for index in 0..<count {
-            let record = try Self.parseRecord(bytes, at: Self.headerSize + index * Self.recordSize, number: index + 1, path: path)
-            latest[record.presentationTimeStamp] = record  // last one wins
+            let record = try Self.parseRecord(
+                bytes, at: Self.headerSize + index * Self.recordSize, number: index + 1, path: path)
+            latest[record.presentationTimeStamp] = record // last one wins
         }
         if kept {
             // Open again: a crash from now on leaves a stale file, not a kept one.
@@ -143,7 +147,8 @@ public final class MultiPassStorage: Sendable {
     public func write(_ record: FrameAnalysisRecord) throws(VTError) {
         guard record.presentationTimeStamp.isNumeric else {
             throw VTError(
-                .invalidArgument, "a frame analysis record needs a numeric presentation time, not \(record.presentationTimeStamp)")
+                .invalidArgument,
+                "a frame analysis record needs a numeric presentation time, not \(record.presentationTimeStamp)")
         }
         guard record.pass >= 1, record.pass <= Int(UInt32.max) else {
             throw VTError(.invalidArgument, "pass \(record.pass) of a frame analysis record is not 1 or more")
@@ -174,7 +179,8 @@ public final class MultiPassStorage: Sendable {
     public func record(at presentationTimeStamp: MediaTime) -> FrameAnalysisRecord? {
         state.withLock { state in
             let index = Self.lowerBound(of: presentationTimeStamp, in: state.records)
-            guard index < state.records.count, state.records[index].presentationTimeStamp == presentationTimeStamp else {
+            guard index < state.records.count, state.records[index].presentationTimeStamp == presentationTimeStamp
+            else {
                 return nil
             }
             return state.records[index]
@@ -256,7 +262,8 @@ public final class MultiPassStorage: Sendable {
     static func parseHeader(_ bytes: [UInt8], path: String) throws(VTError) -> (MediaTimeRange, Bool) {
         guard bytes.count >= headerSize else {
             throw VTError(
-                .corrupt, "\(path) is not a multi-pass storage: \(bytes.count) bytes, shorter than the \(headerSize)-byte header",
+                .corrupt,
+                "\(path) is not a multi-pass storage: \(bytes.count) bytes, shorter than the \(headerSize)-byte header",
                 path: path)
         }
         guard Array(bytes[0..<magic.count]) == magic else {
@@ -266,16 +273,19 @@ public final class MultiPassStorage: Sendable {
         let version = try reader.read(UInt32.self)
         guard version == Self.version else {
             throw VTError(
-                .corrupt, "\(path) is a multi-pass storage of version \(version); this SwiftVT reads version \(Self.version)",
+                .corrupt,
+                "\(path) is a multi-pass storage of version \(version); this SwiftVT reads version \(Self.version)",
                 path: path)
         }
-        let stored = UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: headerSize - 4, as: UInt32.self) })
+        let stored = UInt32(
+            littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: headerSize - 4, as: UInt32.self) })
         guard CRC32.checksum(bytes, 0..<headerSize - 4) == stored else {
             throw VTError(.corrupt, "\(path) is corrupt: the header's checksum does not match", path: path)
         }
         let recordSize = try reader.read(UInt32.self)
         guard recordSize == Self.recordSize else {
-            throw VTError(.corrupt, "\(path) is corrupt: records of \(recordSize) bytes, expected \(Self.recordSize)", path: path)
+            throw VTError(
+                .corrupt, "\(path) is corrupt: records of \(recordSize) bytes, expected \(Self.recordSize)", path: path)
         }
         let flags = try reader.read(UInt32.self)
         try reader.skip(4)
@@ -303,11 +313,13 @@ public final class MultiPassStorage: Sendable {
         _ bytes: [UInt8], at offset: Int, number: Int, path: String
     ) throws(VTError) -> FrameAnalysisRecord {
         let context = "\(path) record \(number) (offset \(offset))"
-        let stored = UInt32(littleEndian: bytes.withUnsafeBytes {
-            $0.loadUnaligned(fromByteOffset: offset + recordSize - 4, as: UInt32.self)
-        })
+        let stored = UInt32(
+            littleEndian: bytes.withUnsafeBytes {
+                $0.loadUnaligned(fromByteOffset: offset + recordSize - 4, as: UInt32.self)
+            })
         guard CRC32.checksum(bytes, offset..<offset + recordSize - 4) == stored else {
-            throw VTError(.corrupt, "\(path) is corrupt: record \(number) (offset \(offset)) fails its checksum", path: path)
+            throw VTError(
+                .corrupt, "\(path) is corrupt: record \(number) (offset \(offset)) fails its checksum", path: path)
         }
         do throws(VTError) {
             var reader = ByteReader(bytes, offset: offset, context: context)
@@ -324,7 +336,8 @@ public final class MultiPassStorage: Sendable {
                 throw VTError(.corrupt, "\(context) is corrupt: frame type \(rawType) is unknown")
             }
             guard presentationTimeStamp.isNumeric, pass >= 1 else {
-                throw VTError(.corrupt, "\(context) is corrupt: presentation time \(presentationTimeStamp), pass \(pass)")
+                throw VTError(
+                    .corrupt, "\(context) is corrupt: presentation time \(presentationTimeStamp), pass \(pass)")
             }
             return FrameAnalysisRecord(
                 presentationTimeStamp: presentationTimeStamp, decodeTimeStamp: decodeTimeStamp, duration: duration,

@@ -12,13 +12,17 @@ public enum NALSampleInputFormat: Sendable, Equatable {
     case byteStream
 
     /// H.264 `stream-format=avc`.
-    public static func avc(nalUnitHeaderLength: Int) -> Self { .lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength) }
+    public static func avc(nalUnitHeaderLength: Int) -> Self {
+        .lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength)
+    }
     /// H.264 `stream-format=avc3`.
     public static func avc3(nalUnitHeaderLength: Int) -> Self {
         .lengthPrefixedWithInBandParameterSets(nalUnitHeaderLength: nalUnitHeaderLength)
     }
     /// H.265 `stream-format=hvc1`.
-    public static func hvc1(nalUnitHeaderLength: Int) -> Self { .lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength) }
+    public static func hvc1(nalUnitHeaderLength: Int) -> Self {
+        .lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength)
+    }
     /// H.265 `stream-format=hev1`.
     public static func hev1(nalUnitHeaderLength: Int) -> Self {
         .lengthPrefixedWithInBandParameterSets(nalUnitHeaderLength: nalUnitHeaderLength)
@@ -119,7 +123,9 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
     /// New input caps: how frames carry NAL units, and codec_data's parameter sets and length
     /// size. Returns whether the parameter sets now describe another format.
     @discardableResult
-    public mutating func setInput(_ format: InputFormat, parameterSets: [[UInt8]], codecDataNALUnitHeaderLength: Int?) -> Bool {
+    public mutating func setInput(_ format: InputFormat, parameterSets: [[UInt8]], codecDataNALUnitHeaderLength: Int?)
+        -> Bool
+    {
         inputFormat = format
         self.codecDataNALUnitHeaderLength = codecDataNALUnitHeaderLength
         guard codecDataNALUnitHeaderLength != nil else { return false }
@@ -151,7 +157,9 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
         }
         var notices: [Notice] = []
         var format = inputFormat
-        if format == .byteStream, let length = Self.lengthPrefixTiling(bytes, nalUnitHeaderLength: codecDataNALUnitHeaderLength) {
+        if format == .byteStream,
+            let length = Self.lengthPrefixTiling(bytes, nalUnitHeaderLength: codecDataNALUnitHeaderLength)
+        {
             if !noticedMislabelledInput {
                 noticedMislabelledInput = true
                 notices.append(.lengthPrefixedUnderByteStreamLabel(nalUnitHeaderLength: length))
@@ -170,14 +178,17 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
             // Copy: start codes become 4-byte lengths (the length-prefixed samples the session decodes).
             _ = try? LengthPrefixedNALUnits.appendLengthPrefixed(
                 fromAnnexB: bytes, nalUnitHeaderLength: 4, to: &converted, reporting: Codec.Failure.self)
-            return AccessUnit(convertedBytes: converted, notices: notices, formatChanged: changed, seiNALUnitRanges: seiRanges)
+            return AccessUnit(
+                convertedBytes: converted, notices: notices, formatChanged: changed, seiNALUnitRanges: seiRanges)
         }
         var intactEnd = 0
         var damage: Codec.Failure?
         do {
             // With 4-byte lengths and no damage the bytes are the sample; otherwise the SEI
             // ranges are found again in the converted bytes below.
-            try LengthPrefixedNALUnits.forEachNALUnit(in: bytes, nalUnitHeaderLength: length, reporting: Codec.Failure.self) { range in
+            try LengthPrefixedNALUnits.forEachNALUnit(
+                in: bytes, nalUnitHeaderLength: length, reporting: Codec.Failure.self
+            ) { range in
                 note(range, outputRange: range)
                 intactEnd = range.upperBound
             }
@@ -190,7 +201,8 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
         }
         let changed = store(sets, holdsRandomAccessPicture: holdsRandomAccessPicture, notices: &notices)
         if length == 4 && damage == nil {
-            return AccessUnit(convertedBytes: nil, notices: notices, formatChanged: changed, seiNALUnitRanges: seiRanges)
+            return AccessUnit(
+                convertedBytes: nil, notices: notices, formatChanged: changed, seiNALUnitRanges: seiRanges)
         }
         // Copy: the session's samples use 4-byte lengths (1- and 2-byte ones are re-framed),
         // and a damaged sample must end before its damaged length.
@@ -198,13 +210,18 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
         var converted: [UInt8] = []
         converted.reserveCapacity(intact.count + 16)
         seiRanges.removeAll()
-        _ = try? LengthPrefixedNALUnits.forEachNALUnit(in: intact, nalUnitHeaderLength: length, reporting: Codec.Failure.self) { range in
+        _ = try? LengthPrefixedNALUnits.forEachNALUnit(
+            in: intact, nalUnitHeaderLength: length, reporting: Codec.Failure.self
+        ) { range in
             let nal = UnsafeRawBufferPointer(rebasing: intact[range])
             let start = converted.count + 4
-            if Codec.role(of: nal) == .supplementalEnhancementInformation { seiRanges.append(start..<(start + nal.count)) }
+            if Codec.role(of: nal) == .supplementalEnhancementInformation {
+                seiRanges.append(start..<(start + nal.count))
+            }
             LengthPrefixedNALUnits.appendLengthPrefixed(nalUnit: nal, to: &converted)
         }
-        return AccessUnit(convertedBytes: converted, notices: notices, formatChanged: changed, seiNALUnitRanges: seiRanges)
+        return AccessUnit(
+            convertedBytes: converted, notices: notices, formatChanged: changed, seiNALUnitRanges: seiRanges)
     }
 
     /// The sample for the session: `inBandParameterSets` (a running session that accepted a new
@@ -217,7 +234,9 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
         var data = BlockBuffer()
         if !inBandParameterSets.isEmpty {
             var prefix: [UInt8] = []
-            for set in inBandParameterSets { set.withUnsafeBytes { LengthPrefixedNALUnits.appendLengthPrefixed(nalUnit: $0, to: &prefix) } }
+            for set in inBandParameterSets {
+                set.withUnsafeBytes { LengthPrefixedNALUnits.appendLengthPrefixed(nalUnit: $0, to: &prefix) }
+            }
             data.append(BlockBuffer(prefix))
         }
         if let converted = unit.convertedBytes {
@@ -244,7 +263,9 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
         var plausible = true
         var units = 0
         do {
-            try LengthPrefixedNALUnits.forEachNALUnit(in: bytes, nalUnitHeaderLength: length, reporting: Codec.Failure.self) { range in
+            try LengthPrefixedNALUnits.forEachNALUnit(
+                in: bytes, nalUnitHeaderLength: length, reporting: Codec.Failure.self
+            ) { range in
                 if !Codec.hasPlausibleHeader(UnsafeRawBufferPointer(rebasing: bytes[range])) { plausible = false }
                 units += 1
             }
@@ -256,7 +277,9 @@ public struct NALSampleBuilder<Codec: NALSampleCodec>: Sendable {
 
     // MARK: Parameter sets
 
-    private mutating func store(_ sets: [UnsafeRawBufferPointer], holdsRandomAccessPicture: Bool, notices: inout [Notice]) -> Bool {
+    private mutating func store(
+        _ sets: [UnsafeRawBufferPointer], holdsRandomAccessPicture: Bool, notices: inout [Notice]
+    ) -> Bool {
         var changed = false
         for nal in sets {
             if !holdsRandomAccessPicture, let id = codec.changedSequenceParameterSetID(nal) {

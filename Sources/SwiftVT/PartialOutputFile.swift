@@ -27,7 +27,8 @@ public final class PartialOutputFile: Sendable {
         }
         let name = finalPath.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? finalPath
         let suffix = name.lastIndex(of: ".").map { String(name[$0...]) } ?? ""
-        let (file, base) = try MultiPassFile.createLocked(in: Self.directory(of: finalPath), prefix: Self.prefix, suffix: suffix)
+        let (file, base) = try MultiPassFile.createLocked(
+            in: Self.directory(of: finalPath), prefix: Self.prefix, suffix: suffix)
         self.finalPath = finalPath
         self.temporaryPath = base + suffix
         self.file = file

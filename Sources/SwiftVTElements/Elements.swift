@@ -10,36 +10,46 @@ import SwiftVT
 /// as two GTypes that differ in the `hardware` default (as gst-plugins-bad registers per-device
 /// elements); vtenc and vtenc_h264 are one GType under two names.
 enum PluginElements {
-    static let table: [ElementRegistration] = [
-        ElementRegistration(
-            "h264parse-to-avcc", type: "SwiftVTH264ParseToAVCC", .baseParse(H264ParseToAVCC.self), rank: .fixed(GST_RANK_NONE)),
-        ElementRegistration(
-            "h265parse-to-hvcc", type: "SwiftVTH265ParseToHVCC", .baseParse(H265ParseToHVCC.self), rank: .fixed(GST_RANK_NONE)),
-        // Secondary rank: available to decodebin/playbin, without taking over systems that have a
-        // primary decoder (avdec_h264 is primary) by surprise.
-        ElementRegistration("vtdec", type: "SwiftVTDec", .videoDecoder(VTDec.self), rank: .fixed(GST_RANK_SECONDARY)),
-        ElementRegistration(
-            "vtdec_hw", type: "SwiftVTDecHardware", .videoDecoder(VTDec.self), rank: .aboveSoftwareWhereTheDeviceDecodes,
-            hardware: .require),
-        // Secondary rank: encodebin and friends pick x264enc (primary) unless asked otherwise.
-        ElementRegistration("vtenc", type: "SwiftVTEnc", .videoEncoder(VTEnc.self), rank: .fixed(GST_RANK_SECONDARY)),
-        ElementRegistration("vtenc_h264", type: "SwiftVTEnc", .videoEncoder(VTEnc.self), rank: .fixed(GST_RANK_SECONDARY)),
-        ElementRegistration(
-            "vtenc_h264_hw", type: "SwiftVTEncHardware", .videoEncoder(VTEnc.self), rank: .aboveSoftwareWhereTheDeviceEncodes,
-            hardware: .require),
-        ElementRegistration(
-            "vtmultipasssink", type: "SwiftVTMultiPassSink", .baseSink(VTMultiPassSink.self), rank: .fixed(GST_RANK_NONE)),
-    ] + testBuildOnly
+    static let table: [ElementRegistration] =
+        [
+            ElementRegistration(
+                "h264parse-to-avcc", type: "SwiftVTH264ParseToAVCC", .baseParse(H264ParseToAVCC.self),
+                rank: .fixed(GST_RANK_NONE)),
+            ElementRegistration(
+                "h265parse-to-hvcc", type: "SwiftVTH265ParseToHVCC", .baseParse(H265ParseToHVCC.self),
+                rank: .fixed(GST_RANK_NONE)),
+            // Secondary rank: available to decodebin/playbin, without taking over systems that have a
+            // primary decoder (avdec_h264 is primary) by surprise.
+            ElementRegistration(
+                "vtdec", type: "SwiftVTDec", .videoDecoder(VTDec.self), rank: .fixed(GST_RANK_SECONDARY)),
+            ElementRegistration(
+                "vtdec_hw", type: "SwiftVTDecHardware", .videoDecoder(VTDec.self),
+                rank: .aboveSoftwareWhereTheDeviceDecodes,
+                hardware: .require),
+            // Secondary rank: encodebin and friends pick x264enc (primary) unless asked otherwise.
+            ElementRegistration(
+                "vtenc", type: "SwiftVTEnc", .videoEncoder(VTEnc.self), rank: .fixed(GST_RANK_SECONDARY)),
+            ElementRegistration(
+                "vtenc_h264", type: "SwiftVTEnc", .videoEncoder(VTEnc.self), rank: .fixed(GST_RANK_SECONDARY)),
+            ElementRegistration(
+                "vtenc_h264_hw", type: "SwiftVTEncHardware", .videoEncoder(VTEnc.self),
+                rank: .aboveSoftwareWhereTheDeviceEncodes,
+                hardware: .require),
+            ElementRegistration(
+                "vtmultipasssink", type: "SwiftVTMultiPassSink", .baseSink(VTMultiPassSink.self),
+                rank: .fixed(GST_RANK_NONE))
+        ] + testBuildOnly
 
     #if SWIFTVT_TEST_BUILD_ELEMENTS
-    /// Elements registered by test builds only (debug builds, `swift test`), never by the plugin
-    /// users install; their snapshots are in docs/gst-inspect/test-build/.
-    private static let testBuildOnly: [ElementRegistration] = [
-        ElementRegistration(
-            "swiftvt-frame-counter", type: "SwiftVTFrameCounter", .baseSink(FrameCounter.self), rank: .fixed(GST_RANK_NONE)),
-    ]
+        /// Elements registered by test builds only (debug builds, `swift test`), never by the plugin
+        /// users install; their snapshots are in docs/gst-inspect/test-build/.
+        private static let testBuildOnly: [ElementRegistration] = [
+            ElementRegistration(
+                "swiftvt-frame-counter", type: "SwiftVTFrameCounter", .baseSink(FrameCounter.self),
+                rank: .fixed(GST_RANK_NONE))
+        ]
     #else
-    private static let testBuildOnly: [ElementRegistration] = []
+        private static let testBuildOnly: [ElementRegistration] = []
     #endif
 
     /// Registers every row with `plugin`; false at the first that fails.
@@ -49,8 +59,10 @@ enum PluginElements {
             // Made now, at plugin load, so GST_DEBUG and --gst-debug-help know it before any
             // element exists.
             _ = row.baseClass.elementType.debugCategory
-            let type = ElementClass.registerType(named: row.typeName, base: row.baseClass, defaultHardware: row.defaultHardware)
-            guard type != 0, gst_element_register(plugin, row.factoryName, row.rank.value(for: device), type) != 0 else {
+            let type = ElementClass.registerType(
+                named: row.typeName, base: row.baseClass, defaultHardware: row.defaultHardware)
+            guard type != 0, gst_element_register(plugin, row.factoryName, row.rank.value(for: device), type) != 0
+            else {
                 return false
             }
         }
@@ -70,7 +82,10 @@ struct ElementRegistration: Sendable {
     /// The default of the `hardware` property of elements that have one.
     var defaultHardware: HardwarePolicy
 
-    init(_ factoryName: String, type typeName: String, _ baseClass: ElementBaseClass, rank: RankRule, hardware: HardwarePolicy = .auto) {
+    init(
+        _ factoryName: String, type typeName: String, _ baseClass: ElementBaseClass, rank: RankRule,
+        hardware: HardwarePolicy = .auto
+    ) {
         self.factoryName = factoryName
         self.typeName = typeName
         self.baseClass = baseClass
@@ -93,7 +108,8 @@ enum RankRule: Sendable {
         let aboveSoftware = GST_RANK_SECONDARY.rawValue + 1
         switch self {
         case .fixed(let rank): return rank.rawValue
-        case .aboveSoftwareWhereTheDeviceDecodes: return device.decoderSinkCaps != nil ? aboveSoftware : GST_RANK_NONE.rawValue
+        case .aboveSoftwareWhereTheDeviceDecodes:
+            return device.decoderSinkCaps != nil ? aboveSoftware : GST_RANK_NONE.rawValue
         case .aboveSoftwareWhereTheDeviceEncodes: return device.encodes ? aboveSoftware : GST_RANK_NONE.rawValue
         }
     }
@@ -115,7 +131,8 @@ func pluginInit(_ plugin: OpaquePointer?) -> gboolean {
     // (and this function run again) when render nodes come or go or the libva driver selection
     // or X11 display changes, as GStreamer's va plugin declares for the same reason.
     gst_plugin_add_dependency_simple(
-        plugin, "LIBVA_DRIVER_NAME,LIBVA_DRIVERS_PATH,DISPLAY", "/dev/dri", "renderD", GST_PLUGIN_DEPENDENCY_FLAG_FILE_NAME_IS_PREFIX)
+        plugin, "LIBVA_DRIVER_NAME,LIBVA_DRIVERS_PATH,DISPLAY", "/dev/dri", "renderD",
+        GST_PLUGIN_DEPENDENCY_FLAG_FILE_NAME_IS_PREFIX)
     // The device is probed when the registry describes this plugin anew (a registry scan, normally
     // in gst-plugin-scanner, or a static registration). When the registry already lists the
     // features, this load only creates elements: gst_element_register then attaches the type to
@@ -124,7 +141,9 @@ func pluginInit(_ plugin: OpaquePointer?) -> gboolean {
     // VA-API in a process whose elements all have hardware=disable.
     let device: VADeviceOfferAtLoad
     if registryDescribes(plugin) {
-        log.info(UnsafeMutableRawPointer(plugin), "the registry already describes the elements: no VA-API probe at this load")
+        log.info(
+            UnsafeMutableRawPointer(plugin), "the registry already describes the elements: no VA-API probe at this load"
+        )
         device = VADeviceOfferAtLoad(decoderSinkCaps: nil, encodes: false)
     } else {
         device = VADeviceOfferAtLoad.probe()

@@ -78,7 +78,8 @@ final class VADevice: @unchecked Sendable {
                 return nil
             }
             guard let capabilities = probed else {
-                return .failure(VADeviceUnavailable(reason: "the VA-API device on \(connection.description) cannot be probed"))
+                return .failure(
+                    VADeviceUnavailable(reason: "the VA-API device on \(connection.description) cannot be probed"))
             }
             return .success(VADevice(connection: connection, capabilities: capabilities))
         } catch {
@@ -88,7 +89,8 @@ final class VADevice: @unchecked Sendable {
 
     /// Why a device without any H.264 entrypoint serves none of SwiftVT's work.
     private static func noH264(_ capabilities: VACapabilities) -> String? {
-        VADevicePurpose.decoding.missing(in: capabilities) != nil && VADevicePurpose.encoding.missing(in: capabilities) != nil
+        VADevicePurpose.decoding.missing(in: capabilities) != nil
+            && VADevicePurpose.encoding.missing(in: capabilities) != nil
             ? "no H.264 entrypoint (it offers \(capabilities.summary))" : nil
     }
 }
@@ -123,10 +125,14 @@ enum VASharedDevices {
     private static let open = Mutex<[WeakDevice]>([])
 
     /// A device of the process that serves `purpose`, or a newly discovered one.
-    static func device(for purpose: VADevicePurpose, log: @escaping @Sendable (String) -> Void) -> Result<VADevice, VADeviceUnavailable> {
+    static func device(for purpose: VADevicePurpose, log: @escaping @Sendable (String) -> Void) -> Result<
+        VADevice, VADeviceUnavailable
+    > {
         open.withLock { devices in
             devices.removeAll { $0.device == nil }
-            if let shared = devices.lazy.compactMap(\.device).first(where: { purpose.missing(in: $0.capabilities) == nil }) {
+            if let shared = devices.lazy.compactMap(\.device).first(where: {
+                purpose.missing(in: $0.capabilities) == nil
+            }) {
                 log("VA-API device \(shared.summary): shared with the other SwiftVT elements of this process")
                 return .success(shared)
             }

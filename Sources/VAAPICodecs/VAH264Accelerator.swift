@@ -81,7 +81,8 @@ final class VAH264Accelerator: H264Accelerator {
 
     func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
         let sps = sequence.sequenceParameterSet
-        let width = sps.codedWidth, height = sps.codedHeight
+        let width = sps.codedWidth
+        let height = sps.codedHeight
         // Surfaces: every DPB frame, the current picture, one being read back while the next is
         // decoded, and two for drivers that complete pictures asynchronously (GStreamer's va
         // decoder allocates DPB + 4 too).
@@ -112,11 +113,14 @@ final class VAH264Accelerator: H264Accelerator {
     }
 
     func startPicture(
-        _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
+        _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets,
+        referenceFrames: [H264Picture]
     ) throws(H264DecodingError) {
         guard let context, let pool else { throw .acceleratorFailed("VA-API: a picture started before its sequence") }
         guard let lease = pool.lease() else {
-            throw .acceleratorFailed("VA-API: all \(pool.ids.count) decoding surfaces are in use (the stream keeps more pictures than its DPB size)")
+            throw .acceleratorFailed(
+                "VA-API: all \(pool.ids.count) decoding surfaces are in use (the stream keeps more pictures than its DPB size)"
+            )
         }
         picture.acceleratorData = lease
         startedPictureCount += 1
@@ -180,7 +184,7 @@ final class VAH264Accelerator: H264Accelerator {
         pictureIsOpen = false
         do throws(VAError) {
             try connection.endPicture(context: context)
-        } catch where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) && !picture.decodingFailed {
+        } catch  where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) && !picture.decodingFailed {
             // va.h: the picture has errors, the device concealed what it could; the stream goes
             // on (iHD reports damaged slices this way). The picture is output, marked damaged.
             (picture.acceleratorData as? VASurfaceLease)?.damaged = true

@@ -70,7 +70,8 @@ enum VAH264DecodeParameters {
         parameters.seq_fields.bits.MinLumaBiPredSize8x8 = sps.levelIdc >= 31 ? 1 : 0
         parameters.seq_fields.bits.log2_max_frame_num_minus4 = UInt32(truncatingIfNeeded: sps.log2MaxFrameNumMinus4)
         parameters.seq_fields.bits.pic_order_cnt_type = UInt32(truncatingIfNeeded: sps.picOrderCntType)
-        parameters.seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4 = UInt32(truncatingIfNeeded: sps.log2MaxPicOrderCntLsbMinus4)
+        parameters.seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4 = UInt32(
+            truncatingIfNeeded: sps.log2MaxPicOrderCntLsbMinus4)
         parameters.seq_fields.bits.delta_pic_order_always_zero_flag = sps.deltaPicOrderAlwaysZeroFlag ? 1 : 0
         parameters.pic_init_qp_minus26 = Int8(truncatingIfNeeded: pps.picInitQpMinus26)
         parameters.pic_init_qs_minus26 = Int8(truncatingIfNeeded: pps.picInitQsMinus26)
@@ -83,7 +84,8 @@ enum VAH264DecodeParameters {
         parameters.pic_fields.bits.field_pic_flag = 0
         parameters.pic_fields.bits.constrained_intra_pred_flag = pps.constrainedIntraPredFlag ? 1 : 0
         parameters.pic_fields.bits.pic_order_present_flag = pps.bottomFieldPicOrderInFramePresentFlag ? 1 : 0
-        parameters.pic_fields.bits.deblocking_filter_control_present_flag = pps.deblockingFilterControlPresentFlag ? 1 : 0
+        parameters.pic_fields.bits.deblocking_filter_control_present_flag =
+            pps.deblockingFilterControlPresentFlag ? 1 : 0
         parameters.pic_fields.bits.redundant_pic_cnt_present_flag = pps.redundantPicCntPresentFlag ? 1 : 0
         parameters.pic_fields.bits.reference_pic_flag = current.nalRefIdc != 0 ? 1 : 0
         parameters.frame_num = UInt16(truncatingIfNeeded: firstSlice.frameNum)
@@ -95,17 +97,22 @@ enum VAH264DecodeParameters {
     /// seq_scaling_matrix_present_flag), in raster order as va.h wants them (the bitstream
     /// sends them in zig-zag order). Only the two 8x8 luma lists fit; 4:4:4 is not decoded here.
     static func inverseQuantizationMatrix(_ parameterSets: H264ActiveParameterSets) -> VAIQMatrixBufferH264 {
-        let matrix = parameterSets.picture.picScalingMatrixPresentFlag
+        let matrix =
+            parameterSets.picture.picScalingMatrixPresentFlag
             ? parameterSets.picture.scalingMatrix : parameterSets.sequence.scalingMatrix
         var buffer = VAIQMatrixBufferH264()
         withUnsafeMutableBytes(of: &buffer.ScalingList4x4) { raw in
             for list in 0..<6 {
-                for (index, value) in matrix.rasterOrder4x4(list).prefix(16).enumerated() { raw[list * 16 + index] = value }
+                for (index, value) in matrix.rasterOrder4x4(list).prefix(16).enumerated() {
+                    raw[list * 16 + index] = value
+                }
             }
         }
         withUnsafeMutableBytes(of: &buffer.ScalingList8x8) { raw in
             for list in 0..<2 {
-                for (index, value) in matrix.rasterOrder8x8(list).prefix(64).enumerated() { raw[list * 64 + index] = value }
+                for (index, value) in matrix.rasterOrder8x8(list).prefix(64).enumerated() {
+                    raw[list * 64 + index] = value
+                }
             }
         }
         return buffer
@@ -144,7 +151,9 @@ enum VAH264DecodeParameters {
         // get the values 7.4.3.2 infers (weight 2^0, offset 0) for the active entries, as FFmpeg
         // fills them: a driver that reads the arrays without looking at the flags computes the
         // default prediction, not a zero-weighted one.
-        fillWeights(&parameters, table: header.predWeightTable ?? PredWeightTable(), list0Count: list0.count, list1Count: list1.count)
+        fillWeights(
+            &parameters, table: header.predWeightTable ?? PredWeightTable(), list0Count: list0.count,
+            list1Count: list1.count)
         return parameters
     }
 
@@ -172,9 +181,12 @@ enum VAH264DecodeParameters {
             lumaWeights: UnsafeMutableRawBufferPointer, lumaOffsets: UnsafeMutableRawBufferPointer,
             chromaWeights: UnsafeMutableRawBufferPointer, chromaOffsets: UnsafeMutableRawBufferPointer
         ) -> (luma: Bool, chroma: Bool) {
-            let lw = lumaWeights.bindMemory(to: Int16.self), lo = lumaOffsets.bindMemory(to: Int16.self)
-            let cw = chromaWeights.bindMemory(to: Int16.self), co = chromaOffsets.bindMemory(to: Int16.self)
-            var anyLuma = false, anyChroma = false
+            let lw = lumaWeights.bindMemory(to: Int16.self)
+            let lo = lumaOffsets.bindMemory(to: Int16.self)
+            let cw = chromaWeights.bindMemory(to: Int16.self)
+            let co = chromaOffsets.bindMemory(to: Int16.self)
+            var anyLuma = false
+            var anyChroma = false
             for index in 0..<min(count, lw.count) {
                 let entry = index < entries.count ? entries[index] : PredWeightTable.Entry()
                 lw[index] = entry.lumaWeightFlag ? entry.lumaWeight : defaultLuma
@@ -192,7 +204,9 @@ enum VAH264DecodeParameters {
             withUnsafeMutableBytes(of: &parameters.luma_offset_l0) { lo in
                 withUnsafeMutableBytes(of: &parameters.chroma_weight_l0) { cw in
                     withUnsafeMutableBytes(of: &parameters.chroma_offset_l0) { co in
-                        write(table.l0, count: list0Count, lumaWeights: lw, lumaOffsets: lo, chromaWeights: cw, chromaOffsets: co)
+                        write(
+                            table.l0, count: list0Count, lumaWeights: lw, lumaOffsets: lo, chromaWeights: cw,
+                            chromaOffsets: co)
                     }
                 }
             }
@@ -201,7 +215,9 @@ enum VAH264DecodeParameters {
             withUnsafeMutableBytes(of: &parameters.luma_offset_l1) { lo in
                 withUnsafeMutableBytes(of: &parameters.chroma_weight_l1) { cw in
                     withUnsafeMutableBytes(of: &parameters.chroma_offset_l1) { co in
-                        write(table.l1, count: list1Count, lumaWeights: lw, lumaOffsets: lo, chromaWeights: cw, chromaOffsets: co)
+                        write(
+                            table.l1, count: list1Count, lumaWeights: lw, lumaOffsets: lo, chromaWeights: cw,
+                            chromaOffsets: co)
                     }
                 }
             }

@@ -1,8 +1,8 @@
 import CVA
 import H264
 import MediaCore
-import Synchronization
 import SwiftVT
+import Synchronization
 import VAPlumbing
 
 /// The hardware H.264 decoder: SwiftVT's own decoding state machine (``H264PictureDecoder``)
@@ -39,7 +39,8 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
             return .failure(UnsupportedStream("the format description has no SPS the VA path could read"))
         }
         let ppss = format.h264PictureParameterSets.compactMap { bytes in
-            try? PictureParameterSet.parse(nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
+            try? PictureParameterSet.parse(
+                nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
         }
         let candidates: [VAProfile]
         switch VAH264Profiles.candidates(for: sps, pictureParameterSets: ppss) {
@@ -51,17 +52,24 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         case .success(let opened): device = opened
         case .failure(let unavailable): return .failure(UnsupportedStream(unavailable.reason))
         }
-        guard let profile = candidates.first(where: { device.capabilities.supports(profile: $0, entrypoint: VAEntrypointVLD) }) else {
+        guard
+            let profile = candidates.first(where: {
+                device.capabilities.supports(profile: $0, entrypoint: VAEntrypointVLD)
+            })
+        else {
             let wanted = candidates.map(VAH264Profiles.name).joined(separator: " or ")
-            return .failure(UnsupportedStream(
-                "\(device.summary) has no H.264 decoder for this stream (\(sps.profile) needs \(wanted) with VAEntrypointVLD; "
-                    + "the device offers \(device.capabilities.summary))"))
+            return .failure(
+                UnsupportedStream(
+                    "\(device.summary) has no H.264 decoder for this stream (\(sps.profile) needs \(wanted) with VAEntrypointVLD; "
+                        + "the device offers \(device.capabilities.summary))"))
         }
         if let maximum = device.capabilities.maxPictureSize(profile: profile, entrypoint: VAEntrypointVLD),
             sps.codedWidth > maximum.width || sps.codedHeight > maximum.height
         {
-            return .failure(UnsupportedStream(
-                "\(sps.codedWidth)x\(sps.codedHeight) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) decodes"))
+            return .failure(
+                UnsupportedStream(
+                    "\(sps.codedWidth)x\(sps.codedHeight) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) decodes"
+                ))
         }
         return .success((device, profile))
     }
@@ -79,7 +87,10 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
         // NV12 when the caller takes it (the surfaces' own layout: a plane copy), else I420 (the
         // chroma de-interleaved while reading back).
-        guard let pixelFormat = wanted.first(where: { $0 == .nv12VideoRange || $0 == .nv12FullRange }) ?? wanted.first(where: { $0 == .i420 }) else {
+        guard
+            let pixelFormat = wanted.first(where: { $0 == .nv12VideoRange || $0 == .nv12FullRange })
+                ?? wanted.first(where: { $0 == .i420 })
+        else {
             throw VTError(
                 .unsupportedFormat, "the VA path outputs NV12 or I420, and none of \(wanted) was asked for")
         }
@@ -121,7 +132,8 @@ final class VAH264Decoder: DecoderBackend {
         attachments.chromaLocation = format.extensions.chromaLocationTopField
         attachments.pixelAspectRatio = format.extensions.pixelAspectRatio
         let output = VAOutputReader(
-            connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment, attachments: attachments,
+            connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
+            attachments: attachments,
             consumer: consumer)
         self.output = output
         accelerator = VAH264Accelerator(connection: device.connection, config: config, output: output)
@@ -148,7 +160,8 @@ final class VAH264Decoder: DecoderBackend {
             do {
                 try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: headerLength) { range in
                     do throws(H264DecodingError) {
-                        try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]), frameReference: frameReference)
+                        try decoder.decode(
+                            nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]), frameReference: frameReference)
                     } catch {
                         if case .bitstream = error { damage = damage ?? error } else { fatal = fatal ?? error }
                     }
@@ -167,8 +180,9 @@ final class VAH264Decoder: DecoderBackend {
         frames += try collectOutput()
         if let fatal { throw Self.sessionError(fatal) }
         if let damage {
-            frames.append(DecodedFrame(
-                status: VTError(.badData, "damaged H.264 data: \(damage)"), frameReference: frameReference))
+            frames.append(
+                DecodedFrame(
+                    status: VTError(.badData, "damaged H.264 data: \(damage)"), frameReference: frameReference))
         } else if accelerator.startedPictureCount == startedBefore {
             // No picture came of this sample (decoding waits for an IDR or I picture): say so,
             // so the caller does not wait for it.
@@ -197,7 +211,8 @@ final class VAH264Decoder: DecoderBackend {
         for picture in pictures {
             let timing = timings.removeValue(forKey: picture.frameReference)
             var frame = DecodedFrame(
-                presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid, duration: timing?.duration ?? .invalid,
+                presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid,
+                duration: timing?.duration ?? .invalid,
                 frameReference: picture.frameReference)
             if picture.decodingFailed {
                 frame.status = VTError(.decoderFailed, "the VA-API device failed to decode this picture")
@@ -208,7 +223,8 @@ final class VAH264Decoder: DecoderBackend {
                 if read.damaged {
                     // As libavcodec's concealed pictures: output, with the damage reported.
                     frame.status = VTError(
-                        .badData, "the VA-API device decoded this picture with errors (VA_STATUS_ERROR_DECODING_ERROR) "
+                        .badData,
+                        "the VA-API device decoded this picture with errors (VA_STATUS_ERROR_DECODING_ERROR) "
                             + "and concealed them; it is output as the device left it")
                 }
             }

@@ -5,7 +5,11 @@ import VAPlumbing
 
 /// How a session's rate-control properties map to a VA rate-control mode and its values.
 struct VAH264RateControl: Equatable {
-    enum Mode: String { case cqp = "CQP", cbr = "CBR", vbr = "VBR" }
+    enum Mode: String {
+        case cqp = "CQP"
+        case cbr = "CBR"
+        case vbr = "VBR"
+    }
 
     var mode: Mode
     /// CQP: the P picture QP (I is 3 lower, B 2 higher: x264's ipratio 1.4 and pbratio 1.3).
@@ -29,20 +33,29 @@ struct VAH264RateControl: Equatable {
             // The factory refused a device without CQP for quality-based encoding. VA's
             // constant QP has no rate to hold a limit with (x264's CRF takes a VBV; VA's CQP
             // takes no HRD parameters), so limits without a bit rate are said to be ignored.
-            let ignored = properties.dataRateLimits.isEmpty ? [] : [EncoderNotice(
-                property: .dataRateLimits,
-                message: "the VA-API encoder holds data rate limits only with a bit rate (VBR peak or CBR); without one "
-                    + "it codes constant QP and the limits are not applied. Set bitrate, or use hardware=disable (x264 "
-                    + "holds them in CRF)")]
-            return (VAH264RateControl(
-                mode: .cqp, quantizer: min(max(quantizer, 0), 51), bitsPerSecond: 0, targetPercentage: 100,
-                bufferBits: 0, windowMilliseconds: 1000), ignored)
+            let ignored =
+                properties.dataRateLimits.isEmpty
+                ? []
+                : [
+                    EncoderNotice(
+                        property: .dataRateLimits,
+                        message:
+                            "the VA-API encoder holds data rate limits only with a bit rate (VBR peak or CBR); without one "
+                            + "it codes constant QP and the limits are not applied. Set bitrate, or use hardware=disable (x264 "
+                            + "holds them in CRF)")
+                ]
+            return (
+                VAH264RateControl(
+                    mode: .cqp, quantizer: min(max(quantizer, 0), 51), bitsPerSecond: 0, targetPercentage: 100,
+                    bufferBits: 0, windowMilliseconds: 1000), ignored
+            )
         }
         let limit = properties.strictestDataRateLimit
         let buffer = properties.dataRateBuffer(frameRate: frameRate)
         // A data rate limit at (or below) the average rate makes the average a constant rate, as
         // does a buffer whose rate cannot reach the average.
-        let wantsCBR = limit.map { $0.bitsPerSecond <= Double(average) * 1.01 } ?? false
+        let wantsCBR =
+            limit.map { $0.bitsPerSecond <= Double(average) * 1.01 } ?? false
             || (buffer.map { $0.bitsPerSecond <= average } ?? false)
         var mode: Mode = wantsCBR ? .cbr : .vbr
         var notices: [EncoderNotice] = []
@@ -51,33 +64,41 @@ struct VAH264RateControl: Equatable {
         if mode == .vbr && !offersVBR && offersCBR {
             if strict {
                 throw .invalidProperty(
-                    .averageBitRate, "the VA-API encoder has no VBR rate control (it offers CBR); hardware=require, so "
+                    .averageBitRate,
+                    "the VA-API encoder has no VBR rate control (it offers CBR); hardware=require, so "
                         + "nothing else is tried. Add a data rate limit equal to the bit rate to encode CBR")
             }
             mode = .cbr
-            notices.append(EncoderNotice(
-                property: .averageBitRate,
-                message: "the VA-API encoder has no VBR rate control; encoding CBR at \(average) bit/s instead"))
+            notices.append(
+                EncoderNotice(
+                    property: .averageBitRate,
+                    message: "the VA-API encoder has no VBR rate control; encoding CBR at \(average) bit/s instead"))
         } else if mode == .cbr && !offersCBR && offersVBR {
             if strict {
                 throw .invalidProperty(
-                    .dataRateLimits, "the VA-API encoder has no CBR rate control (it offers VBR); hardware=require, so "
+                    .dataRateLimits,
+                    "the VA-API encoder has no CBR rate control (it offers VBR); hardware=require, so "
                         + "nothing else is tried. Remove the data rate limit to encode VBR")
             }
             mode = .vbr
-            notices.append(EncoderNotice(
-                property: .dataRateLimits,
-                message: "the VA-API encoder has no CBR rate control; encoding VBR with the limit as its peak instead"))
+            notices.append(
+                EncoderNotice(
+                    property: .dataRateLimits,
+                    message:
+                        "the VA-API encoder has no CBR rate control; encoding VBR with the limit as its peak instead"))
         }
         // Without limits the average is the peak and one second of it the buffer (as before).
         let peak = buffer?.bitsPerSecond ?? average
         let bitsPerSecond = mode == .cbr ? min(average, peak) : peak
         let bufferBits = buffer?.bufferBits ?? average
         let window = limit.map { Int(($0.seconds * 1000).rounded()) } ?? 1000
-        return (VAH264RateControl(
-            mode: mode, quantizer: 26, bitsPerSecond: bitsPerSecond,
-            targetPercentage: mode == .cbr ? 100 : max(1, min(100, Int((Double(average) * 100 / Double(peak)).rounded()))),
-            bufferBits: max(bufferBits, 1), windowMilliseconds: max(window, 1)), notices)
+        return (
+            VAH264RateControl(
+                mode: mode, quantizer: 26, bitsPerSecond: bitsPerSecond,
+                targetPercentage: mode == .cbr
+                    ? 100 : max(1, min(100, Int((Double(average) * 100 / Double(peak)).rounded()))),
+                bufferBits: max(bufferBits, 1), windowMilliseconds: max(window, 1)), notices
+        )
     }
 
     var vaMode: UInt32 { Self.vaMode(mode) }
@@ -125,7 +146,8 @@ enum VAH264EncodeParameters {
         p.seq_fields.bits.direct_8x8_inference_flag = sps.direct8x8InferenceFlag ? 1 : 0
         p.seq_fields.bits.log2_max_frame_num_minus4 = UInt32(truncatingIfNeeded: sps.log2MaxFrameNumMinus4)
         p.seq_fields.bits.pic_order_cnt_type = UInt32(truncatingIfNeeded: sps.picOrderCntType)
-        p.seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4 = UInt32(truncatingIfNeeded: sps.log2MaxPicOrderCntLsbMinus4)
+        p.seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4 = UInt32(
+            truncatingIfNeeded: sps.log2MaxPicOrderCntLsbMinus4)
         p.frame_cropping_flag = sps.frameCroppingFlag ? 1 : 0
         p.frame_crop_left_offset = UInt32(sps.frameCropLeftOffset)
         p.frame_crop_right_offset = UInt32(sps.frameCropRightOffset)

@@ -38,8 +38,12 @@ extension VAH264Encoder {
             structure = try chooseStructure(properties, frameRate: frameRate)
             pictureDepth = Self.pictureDepth(properties, bFrames: structure.consecutiveBFrames)
             // A forced constant QP keeps the level the properties' bit rate needs.
-            let asked = forcedMode == nil ? nil : try VAH264RateControl.choose(
-                properties, frameRate: frameRate, offered: UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR), strict: false).0
+            let asked =
+                forcedMode == nil
+                ? nil
+                : try VAH264RateControl.choose(
+                    properties, frameRate: frameRate, offered: UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR), strict: false
+                ).0
             try describeStream(
                 properties, rateControl: rateControl,
                 levelBitRate: asked.flatMap { $0.mode == .cqp ? nil : $0.bitsPerSecond })
@@ -81,12 +85,14 @@ extension VAH264Encoder {
         _ properties: CompressionProperties, forcedMode: VAH264RateControl.Mode?
     ) throws(VTError) -> (Int, VAH264RateControl, [EncoderNotice]) {
         let everyMode = UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR)
-        var (wanted, _) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: everyMode, strict: false)
+        var (wanted, _) = try VAH264RateControl.choose(
+            properties, frameRate: frameRate, offered: everyMode, strict: false)
         if let forcedMode { wanted.mode = forcedMode }
         let indices = choice.endpoints.indices
         for index in indices where offeredModes(index) & wanted.vaMode != 0 {
             if forcedMode != nil { return (index, wanted, []) }
-            let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: offeredModes(index), strict: strict)
+            let (rateControl, rateNotices) = try VAH264RateControl.choose(
+                properties, frameRate: frameRate, offered: offeredModes(index), strict: strict)
             if rateControl.mode == wanted.mode { return (index, rateControl, rateNotices) }
         }
         let refused = refusedModes.contains { $0.mode == wanted.mode }
@@ -98,7 +104,8 @@ extension VAH264Encoder {
             guard let first = indices.first else {
                 throw VTError(.encoderFailed, "the VA-API device has no H.264 encoding entrypoint left")
             }
-            let (rateControl, rateNotices) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: offeredModes(first), strict: strict)
+            let (rateControl, rateNotices) = try VAH264RateControl.choose(
+                properties, frameRate: frameRate, offered: offeredModes(first), strict: strict)
             return (first, rateControl, rateNotices)
         }
         let entrypointNames = choice.endpoints.map(\.name).joined(separator: " and ")
@@ -110,18 +117,26 @@ extension VAH264Encoder {
         }
         if strict {
             throw .invalidProperty(
-                property, "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it on "
+                property,
+                "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it on "
                     + "\(entrypointNames)\(refusal); hardware=require, so no other rate control is tried")
         }
         for index in indices {
             let offered = offeredModes(index) & UInt32(VA_RC_CBR | VA_RC_VBR)
             guard offered != 0 else { continue }
-            let (rateControl, _) = try VAH264RateControl.choose(properties, frameRate: frameRate, offered: offered, strict: false)
+            let (rateControl, _) = try VAH264RateControl.choose(
+                properties, frameRate: frameRate, offered: offered, strict: false)
             guard offered & rateControl.vaMode != 0 else { continue }
-            return (index, rateControl, [EncoderNotice(
-                property: property,
-                message: "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it "
-                    + "on \(entrypointNames)\(refusal); encoding \(rateControl.mode.rawValue) instead")])
+            return (
+                index, rateControl,
+                [
+                    EncoderNotice(
+                        property: property,
+                        message:
+                            "the VA-API device advertises \(wanted.mode.rawValue) rate control but refused a context with it "
+                            + "on \(entrypointNames)\(refusal); encoding \(rateControl.mode.rawValue) instead")
+                ]
+            )
         }
         throw VTError(
             .encoderFailed,
@@ -134,11 +149,14 @@ extension VAH264Encoder {
     func switchToConstantQuantizer() throws(VTError) {
         guard picturesSincePrepare == 0 && planner.heldFrameCount == 0 else {
             throw VTError(
-                .encoderFailed, "the VA-API encoder was asked for a per-frame QP in the middle of a \(rateControl.mode.rawValue) sequence")
+                .encoderFailed,
+                "the VA-API encoder was asked for a per-frame QP in the middle of a \(rateControl.mode.rawValue) sequence"
+            )
         }
         guard choice.endpoints.indices.contains(where: { offeredModes($0) & UInt32(VA_RC_CQP) != 0 }) else {
             throw .invalidProperty(
-                .averageBitRate, "multi-pass encoding sets a QP per frame, and this VA-API device has no constant-QP rate control")
+                .averageBitRate,
+                "multi-pass encoding sets a QP per frame, and this VA-API device has no constant-QP rate control")
         }
         try openStream(properties, forcedMode: .cqp)
         sequenceParametersDue = true
@@ -165,7 +183,9 @@ extension VAH264Encoder {
     /// it: a stream no decoder reads), the stream goes on in CAVLC and the picture is coded
     /// again (returns false). A later picture that shows it is an error: what came before is
     /// already out.
-    func acceptEntropyCoding(_ readout: CodedPictureReadout, of picture: H264CodingPicture<HeldFrame>) throws(VTError) -> Bool {
+    func acceptEntropyCoding(_ readout: CodedPictureReadout, of picture: H264CodingPicture<HeldFrame>) throws(VTError)
+        -> Bool
+    {
         guard !entropyVerified else { return true }
         guard pps.entropyCodingModeFlag else {
             entropyVerified = true
@@ -179,7 +199,8 @@ extension VAH264Encoder {
             // A header ending on a byte boundary (one the device wrote): the next picture tells.
             return true
         case .notCABAC(let bitOffset):
-            let what = "ignored CABAC: picture \(picture.codingIndex)'s slice data is not CABAC under the CABAC picture "
+            let what =
+                "ignored CABAC: picture \(picture.codingIndex)'s slice data is not CABAC under the CABAC picture "
                 + "parameter set (bit \(bitOffset) of the slice, a cabac_alignment_one_bit, is 0)"
             guard picturesSincePrepare == 1 else {
                 throw VTError(.encoderFailed, "VA-API: the device \(what); the stream cannot be decoded")
@@ -195,7 +216,8 @@ extension VAH264Encoder {
         let explicit = properties.entropyMode == .cabac
         if explicit && strict {
             throw .invalidProperty(
-                .entropyMode, "entropyMode (vtenc: entropy-mode) is cabac, and the VA-API encoder \(reason); "
+                .entropyMode,
+                "entropyMode (vtenc: entropy-mode) is cabac, and the VA-API encoder \(reason); "
                     + "hardware=require, so nothing else is tried. Use entropy-mode=cavlc or auto")
         }
         entropyRefused = true
@@ -203,7 +225,8 @@ extension VAH264Encoder {
         pps.entropyCodingModeFlag = false
         try makeFormatDescription()
         if explicit {
-            notices.append(EncoderNotice(property: .entropyMode, message: "the VA-API encoder \(reason); encoding CAVLC instead"))
+            notices.append(
+                EncoderNotice(property: .entropyMode, message: "the VA-API encoder \(reason); encoding CAVLC instead"))
         }
     }
 }

@@ -23,14 +23,17 @@ extension VAH264Encoder {
     /// The coded buffer's Annex B access unit: the slices as an AVCC sample (parameter sets go
     /// to the format description, reconciled with SwiftVT's own when the device wrote its
     /// own), and what the first slice header says.
-    func readCodedPicture(_ picture: H264CodingPicture<HeldFrame>, codedBuffer: VABufferObject) throws(VTError) -> CodedPictureReadout {
+    func readCodedPicture(_ picture: H264CodingPicture<HeldFrame>, codedBuffer: VABufferObject) throws(VTError)
+        -> CodedPictureReadout
+    {
         var parsed = ParsedAccessUnit()
         var problem: String?
         do throws(VAError) {
             try codedBuffer.withCodedBufferSegments { segments in
                 for segment in segments {
                     if segment.overflowed {
-                        problem = "the coded picture did not fit in the \(codedBuffer.elementSize)-byte coded buffer (VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK)"
+                        problem =
+                            "the coded picture did not fit in the \(codedBuffer.elementSize)-byte coded buffer (VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK)"
                     } else if segment.badBitstream {
                         problem = "the device reports a bad bitstream (VA_CODED_BUF_STATUS_BAD_BITSTREAM)"
                     }
@@ -50,7 +53,8 @@ extension VAH264Encoder {
                 operation: error.call)
         }
         if let problem {
-            throw VTError(.encoderFailed, "VA-API: picture \(picture.codingIndex) (\(picture.type.rawValue)): \(problem)")
+            throw VTError(
+                .encoderFailed, "VA-API: picture \(picture.codingIndex) (\(picture.type.rawValue)): \(problem)")
         }
         if !parsed.parameterSets.isEmpty {
             try reconcileDeviceParameterSets(parsed.parameterSets)
@@ -62,9 +66,10 @@ extension VAH264Encoder {
         // data is entropy coded as the PPS in force says.
         let (sps, pps) = (self.sps, self.pps)
         let (sliceQP, entropy) = parsed.firstSliceStart.withUnsafeBytes { nalUnit -> (Int?, SliceDataEntropyEvidence) in
-            guard let header = try? SliceHeader.parse(
-                nalUnit: nalUnit, pictureParameterSets: { $0 == pps.picParameterSetID ? pps : nil },
-                sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
+            guard
+                let header = try? SliceHeader.parse(
+                    nalUnit: nalUnit, pictureParameterSets: { $0 == pps.picParameterSetID ? pps : nil },
+                    sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
             else { return (nil, .undetermined) }
             return (header.sliceQPY, header.entropyEvidence(nalUnit: nalUnit, pps: pps))
         }
@@ -96,7 +101,8 @@ extension VAH264Encoder {
                 return
             case .codedSliceIDR, .codedSliceNonIDR:
                 if parsed.firstSliceStart.isEmpty {
-                    parsed.firstSliceStart = Array(bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + 4096)])
+                    parsed.firstSliceStart = Array(
+                        bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + 4096)])
                 }
             default:
                 break
@@ -110,9 +116,11 @@ extension VAH264Encoder {
     func makeFrame(_ readout: CodedPictureReadout, of coded: InFlightPicture) -> EncodedFrame {
         let picture = coded.picture
         let held = picture.frame
-        let decodeTimeStamp = timeStamps.next(presentationTimeStamp: held.presentationTimeStamp, frameDuration: held.duration)
+        let decodeTimeStamp = timeStamps.next(
+            presentationTimeStamp: held.presentationTimeStamp, frameDuration: held.duration)
         let timing = SampleTimingInfo(
-            duration: held.duration, presentationTimeStamp: held.presentationTimeStamp, decodeTimeStamp: decodeTimeStamp)
+            duration: held.duration, presentationTimeStamp: held.presentationTimeStamp, decodeTimeStamp: decodeTimeStamp
+        )
         let intra = picture.type == .idr || picture.type == .intra
         let attachments = SampleAttachments(
             notSync: picture.type != .idr, dependsOnOthers: !intra, isDependedOnByOthers: picture.isReference,
@@ -129,7 +137,8 @@ extension VAH264Encoder {
             frameReference: held.frameReference,
             // A forced QP is coded as the whole QP asked for (one QP per picture).
             analysis: EncodedFrameAnalysis(
-                frameType: analysisType, quantizer: Double(held.quantizer != nil ? coded.qp : (readout.sliceQP ?? coded.qp))),
+                frameType: analysisType,
+                quantizer: Double(held.quantizer != nil ? coded.qp : (readout.sliceQP ?? coded.qp))),
             encoderName: "the VA-API encoder")
     }
 }

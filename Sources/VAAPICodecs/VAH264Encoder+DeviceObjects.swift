@@ -15,7 +15,8 @@ final class VAEncodeObjects {
     let config: VAConfig
 
     init(
-        config: consuming VAConfig, sourceSurfaces: consuming VASurfaceSet, reconstructedSurfaces: consuming VASurfaceSet,
+        config: consuming VAConfig, sourceSurfaces: consuming VASurfaceSet,
+        reconstructedSurfaces: consuming VASurfaceSet,
         context: VAContext, codedBuffers: [VABufferObject]
     ) {
         self.codedBuffers = codedBuffers
@@ -58,9 +59,10 @@ extension VAH264Encoder {
         let codedHeight = heightInMacroblocks * 16
         var attributes = [
             VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420)),
-            VAConfigAttrib(type: VAConfigAttribRateControl, value: rateControl.vaMode),
+            VAConfigAttrib(type: VAConfigAttribRateControl, value: rateControl.vaMode)
         ]
-        let packed = options.packedHeaders
+        let packed =
+            options.packedHeaders
             & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
         if packed != 0 { attributes.append(VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: packed)) }
         let config = try VAConfig(
@@ -81,8 +83,10 @@ extension VAH264Encoder {
         let macroblocks = widthInMacroblocks * heightInMacroblocks
         var codedBuffers: [VABufferObject] = []
         for _ in 0..<pictureDepth {
-            codedBuffers.append(try VABufferObject(
-                connection: connection, context: context, type: VAEncCodedBufferType, elementSize: macroblocks * 400 + 64 * 1024))
+            codedBuffers.append(
+                try VABufferObject(
+                    connection: connection, context: context, type: VAEncCodedBufferType,
+                    elementSize: macroblocks * 400 + 64 * 1024))
         }
         objects = VAEncodeObjects(
             config: config, sourceSurfaces: sources, reconstructedSurfaces: reconstructedSurfaces, context: context,
@@ -101,7 +105,8 @@ extension VAH264Encoder {
         let width = configuration.width
         let height = configuration.height
         let interleaved = configuration.pixelFormat != .i420
-        try connection.writeSurface(surface, fourcc: UInt32(VA_FOURCC_NV12), width: codedWidth, height: codedHeight) { memory, layout in
+        try connection.writeSurface(surface, fourcc: UInt32(VA_FOURCC_NV12), width: codedWidth, height: codedHeight) {
+            memory, layout in
             guard let base = memory.baseAddress, image.planes.count >= (interleaved ? 2 : 3) else { return }
             // This upload is the input's one copy: the device reads its own surfaces, not our memory.
             let lumaPitch = Int(layout.pitches.0)
@@ -129,8 +134,10 @@ extension VAH264Encoder {
                         count: chromaWidth * 2)
                 } else {
                     // I420 to NV12: Cb and Cr interleaved in the same pass as the copy.
-                    let cb = (image.planes[1].baseAddress + sourceRow * image.planes[1].bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                    let cr = (image.planes[2].baseAddress + sourceRow * image.planes[2].bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                    let cb = (image.planes[1].baseAddress + sourceRow * image.planes[1].bytesPerRow)
+                        .assumingMemoryBound(to: UInt8.self)
+                    let cr = (image.planes[2].baseAddress + sourceRow * image.planes[2].bytesPerRow)
+                        .assumingMemoryBound(to: UInt8.self)
                     for x in 0..<chromaWidth {
                         destination[2 * x] = cb[x]
                         destination[2 * x + 1] = cr[x]
@@ -159,7 +166,8 @@ extension VAH264Encoder {
             try reader.startSequence(sps)
             return try reader.read(
                 surface: objects.sourceSurfaces.ids[sourceSlot],
-                codedSize: (widthInMacroblocks * 16, heightInMacroblocks * 16)).image
+                codedSize: (widthInMacroblocks * 16, heightInMacroblocks * 16)
+            ).image
         } catch {
             return nil
         }

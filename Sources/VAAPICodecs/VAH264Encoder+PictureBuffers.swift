@@ -27,7 +27,9 @@ extension VAH264Encoder {
             // SwiftVT's own SPS, also when the device's (regenerated, maybe without VUI) describes
             // the output: the device is told what SwiftVT wants, every time.
             var sequence = VAH264EncodeParameters.sequence(ownSPS, structure: structure, rateControl: rateControl)
-            buffers.append(try .holding(&sequence, connection: connection, context: context, type: VAEncSequenceParameterBufferType))
+            buffers.append(
+                try .holding(
+                    &sequence, connection: connection, context: context, type: VAEncSequenceParameterBufferType))
             let qualityLevel = options.qualityLevel(realTime: properties.realTime)
             for (_, bytes) in VAH264EncodeParameters.miscParameters(
                 rateControl: rateControl, frameRate: VAH264EncodeParameters.frameRateFraction(frameRate),
@@ -35,8 +37,10 @@ extension VAH264Encoder {
             {
                 try bytes.withUnsafeBytes { raw in
                     Result { () throws(VAError) in
-                        buffers.append(try VABufferObject(
-                            connection: connection, context: context, type: VAEncMiscParameterBufferType, bytes: raw))
+                        buffers.append(
+                            try VABufferObject(
+                                connection: connection, context: context, type: VAEncMiscParameterBufferType, bytes: raw
+                            ))
                     }
                 }.get()
             }
@@ -44,16 +48,23 @@ extension VAH264Encoder {
         var pictureParameters = VAH264EncodeParameters.picture(
             picture, pps: pps, reconstructed: objects.reconstructedSurfaces.ids[reconstructedSlot],
             references: surface(for:), codedBuffer: codedBuffer.id)
-        buffers.append(try .holding(&pictureParameters, connection: connection, context: context, type: VAEncPictureParameterBufferType))
+        buffers.append(
+            try .holding(
+                &pictureParameters, connection: connection, context: context, type: VAEncPictureParameterBufferType))
         if picture.type == .idr {
             if packed & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) != 0 {
-                buffers += try packedHeader(VAEncPackedHeaderSequence, nalUnit: try written { () throws(H264WritingError) in try ownSPS.writeNALUnit() }, context: context)
+                buffers += try packedHeader(
+                    VAEncPackedHeaderSequence,
+                    nalUnit: try written { () throws(H264WritingError) in try ownSPS.writeNALUnit() }, context: context)
             }
             if packed & UInt32(VA_ENC_PACKED_HEADER_PICTURE) != 0 {
-                buffers += try packedHeader(VAEncPackedHeaderPicture, nalUnit: try written { () throws(H264WritingError) in try pps.writeNALUnit() }, context: context)
+                buffers += try packedHeader(
+                    VAEncPackedHeaderPicture,
+                    nalUnit: try written { () throws(H264WritingError) in try pps.writeNALUnit() }, context: context)
             }
         }
-        var header = picture.sliceHeader(structure: structure, pictureParameterSet: pps, sliceQpDelta: qp - 26 - pps.picInitQpMinus26)
+        var header = picture.sliceHeader(
+            structure: structure, pictureParameterSet: pps, sliceQpDelta: qp - 26 - pps.picInitQpMinus26)
         if !entropyVerified {
             header = try headerShowingEntropyCoding(header)
         }
@@ -61,16 +72,22 @@ extension VAH264Encoder {
             picture, header: header, macroblocks: widthInMacroblocks * heightInMacroblocks, references: surface(for:))
         if packed & UInt32(VA_ENC_PACKED_HEADER_SLICE) != 0 {
             let (sps, pps) = (self.sps, self.pps)
-            let bits = try written { () throws(H264WritingError) in try header.write(sequenceParameterSet: sps, pictureParameterSet: pps) }
+            let bits = try written { () throws(H264WritingError) in
+                try header.write(sequenceParameterSet: sps, pictureParameterSet: pps)
+            }
             // The header as RBSP bits after a start code and the NAL unit header byte; the
             // device appends slice_data() and applies emulation prevention over the whole NAL
             // unit (has_emulation_bytes 0).
-            var data: [UInt8] = [0, 0, 0, 1, H264NALUnitWriter.headerByte(type: header.nalUnitType, nalRefIdc: header.nalRefIdc)]
+            var data: [UInt8] = [
+                0, 0, 0, 1, H264NALUnitWriter.headerByte(type: header.nalUnitType, nalRefIdc: header.nalRefIdc)
+            ]
             data += bits.bytes
             buffers += try packedHeader(
-                VAEncPackedHeaderSlice, data: data, bitLength: 40 + bits.bitCount, hasEmulationBytes: false, context: context)
+                VAEncPackedHeaderSlice, data: data, bitLength: 40 + bits.bitCount, hasEmulationBytes: false,
+                context: context)
         }
-        buffers.append(try .holding(&slice, connection: connection, context: context, type: VAEncSliceParameterBufferType))
+        buffers.append(
+            try .holding(&slice, connection: connection, context: context, type: VAEncSliceParameterBufferType))
         return buffers
     }
 
@@ -89,7 +106,9 @@ extension VAH264Encoder {
             // The device writes the header from the slice parameters, whose slice_type is 0...4.
             predicted.sliceType %= 5
         }
-        let bits = try written { () throws(H264WritingError) in try predicted.write(sequenceParameterSet: sps, pictureParameterSet: pps) }
+        let bits = try written { () throws(H264WritingError) in
+            try predicted.write(sequenceParameterSet: sps, pictureParameterSet: pps)
+        }
         guard bits.bitCount % 8 == 0 else { return header }
         var longer = header
         longer.idrPicID = header.idrPicID + 2
@@ -101,7 +120,8 @@ extension VAH264Encoder {
         do {
             return try body()
         } catch {
-            throw VAError(call: "vaCreateBuffer", status: VAStatus(VA_STATUS_ERROR_OPERATION_FAILED), context: error.description)
+            throw VAError(
+                call: "vaCreateBuffer", status: VAStatus(VA_STATUS_ERROR_OPERATION_FAILED), context: error.description)
         }
     }
 
@@ -124,7 +144,8 @@ extension VAH264Encoder {
             &parameters, connection: connection, context: context, type: VAEncPackedHeaderParameterBufferType)
         let dataBuffer = try data.withUnsafeBytes { raw in
             Result { () throws(VAError) -> VABufferObject in
-                try VABufferObject(connection: connection, context: context, type: VAEncPackedHeaderDataBufferType, bytes: raw)
+                try VABufferObject(
+                    connection: connection, context: context, type: VAEncPackedHeaderDataBufferType, bytes: raw)
             }
         }.get()
         return [parameterBuffer, dataBuffer]

@@ -31,7 +31,8 @@ extension VAH264Encoder {
     /// Submits one picture (vaBeginPicture, vaRenderPicture, vaEndPicture), reading back the
     /// oldest pictures first when no coded buffer or reconstructed surface is free.
     func submit(
-        _ picture: H264CodingPicture<HeldFrame>, keeping live: Set<UInt64>, endsGroup: Bool, output: inout [EncodedFrame]
+        _ picture: H264CodingPicture<HeldFrame>, keeping live: Set<UInt64>, endsGroup: Bool,
+        output: inout [EncodedFrame]
     ) throws(VTError) {
         while (freeCodedBufferSlots.isEmpty || freeReconstructedSlots.isEmpty) && !inFlight.isEmpty {
             try retireOldest(into: &output)
@@ -56,19 +57,26 @@ extension VAH264Encoder {
         // The reconstruction stays while the picture is a reference (the planner's DPB); every
         // other one is freed when this picture is complete.
         var freed: [Int] = []
-        if picture.isReference { reconstructed[picture.codingIndex] = reconstructedSlot } else { freed.append(reconstructedSlot) }
+        if picture.isReference {
+            reconstructed[picture.codingIndex] = reconstructedSlot
+        } else {
+            freed.append(reconstructedSlot)
+        }
         for (index, slot) in reconstructed where !live.contains(index) {
             reconstructed[index] = nil
             freed.append(slot)
         }
-        inFlight.append(InFlightPicture(
-            picture: picture, qp: qp, reconstructedSlot: reconstructedSlot, codedBufferSlot: codedBufferSlot,
-            reconstructionsFreedAtCompletion: freed, endsGroup: endsGroup))
+        inFlight.append(
+            InFlightPicture(
+                picture: picture, qp: qp, reconstructedSlot: reconstructedSlot, codedBufferSlot: codedBufferSlot,
+                reconstructionsFreedAtCompletion: freed, endsGroup: endsGroup))
     }
 
     /// The VA calls of one picture. A first picture that the device refuses because of CABAC
     /// (at vaRenderPicture, or at vaEndPicture as iHD does) is submitted again in CAVLC.
-    func render(_ picture: H264CodingPicture<HeldFrame>, qp: Int, reconstructedSlot: Int, codedBufferSlot: Int) throws(VTError) {
+    func render(_ picture: H264CodingPicture<HeldFrame>, qp: Int, reconstructedSlot: Int, codedBufferSlot: Int)
+        throws(VTError)
+    {
         guard let objects else { throw VTError(.encoderFailed, "the VA-API encoder is not prepared") }
         let source = objects.sourceSurfaces.ids[picture.frame.sourceSlot]
         var pictureOpen = false
@@ -76,7 +84,8 @@ extension VAH264Encoder {
             try connection.beginPicture(context: objects.context, renderTarget: source)
             pictureOpen = true
             let buffers = try makeBuffers(
-                picture, qp: qp, reconstructedSlot: reconstructedSlot, codedBuffer: objects.codedBuffers[codedBufferSlot],
+                picture, qp: qp, reconstructedSlot: reconstructedSlot,
+                codedBuffer: objects.codedBuffers[codedBufferSlot],
                 objects: objects)
             // The buffers must outlive vaEndPicture (va.h: it consumes them), not just the
             // expression reading their ids: Swift may release an object after its last use.
@@ -115,7 +124,8 @@ extension VAH264Encoder {
             try syncSource(of: oldest.picture)
         } catch {
             throw VTError(
-                .encoderFailed, "VA-API: picture \(oldest.picture.codingIndex) (\(oldest.picture.type.rawValue)) failed: \(error)",
+                .encoderFailed,
+                "VA-API: picture \(oldest.picture.codingIndex) (\(oldest.picture.type.rawValue)) failed: \(error)",
                 backendStatus: error.status, operation: error.call)
         }
         let readout = try readCodedPicture(oldest.picture, codedBuffer: objects.codedBuffers[oldest.codedBufferSlot])

@@ -13,10 +13,12 @@ extension VAH264Encoder {
     func chooseStructure(_ properties: CompressionProperties, frameRate: Double) throws(VTError) -> H264GOPStructure {
         var idrPeriod = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : 250
         if properties.maxKeyFrameIntervalDuration > 0 {
-            idrPeriod = min(idrPeriod, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))
+            idrPeriod = min(
+                idrPeriod, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))
         }
         if !properties.allowTemporalCompression { idrPeriod = 1 }
-        var bFrames = properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline ? 2 : 0
+        var bFrames =
+            properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline ? 2 : 0
         if let delay = properties.maxFrameDelayCount { bFrames = min(bFrames, delay) }
         if bFrames > 0 && options.maxList1References == 0 {
             // The device cannot code B pictures: I/P only. Reordering is allowed, not asked for,
@@ -37,7 +39,7 @@ extension VAH264Encoder {
         case .constrainedBaseline, .baseline:
             sps.profileIdc = 66
             sps.constraintSet0Flag = true
-            sps.constraintSet1Flag = true  // A.2.1.1: constrained baseline
+            sps.constraintSet1Flag = true // A.2.1.1: constrained baseline
         case .main:
             sps.profileIdc = 77
             sps.constraintSet1Flag = true
@@ -64,18 +66,21 @@ extension VAH264Encoder {
             sps.frameCropBottomOffset = bottom / 2
         }
         var level = properties.profileLevel?.levelIdc
-        if level == 9 { level = 11 }  // level 1b is written as 1.1 + constraint_set3 for baseline/main
+        if level == 9 { level = 11 } // level 1b is written as 1.1 + constraint_set3 for baseline/main
         if properties.profileLevel?.level == "1b", choice.profileName != .high {
             sps.constraintSet3Flag = true
         }
-        sps.levelIdc = level ?? H264LevelLimits.lowestLevel(
-            widthInMacroblocks: widthInMacroblocks, heightInMacroblocks: heightInMacroblocks, frameRate: frameRate,
-            referenceFrames: structure.maxReferenceFrames,
-            bitRate: levelBitRate ?? (rateControl.mode == .cqp ? nil : rateControl.bitsPerSecond),
-            high: choice.profileName == .high)
+        sps.levelIdc =
+            level
+            ?? H264LevelLimits.lowestLevel(
+                widthInMacroblocks: widthInMacroblocks, heightInMacroblocks: heightInMacroblocks, frameRate: frameRate,
+                referenceFrames: structure.maxReferenceFrames,
+                bitRate: levelBitRate ?? (rateControl.mode == .cqp ? nil : rateControl.bitsPerSecond),
+                high: choice.profileName == .high)
         var vui = VUIParameters()
         let fullRange = properties.fullRange ?? (configuration.pixelFormat == .nv12FullRange)
-        let colour = properties.colorPrimaries != nil || properties.transferFunction != nil || properties.yCbCrMatrix != nil
+        let colour =
+            properties.colorPrimaries != nil || properties.transferFunction != nil || properties.yCbCrMatrix != nil
         if fullRange || colour {
             vui.videoSignalTypePresentFlag = true
             vui.videoFormat = 5
@@ -112,7 +117,8 @@ extension VAH264Encoder {
         // Constant QP: the P pictures' quantizer is the PPS's pic_init_qp (7.4.2.2), I and B
         // pictures differ by slice_qp_delta. Drivers that read only pic_init_qp (older Mesa)
         // then still code at about the QP asked for, not at 26 (FFmpeg's VA encoder does the same).
-        pps.picInitQpMinus26 = rateControl.mode == .cqp ? rateControl.pictureQuantizer(type: .predicted, forced: nil) - 26 : 0
+        pps.picInitQpMinus26 =
+            rateControl.mode == .cqp ? rateControl.pictureQuantizer(type: .predicted, forced: nil) - 26 : 0
         pps.deblockingFilterControlPresentFlag = true
         // 8x8 transforms are High profile's main tool (A.2.4).
         pps.transform8x8ModeFlag = choice.profileName == .high
@@ -165,14 +171,18 @@ extension VAH264Encoder {
         let lost = Self.lostSequenceParameters(own: ownSPS, device: deviceSPS)
         guard !lost.isEmpty, lost != reportedLosses else { return }
         reportedLosses = lost
-        let colourAsked = properties.colorPrimaries != nil || properties.transferFunction != nil
-            || properties.yCbCrMatrix != nil || properties.fullRange != nil || configuration.pixelFormat == .nv12FullRange
+        let colourAsked =
+            properties.colorPrimaries != nil || properties.transferFunction != nil
+            || properties.yCbCrMatrix != nil || properties.fullRange != nil
+            || configuration.pixelFormat == .nv12FullRange
         let colourLost = lost.contains { $0.hasPrefix("video signal type") || $0.hasPrefix("colour description") }
         let property: CompressionPropertyKey? = colourAsked && colourLost ? .colorPrimaries : .expectedFrameRate
-        notices.append(EncoderNotice(
-            property: property,
-            message: "the VA-API device wrote its own SPS without \(lost.joined(separator: ", ")); the stream is described by "
-                + "the device's SPS, in the format description and in band alike"))
+        notices.append(
+            EncoderNotice(
+                property: property,
+                message:
+                    "the VA-API device wrote its own SPS without \(lost.joined(separator: ", ")); the stream is described by "
+                    + "the device's SPS, in the format description and in band alike"))
     }
 
     /// What SwiftVT's SPS says that the device's does not (or says differently), for people.
@@ -192,10 +202,13 @@ extension VAH264Encoder {
                     || vui.transferCharacteristics != ownVUI.transferCharacteristics
                     || vui.matrixCoefficients != ownVUI.matrixCoefficients)
             {
-                lost.append("colour description (primaries \(ownVUI.colourPrimaries), transfer \(ownVUI.transferCharacteristics), matrix \(ownVUI.matrixCoefficients))")
+                lost.append(
+                    "colour description (primaries \(ownVUI.colourPrimaries), transfer \(ownVUI.transferCharacteristics), matrix \(ownVUI.matrixCoefficients))"
+                )
             }
             if ownVUI.timingInfoPresentFlag
-                && (!vui.timingInfoPresentFlag || vui.numUnitsInTick != ownVUI.numUnitsInTick || vui.timeScale != ownVUI.timeScale)
+                && (!vui.timingInfoPresentFlag || vui.numUnitsInTick != ownVUI.numUnitsInTick
+                    || vui.timeScale != ownVUI.timeScale)
             {
                 lost.append("timing (\(ownVUI.numUnitsInTick)/\(ownVUI.timeScale))")
             }
@@ -203,11 +216,17 @@ extension VAH264Encoder {
                 && (!vui.bitstreamRestrictionFlag || vui.maxNumReorderFrames != ownVUI.maxNumReorderFrames
                     || vui.maxDecFrameBuffering != ownVUI.maxDecFrameBuffering)
             {
-                lost.append("bitstream restriction (max_num_reorder_frames \(ownVUI.maxNumReorderFrames ?? 0), max_dec_frame_buffering \(ownVUI.maxDecFrameBuffering ?? 0))")
+                lost.append(
+                    "bitstream restriction (max_num_reorder_frames \(ownVUI.maxNumReorderFrames ?? 0), max_dec_frame_buffering \(ownVUI.maxDecFrameBuffering ?? 0))"
+                )
             }
         }
-        if device.levelIdc != own.levelIdc { lost.append("level_idc \(own.levelIdc) (the device's: \(device.levelIdc))") }
-        if device.profileIdc != own.profileIdc { lost.append("profile_idc \(own.profileIdc) (the device's: \(device.profileIdc))") }
+        if device.levelIdc != own.levelIdc {
+            lost.append("level_idc \(own.levelIdc) (the device's: \(device.levelIdc))")
+        }
+        if device.profileIdc != own.profileIdc {
+            lost.append("profile_idc \(own.profileIdc) (the device's: \(device.profileIdc))")
+        }
         return lost
     }
 }

@@ -117,7 +117,9 @@ final class VAH264Encoder: EncoderBackend {
     /// Pictures in flight unless the properties say otherwise: `SWIFTVT_VA_ASYNC_DEPTH` (1...16,
     /// for measuring: bench/va-encode-depth.sh), else 4 as FFmpeg and GStreamer.
     static let configuredPictureDepth: Int = {
-        guard let text = getenv("SWIFTVT_VA_ASYNC_DEPTH").map({ String(cString: $0) }), let value = Int(text) else { return 4 }
+        guard let text = getenv("SWIFTVT_VA_ASYNC_DEPTH").map({ String(cString: $0) }), let value = Int(text) else {
+            return 4
+        }
         return min(max(value, 1), 16)
     }()
 
@@ -148,7 +150,7 @@ final class VAH264Encoder: EncoderBackend {
         try openStream(properties)
         planner = H264CodingPlanner(structure: structure)
         if timeStamps.reorderDelay == structure.maxReorderFrames {
-            timeStamps.restart()  // keeps DTS increasing across a restart (a multi-pass range)
+            timeStamps.restart() // keeps DTS increasing across a restart (a multi-pass range)
         } else {
             timeStamps = DecodeTimeStampSequencer(reorderDelay: structure.maxReorderFrames)
         }
@@ -171,7 +173,8 @@ final class VAH264Encoder: EncoderBackend {
             return try encode(request)
         }
         guard let slot = freeSourceSlots.popLast() else {
-            throw VTError(.encoderFailed, "the VA-API encoder has no free source surface (more frames held than planned)")
+            throw VTError(
+                .encoderFailed, "the VA-API encoder has no free source surface (more frames held than planned)")
         }
         let surface = objects.sourceSurfaces.ids[slot]
         do throws(VAError) {
@@ -268,14 +271,16 @@ final class VAH264Encoder: EncoderBackend {
         var lost: [UInt64] = []
         for frame in held {
             if let image = readBack(sourceSlot: frame.sourceSlot) {
-                requests.append(EncoderFrameRequest(
-                    image: image, presentationTimeStamp: frame.presentationTimeStamp, duration: frame.duration,
-                    frameType: .automatic, frameReference: frame.frameReference, quantizer: frame.quantizer))
+                requests.append(
+                    EncoderFrameRequest(
+                        image: image, presentationTimeStamp: frame.presentationTimeStamp, duration: frame.duration,
+                        frameType: .automatic, frameReference: frame.frameReference, quantizer: frame.quantizer))
             } else {
                 lost.append(frame.frameReference)
             }
         }
         return EncoderTakeover(
-            encodedBeforeFailure: encoded, unencodedFrames: requests, includesFailingRequest: includesRequest, lostFrames: lost)
+            encodedBeforeFailure: encoded, unencodedFrames: requests, includesFailingRequest: includesRequest,
+            lostFrames: lost)
     }
 }

@@ -47,8 +47,9 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
     ) -> Result<VAH264EncodeChoice, UnsupportedStream> {
         guard pixelFormat == .i420 || pixelFormat == .nv12VideoRange || pixelFormat == .nv12FullRange else {
-            return .failure(UnsupportedStream(
-                "encodes 8-bit 4:2:0 pictures (I420, NV12) only, not '\(pixelFormat.rawValue)'"))
+            return .failure(
+                UnsupportedStream(
+                    "encodes 8-bit 4:2:0 pictures (I420, NV12) only, not '\(pixelFormat.rawValue)'"))
         }
         let device: VADevice
         switch openDevice() {
@@ -56,19 +57,27 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         case .failure(let unavailable): return .failure(UnsupportedStream(unavailable.reason))
         }
         if properties.fieldCoding != .progressive {
-            return .failure(UnsupportedStream(
-                "fieldCoding: the VA-API encoder codes frames only, not \(properties.fieldCoding.rawValue) pictures"))
+            return .failure(
+                UnsupportedStream(
+                    "fieldCoding: the VA-API encoder codes frames only, not \(properties.fieldCoding.rawValue) pictures"
+                ))
         }
         if properties.requestsLossless {
-            return .failure(UnsupportedStream(
-                "quality \(properties.quality ?? 1) asks for lossless coding (High 4:4:4 Predictive), which VA-API's H.264 encoders do not offer"))
+            return .failure(
+                UnsupportedStream(
+                    "quality \(properties.quality ?? 1) asks for lossless coding (High 4:4:4 Predictive), which VA-API's H.264 encoders do not offer"
+                ))
         }
         let wanted = properties.profileLevel?.profile
         // An automatic profile takes the best the device encodes; a named one only itself (its
         // profile_idc is what the stream promises).
         let candidates: [(VAProfile, H264ProfileLevel.Profile)]
         switch wanted {
-        case nil: candidates = [(VAProfileH264High, .high), (VAProfileH264Main, .main), (VAProfileH264ConstrainedBaseline, .constrainedBaseline)]
+        case nil:
+            candidates = [
+                (VAProfileH264High, .high), (VAProfileH264Main, .main),
+                (VAProfileH264ConstrainedBaseline, .constrainedBaseline)
+            ]
         case .high?: candidates = [(VAProfileH264High, .high)]
         case .main?: candidates = [(VAProfileH264Main, .main)]
         case .baseline?, .constrainedBaseline?: candidates = [(VAProfileH264ConstrainedBaseline, .constrainedBaseline)]
@@ -88,13 +97,16 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                 if let maximum = device.capabilities.maxPictureSize(profile: profile, entrypoint: entrypoint),
                     width > maximum.width || height > maximum.height
                 {
-                    refusals.append("\(width)x\(height) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) encodes")
+                    refusals.append(
+                        "\(width)x\(height) is larger than the \(maximum.width)x\(maximum.height) \(device.summary) encodes"
+                    )
                     continue
                 }
                 // The encoder's surfaces are whole macroblocks (the SPS crops the rest).
                 let coded = (width: (width + 15) / 16 * 16, height: (height + 15) / 16 * 16)
                 if let minimum = Self.minimumPictureSize(
-                    device, profile: profile, entrypoint: entrypoint, codedWidth: coded.width, codedHeight: coded.height),
+                    device, profile: profile, entrypoint: entrypoint, codedWidth: coded.width, codedHeight: coded.height
+                ),
                     coded.width < minimum.width || coded.height < minimum.height
                 {
                     refusals.append(
@@ -125,11 +137,13 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         guard let (profile, profileName) = found else {
             if let first = refusals.first { return .failure(UnsupportedStream(first)) }
             let asked = wanted.map { "the \($0.rawValue) profile" } ?? "any H.264 profile"
-            return .failure(UnsupportedStream(
-                "\(device.summary) has no H.264 encoder for \(asked) (VAEntrypointEncSlice or EncSliceLP; the device offers "
-                    + "\(device.capabilities.summary))"))
+            return .failure(
+                UnsupportedStream(
+                    "\(device.summary) has no H.264 encoder for \(asked) (VAEntrypointEncSlice or EncSliceLP; the device offers "
+                        + "\(device.capabilities.summary))"))
         }
-        return .success(VAH264EncodeChoice(device: device, profile: profile, profileName: profileName, endpoints: endpoints))
+        return .success(
+            VAH264EncodeChoice(device: device, profile: profile, profileName: profileName, endpoints: endpoints))
     }
 
     /// Coded pictures at least this wide and high are not checked against the device's minimum
@@ -146,8 +160,8 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
     ) -> (width: Int, height: Int)? {
         guard codedWidth < minimumSizeCheckedBelow || codedHeight < minimumSizeCheckedBelow,
             let config = try? VAConfig(
-            connection: device.connection, profile: profile, entrypoint: entrypoint,
-            attributes: [VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))]),
+                connection: device.connection, profile: profile, entrypoint: entrypoint,
+                attributes: [VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))]),
             let attributes = try? device.connection.surfaceAttributes(config: config)
         else { return nil }
         guard attributes.minWidth != nil || attributes.minHeight != nil else { return nil }
@@ -156,11 +170,14 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
 
     public var supportedProperties: [CompressionPropertyKey: String] {
         [
-            .averageBitRate: "bits per second, > 0: VA_RC_VBR at that target (peak = target), or VA_RC_CBR when a data rate limit equals it",
-            .dataRateLimits: "[(bytes, seconds)] with a bit rate: DataRateBuffer's rate is the VBR peak (CBR rate when it is below the average) and its buffer the HRD buffer; without a bit rate not applied (CQP), with a notice",
+            .averageBitRate:
+                "bits per second, > 0: VA_RC_VBR at that target (peak = target), or VA_RC_CBR when a data rate limit equals it",
+            .dataRateLimits:
+                "[(bytes, seconds)] with a bit rate: DataRateBuffer's rate is the VBR peak (CBR rate when it is below the average) and its buffer the HRD buffer; without a bit rate not applied (CQP), with a notice",
             .quality: "0...1 when no bit rate is set: VA_RC_CQP at QP 51 * (1 - quality) (P; I 3 lower, B 2 higher)",
             .realTime: "Bool: no B pictures, the device's fastest quality level",
-            .profileLevel: "constrained-baseline (for baseline), main, high as the device offers; level or automatic (Table A-1)",
+            .profileLevel:
+                "constrained-baseline (for baseline), main, high as the device offers; level or automatic (Table A-1)",
             .entropyMode: "cavlc, cabac (CAVLC with a warning when the device refuses CABAC)",
             .allowFrameReordering: "Bool: false = no B pictures (else I B B P)",
             .maxKeyFrameInterval: "frames >= 0 (0 = 250)",
@@ -171,7 +188,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             .colorPrimaries: "H.273 code point, written to the VUI",
             .transferFunction: "H.273 code point, written to the VUI",
             .yCbCrMatrix: "H.273 code point, written to the VUI",
-            .fullRange: "Bool, written to the VUI (video_full_range_flag)",
+            .fullRange: "Bool, written to the VUI (video_full_range_flag)"
         ]
     }
 }
@@ -251,7 +268,10 @@ struct VAH264EncodeOptions: Sendable {
     ) throws(VAError) -> Self {
         let values = try connection.configAttributes(
             profile: profile, entrypoint: entrypoint,
-            types: [VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders, VAConfigAttribEncMaxRefFrames, VAConfigAttribEncQualityRange])
+            types: [
+                VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders, VAConfigAttribEncMaxRefFrames,
+                VAConfigAttribEncQualityRange
+            ])
         let references = values[VAConfigAttribEncMaxRefFrames.rawValue]
         return VAH264EncodeOptions(
             rateControlModes: values[VAConfigAttribRateControl.rawValue] ?? UInt32(VA_RC_CQP),

@@ -15,21 +15,26 @@ enum VAH264Profiles {
         for sps: SequenceParameterSet, pictureParameterSets: [PictureParameterSet]
     ) -> Result<[VAProfile], UnsupportedStream> {
         if sps.chromaFormatIdc != 1 || sps.separateColourPlaneFlag {
-            return .failure(UnsupportedStream("chroma_format_idc \(sps.chromaFormatIdc): the VA path decodes 4:2:0 only"))
+            return .failure(
+                UnsupportedStream("chroma_format_idc \(sps.chromaFormatIdc): the VA path decodes 4:2:0 only"))
         }
         if sps.bitDepthLuma != 8 || sps.bitDepthChroma != 8 {
-            return .failure(UnsupportedStream("\(sps.bitDepthLuma)-bit samples: the VA path decodes 8-bit streams only"))
+            return .failure(
+                UnsupportedStream("\(sps.bitDepthLuma)-bit samples: the VA path decodes 8-bit streams only"))
         }
         if !sps.frameMbsOnlyFlag {
-            return .failure(UnsupportedStream(
-                "interlaced coding (frame_mbs_only_flag 0: field pictures or MBAFF): not supported by the VA path, which decodes progressive frames"))
+            return .failure(
+                UnsupportedStream(
+                    "interlaced coding (frame_mbs_only_flag 0: field pictures or MBAFF): not supported by the VA path, which decodes progressive frames"
+                ))
         }
         switch sps.profile {
         case .constrainedBaseline:
             return .success([VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High])
         case .baseline:
             if pictureParameterSets.contains(where: { $0.numSliceGroupsMinus1 > 0 }) {
-                return .failure(UnsupportedStream("Baseline profile with slice groups (FMO): VA-API decoders have no FMO"))
+                return .failure(
+                    UnsupportedStream("Baseline profile with slice groups (FMO): VA-API decoders have no FMO"))
             }
             return .success([VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High])
         case .main:
@@ -37,7 +42,10 @@ enum VAH264Profiles {
         case .high, .progressiveHigh, .constrainedHigh:
             return .success([VAProfileH264High])
         default:
-            return .failure(UnsupportedStream("H.264 profile \(sps.profile) (profile_idc \(sps.profileIdc)): the VA path decodes Constrained Baseline, Baseline without FMO, Main and High"))
+            return .failure(
+                UnsupportedStream(
+                    "H.264 profile \(sps.profile) (profile_idc \(sps.profileIdc)): the VA path decodes Constrained Baseline, Baseline without FMO, Main and High"
+                ))
         }
     }
 

@@ -23,7 +23,8 @@ final class VAOutputReader {
     private var method = ReadBackMethodChoice()
 
     init(
-        connection: VADisplayConnection, pixelFormat: PixelFormat, rowAlignment: Int, attachments: PixelBufferAttachments,
+        connection: VADisplayConnection, pixelFormat: PixelFormat, rowAlignment: Int,
+        attachments: PixelBufferAttachments,
         consumer: PixelBufferConsumer? = nil
     ) {
         self.connection = connection
@@ -62,12 +63,15 @@ final class VAOutputReader {
     /// The picture in `surface`, cropped; `damaged` when vaSyncSurface reported
     /// VA_STATUS_ERROR_DECODING_ERROR: the device decoded the picture with errors and concealed
     /// them (va.h), so it is read back like any other, and the caller says it is damaged.
-    func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> (image: PixelBuffer, damaged: Bool) {
+    func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> (
+        image: PixelBuffer, damaged: Bool
+    ) {
         guard var pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
         // A consumer that renegotiated and no longer takes the format read back so far gets the
         // other one (NV12 or I420): the surfaces read back either way.
         if let preferences = consumer?.pixelFormatPreferences, !preferences.contains(pool.attributes.pixelFormat),
-           let wanted = preferences.first(where: { [.nv12VideoRange, .i420].contains($0) }) {
+            let wanted = preferences.first(where: { [.nv12VideoRange, .i420].contains($0) })
+        {
             var attributes = pool.attributes
             attributes.pixelFormat = wanted
             pool.invalidate()
@@ -91,7 +95,7 @@ final class VAOutputReader {
         do throws(VAError) {
             do throws(VAError) {
                 try connection.syncSurface(surface)
-            } catch where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) {
+            } catch  where error.status == VAStatus(VA_STATUS_ERROR_DECODING_ERROR) {
                 damaged = true
             }
             let started = ReadBackMethodChoice.now()
@@ -100,7 +104,9 @@ final class VAOutputReader {
             }
             method.record(used, nanoseconds: ReadBackMethodChoice.now() &- started)
         } catch {
-            throw VTError(.decoderFailed, "VA-API: the decoded picture cannot be read back: \(error)", backendStatus: error.status, operation: error.call)
+            throw VTError(
+                .decoderFailed, "VA-API: the decoded picture cannot be read back: \(error)",
+                backendStatus: error.status, operation: error.call)
         }
         return (destination, damaged)
     }
@@ -108,14 +114,15 @@ final class VAOutputReader {
     /// Maps the picture in `surface` by the method chosen so far and gives it to `body`; the
     /// method used.
     private func withMappedImage(
-        surface: VASurfaceID, codedSize: (width: Int, height: Int), _ body: (borrowing VAMappedImage) throws(VAError) -> Void
+        surface: VASurfaceID, codedSize: (width: Int, height: Int),
+        _ body: (borrowing VAMappedImage) throws(VAError) -> Void
     ) throws(VAError) -> ReadBackMethodChoice.Method {
         if method.next == .derive {
             do throws(VAError) {
                 let image = try VAMappedImage(deriving: surface, connection: connection)
                 try body(image)
                 return .derive
-            } catch where error.call == "vaDeriveImage" {
+            } catch  where error.call == "vaDeriveImage" {
                 // nvidia-vaapi-driver refuses derive; tiled or compressed surfaces cannot be mapped.
                 method.unavailable(.derive)
             }
@@ -126,7 +133,7 @@ final class VAOutputReader {
                 height: codedSize.height)
             try body(image)
             return .getImage
-        } catch where error.call == "vaCreateImage" || error.call == "vaGetImage" {
+        } catch  where error.call == "vaCreateImage" || error.call == "vaGetImage" {
             // A driver without images may still derive.
             guard method.unavailable(.getImage) else { throw error }
             let image = try VAMappedImage(deriving: surface, connection: connection)
@@ -142,24 +149,31 @@ final class VAOutputReader {
     private func copy(from image: borrowing VAMappedImage, to destination: PixelBuffer) throws(VAError) {
         let info = image.image
         guard info.format.fourcc == UInt32(VA_FOURCC_NV12), info.num_planes >= 2 else {
-            throw VAError(call: "vaDeriveImage", status: VAStatus(VA_STATUS_ERROR_INVALID_IMAGE_FORMAT),
-                          context: "the driver's image is not NV12")
+            throw VAError(
+                call: "vaDeriveImage", status: VAStatus(VA_STATUS_ERROR_INVALID_IMAGE_FORMAT),
+                context: "the driver's image is not NV12")
         }
         let data = image.data
         guard let base = data.baseAddress else {
-            throw VAError(call: "vaMapBuffer", status: VAStatus(VA_STATUS_ERROR_INVALID_BUFFER), context: "an empty image")
+            throw VAError(
+                call: "vaMapBuffer", status: VAStatus(VA_STATUS_ERROR_INVALID_BUFFER), context: "an empty image")
         }
-        let lumaPitch = Int(info.pitches.0), chromaPitch = Int(info.pitches.1)
-        let lumaOffset = Int(info.offsets.0), chromaOffset = Int(info.offsets.1)
-        let width = crop.width, height = crop.height
-        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        let lumaPitch = Int(info.pitches.0)
+        let chromaPitch = Int(info.pitches.1)
+        let lumaOffset = Int(info.offsets.0)
+        let chromaOffset = Int(info.offsets.1)
+        let width = crop.width
+        let height = crop.height
+        let chromaWidth = (width + 1) / 2
+        let chromaHeight = (height + 1) / 2
         // Bounds: the crop window lies inside the image (the conformance window is inside the
         // coded picture, which is what the surface holds).
         let lastLumaByte = lumaOffset + (crop.y + height - 1) * lumaPitch + crop.x + width
         let lastChromaByte = chromaOffset + (crop.y / 2 + chromaHeight - 1) * chromaPitch + crop.x + chromaWidth * 2
         guard lastLumaByte <= data.count, lastChromaByte <= data.count else {
-            throw VAError(call: "vaMapBuffer", status: VAStatus(VA_STATUS_ERROR_INVALID_IMAGE),
-                          context: "the image (\(data.count) bytes) is smaller than its pitches and offsets say")
+            throw VAError(
+                call: "vaMapBuffer", status: VAStatus(VA_STATUS_ERROR_INVALID_IMAGE),
+                context: "the image (\(data.count) bytes) is smaller than its pitches and offsets say")
         }
         let luma = destination.planes[0]
         for row in 0..<height {
@@ -167,10 +181,13 @@ final class VAOutputReader {
             (luma.baseAddress + row * luma.bytesPerRow).copyMemory(from: source, byteCount: width)
         }
         if destination.pixelFormat == .i420 {
-            let u = destination.planes[1], v = destination.planes[2]
+            let u = destination.planes[1]
+            let v = destination.planes[2]
             for row in 0..<chromaHeight {
                 let source = UnsafeRawPointer(base + chromaOffset + (crop.y / 2 + row) * chromaPitch + crop.x)
-                Self.deinterleave(source, u: u.baseAddress + row * u.bytesPerRow, v: v.baseAddress + row * v.bytesPerRow, count: chromaWidth)
+                Self.deinterleave(
+                    source, u: u.baseAddress + row * u.bytesPerRow, v: v.baseAddress + row * v.bytesPerRow,
+                    count: chromaWidth)
             }
         } else {
             let chroma = destination.planes[1]
@@ -184,7 +201,9 @@ final class VAOutputReader {
     /// NV12's interleaved CbCr row into I420's two planes, 32 bytes (16 pairs) at a time: SIMD
     /// loads and the even/odd halves, which the compiler turns into byte shuffles (pshufb/unpck
     /// on x86, uzp on ARM), then the remaining pairs one by one.
-    static func deinterleave(_ source: UnsafeRawPointer, u: UnsafeMutableRawPointer, v: UnsafeMutableRawPointer, count: Int) {
+    static func deinterleave(
+        _ source: UnsafeRawPointer, u: UnsafeMutableRawPointer, v: UnsafeMutableRawPointer, count: Int
+    ) {
         var column = 0
         while column + 16 <= count {
             let pairs = source.loadUnaligned(fromByteOffset: 2 * column, as: SIMD32<UInt8>.self)
@@ -193,8 +212,10 @@ final class VAOutputReader {
             column += 16
         }
         while column < count {
-            u.storeBytes(of: source.load(fromByteOffset: 2 * column, as: UInt8.self), toByteOffset: column, as: UInt8.self)
-            v.storeBytes(of: source.load(fromByteOffset: 2 * column + 1, as: UInt8.self), toByteOffset: column, as: UInt8.self)
+            u.storeBytes(
+                of: source.load(fromByteOffset: 2 * column, as: UInt8.self), toByteOffset: column, as: UInt8.self)
+            v.storeBytes(
+                of: source.load(fromByteOffset: 2 * column + 1, as: UInt8.self), toByteOffset: column, as: UInt8.self)
             column += 1
         }
     }

@@ -117,7 +117,7 @@ extension VADisplayConnection {
             var attributes = [
                 VAConfigAttrib(type: VAConfigAttribRTFormat, value: 0),
                 VAConfigAttrib(type: VAConfigAttribMaxPictureWidth, value: 0),
-                VAConfigAttrib(type: VAConfigAttribMaxPictureHeight, value: 0),
+                VAConfigAttrib(type: VAConfigAttribMaxPictureHeight, value: 0)
             ]
             let count = Int32(attributes.count)
             try vaCall(
@@ -131,9 +131,10 @@ extension VADisplayConnection {
                 attributes[index].value == UInt32(VA_ATTRIB_NOT_SUPPORTED) || attributes[index].value == 0
                     ? nil : attributes[index].value
             }
-            result.append(VACapabilities.Endpoint(
-                profile: profile, entrypoint: entrypoint, rtFormats: value(0),
-                maxPictureWidth: value(1).map { Int($0) }, maxPictureHeight: value(2).map { Int($0) }))
+            result.append(
+                VACapabilities.Endpoint(
+                    profile: profile, entrypoint: entrypoint, rtFormats: value(0),
+                    maxPictureWidth: value(1).map { Int($0) }, maxPictureHeight: value(2).map { Int($0) }))
         }
         return result
     }

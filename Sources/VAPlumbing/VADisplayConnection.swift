@@ -98,7 +98,8 @@ public final class VADisplayConnection: @unchecked Sendable {
     static var driverOrigin: String {
         let name = getenv("LIBVA_DRIVER_NAME").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         let path = getenv("LIBVA_DRIVERS_PATH").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-        let driver = name.map { "driver \($0)" } ?? "the driver libva picks for the device (LIBVA_DRIVER_NAME is not set)"
+        let driver =
+            name.map { "driver \($0)" } ?? "the driver libva picks for the device (LIBVA_DRIVER_NAME is not set)"
         let directory = path.map { "LIBVA_DRIVERS_PATH=\($0)" } ?? "libva's default driver directory"
         return "\(driver) from \(directory)"
     }
@@ -131,11 +132,14 @@ public final class VADisplayConnection: @unchecked Sendable {
         /// Initialises `display` and offers it to `accept`: the connection when taken; otherwise
         /// the attempt is recorded and the display closed (vaTerminate, then `close`, as the
         /// connection goes away; `close` alone when vaInitialize failed).
-        func take(_ display: VADisplay, label: String, description: String, close: @escaping () -> Void) -> VADisplayConnection? {
+        func take(_ display: VADisplay, label: String, description: String, close: @escaping () -> Void)
+            -> VADisplayConnection?
+        {
             switch initialize(display, sink: sink) {
             case .success(let result):
                 let connection = VADisplayConnection(
-                    display: display, description: description, vendor: result.vendor, apiVersion: result.version, sink: sink,
+                    display: display, description: description, vendor: result.vendor, apiVersion: result.version,
+                    sink: sink,
                     close: close)
                 if let refusal = accept(connection) {
                     attempts.append("\(label): \(result.vendor): \(refusal)")
@@ -169,7 +173,9 @@ public final class VADisplayConnection: @unchecked Sendable {
                     Glibc.close(fd)
                     continue
                 }
-                if let taken = take(display, label: node, description: "DRM render node \(node)", close: { Glibc.close(fd) }) {
+                if let taken = take(
+                    display, label: node, description: "DRM render node \(node)", close: { Glibc.close(fd) })
+                {
                     return taken
                 }
             }
@@ -190,7 +196,10 @@ public final class VADisplayConnection: @unchecked Sendable {
                 cva_x_close_display(x11)
                 continue
             }
-            if let taken = take(display, label: "X11 display \(name)", description: "X11 display \(name)", close: { cva_x_close_display(x11) }) {
+            if let taken = take(
+                display, label: "X11 display \(name)", description: "X11 display \(name)",
+                close: { cva_x_close_display(x11) })
+            {
                 return taken
             }
         }
@@ -208,7 +217,8 @@ public final class VADisplayConnection: @unchecked Sendable {
         let context = Unmanaged.passUnretained(sink).toOpaque()
         _ = vaSetErrorCallback(display, messageTrampoline, context)
         _ = vaSetInfoCallback(display, messageTrampoline, context)
-        var major: Int32 = 0, minor: Int32 = 0
+        var major: Int32 = 0
+        var minor: Int32 = 0
         do throws(VAError) {
             try vaCall("vaInitialize") { vaInitialize(display, &major, &minor) }
         } catch {

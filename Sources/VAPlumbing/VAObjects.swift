@@ -80,7 +80,7 @@ public struct VASurfaceSet: ~Copyable {
 
     deinit {
         var ids = ids
-        let count = Int32(ids.count)  // was a UInt32 at creation
+        let count = Int32(ids.count) // was a UInt32 at creation
         connection.release("vaDestroySurfaces") { vaDestroySurfaces(connection.display, &ids, count) }
     }
 }
@@ -268,9 +268,11 @@ public final class VABufferObject {
                     context: "reading a coded buffer: its segment list does not end")
             }
             let segment = current.load(as: VACodedBufferSegment.self)
-            segments.append(VACodedSegment(
-                bytes: UnsafeRawBufferPointer(start: segment.buf, count: segment.buf == nil ? 0 : Int(segment.size)),
-                bitOffset: Int(segment.bit_offset), status: segment.status))
+            segments.append(
+                VACodedSegment(
+                    bytes: UnsafeRawBufferPointer(
+                        start: segment.buf, count: segment.buf == nil ? 0 : Int(segment.size)),
+                    bitOffset: Int(segment.bit_offset), status: segment.status))
             next = segment.next
         }
         let result = body(segments)
@@ -362,10 +364,13 @@ public struct VAMappedImage: ~Copyable {
     }
 
     /// Maps the image's buffer; on failure the image is destroyed.
-    private static func map(_ image: VAImage, connection: VADisplayConnection) throws(VAError) -> UnsafeRawBufferPointer {
+    private static func map(_ image: VAImage, connection: VADisplayConnection) throws(VAError) -> UnsafeRawBufferPointer
+    {
         var pointer: UnsafeMutableRawPointer?
         do throws(VAError) {
-            try vaCall("vaMapBuffer", context: "mapping an image") { vaMapBuffer(connection.display, image.buf, &pointer) }
+            try vaCall("vaMapBuffer", context: "mapping an image") {
+                vaMapBuffer(connection.display, image.buf, &pointer)
+            }
         } catch {
             connection.release("vaDestroyImage") { vaDestroyImage(connection.display, image.image_id) }
             throw error

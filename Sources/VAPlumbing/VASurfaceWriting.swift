@@ -49,13 +49,15 @@ extension VADisplayConnection {
         }
         let imageWidth: Int32 = try vaArgument(width, "vaCreateImage", "a width")
         let imageHeight: Int32 = try vaArgument(height, "vaCreateImage", "a height")
-        var format = try imageFormats().first { $0.fourcc == fourcc } ?? {
-            var described = VAImageFormat()
-            described.fourcc = fourcc
-            described.byte_order = UInt32(VA_LSB_FIRST)
-            described.bits_per_pixel = 12
-            return described
-        }()
+        var format =
+            try imageFormats().first { $0.fourcc == fourcc }
+            ?? {
+                var described = VAImageFormat()
+                described.fourcc = fourcc
+                described.byte_order = UInt32(VA_LSB_FIRST)
+                described.bits_per_pixel = 12
+                return described
+            }()
         image = VAImage()
         try vaCall("vaCreateImage", context: "creating a \(width)x\(height) image to upload a picture") {
             vaCreateImage(display, &format, imageWidth, imageHeight, &image)
@@ -65,7 +67,8 @@ extension VADisplayConnection {
         let uploadWidth = UInt32(imageWidth)
         let uploadHeight = UInt32(imageHeight)
         try vaCall("vaPutImage", context: "uploading a \(width)x\(height) picture to surface \(surface)") {
-            vaPutImage(display, surface, image.image_id, 0, 0, uploadWidth, uploadHeight, 0, 0, uploadWidth, uploadHeight)
+            vaPutImage(
+                display, surface, image.image_id, 0, 0, uploadWidth, uploadHeight, 0, 0, uploadWidth, uploadHeight)
         }
     }
 

@@ -6,7 +6,9 @@ import Testing
 @Suite("Corpus: access units, AVCC and avcC")
 struct AccessUnitCorpusTests {
     /// Splits a stream into access units with the assembler.
-    static func accessUnits(of bytes: [UInt8]) -> (pictures: [AccessUnitPicture], accessUnitCount: Int, problems: [H264Error]) {
+    static func accessUnits(of bytes: [UInt8]) -> (
+        pictures: [AccessUnitPicture], accessUnitCount: Int, problems: [H264Error]
+    ) {
         var assembler = AccessUnitAssembler()
         var pictures: [AccessUnitPicture] = []
         var accessUnitCount = 0
@@ -31,11 +33,14 @@ struct AccessUnitCorpusTests {
             let bytes = try #require(Corpus.bytes(of: entry), "cannot read \(entry.file)")
             let result = Self.accessUnits(of: bytes)
             // A field pair is one frame: count frames as complete frames plus field pairs.
-            let frames = result.pictures.filter { !$0.fieldPicFlag }.count
+            let frames =
+                result.pictures.filter { !$0.fieldPicFlag }.count
                 + result.pictures.filter { $0.fieldPicFlag }.count / 2
             #expect(frames == entry.frames, "\(entry.file): \(frames) access units, MANIFEST says \(entry.frames)")
             #expect(result.problems.isEmpty, "\(entry.file): \(result.problems)")
-            #expect(result.pictures.first?.isRandomAccessPoint == true, "\(entry.file) does not start at a random access point")
+            #expect(
+                result.pictures.first?.isRandomAccessPoint == true,
+                "\(entry.file) does not start at a random access point")
             checked += 1
         }
         #expect(checked >= 20)
@@ -50,7 +55,9 @@ struct AccessUnitCorpusTests {
         #expect(result.pictures.isEmpty)
     }
 
-    @Test("Annex B -> AVCC -> Annex B keeps every NAL unit byte-identical, for 1-, 2- and 4-byte lengths", .requiresCorpus)
+    @Test(
+        "Annex B -> AVCC -> Annex B keeps every NAL unit byte-identical, for 1-, 2- and 4-byte lengths", .requiresCorpus
+    )
     func avccRoundTrip() throws {
         guard let manifest = Corpus.manifest() else { return }
         for entry in manifest {
@@ -72,7 +79,8 @@ struct AccessUnitCorpusTests {
                 #expect(roundTripped == original, "\(entry.file) with \(lengthSize)-byte lengths")
             }
             // In place, on a copy rewritten with four-byte start codes.
-            var fourByte = try AVCC.annexB(fromLengthPrefixed: try AVCC.lengthPrefixed(fromAnnexB: bytes), nalUnitHeaderLength: 4)
+            var fourByte = try AVCC.annexB(
+                fromLengthPrefixed: try AVCC.lengthPrefixed(fromAnnexB: bytes), nalUnitHeaderLength: 4)
             let converted = fourByte.withUnsafeMutableBytes { AVCC.convertAnnexBInPlace($0) }
             #expect(converted)
             let inPlaceUnits = try fourByte.withUnsafeBytes { try AVCC.nalUnitRanges(in: $0, nalUnitHeaderLength: 4) }
@@ -168,7 +176,8 @@ struct AccessUnitCorpusTests {
             _ = try? AVCDecoderConfigurationRecord(parsing: bytes)
         }
         // Most header damage is detected (a flip may also produce another valid value).
-        #expect(headerDamageDetected >= 20, "only \(headerDamageDetected) of 33 header-damaged variants reported a problem")
+        #expect(
+            headerDamageDetected >= 20, "only \(headerDamageDetected) of 33 header-damaged variants reported a problem")
     }
 }
 
@@ -183,7 +192,8 @@ struct ParameterSetsBetweenSlicesTests {
     /// first of its picture (first_mb_in_slice != 0: its first payload bit is 0, ue(v) not "1").
     static func withParameterSetsBeforeEveryIDRSlice(_ bytes: [UInt8]) -> (stream: [UInt8], inserted: Int) {
         var out: [UInt8] = []
-        var sps: [UInt8] = [], pps: [UInt8] = []
+        var sps: [UInt8] = []
+        var pps: [UInt8] = []
         var inserted = 0
         for unit in AnnexB.nalUnits(in: bytes) {
             let nal = Array(bytes[unit.payloadRange])
@@ -228,8 +238,10 @@ struct ParameterSetsBetweenSlicesTests {
         return pictures
     }
 
-    @Test("one access unit per picture, slices counted, with the parameter sets repeated inside IDR pictures", .requiresCorpus,
-          arguments: ["test_cif_I_CABAC_slice.264", "SVA_Base_B.264"])
+    @Test(
+        "one access unit per picture, slices counted, with the parameter sets repeated inside IDR pictures",
+        .requiresCorpus,
+        arguments: ["test_cif_I_CABAC_slice.264", "SVA_Base_B.264"])
     func parameterSetsInsideAPictureKeepItWhole(file: String) throws {
         let entry = try #require(Corpus.entry(file))
         let original = try #require(Corpus.bytes(of: entry))
@@ -239,8 +251,12 @@ struct ParameterSetsBetweenSlicesTests {
         #expect(reference.count == entry.frames)
         for nalAligned in [false, true] {
             let pictures = Self.split(modified, nalAligned: nalAligned).compactMap { $0 }
-            #expect(pictures.count == entry.frames, "\(file), NAL-aligned \(nalAligned): \(pictures.count) pictures for \(entry.frames)")
-            #expect(pictures.map(\.sliceCount) == reference.map(\.sliceCount), "\(file), NAL-aligned \(nalAligned): slices per picture differ")
+            #expect(
+                pictures.count == entry.frames,
+                "\(file), NAL-aligned \(nalAligned): \(pictures.count) pictures for \(entry.frames)")
+            #expect(
+                pictures.map(\.sliceCount) == reference.map(\.sliceCount),
+                "\(file), NAL-aligned \(nalAligned): slices per picture differ")
             #expect(pictures.map(\.pictureOrderCount) == reference.map(\.pictureOrderCount))
         }
     }

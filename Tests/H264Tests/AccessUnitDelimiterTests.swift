@@ -9,7 +9,7 @@ struct AccessUnitDelimiterTests {
     func primaryPictureTypes() {
         let cases: [([SliceKind], UInt8)] = [
             ([.i], 0), ([], 0), ([.p], 1), ([.i, .p], 1), ([.b], 2), ([.p, .b, .i], 2), ([.si], 3), ([.sp], 4),
-            ([.si, .sp], 4), ([.i, .si], 5), ([.p, .si], 6), ([.i, .sp], 6), ([.sp, .b], 7), ([.si, .b], 7),
+            ([.si, .sp], 4), ([.i, .si], 5), ([.p, .si], 6), ([.i, .sp], 6), ([.sp, .b], 7), ([.si, .b], 7)
         ]
         for (kinds, expected) in cases {
             #expect(AccessUnitDelimiter.primaryPictureType(sliceKinds: kinds) == expected, "\(kinds)")
@@ -28,9 +28,9 @@ struct AccessUnitDelimiterTests {
     @Test("slice types are read from the slices of an access unit; unreadable slices allow every type")
     func fromAccessUnit() {
         // first_mb_in_slice 0 ('1'), slice_type ue(v), pic_parameter_set_id 0 ('1'), then bits.
-        let idrI: [UInt8] = [0x65, 0b1_0001000, 0b1_1000000]  // slice_type 7 (I, all slices)
-        let p: [UInt8] = [0x41, 0b1_1_1_10000]  // slice_type 0 (P)
-        let b: [UInt8] = [0x01, 0b1_010_1_100]  // slice_type 1 (B)
+        let idrI: [UInt8] = [0x65, 0b1_0001000, 0b1_1000000] // slice_type 7 (I, all slices)
+        let p: [UInt8] = [0x41, 0b1_1_1_10000] // slice_type 0 (P)
+        let b: [UInt8] = [0x01, 0b1_010_1_100] // slice_type 1 (B)
         let sei: [UInt8] = [0x06, 0x05, 0x01, 0x00, 0x80]
         func delimiter(_ units: [[UInt8]]) -> [UInt8] {
             var result: [UInt8] = []
@@ -40,7 +40,7 @@ struct AccessUnitDelimiterTests {
         #expect(delimiter([sei, idrI]) == [0x09, 0x10])
         #expect(delimiter([p, p]) == [0x09, 0x30])
         #expect(delimiter([b, p]) == [0x09, 0x50])
-        #expect(delimiter([[0x01]]) == [0x09, 0xF0])  // a slice with no header bits
+        #expect(delimiter([[0x01]]) == [0x09, 0xF0]) // a slice with no header bits
     }
 }
 

@@ -35,7 +35,9 @@ struct BitstreamTests {
     }
 
     @Test func expGolombEdgeValues() throws {
-        let ue: [UInt32] = [0, 1, 2, 3, 7, 8, 254, 255, 65535, 1 << 20, (1 << 31) - 2, (1 << 31) - 1, 1 << 31, UInt32.max - 1]
+        let ue: [UInt32] = [
+            0, 1, 2, 3, 7, 8, 254, 255, 65535, 1 << 20, (1 << 31) - 2, (1 << 31) - 1, 1 << 31, UInt32.max - 1
+        ]
         let se: [Int32] = [0, 1, -1, 2, -2, 127, -128, 1 << 20, -(1 << 20), Int32.max, -Int32.max]
         var writer = BitWriter()
         // A 3-bit prefix shifts everything off byte alignment.
@@ -184,9 +186,9 @@ struct BitstreamTests {
         writer.writeRBSPTrailingBits()
         #expect(writer.bytes == [0xC0])
         #expect(writer.isByteAligned)
-        writer.writeBits(0xFFFF_FFFF, count: 40)  // clamped to 32
+        writer.writeBits(0xFFFF_FFFF, count: 40) // clamped to 32
         #expect(writer.bitCount == 40)
-        writer.writeUE(UInt32.max)  // 65-bit code, never traps
+        writer.writeUE(UInt32.max) // 65-bit code, never traps
         #expect(writer.bitCount == 40 + 65)
     }
 
@@ -244,7 +246,9 @@ struct BitstreamTests {
                 return r < 5 ? 0 : (r < 8 ? 3 : UInt8.random(in: 0...255, using: &generator))
             }
             let maxBytes = Bool.random(using: &generator) ? Int.max : Int.random(in: -1...130, using: &generator)
-            let reference = data.withUnsafeBytes { RBSP.extractRBSPWithRemovedPositions(from: $0, maxBytes: maxBytes).rbsp }
+            let reference = data.withUnsafeBytes {
+                RBSP.extractRBSPWithRemovedPositions(from: $0, maxBytes: maxBytes).rbsp
+            }
             #expect(RBSP.extractRBSP(from: data, maxBytes: maxBytes) == reference, "round \(round)")
         }
     }

@@ -26,7 +26,9 @@ struct H264EncodingTests {
                     spss[sps.seqParameterSetID] = sps
                     guard !sps.seqScalingMatrixPresentFlag else { continue }
                     let written = try sps.writeNALUnit()
-                    #expect(try SequenceParameterSet.parse(nalUnit: written) == sps, "\(entry.file): SPS \(sps.seqParameterSetID)")
+                    #expect(
+                        try SequenceParameterSet.parse(nalUnit: written) == sps,
+                        "\(entry.file): SPS \(sps.seqParameterSetID)")
                     if written == nal { counts.identicalSPS += 1 }
                     counts.sps += 1
                 case 8:
@@ -46,7 +48,9 @@ struct H264EncodingTests {
                         pps.numSliceGroupsMinus1 == 0
                     else { continue }
                     let bits = try header.write(sequenceParameterSet: sps, pictureParameterSet: pps)
-                    #expect(bits.bitCount == header.headerBitSize, "\(entry.file): slice header of \(header.headerBitSize) bits written in \(bits.bitCount)")
+                    #expect(
+                        bits.bitCount == header.headerBitSize,
+                        "\(entry.file): slice header of \(header.headerBitSize) bits written in \(bits.bitCount)")
                     // Parse the written header back: NAL header byte + the bits + some slice data.
                     var rbsp = bits
                     rbsp.writeRBSPTrailingBits()
@@ -81,8 +85,11 @@ struct H264EncodingTests {
         let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 2)
         let pictures = Self.plan(frames: 10, structure: structure)
         #expect(pictures.map(\.frame) == [0, 3, 1, 2, 6, 4, 5, 9, 7, 8])
-        #expect(pictures.map(\.type) == [.idr, .predicted, .bidirectional, .bidirectional, .predicted, .bidirectional,
-                                         .bidirectional, .predicted, .bidirectional, .bidirectional])
+        #expect(
+            pictures.map(\.type) == [
+                .idr, .predicted, .bidirectional, .bidirectional, .predicted, .bidirectional,
+                .bidirectional, .predicted, .bidirectional, .bidirectional
+            ])
         // 7.4.3: PrevRefFrameNum + 1 after each reference picture, the same for the B pictures after it.
         #expect(pictures.map(\.frameNum) == [0, 1, 2, 2, 2, 3, 3, 3, 4, 4])
         #expect(pictures.map(\.pictureOrderCount) == pictures.map { 2 * $0.frame })
@@ -140,14 +147,17 @@ struct H264EncodingTests {
             var bits = try header.write(sequenceParameterSet: sps, pictureParameterSet: pps)
             bits.writeRBSPTrailingBits()
             let nal = H264NALUnitWriter.nalUnit(type: header.nalUnitType, nalRefIdc: header.nalRefIdc, rbsp: bits.bytes)
-            var parsed = try SliceHeader.parse(nalUnit: nal, pictureParameterSets: { _ in pps }, sequenceParameterSets: { _ in sps })
+            var parsed = try SliceHeader.parse(
+                nalUnit: nal, pictureParameterSets: { _ in pps }, sequenceParameterSets: { _ in sps })
             parsed.headerBitSize = header.headerBitSize
             parsed.escapedHeaderBitSize = header.escapedHeaderBitSize
             #expect(parsed == header, "\(picture.type) picture \(picture.frame)")
         }
     }
 
-    @Test("8.2.1.1: a decoder recovers every planned POC from its LSBs, however many B pictures and however few LSB bits were asked for")
+    @Test(
+        "8.2.1.1: a decoder recovers every planned POC from its LSBs, however many B pictures and however few LSB bits were asked for"
+    )
     func pictureOrderCountFromLSBs() throws {
         // Found by fuzz/run.sh (writers mode): 6 B pictures with 4-bit POC LSBs put the first
         // anchor at POC 14, 14 above the IDR picture in a 16-value LSB: decoded as -2.
@@ -156,12 +166,16 @@ struct H264EncodingTests {
             #expect(4 * (bFrames + 1) <= 1 << structure.log2MaxPicOrderCntLsb)
             var calculator = PictureOrderCountCalculator()
             for picture in Self.plan(frames: 80, structure: structure) {
-                let header = picture.sliceHeader(structure: structure, pictureParameterSet: PictureParameterSet(), sliceQpDelta: 0)
-                let decoded = try calculator.compute(PictureOrderCountInputs(
-                    picOrderCntType: 0, maxPicOrderCntLsb: Int64(1 << structure.log2MaxPicOrderCntLsb),
-                    isIDR: header.idrPicFlag, nalRefIdc: header.nalRefIdc, frameNum: Int64(header.frameNum),
-                    picOrderCntLsb: Int64(header.picOrderCntLsb)))
-                #expect(decoded.picOrderCnt == Int64(picture.pictureOrderCount), "\(bFrames) B pictures, frame \(picture.frame)")
+                let header = picture.sliceHeader(
+                    structure: structure, pictureParameterSet: PictureParameterSet(), sliceQpDelta: 0)
+                let decoded = try calculator.compute(
+                    PictureOrderCountInputs(
+                        picOrderCntType: 0, maxPicOrderCntLsb: Int64(1 << structure.log2MaxPicOrderCntLsb),
+                        isIDR: header.idrPicFlag, nalRefIdc: header.nalRefIdc, frameNum: Int64(header.frameNum),
+                        picOrderCntLsb: Int64(header.picOrderCntLsb)))
+                #expect(
+                    decoded.picOrderCnt == Int64(picture.pictureOrderCount),
+                    "\(bFrames) B pictures, frame \(picture.frame)")
             }
         }
     }
@@ -180,17 +194,22 @@ struct H264EncodingTests {
         #expect(pictures.map(\.type) == [.idr, .idr, .idr, .predicted])
         #expect(pictures.map(\.codingIndex) == [0, 1, 2, 3])
         #expect(pictures.map(\.idrPicID).prefix(3) == [0, 1, 2])
-        #expect(pictures[3].referenceFrames.map(\.codingIndex) == [2], "the new sequence refers only to its own IDR picture")
+        #expect(
+            pictures[3].referenceFrames.map(\.codingIndex) == [2], "the new sequence refers only to its own IDR picture"
+        )
     }
 
     @Test("I P P P: one reference, frame_num wraps at MaxFrameNum, sliding window")
     func predictedOnly() {
-        let structure = H264GOPStructure(idrPeriod: 0, consecutiveBFrames: 0, log2MaxFrameNum: 4, log2MaxPicOrderCntLsb: 4)
+        let structure = H264GOPStructure(
+            idrPeriod: 0, consecutiveBFrames: 0, log2MaxFrameNum: 4, log2MaxPicOrderCntLsb: 4)
         let pictures = Self.plan(frames: 40, structure: structure)
         #expect(pictures.map(\.frame) == Array(0..<40))
         #expect(pictures.map(\.frameNum) == (0..<40).map { $0 % 16 })
-        #expect(pictures.dropFirst().allSatisfy { $0.list0.count == 1 && $0.list0[0].codingIndex == $0.codingIndex - 1 })
-        let header = pictures[20].sliceHeader(structure: structure, pictureParameterSet: PictureParameterSet(), sliceQpDelta: 2)
+        #expect(
+            pictures.dropFirst().allSatisfy { $0.list0.count == 1 && $0.list0[0].codingIndex == $0.codingIndex - 1 })
+        let header = pictures[20].sliceHeader(
+            structure: structure, pictureParameterSet: PictureParameterSet(), sliceQpDelta: 2)
         #expect(header.picOrderCntLsb == 40 % 16 && header.frameNum == 20 % 16 && header.sliceQPY == 28)
         #expect(!header.numRefIdxActiveOverrideFlag)
     }
@@ -201,7 +220,9 @@ struct H264EncodingTests {
         let pictures = Self.plan(frames: 12, structure: structure)
         var sequencer = DecodeTimeStampSequencer(reorderDelay: structure.maxReorderFrames)
         let frame = MediaTime(value: 1, timescale: 30)
-        for index in 0..<12 { sequencer.noteInput(presentationTimeStamp: MediaTime(value: Int64(index), timescale: 30)) }
+        for index in 0..<12 {
+            sequencer.noteInput(presentationTimeStamp: MediaTime(value: Int64(index), timescale: 30))
+        }
         var last: MediaTime?
         var decodeTimes: [MediaTime] = []
         for picture in pictures {
@@ -218,10 +239,22 @@ struct H264EncodingTests {
 
     @Test("level choice follows Table A-1")
     func levels() {
-        #expect(H264LevelLimits.lowestLevel(widthInMacroblocks: 11, heightInMacroblocks: 9, frameRate: 15, referenceFrames: 1, bitRate: nil, high: false) == 10)
-        #expect(H264LevelLimits.lowestLevel(widthInMacroblocks: 80, heightInMacroblocks: 45, frameRate: 30, referenceFrames: 2, bitRate: nil, high: true) == 31)
-        #expect(H264LevelLimits.lowestLevel(widthInMacroblocks: 120, heightInMacroblocks: 68, frameRate: 30, referenceFrames: 2, bitRate: 8_000_000, high: true) == 40)
-        #expect(H264LevelLimits.lowestLevel(widthInMacroblocks: 120, heightInMacroblocks: 68, frameRate: 60, referenceFrames: 2, bitRate: nil, high: true) == 42)
+        #expect(
+            H264LevelLimits.lowestLevel(
+                widthInMacroblocks: 11, heightInMacroblocks: 9, frameRate: 15, referenceFrames: 1, bitRate: nil,
+                high: false) == 10)
+        #expect(
+            H264LevelLimits.lowestLevel(
+                widthInMacroblocks: 80, heightInMacroblocks: 45, frameRate: 30, referenceFrames: 2, bitRate: nil,
+                high: true) == 31)
+        #expect(
+            H264LevelLimits.lowestLevel(
+                widthInMacroblocks: 120, heightInMacroblocks: 68, frameRate: 30, referenceFrames: 2, bitRate: 8_000_000,
+                high: true) == 40)
+        #expect(
+            H264LevelLimits.lowestLevel(
+                widthInMacroblocks: 120, heightInMacroblocks: 68, frameRate: 60, referenceFrames: 2, bitRate: nil,
+                high: true) == 42)
     }
 }
 

@@ -1,7 +1,6 @@
+import H264
 import MediaCore
 import Testing
-
-import H264
 
 /// The IDR placement rule both encoder paths use: CompressionSession (for every backend, with the
 /// session's key-frame properties) and H264CodingPlanner (for the VA encoder, with its IDR period).
@@ -17,7 +16,9 @@ struct H264IDRScheduleTests {
         var schedule = H264IDRSchedule()
         var idrs: [Int] = []
         for index in 0..<count {
-            if schedule.nextFrameIsIDR(presentationTimeStamp: time(index), forced: forced.contains(index), limits: limits) {
+            if schedule.nextFrameIsIDR(
+                presentationTimeStamp: time(index), forced: forced.contains(index), limits: limits)
+            {
                 idrs.append(index)
             }
             if keyFramesReported.contains(index) { schedule.noteKeyFrame(at: time(index)) }
@@ -50,7 +51,9 @@ struct H264IDRScheduleTests {
         // Frames with gaps: the IDR picture falls on the first frame past the limit.
         var schedule = H264IDRSchedule()
         let times = [0, 10, 20, 31, 40, 62].map(Self.time)
-        let idr = times.map { schedule.nextFrameIsIDR(presentationTimeStamp: $0, forced: false, limits: H264IDRLimits(maxDuration: 1)) }
+        let idr = times.map {
+            schedule.nextFrameIsIDR(presentationTimeStamp: $0, forced: false, limits: H264IDRLimits(maxDuration: 1))
+        }
         #expect(idr == [true, false, false, true, false, true])
     }
 
@@ -81,11 +84,13 @@ struct H264IDRScheduleTests {
         }
         #expect(schedule.framesSinceIDR == 4)
         schedule.reset()
-        let afterReset = schedule.nextFrameIsIDR(presentationTimeStamp: Self.time(4), forced: false, limits: H264IDRLimits())
+        let afterReset = schedule.nextFrameIsIDR(
+            presentationTimeStamp: Self.time(4), forced: false, limits: H264IDRLimits())
         #expect(afterReset && schedule.framesSinceIDR == 1)
         // The coding planner keeps no times: without a duration limit nil times are fine.
         let untimed = (0..<3).map { _ in
-            schedule.nextFrameIsIDR(presentationTimeStamp: nil, forced: false, limits: H264IDRLimits(maxFrameInterval: 3))
+            schedule.nextFrameIsIDR(
+                presentationTimeStamp: nil, forced: false, limits: H264IDRLimits(maxFrameInterval: 3))
         }
         #expect(untimed == [false, false, true])
     }

@@ -1,6 +1,7 @@
-@testable import H264
 import SwiftVTTestSupport
 import Testing
+
+@testable import H264
 
 /// An accelerator that decodes nothing and records every call, so the state machine's decisions
 /// (what to decode with which references, what to output when) can be checked.
@@ -40,7 +41,8 @@ final class RecordingAccelerator: H264Accelerator {
         sequences.append(sequence)
     }
     func startPicture(
-        _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets, referenceFrames: [H264Picture]
+        _ picture: H264Picture, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets,
+        referenceFrames: [H264Picture]
     ) throws(H264DecodingError) {
         if sequences.isEmpty { startedWithoutSequence = true }
         started.append(picture)
@@ -55,9 +57,10 @@ final class RecordingAccelerator: H264Accelerator {
         _ picture: H264Picture, slice: H264SliceData, parameterSets: H264ActiveParameterSets,
         referencePictureList0: [H264Picture?], referencePictureList1: [H264Picture?]
     ) throws(H264DecodingError) {
-        slices.append(SliceRecord(
-            picture: picture, list0: referencePictureList0, list1: referencePictureList1,
-            expectedCount0: slice.header.numRefIdxL0Active, expectedCount1: slice.header.numRefIdxL1Active))
+        slices.append(
+            SliceRecord(
+                picture: picture, list0: referencePictureList0, list1: referencePictureList1,
+                expectedCount0: slice.header.numRefIdxL0Active, expectedCount1: slice.header.numRefIdxL1Active))
         if let failSliceNumber, slices.count == failSliceNumber {
             throw .acceleratorFailed("simulated failure of slice \(failSliceNumber)")
         }
@@ -80,7 +83,8 @@ struct H264PictureDecoderTests {
             AnnexB.forEachNALUnit(in: data) { unit in
                 guard failure == nil else { return }
                 do throws(H264DecodingError) {
-                    try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
+                    try decoder.decode(
+                        nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
                 } catch {
                     failure = error
                 }
@@ -90,7 +94,9 @@ struct H264PictureDecoderTests {
         try decoder.drain()
     }
 
-    @Test("every progressive corpus stream: each picture output once, in POC order, with complete reference lists", .requiresCorpus)
+    @Test(
+        "every progressive corpus stream: each picture output once, in POC order, with complete reference lists",
+        .requiresCorpus)
     func corpusStreams() throws {
         guard let manifest = Corpus.manifest() else { return }
         var checked = 0
@@ -109,8 +115,12 @@ struct H264PictureDecoderTests {
                 continue
             }
             checked += 1
-            #expect(accelerator.output.count == entry.frames, "\(entry.file): \(accelerator.output.count) pictures output, MANIFEST says \(entry.frames)")
-            #expect(accelerator.started.count == entry.frames, "\(entry.file): \(accelerator.started.count) pictures decoded")
+            #expect(
+                accelerator.output.count == entry.frames,
+                "\(entry.file): \(accelerator.output.count) pictures output, MANIFEST says \(entry.frames)")
+            #expect(
+                accelerator.started.count == entry.frames,
+                "\(entry.file): \(accelerator.started.count) pictures decoded")
             // Each decoded picture is output exactly once.
             let distinct = Set(accelerator.output.map { ObjectIdentifier($0) })
             #expect(distinct.count == accelerator.output.count, "\(entry.file): a picture was output twice")
@@ -121,8 +131,10 @@ struct H264PictureDecoderTests {
             for picture in accelerator.output {
                 let epoch = accelerator.epochs[ObjectIdentifier(picture)] ?? -1
                 if let previous {
-                    #expect(epoch > previous.epoch || (epoch == previous.epoch && picture.picOrderCnt > previous.poc),
-                            "\(entry.file): POC \(picture.picOrderCnt) of run \(epoch) output after POC \(previous.poc) of run \(previous.epoch)")
+                    #expect(
+                        epoch > previous.epoch || (epoch == previous.epoch && picture.picOrderCnt > previous.poc),
+                        "\(entry.file): POC \(picture.picOrderCnt) of run \(epoch) output after POC \(previous.poc) of run \(previous.epoch)"
+                    )
                 }
                 previous = (epoch, picture.picOrderCnt)
             }
@@ -130,11 +142,14 @@ struct H264PictureDecoderTests {
             // num_ref_idx_lX_active entries.
             for slice in accelerator.slices {
                 #expect(slice.list0.count == slice.expectedCount0 && slice.list1.count == slice.expectedCount1)
-                #expect(!slice.list0.contains { $0 == nil } && !slice.list1.contains { $0 == nil },
-                        "\(entry.file): a reference list entry is missing")
+                #expect(
+                    !slice.list0.contains { $0 == nil } && !slice.list1.contains { $0 == nil },
+                    "\(entry.file): a reference list entry is missing")
             }
             let maxReferences = max(accelerator.sequences.map { $0.sequenceParameterSet.maxNumRefFrames }.max() ?? 1, 1)
-            #expect(accelerator.referenceFrameCounts.allSatisfy { $0 <= maxReferences }, "\(entry.file): more reference frames than max_num_ref_frames")
+            #expect(
+                accelerator.referenceFrameCounts.allSatisfy { $0 <= maxReferences },
+                "\(entry.file): more reference frames than max_num_ref_frames")
         }
         #expect(checked >= 18, "only \(checked) streams decoded; refused as interlaced: \(refusedAsInterlaced)")
     }
@@ -171,7 +186,8 @@ struct H264PictureDecoderTests {
         bytes.withUnsafeBytes { data in
             AnnexB.forEachNALUnit(in: data) { unit in
                 do {
-                    try decoder.decode(nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
+                    try decoder.decode(
+                        nalUnit: UnsafeRawBufferPointer(rebasing: data[unit.payloadRange]), frameReference: 0)
                 } catch {
                     failures += 1
                 }
@@ -199,8 +215,9 @@ struct H264PictureDecoderTests {
             accelerator.failSliceNumber = failSlice
             accelerator.failStartPictureNumber = failStart
             #expect(try Self.decodeCountingFailures(bytes, accelerator: accelerator) == 1)
-            #expect(accelerator.started.map(ObjectIdentifier.init) == accelerator.ended.map(ObjectIdentifier.init),
-                    "started \(accelerator.started.count), ended \(accelerator.ended.count)")
+            #expect(
+                accelerator.started.map(ObjectIdentifier.init) == accelerator.ended.map(ObjectIdentifier.init),
+                "started \(accelerator.started.count), ended \(accelerator.ended.count)")
             #expect(accelerator.output.count == entry.frames)
             #expect(accelerator.output.filter(\.decodingFailed).count == 1)
         }
@@ -250,7 +267,8 @@ struct H264PictureDecoderTests {
         #expect(failed.decodingFailed && !accelerator.output[0].decodingFailed && !accelerator.output[2].decodingFailed)
         // Found by fuzz/run.sh (decoder mode): the second slice went to decodeSlice for a
         // picture whose startPicture had thrown (a VA render without vaBeginPicture).
-        #expect(!accelerator.slices.contains { $0.picture === failed }, "a slice was decoded into a picture never begun")
+        #expect(
+            !accelerator.slices.contains { $0.picture === failed }, "a slice was decoded into a picture never begun")
         #expect(accelerator.ended.filter { $0 === failed }.count == 1)
         #expect(accelerator.slices.count == 4 && accelerator.ended.count == 3)
     }
@@ -258,7 +276,7 @@ struct H264PictureDecoderTests {
     @Test("after a failed slice the picture gets no more slices but is still ended")
     func sliceFailure() {
         let accelerator = RecordingAccelerator()
-        accelerator.failSliceNumber = 3  // the first slice of the first P picture
+        accelerator.failSliceNumber = 3 // the first slice of the first P picture
         let errors = Self.decodeTwoSlicePictures(accelerator: accelerator)
         #expect(errors.count == 1)
         #expect(accelerator.output.count == 3)
@@ -266,7 +284,8 @@ struct H264PictureDecoderTests {
         let failed = accelerator.output[1]
         #expect(failed.decodingFailed && !accelerator.output[2].decodingFailed)
         #expect(accelerator.ended.count == 3 && accelerator.ended.filter { $0 === failed }.count == 1)
-        #expect(accelerator.slices.filter { $0.picture === failed }.count == 1, "a slice went to a picture that had failed")
+        #expect(
+            accelerator.slices.filter { $0.picture === failed }.count == 1, "a slice went to a picture that had failed")
     }
 
     @Test("after a failed newSequence the next picture asks for the sequence again instead of beginning without one")
@@ -284,7 +303,9 @@ struct H264PictureDecoderTests {
         #expect(accelerator.output.count == 3)
     }
 
-    @Test("an SPS with a smaller MaxFrameNum activated at a non-IDR picture, adopted or starting a new sequence (was a trap)")
+    @Test(
+        "an SPS with a smaller MaxFrameNum activated at a non-IDR picture, adopted or starting a new sequence (was a trap)"
+    )
     func sequenceChangeAtNonIDRPicture() throws {
         // frame_num 200 of 8 bits, then the SPS is replaced by one with 4-bit frame_num and a P
         // picture with frame_num 3 follows: a damaged stream (7.4.1.2.1 activates an SPS only
@@ -298,7 +319,7 @@ struct H264PictureDecoderTests {
                 SyntheticStream.slice(.init(isIDR: true, frameNum: 0, frameNumBits: 8)),
                 SyntheticStream.slice(.init(frameNum: 200, frameNumBits: 8, picOrderCntLsb: 4)),
                 SyntheticStream.sequenceParameterSet(widthInMbsMinus1: width), SyntheticStream.pictureParameterSet(),
-                SyntheticStream.slice(.init(frameNum: 3, picOrderCntLsb: 8)),
+                SyntheticStream.slice(.init(frameNum: 3, picOrderCntLsb: 8))
             ])
             let accelerator = RecordingAccelerator()
             try Self.run(stream, accelerator: accelerator)
@@ -317,7 +338,7 @@ struct H264PictureDecoderTests {
             SyntheticStream.sequenceParameterSet(), SyntheticStream.pictureParameterSet(),
             SyntheticStream.slice(.init(isIDR: true)),
             SyntheticStream.slice(.init(frameNum: 1, picOrderCntLsb: 2)),
-            SyntheticStream.slice(.init(frameNum: 2, picOrderCntLsb: 4)),
+            SyntheticStream.slice(.init(frameNum: 2, picOrderCntLsb: 4))
         ])
         let accelerator = RecordingAccelerator()
         accelerator.failEndPictureNumber = 3
@@ -332,14 +353,18 @@ struct H264PictureDecoderTests {
         #expect(accelerator.output.map(\.decodingFailed) == [false, false, true])
     }
 
-    @Test("8.2.5.2 with POC type 2: a frame_num gap across MaxFrameNum carries FrameNumOffset to the inferred frame and the picture after it")
+    @Test(
+        "8.2.5.2 with POC type 2: a frame_num gap across MaxFrameNum carries FrameNumOffset to the inferred frame and the picture after it"
+    )
     func frameNumGapAcrossWrap() throws {
         // frame_num 0...14, then 2: frames 15, 0 and 1 are missing; max_num_ref_frames 1 keeps
         // only frame 1, and the wrap happened in the frames not made (8.2.1.2: FrameNumOffset
         // 16 from there on, so POC 2 * (16 + 2) = 36 for the picture after the gap).
         var units = [SyntheticStream.sequenceParameterSet(picOrderCntType: 2), SyntheticStream.pictureParameterSet()]
         units.append(SyntheticStream.slice(.init(isIDR: true, picOrderCntType: 2)))
-        for frameNum in 1...14 { units.append(SyntheticStream.slice(.init(frameNum: UInt32(frameNum), picOrderCntType: 2))) }
+        for frameNum in 1...14 {
+            units.append(SyntheticStream.slice(.init(frameNum: UInt32(frameNum), picOrderCntType: 2)))
+        }
         units.append(SyntheticStream.slice(.init(frameNum: 2, picOrderCntType: 2)))
         let accelerator = RecordingAccelerator()
         try Self.run(SyntheticStream.annexB(units), accelerator: accelerator)
@@ -350,7 +375,9 @@ struct H264PictureDecoderTests {
         #expect(lastSlice.list0.first??.picOrderCnt == 34)
     }
 
-    @Test("after a failed newSequence the DPB keeps the size of the sequence still active, the surfaces the accelerator has")
+    @Test(
+        "after a failed newSequence the DPB keeps the size of the sequence still active, the surfaces the accelerator has"
+    )
     func refusedSequenceLeavesTheDPBSize() throws {
         // Found by fuzz/run.sh (decoder mode, 3.56 M executions in): SPS A (a DPB of 1 frame),
         // then SPS B (16 frames) refused by the accelerator, then A's pictures again. The DPB
@@ -368,8 +395,11 @@ struct H264PictureDecoderTests {
         // Non-reference P pictures in reverse POC order: each waits for output as long as the
         // reorder window (the whole DPB without a VUI) lets it.
         for index in 1...6 {
-            accessUnits.append([SyntheticStream.slice(.init(
-                nalRefIdc: 0, frameNum: 1, picOrderCntLsb: UInt32(2 * (10 - index))))])
+            accessUnits.append([
+                SyntheticStream.slice(
+                    .init(
+                        nalRefIdc: 0, frameNum: 1, picOrderCntLsb: UInt32(2 * (10 - index))))
+            ])
         }
         let decoder = H264PictureDecoder(accelerator: accelerator)
         var largestDPB = 0
@@ -377,7 +407,9 @@ struct H264PictureDecoderTests {
         for accessUnit in accessUnits {
             for unit in accessUnit {
                 unit.withUnsafeBytes { nal in
-                    do throws(H264DecodingError) { try decoder.decode(nalUnit: nal, frameReference: 0) } catch { errors += 1 }
+                    do throws(H264DecodingError) { try decoder.decode(nalUnit: nal, frameReference: 0) } catch {
+                        errors += 1
+                    }
                 }
             }
             do throws(H264DecodingError) { try decoder.finishAccessUnit() } catch { errors += 1 }
@@ -402,12 +434,14 @@ struct H264PictureDecoderTests {
     @Test("8.2.4.2.1: P list by descending PicNum with wrapped frame_num, long-term after")
     func pListInitialisation() {
         // MaxFrameNum 16, current frame_num 1: frame 15 wraps to PicNum -1.
-        let a = Self.picture(frameNum: 15, poc: 0), b = Self.picture(frameNum: 0, poc: 2)
+        let a = Self.picture(frameNum: 15, poc: 0)
+        let b = Self.picture(frameNum: 0, poc: 2)
         let long = Self.picture(frameNum: 9, poc: -4, marking: .longTerm(frameIndex: 0))
         var dpb = H264DecodedPictureBuffer()
         for p in [a, b, long] { _ = dpb.store(p) }
         dpb.updateFrameNumWrap(currentFrameNum: 1, maxFrameNum: 16)
-        let list = H264ReferencePictureLists.initialPList(shortTerm: dpb.shortTermReferences, longTerm: dpb.longTermReferences)
+        let list = H264ReferencePictureLists.initialPList(
+            shortTerm: dpb.shortTermReferences, longTerm: dpb.longTermReferences)
         #expect(list.map(\.frameNum) == [0, 15, 9])
         #expect(a.picNum == -1)
     }
@@ -415,8 +449,10 @@ struct H264PictureDecoderTests {
     @Test("8.2.4.2.3: identical B lists get their first two entries of list 1 swapped")
     func bListSwap() {
         // Every reference precedes the current picture: both lists equal before the swap.
-        let a = Self.picture(frameNum: 1, poc: 4), b = Self.picture(frameNum: 2, poc: 8)
-        let (list0, list1) = H264ReferencePictureLists.initialBLists(shortTerm: [a, b], longTerm: [], currentPicOrderCnt: 10)
+        let a = Self.picture(frameNum: 1, poc: 4)
+        let b = Self.picture(frameNum: 2, poc: 8)
+        let (list0, list1) = H264ReferencePictureLists.initialBLists(
+            shortTerm: [a, b], longTerm: [], currentPicOrderCnt: 10)
         #expect(list0.map(\.picOrderCnt) == [8, 4])
         #expect(list1.map(\.picOrderCnt) == [4, 8])
     }
@@ -425,7 +461,7 @@ struct H264PictureDecoderTests {
     func listModification() {
         let pictures = (0..<4).map { Self.picture(frameNum: $0, poc: $0 * 2) }
         for p in pictures { p.frameNumWrap = p.frameNum }
-        let initial = pictures.reversed().map { $0 }  // PicNum 3, 2, 1, 0
+        let initial = pictures.reversed().map { $0 } // PicNum 3, 2, 1, 0
         // Current frame_num 4: abs_diff_pic_num_minus1 = 3 with idc 0 names PicNum 0.
         let list = H264ReferencePictureLists.modifiedList(
             initial: Array(initial), modifications: [RefPicListModification(modificationOfPicNumsIdc: 0, value: 3)],
@@ -450,10 +486,12 @@ struct H264PictureDecoderTests {
         // MMCO 3: PicNum 3 - (0 + 1) = 2 becomes long-term 0; MMCO 1: PicNum 1 unused;
         // MMCO 6: the current picture takes long-term index 0 from frame 2.
         let isLong = dpb.applyMemoryManagementControlOperations(
-            [.assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0),
-             .markShortTermUnused(differenceOfPicNumsMinus1: 1),
-             .setMaxLongTermFrameIdx(maxLongTermFrameIdxPlus1: 2),
-             .markCurrentLongTerm(longTermFrameIdx: 0)],
+            [
+                .assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0),
+                .markShortTermUnused(differenceOfPicNumsMinus1: 1),
+                .setMaxLongTermFrameIdx(maxLongTermFrameIdxPlus1: 2),
+                .markCurrentLongTerm(longTermFrameIdx: 0)
+            ],
             current: current, currPicNum: 3)
         #expect(isLong)
         #expect(pictures[1].marking == .unused)
@@ -468,7 +506,8 @@ struct H264PictureDecoderTests {
         // sliding window had let go of was still in the DPB with its surface, and stayed there
         // when that call failed.
         var dpb = H264DecodedPictureBuffer()
-        let output = Self.picture(frameNum: 0, poc: 0), waiting = Self.picture(frameNum: 1, poc: 2)
+        let output = Self.picture(frameNum: 0, poc: 0)
+        let waiting = Self.picture(frameNum: 1, poc: 2)
         output.isNeededForOutput = false
         _ = dpb.store(output)
         _ = dpb.store(waiting)
@@ -489,7 +528,10 @@ struct H264PictureDecoderTests {
         dpb.updateFrameNumWrap(currentFrameNum: 1, maxFrameNum: 16)
         let current = Self.picture(frameNum: 1, poc: 2, marking: .unused)
         let currentIsLongTerm = dpb.applyMemoryManagementControlOperations(
-            [.markCurrentLongTerm(longTermFrameIdx: 0), .assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0)],
+            [
+                .markCurrentLongTerm(longTermFrameIdx: 0),
+                .assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 0)
+            ],
             current: current, currPicNum: 1)
         #expect(earlier.longTermFrameIndex == 0)
         #expect(!currentIsLongTerm && current.longTermFrameIndex == nil, "the current picture gave index 0 up")
@@ -501,7 +543,9 @@ struct H264PictureDecoderTests {
         #expect(!nextIsLongTerm && next.marking == .unused)
     }
 
-    @Test("C.4.5: a DPB full of long-term frames drops the one with the smallest LongTermFrameIdx instead of growing past its size")
+    @Test(
+        "C.4.5: a DPB full of long-term frames drops the one with the smallest LongTermFrameIdx instead of growing past its size"
+    )
     func fullOfLongTermFrames() {
         // Found by fuzz/run.sh (decoder mode): MMCO 6 made a frame long-term in a DPB of one
         // frame, a frame_num gap then stored a non-existing frame next to it, and the DPB held
@@ -521,11 +565,14 @@ struct H264PictureDecoderTests {
         #expect(indexOne.marking == .unused)
     }
 
-    @Test("C.4.5: bumping outputs the smallest POC when the DPB is full; a non-reference picture before all goes out at once")
+    @Test(
+        "C.4.5: bumping outputs the smallest POC when the DPB is full; a non-reference picture before all goes out at once"
+    )
     func bumping() {
         var dpb = H264DecodedPictureBuffer()
         dpb.capacity = 2
-        let first = Self.picture(frameNum: 0, poc: 0), second = Self.picture(frameNum: 1, poc: 8)
+        let first = Self.picture(frameNum: 0, poc: 0)
+        let second = Self.picture(frameNum: 1, poc: 8)
         #expect(dpb.store(first).isEmpty && dpb.store(second).isEmpty)
         let nonReference = Self.picture(frameNum: 2, poc: -2, marking: .unused)
         // Lower than everything waiting: output directly, not stored (C.4.5.2).
@@ -555,7 +602,9 @@ struct SequenceRestartRuleTests {
         return sps
     }
 
-    @Test("VUI-only changes (colour, timing, reorder window) keep the sequence; size, crop, DPB, profile, bit depth and chroma format start one")
+    @Test(
+        "VUI-only changes (colour, timing, reorder window) keep the sequence; size, crop, DPB, profile, bit depth and chroma format start one"
+    )
     func restartRules() {
         let old = Self.base
         var colour = old
@@ -582,8 +631,10 @@ struct SequenceRestartRuleTests {
         var smallerDPB = old
         smallerDPB.vui?.bitstreamRestrictionFlag = true
         smallerDPB.vui?.maxDecFrameBuffering = 2
-        for (label, new) in [("width", wider), ("crop", cropped), ("profile", profile), ("bit depth", deeper),
-                             ("chroma format", chroma), ("field coding", fields), ("DPB size", smallerDPB)] {
+        for (label, new) in [
+            ("width", wider), ("crop", cropped), ("profile", profile), ("bit depth", deeper),
+            ("chroma format", chroma), ("field coding", fields), ("DPB size", smallerDPB)
+        ] {
             #expect(H264PictureDecoder.startsNewSequence(from: old, to: new), "\(label)")
         }
     }

@@ -1,8 +1,8 @@
+import MediaCore
 import SwiftVTTestSupport
 import Testing
 
 @testable import H264
-import MediaCore
 
 // MARK: - Test helpers: Annex B splitting and parameter-set writers
 
@@ -48,7 +48,7 @@ func writeScalingLists(_ specs: [ScalingListSpec], into w: inout BitWriter) {
             w.writeFlag(false)
         case .useDefault:
             w.writeFlag(true)
-            w.writeSE(-8)  // nextScale = (8 - 8 + 256) % 256 = 0 at j = 0
+            w.writeSE(-8) // nextScale = (8 - 8 + 256) % 256 = 0 at j = 0
         case .values(let list):
             w.writeFlag(true)
             var last = 8
@@ -67,8 +67,10 @@ func writeScalingLists(_ specs: [ScalingListSpec], into w: inout BitWriter) {
 /// use); `scaling` gives the transmitted lists when seq_scaling_matrix_present_flag is set.
 func writeSPSData(_ s: SequenceParameterSet, scaling: [ScalingListSpec] = [], into w: inout BitWriter) {
     w.writeBits(UInt32(s.profileIdc), count: 8)
-    for flag in [s.constraintSet0Flag, s.constraintSet1Flag, s.constraintSet2Flag, s.constraintSet3Flag,
-                 s.constraintSet4Flag, s.constraintSet5Flag] { w.writeFlag(flag) }
+    for flag in [
+        s.constraintSet0Flag, s.constraintSet1Flag, s.constraintSet2Flag, s.constraintSet3Flag,
+        s.constraintSet4Flag, s.constraintSet5Flag
+    ] { w.writeFlag(flag) }
     w.writeBits(0, count: 2)
     w.writeBits(UInt32(s.levelIdc), count: 8)
     w.writeUE(UInt32(s.seqParameterSetID))
@@ -325,14 +327,14 @@ struct ParameterSetTests {
         let custom4x4: [UInt8] = (0..<16).map { UInt8(10 + $0 * 3) }
         let custom8x8: [UInt8] = (0..<64).map { UInt8(200 - $0 * 2) }
         let scaling: [ScalingListSpec] = [
-            .values(custom4x4),  // 0: Intra Y
-            .absent,  // 1: falls back to list 0
-            .useDefault,  // 2: Default_4x4_Intra
-            .absent,  // 3: Default_4x4_Inter (rule A)
-            .values(custom4x4.reversed()),  // 4
-            .absent,  // 5: falls back to list 4
-            .absent,  // 6: Default_8x8_Intra
-            .values(custom8x8),  // 7: Inter Y 8x8
+            .values(custom4x4), // 0: Intra Y
+            .absent, // 1: falls back to list 0
+            .useDefault, // 2: Default_4x4_Intra
+            .absent, // 3: Default_4x4_Inter (rule A)
+            .values(custom4x4.reversed()), // 4
+            .absent, // 5: falls back to list 4
+            .absent, // 6: Default_8x8_Intra
+            .values(custom8x8) // 7: Inter Y 8x8
         ]
         let parsed = try parsedSPS(spsNAL(s, scaling: scaling))
         let m = parsed.scalingMatrix
@@ -362,8 +364,8 @@ struct ParameterSetTests {
 
         // A list that repeats its last value (nextScale 0 after j > 0).
         var w = BitWriter()
-        w.writeSE(4)  // 12
-        w.writeSE(-12)  // nextScale 0 -> repeat 12 for the rest
+        w.writeSE(4) // 12
+        w.writeSE(-12) // nextScale 0 -> repeat 12 for the rest
         try w.bytes.withUnsafeBytes { raw in
             var r = BitReader(raw)
             let (list, useDefault) = try ScalingMatrix.parseList(&r, size: 16)
@@ -387,14 +389,14 @@ struct ParameterSetTests {
         s.picHeightInMapUnitsMinus1 = 29
         let listA: [UInt8] = (0..<64).map { UInt8(16 + $0) }
         var scaling = [ScalingListSpec](repeating: .absent, count: 12)
-        scaling[8] = .values(listA)  // Intra Cb 8x8
-        scaling[11] = .useDefault  // Inter Cr 8x8
+        scaling[8] = .values(listA) // Intra Cb 8x8
+        scaling[11] = .useDefault // Inter Cr 8x8
         let parsed = try parsedSPS(spsNAL(s, scaling: scaling))
         let m = parsed.scalingMatrix
         #expect(m.scalingList4x4[0] == ScalingMatrix.default4x4Intra)
         #expect(m.scalingList8x8[2] == listA)
-        #expect(m.scalingList8x8[4] == listA)  // Intra Cr falls back to Intra Cb
-        #expect(m.scalingList8x8[3] == ScalingMatrix.default8x8Inter)  // Inter Cb -> Inter Y -> default
+        #expect(m.scalingList8x8[4] == listA) // Intra Cr falls back to Intra Cb
+        #expect(m.scalingList8x8[3] == ScalingMatrix.default8x8Inter) // Inter Cb -> Inter Y -> default
         #expect(m.scalingList8x8[5] == ScalingMatrix.default8x8Inter)
         var expected = s
         expected.scalingMatrix = m
@@ -407,7 +409,7 @@ struct ParameterSetTests {
         separate.seqScalingMatrixPresentFlag = false
         separate.separateColourPlaneFlag = true
         separate.frameCroppingFlag = true
-        separate.frameCropRightOffset = 3  // CropUnitX = 1 for ChromaArrayType 0
+        separate.frameCropRightOffset = 3 // CropUnitX = 1 for ChromaArrayType 0
         let parsedSeparate = try parsedSPS(spsNAL(separate))
         #expect(parsedSeparate == separate)
         #expect(parsedSeparate.chromaArrayType == 0)
@@ -416,8 +418,10 @@ struct ParameterSetTests {
 
     @Test func profileNamesFollowGStreamer() {
         func name(_ idc: Int, _ flags: (Bool, Bool, Bool, Bool) = (false, false, false, false)) -> String? {
-            H264Profile(profileIdc: idc, constraintSet1Flag: flags.0, constraintSet3Flag: flags.1,
-                        constraintSet4Flag: flags.2, constraintSet5Flag: flags.3).gstreamerName
+            H264Profile(
+                profileIdc: idc, constraintSet1Flag: flags.0, constraintSet3Flag: flags.1,
+                constraintSet4Flag: flags.2, constraintSet5Flag: flags.3
+            ).gstreamerName
         }
         #expect(name(77) == "main")
         #expect(name(88) == "extended")
@@ -451,12 +455,12 @@ struct ParameterSetTests {
         s.maxNumRefFrames = 16
         s.gapsInFrameNumValueAllowedFlag = true
         s.picWidthInMbsMinus1 = 119
-        s.picHeightInMapUnitsMinus1 = 33  // 34 map units = 68 MB rows as field pairs
+        s.picHeightInMapUnitsMinus1 = 33 // 34 map units = 68 MB rows as field pairs
         s.frameMbsOnlyFlag = false
         s.mbAdaptiveFrameFieldFlag = true
         s.direct8x8InferenceFlag = true
         s.frameCroppingFlag = true
-        s.frameCropBottomOffset = 2  // CropUnitY = 2 * 2 = 4 -> 8 rows
+        s.frameCropBottomOffset = 2 // CropUnitY = 2 * 2 = 4 -> 8 rows
         s.frameCropLeftOffset = 1
         let parsed = try parsedSPS(spsNAL(s))
         #expect(parsed == s)
@@ -565,7 +569,9 @@ struct ParameterSetTests {
             #expect(throws: H264Error.self) { try parsedSPS(Array(nal[0..<length])) }
         }
         // Not an SPS.
-        #expect(throws: H264Error.invalidValue(field: "nal_unit_type", value: 8)) { try parsedSPS([0x68] + nal.dropFirst()) }
+        #expect(throws: H264Error.invalidValue(field: "nal_unit_type", value: 8)) {
+            try parsedSPS([0x68] + nal.dropFirst())
+        }
     }
 
     @Test func outOfRangeFieldsAreRejected() throws {
@@ -608,7 +614,11 @@ struct ParameterSetTests {
                     bytes[i] ^= UInt8(1) << UInt8.random(in: 0...7, using: &generator)
                 }
             } else {
-                bytes = [0x67] + (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes =
+                    [0x67]
+                    + (0..<Int.random(in: 0...64, using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }
             }
             if let sps = try? parsedSPS(bytes) {
                 parsedCount += 1
@@ -619,7 +629,8 @@ struct ParameterSetTests {
                 _ = try? PictureParameterSet.parse(nalUnit: ppsBytes, sequenceParameterSets: { _ in sps })
             }
             _ = try? SubsetSequenceParameterSet.parse(nalUnit: [0x6F] + bytes.dropFirst())
-            _ = try? PictureParameterSet.parse(nalUnit: [0x68] + bytes.dropFirst(), sequenceParameterSets: { _ in baselineSPS() })
+            _ = try? PictureParameterSet.parse(
+                nalUnit: [0x68] + bytes.dropFirst(), sequenceParameterSets: { _ in baselineSPS() })
         }
         #expect(parsedCount > 0)
     }
@@ -632,7 +643,8 @@ struct ParameterSetTests {
         s.seqParameterSetID = 2
         s.seqScalingMatrixPresentFlag = true
         let sequence4x4: [UInt8] = (0..<16).map { UInt8(20 + $0) }
-        let spsNal = spsNAL(s, scaling: [.values(sequence4x4), .absent, .absent, .absent, .absent, .absent, .useDefault, .absent])
+        let spsNal = spsNAL(
+            s, scaling: [.values(sequence4x4), .absent, .absent, .absent, .absent, .absent, .useDefault, .absent])
         let sps = try parsedSPS(spsNal)
         var p = PictureParameterSet()
         p.picParameterSetID = 255
@@ -653,7 +665,8 @@ struct ParameterSetTests {
         p.picScalingMatrixPresentFlag = true
         p.secondChromaQpIndexOffset = 12
         let own8x8: [UInt8] = (0..<64).map { UInt8(30 + $0) }
-        let nal = ppsNAL(p, sps: sps, scaling: [.absent, .absent, .absent, .useDefault, .absent, .absent, .absent, .values(own8x8)])
+        let nal = ppsNAL(
+            p, sps: sps, scaling: [.absent, .absent, .absent, .useDefault, .absent, .absent, .absent, .values(own8x8)])
         let parsed = try PictureParameterSet.parse(nalUnit: nal, sequenceParameterSets: { $0 == 2 ? sps : nil })
         // Rule B: list 0 falls back to the SPS list 0, list 6 to the SPS list 6.
         #expect(parsed.scalingMatrix.scalingList4x4[0] == sequence4x4)
@@ -678,14 +691,15 @@ struct ParameterSetTests {
         var p = PictureParameterSet()
         p.chromaQpIndexOffset = 5
         p.secondChromaQpIndexOffset = 5
-        let parsed = try PictureParameterSet.parse(nalUnit: ppsNAL(p, sps: sps, withTail: false), sequenceParameterSets: { _ in sps })
+        let parsed = try PictureParameterSet.parse(
+            nalUnit: ppsNAL(p, sps: sps, withTail: false), sequenceParameterSets: { _ in sps })
         #expect(parsed == p)
         #expect(!parsed.transform8x8ModeFlag)
         #expect(parsed.scalingMatrix == .flat)
     }
 
     @Test func ppsSliceGroupsAllMapTypes() throws {
-        let sps = baselineSPS()  // 22 x 18 = 396 map units
+        let sps = baselineSPS() // 22 x 18 = 396 map units
         var p = PictureParameterSet()
         p.numSliceGroupsMinus1 = 2
         for type in 0...6 {
@@ -704,7 +718,8 @@ struct ParameterSetTests {
                 q.sliceGroupID = (0..<396).map { UInt8($0 % 3) }
             default: break
             }
-            let parsed = try PictureParameterSet.parse(nalUnit: ppsNAL(q, sps: sps), sequenceParameterSets: { _ in sps })
+            let parsed = try PictureParameterSet.parse(
+                nalUnit: ppsNAL(q, sps: sps), sequenceParameterSets: { _ in sps })
             #expect(parsed == q, "slice_group_map_type \(type)")
         }
         var bad = p
@@ -742,7 +757,8 @@ struct ParameterSetTests {
         for entry in manifest {
             let bytes = try #require(Corpus.bytes(of: entry), "cannot read \(entry.file)")
             if entry.file == "sps_subsetsps_bothVUI.264" {
-                let subsetNAL = try #require(TestNALUnits.first(ofType: 15, in: bytes), "no subset SPS in \(entry.file)")
+                let subsetNAL = try #require(
+                    TestNALUnits.first(ofType: 15, in: bytes), "no subset SPS in \(entry.file)")
                 let subset = try SubsetSequenceParameterSet.parse(nalUnit: subsetNAL)
                 #expect(subset.isScalable)
                 #expect(!subset.isMultiview)

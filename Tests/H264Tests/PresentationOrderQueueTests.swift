@@ -28,7 +28,8 @@ struct PresentationOrderQueueTests {
     @Test("hierarchical B pictures (POC step 2): output order from POC, delayed by the stated reorder depth")
     func hierarchicalB() {
         // Decoding order I0 P8 B4 b2 b6 P16 B12 b10 b14.
-        let result = Self.positions([(0, 1), (8, 1), (4, 1), (2, 1), (6, 1), (16, 1), (12, 1), (10, 1), (14, 1)], window: 4, delay: 2)
+        let result = Self.positions(
+            [(0, 1), (8, 1), (4, 1), (2, 1), (6, 1), (16, 1), (12, 1), (10, 1), (14, 1)], window: 4, delay: 2)
         #expect(result == [0, 4, 2, 1, 3, 8, 6, 5, 7].map { $0 + 2 })
     }
 

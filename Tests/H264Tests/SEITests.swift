@@ -33,7 +33,7 @@ func timingSPS() -> SequenceParameterSet {
     hrd.cpbCntMinus1 = 1
     hrd.cpbSpecifications = [
         .init(bitRateValueMinus1: 1, cpbSizeValueMinus1: 1, cbrFlag: false),
-        .init(bitRateValueMinus1: 2, cpbSizeValueMinus1: 2, cbrFlag: true),
+        .init(bitRateValueMinus1: 2, cpbSizeValueMinus1: 2, cbrFlag: true)
     ]
     hrd.initialCpbRemovalDelayLengthMinus1 = 22
     hrd.cpbRemovalDelayLengthMinus1 = 11
@@ -88,22 +88,22 @@ struct SEITests {
             w.writeBits(0, count: 23)
         }
         let timing = payload { w in
-            w.writeBits(2047, count: 12)  // cpb_removal_delay
-            w.writeBits(3, count: 7)  // dpb_output_delay
-            w.writeBits(5, count: 4)  // pic_struct 5: top bottom top, NumClockTS 3
+            w.writeBits(2047, count: 12) // cpb_removal_delay
+            w.writeBits(3, count: 7) // dpb_output_delay
+            w.writeBits(5, count: 4) // pic_struct 5: top bottom top, NumClockTS 3
             // Clock timestamp 0: full.
             w.writeFlag(true)
-            w.writeBits(1, count: 2)  // ct_type
+            w.writeBits(1, count: 2) // ct_type
             w.writeFlag(true)
-            w.writeBits(4, count: 5)  // counting_type
-            w.writeFlag(true)  // full_timestamp_flag
+            w.writeBits(4, count: 5) // counting_type
+            w.writeFlag(true) // full_timestamp_flag
             w.writeFlag(false)
             w.writeFlag(true)
             w.writeBits(29, count: 8)
             w.writeBits(59, count: 6)
             w.writeBits(58, count: 6)
             w.writeBits(23, count: 5)
-            w.writeBits(0x3FF, count: 10)  // time_offset -1
+            w.writeBits(0x3FF, count: 10) // time_offset -1
             // Clock timestamp 1: absent.
             w.writeFlag(false)
             // Clock timestamp 2: seconds and minutes only.
@@ -111,15 +111,15 @@ struct SEITests {
             w.writeBits(0, count: 2)
             w.writeFlag(false)
             w.writeBits(0, count: 5)
-            w.writeFlag(false)  // full_timestamp_flag
+            w.writeFlag(false) // full_timestamp_flag
             w.writeFlag(false)
             w.writeFlag(false)
             w.writeBits(0, count: 8)
-            w.writeFlag(true)  // seconds_flag
+            w.writeFlag(true) // seconds_flag
             w.writeBits(7, count: 6)
-            w.writeFlag(true)  // minutes_flag
+            w.writeFlag(true) // minutes_flag
             w.writeBits(8, count: 6)
-            w.writeFlag(false)  // hours_flag
+            w.writeFlag(false) // hours_flag
             w.writeBits(5, count: 10)
         }
         let nal = seiNAL([seiMessageBytes(type: 0, payload: period), seiMessageBytes(type: 1, payload: timing)])
@@ -151,7 +151,7 @@ struct SEITests {
     }
 
     @Test func pictureTimingNeedsAnSPS() throws {
-        let timing = payload { w in w.writeBits(0, count: 24) }  // delays, pic_struct 0, clock_timestamp_flag 0
+        let timing = payload { w in w.writeBits(0, count: 24) } // delays, pic_struct 0, clock_timestamp_flag 0
         let nal = seiNAL([seiMessageBytes(type: 1, payload: timing)])
         let without = try SEI.parse(nalUnit: nal, sequenceParameterSets: lookup)
         #expect(without.messages == [.other(payloadType: 1, bytes: timing)])
@@ -169,7 +169,7 @@ struct SEITests {
     @Test func unknownTypesLargeSizesAndBrokenFraming() throws {
         let big = [UInt8](repeating: 0x42, count: 600)
         let valid = seiMessageBytes(type: 300, payload: big)
-        let broken: [UInt8] = [0x05, 0xFF, 0x10, 1, 2, 3]  // payloadSize 270, 3 bytes present
+        let broken: [UInt8] = [0x05, 0xFF, 0x10, 1, 2, 3] // payloadSize 270, 3 bytes present
         let sei = try SEI.parse(nalUnit: seiNAL([valid, broken]), sequenceParameterSets: lookup)
         #expect(sei.messages == [.other(payloadType: 300, bytes: big)])
         guard case .truncated = sei.error else {
@@ -177,11 +177,14 @@ struct SEITests {
             return
         }
         // A broken known payload keeps its bytes and parsing continues.
-        let badRecovery: [UInt8] = [0x00]  // recovery_frame_cnt code runs off the end
+        let badRecovery: [UInt8] = [0x00] // recovery_frame_cnt code runs off the end
         let after = seiMessageBytes(type: 4, payload: [0xB5, 0x00, 0x31])
         let mixed = try SEI.parse(
             nalUnit: seiNAL([seiMessageBytes(type: 6, payload: badRecovery), after]), sequenceParameterSets: lookup)
-        #expect(mixed.messages == [.other(payloadType: 6, bytes: badRecovery), .other(payloadType: 4, bytes: [0xB5, 0, 0x31])])
+        #expect(
+            mixed.messages == [
+                .other(payloadType: 6, bytes: badRecovery), .other(payloadType: 4, bytes: [0xB5, 0, 0x31])
+            ])
         #expect(mixed.error != nil)
         // Not an SEI NAL unit.
         #expect(throws: H264Error.self) { try SEI.parse(nalUnit: [0x67, 0x80], sequenceParameterSets: lookup) }

@@ -48,7 +48,7 @@ struct SliceDataEntropyTests {
     @Test func cabacAlignmentBitsAreConsistent() throws {
         let context = mainContext()
         let (header, nal) = try idrSlice(context, try layout(context) { $0 != 0 }) { w in
-            while !w.isByteAligned { w.writeFlag(true) }  // cabac_alignment_one_bit
+            while !w.isByteAligned { w.writeFlag(true) } // cabac_alignment_one_bit
             w.writeBytes([0x12, 0x34])
         }
         #expect(nal.withUnsafeBytes { header.entropyEvidence(nalUnit: $0, pps: context.pps) } == .cabacAlignment)

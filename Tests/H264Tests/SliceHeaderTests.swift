@@ -59,7 +59,9 @@ func writeSliceHeader(_ h: SliceHeader, sps: SequenceParameterSet, pps: PictureP
                 if sps.chromaArrayType != 0 {
                     w.writeFlag(e.chromaWeightFlag)
                     if e.chromaWeightFlag {
-                        for v in [e.chromaWeightCb, e.chromaOffsetCb, e.chromaWeightCr, e.chromaOffsetCr] { w.writeSE(Int32(v)) }
+                        for v in [e.chromaWeightCb, e.chromaOffsetCb, e.chromaWeightCr, e.chromaOffsetCr] {
+                            w.writeSE(Int32(v))
+                        }
                     }
                 }
             }
@@ -126,7 +128,8 @@ func sliceNAL(_ h: SliceHeader, sps: SequenceParameterSet, pps: PictureParameter
 }
 
 /// Fills the values the parser derives, so a written header compares equal to its parse.
-func withDerived(_ h: SliceHeader, sps: SequenceParameterSet, pps: PictureParameterSet, headerBits: Int) -> SliceHeader {
+func withDerived(_ h: SliceHeader, sps: SequenceParameterSet, pps: PictureParameterSet, headerBits: Int) -> SliceHeader
+{
     var e = h
     e.seqParameterSetID = pps.seqParameterSetID
     e.mbaffFrameFlag = sps.mbAdaptiveFrameFieldFlag && !h.fieldPicFlag
@@ -205,7 +208,7 @@ struct SliceHeaderTests {
         h.redundantPicCnt = 127
         h.noOutputOfPriorPicsFlag = true
         h.longTermReferenceFlag = true
-        h.sliceQpDelta = 28  // SliceQPY 51
+        h.sliceQpDelta = 28 // SliceQPY 51
         h.disableDeblockingFilterIdc = 1
         let parsed = try context.roundTrip(h)
         #expect(parsed.sliceKind == .i)
@@ -229,11 +232,11 @@ struct SliceHeaderTests {
         h.bottomFieldFlag = true
         h.picOrderCntLsb = 63
         h.numRefIdxActiveOverrideFlag = true
-        h.numRefIdxL0ActiveMinus1 = 31  // allowed for a field
+        h.numRefIdxL0ActiveMinus1 = 31 // allowed for a field
         h.refPicListModificationFlagL0 = true
         h.refPicListModificationL0 = [
             .init(modificationOfPicNumsIdc: 0, value: 511), .init(modificationOfPicNumsIdc: 1, value: 0),
-            .init(modificationOfPicNumsIdc: 2, value: 31),
+            .init(modificationOfPicNumsIdc: 2, value: 31)
         ]
         var table = PredWeightTable()
         table.lumaLog2WeightDenom = 7
@@ -263,7 +266,7 @@ struct SliceHeaderTests {
             .markShortTermUnused(differenceOfPicNumsMinus1: 3), .markLongTermUnused(longTermPicNum: 2),
             .assignLongTermFrameIdx(differenceOfPicNumsMinus1: 0, longTermFrameIdx: 1),
             .setMaxLongTermFrameIdx(maxLongTermFrameIdxPlus1: 4), .markAllUnused,
-            .markCurrentLongTerm(longTermFrameIdx: 0),
+            .markCurrentLongTerm(longTermFrameIdx: 0)
         ]
         h.cabacInitIdc = 2
         h.sliceQpDelta = -20
@@ -335,7 +338,7 @@ struct SliceHeaderTests {
         var pps = PictureParameterSet()
         pps.numSliceGroupsMinus1 = 1
         pps.sliceGroupMapType = 4
-        pps.sliceGroupChangeRateMinus1 = 9  // 396 / 10 -> up to 40, 6 bits
+        pps.sliceGroupChangeRateMinus1 = 9 // 396 / 10 -> up to 40, 6 bits
         pps.picInitQsMinus26 = 0
         let context = SliceTestContext(sps: sps, pps: pps)
         var h = SliceHeader()
@@ -373,7 +376,9 @@ struct SliceHeaderTests {
         let (nal, bits) = sliceNAL(h, sps: sps, pps: pps, dataBytes: [0, 0, 1])
         let parsed = try context.parse(nal)
         #expect(parsed.headerBitSize == bits)
-        let (_, removed) = nal.withUnsafeBytes { RBSP.extractRBSPWithRemovedPositions(from: UnsafeRawBufferPointer(rebasing: $0[1...])) }
+        let (_, removed) = nal.withUnsafeBytes {
+            RBSP.extractRBSPWithRemovedPositions(from: UnsafeRawBufferPointer(rebasing: $0[1...]))
+        }
         #expect(!removed.isEmpty)
         #expect(parsed.escapedHeaderBitSize == RBSP.escapedBitOffset(forRBSPBitOffset: bits, removedPositions: removed))
         #expect(parsed.escapedHeaderBitSize > parsed.headerBitSize)
@@ -402,10 +407,11 @@ struct SliceHeaderTests {
             try SliceHeader.parse(nalUnit: nal, pictureParameterSets: { _ in nil }, sequenceParameterSets: { _ in nil })
         }
         #expect(throws: H264Error.missingParameterSet(kind: "SPS", id: 1)) {
-            try SliceHeader.parse(nalUnit: nal, pictureParameterSets: { _ in context.pps }, sequenceParameterSets: { _ in nil })
+            try SliceHeader.parse(
+                nalUnit: nal, pictureParameterSets: { _ in context.pps }, sequenceParameterSets: { _ in nil })
         }
         var ext = nal
-        ext[0] = 0x74  // nal_unit_type 20
+        ext[0] = 0x74 // nal_unit_type 20
         do {
             _ = try context.parse(ext)
             Issue.record("nal_unit_type 20 parsed")
@@ -550,7 +556,9 @@ struct SliceHeaderTests {
                     #expect(peek.firstMbInSlice == header.firstMbInSlice && peek.ppsID == header.picParameterSetID)
                     slices += 1
                 case 6:
-                    let sei = try SEI.parse(nalUnit: unit, activeSequenceParameterSetID: spsByID.keys.first, sequenceParameterSets: { spsByID[$0] })
+                    let sei = try SEI.parse(
+                        nalUnit: unit, activeSequenceParameterSetID: spsByID.keys.first,
+                        sequenceParameterSets: { spsByID[$0] })
                     #expect(sei.error == nil, "\(entry.file): SEI error \(String(describing: sei.error))")
                 default:
                     break

@@ -13,12 +13,13 @@ struct H265AccessUnitSplitterTests {
 
     /// IDR (two slice segments, a suffix SEI), TRAIL_R, TRAIL_R, then a layer-1 NAL unit inside
     /// the last access unit.
-    static let nalUnits: [[UInt8]] = parameterSets + [
-        slice(.idrWithRADL), slice(.idrWithRADL, first: false),
-        H265TestStreams.seiNALUnit(suffix: true, [(132, H265AccessUnitTests.md5)]),
-        slice(.trailR, lsb: 8), slice(.trailR, lsb: 4),
-        [0x02, 0x09, 0x80, 0x12, 0x34, 0x80],  // TRAIL_R of nuh_layer_id 1
-    ]
+    static let nalUnits: [[UInt8]] =
+        parameterSets + [
+            slice(.idrWithRADL), slice(.idrWithRADL, first: false),
+            H265TestStreams.seiNALUnit(suffix: true, [(132, H265AccessUnitTests.md5)]),
+            slice(.trailR, lsb: 8), slice(.trailR, lsb: 4),
+            [0x02, 0x09, 0x80, 0x12, 0x34, 0x80] // TRAIL_R of nuh_layer_id 1
+        ]
 
     struct Split {
         var units: [H265AccessUnitSplitter.AccessUnit] = []
@@ -27,7 +28,8 @@ struct H265AccessUnitSplitterTests {
 
     /// Feeds `bytes` in pieces of `chunk` bytes, as GstBaseParse's adapter would (the data passed
     /// always starts at the first byte not consumed), then drains at the end.
-    static func split(_ bytes: [UInt8], chunk: Int, dataEnd: H265AccessUnitSplitter.DataEnd = .streamContinues) -> Split {
+    static func split(_ bytes: [UInt8], chunk: Int, dataEnd: H265AccessUnitSplitter.DataEnd = .streamContinues) -> Split
+    {
         var splitter = H265AccessUnitSplitter()
         var split = Split()
         var consumed = 0
@@ -53,8 +55,9 @@ struct H265AccessUnitSplitterTests {
         return split
     }
 
-    @Test("access units, whatever the input's chunking; garbage in front skipped; layer-1 NAL units passed over",
-          arguments: [1, 3, 7, 64, 100_000])
+    @Test(
+        "access units, whatever the input's chunking; garbage in front skipped; layer-1 NAL units passed over",
+        arguments: [1, 3, 7, 64, 100_000])
     func accessUnitsInAnyChunking(chunk: Int) throws {
         let bytes = [0x55, 0x00, 0x13] + H265TestStreams.annexB(Self.nalUnits)
         let split = Self.split(bytes, chunk: chunk)
@@ -63,10 +66,14 @@ struct H265AccessUnitSplitterTests {
         #expect((3...4).contains(split.skipped))
         #expect(split.units.map(\.byteCount).reduce(0, +) + split.skipped == bytes.count)
         #expect(split.units.map { $0.picture?.pictureOrderCount } == [0, 8, 4])
-        #expect(split.units.map { $0.nalUnits.map(\.type) } == [
-            [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .idrWithRADL, .idrWithRADL, .suffixSEI],
-            [.trailR], [.trailR],
-        ])
+        #expect(
+            split.units.map { $0.nalUnits.map(\.type) } == [
+                [
+                    .videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .idrWithRADL, .idrWithRADL,
+                    .suffixSEI
+                ],
+                [.trailR], [.trailR]
+            ])
         #expect(split.units.map(\.skippedLayerNALUnitCount) == [0, 0, 1])
         #expect(split.units.map(\.parameterSetsChanged) == [true, false, false])
         #expect(split.units.allSatisfy { $0.problems.isEmpty })
@@ -89,11 +96,12 @@ struct H265AccessUnitSplitterTests {
     @Test("a damaged NAL unit is left out and reported; its access unit goes on")
     func damagedNALUnit() throws {
         var nalUnits = Self.nalUnits
-        nalUnits.insert([0x80, 0x01, 0x00], at: 4)  // forbidden_zero_bit set
+        nalUnits.insert([0x80, 0x01, 0x00], at: 4) // forbidden_zero_bit set
         let split = Self.split(H265TestStreams.annexB(nalUnits), chunk: 100_000)
-        #expect(split.units.map { $0.problems.map(\.error) } == [
-            [.invalidValue(field: "forbidden_zero_bit", value: 1)], [], [],
-        ])
+        #expect(
+            split.units.map { $0.problems.map(\.error) } == [
+                [.invalidValue(field: "forbidden_zero_bit", value: 1)], [], []
+            ])
         #expect(split.units.map { $0.picture?.pictureOrderCount } == [0, 8, 4])
     }
 

@@ -16,7 +16,8 @@ struct H265AccessUnitTests {
     }
 
     static func slice(_ type: H265NALUnitType, lsb: Int = 0, first: Bool = true, temporalID: Int = 0) -> [UInt8] {
-        H265TestStreams.sliceNALUnit(H265TestStreams.slice(type, lsb: lsb, first: first, temporalID: temporalID), sps: sps)
+        H265TestStreams.sliceNALUnit(
+            H265TestStreams.slice(type, lsb: lsb, first: first, temporalID: temporalID), sps: sps)
     }
 
     struct Run {
@@ -36,28 +37,29 @@ struct H265AccessUnitTests {
         return run
     }
 
-    static let accessUnitDelimiter: [UInt8] = [0x46, 0x01, 0x50]  // pic_type 2, then the stop bit
+    static let accessUnitDelimiter: [UInt8] = [0x46, 0x01, 0x50] // pic_type 2, then the stop bit
     static let md5 = [UInt8(0)] + [UInt8](repeating: 7, count: 48)
 
     @Test func boundariesPOCWrapAndPrevTid0Pic() throws {
-        let stream: [[UInt8]] = [Self.accessUnitDelimiter] + Self.parameterSets + [
-            H265TestStreams.seiNALUnit([(5, Array(UInt8(0)..<16) + [1])]),
-            Self.slice(.idrWithRADL),
-            Self.slice(.idrWithRADL, first: false),
-            H265TestStreams.seiNALUnit(suffix: true, [(132, Self.md5)]),
-            Self.slice(.trailR, lsb: 4),
-            Self.slice(.trailR, lsb: 8),
-            Self.slice(.trailR, lsb: 12),
-            Self.slice(.trailR, lsb: 0),  // wraps: POC 16
-            // A sub-layer non-reference picture refers back across the wrap (POC 10), and is not
-            // prevTid0Pic: the next picture's POC is taken from POC 16's.
-            Self.slice(.trailN, lsb: 10),
-            Self.slice(.trailR, lsb: 4),  // POC 20
-            // A picture of sub-layer 1 is not prevTid0Pic either: the next picture's LSB 13 is
-            // 9 ahead of POC 20's LSB 4 (so it is POC 13, before it) but only 3 ahead of LSB 10.
-            Self.slice(.tsaR, lsb: 10, temporalID: 1),  // POC 26
-            Self.slice(.trailR, lsb: 13),  // POC 13
-        ]
+        let stream: [[UInt8]] =
+            [Self.accessUnitDelimiter] + Self.parameterSets + [
+                H265TestStreams.seiNALUnit([(5, Array(UInt8(0)..<16) + [1])]),
+                Self.slice(.idrWithRADL),
+                Self.slice(.idrWithRADL, first: false),
+                H265TestStreams.seiNALUnit(suffix: true, [(132, Self.md5)]),
+                Self.slice(.trailR, lsb: 4),
+                Self.slice(.trailR, lsb: 8),
+                Self.slice(.trailR, lsb: 12),
+                Self.slice(.trailR, lsb: 0), // wraps: POC 16
+                // A sub-layer non-reference picture refers back across the wrap (POC 10), and is not
+                // prevTid0Pic: the next picture's POC is taken from POC 16's.
+                Self.slice(.trailN, lsb: 10),
+                Self.slice(.trailR, lsb: 4), // POC 20
+                // A picture of sub-layer 1 is not prevTid0Pic either: the next picture's LSB 13 is
+                // 9 ahead of POC 20's LSB 4 (so it is POC 13, before it) but only 3 ahead of LSB 10.
+                Self.slice(.tsaR, lsb: 10, temporalID: 1), // POC 26
+                Self.slice(.trailR, lsb: 13) // POC 13
+            ]
         let run = Self.run(stream)
         #expect(run.steps.compactMap(\.problem).isEmpty, "\(run.steps.compactMap(\.problem))")
         #expect(run.pictures.map(\.pictureOrderCount) == [0, 4, 8, 12, 16, 10, 20, 26, 13])
@@ -75,19 +77,20 @@ struct H265AccessUnitTests {
     }
 
     @Test func craStartsASequenceAndItsRASLPicturesAreNotOutput() throws {
-        let stream: [[UInt8]] = Self.parameterSets + [
-            Self.slice(.cra, lsb: 8),
-            Self.slice(.raslN, lsb: 6),
-            Self.slice(.radlR, lsb: 7),
-            Self.slice(.trailR, lsb: 9),
-            // A CRA in the middle of the stream keeps its RASL pictures.
-            Self.slice(.cra, lsb: 12),
-            Self.slice(.raslR, lsb: 11),
-            // After an end of sequence the CRA starts a new CVS: POC MSB 0 again.
-            [0x48, 0x01],  // EOS_NUT
-            Self.slice(.cra, lsb: 2),
-            Self.slice(.raslN, lsb: 1),
-        ]
+        let stream: [[UInt8]] =
+            Self.parameterSets + [
+                Self.slice(.cra, lsb: 8),
+                Self.slice(.raslN, lsb: 6),
+                Self.slice(.radlR, lsb: 7),
+                Self.slice(.trailR, lsb: 9),
+                // A CRA in the middle of the stream keeps its RASL pictures.
+                Self.slice(.cra, lsb: 12),
+                Self.slice(.raslR, lsb: 11),
+                // After an end of sequence the CRA starts a new CVS: POC MSB 0 again.
+                [0x48, 0x01], // EOS_NUT
+                Self.slice(.cra, lsb: 2),
+                Self.slice(.raslN, lsb: 1)
+            ]
         let run = Self.run(stream)
         #expect(run.steps.compactMap(\.problem).isEmpty, "\(run.steps.compactMap(\.problem))")
         #expect(run.pictures.map(\.pictureOrderCount) == [8, 6, 7, 9, 12, 11, 2, 1])
@@ -105,23 +108,24 @@ struct H265AccessUnitTests {
     }
 
     @Test func damagedStreamsBecomeProblemsNotMergedPictures() throws {
-        let stream: [[UInt8]] = [
-            // Slices before any parameter set: their pictures are unusable, but they still
-            // delimit access units.
-            Self.slice(.idrNoLeadingPictures),
-            Self.slice(.trailR, lsb: 1),
-        ] + Self.parameterSets + [
-            Self.slice(.idrNoLeadingPictures),
-            // A slice segment whose picture's first segment was lost (another POC LSB).
-            Self.slice(.trailR, lsb: 5, first: false),
-            // A suffix SEI with its picture's slices, then a broken NAL unit header.
-            H265TestStreams.seiNALUnit(suffix: true, [(132, Self.md5)]),
-            [0x80, 0x01],
-            Self.slice(.trailR, lsb: 2),
-            // An AUD with a reserved pic_type.
-            [0x46, 0x01, 0xF0],
-            Self.slice(.trailR, lsb: 3),
-        ]
+        let stream: [[UInt8]] =
+            [
+                // Slices before any parameter set: their pictures are unusable, but they still
+                // delimit access units.
+                Self.slice(.idrNoLeadingPictures),
+                Self.slice(.trailR, lsb: 1)
+            ] + Self.parameterSets + [
+                Self.slice(.idrNoLeadingPictures),
+                // A slice segment whose picture's first segment was lost (another POC LSB).
+                Self.slice(.trailR, lsb: 5, first: false),
+                // A suffix SEI with its picture's slices, then a broken NAL unit header.
+                H265TestStreams.seiNALUnit(suffix: true, [(132, Self.md5)]),
+                [0x80, 0x01],
+                Self.slice(.trailR, lsb: 2),
+                // An AUD with a reserved pic_type.
+                [0x46, 0x01, 0xF0],
+                Self.slice(.trailR, lsb: 3)
+            ]
         let run = Self.run(stream)
         #expect(run.steps[0].problem == .missingParameterSet(kind: "PPS", id: 0))
         #expect(run.steps[1].startsNewAccessUnit && run.steps[1].completedPicture == nil)
@@ -135,7 +139,8 @@ struct H265AccessUnitTests {
     @Test func otherLayersAndReservedTypesAreIgnored() {
         let layerOne = H265NALUnitHeader(nalUnitType: .prefixSEI, nuhLayerID: 1).bytes + [0x05, 0x00, 0x80]
         let reserved = H265NALUnitHeader(nalUnitType: .reservedNonVCL45).bytes + [0x80]
-        let stream: [[UInt8]] = Self.parameterSets + [Self.slice(.idrWithRADL), layerOne, reserved, Self.slice(.trailR, lsb: 1)]
+        let stream: [[UInt8]] =
+            Self.parameterSets + [Self.slice(.idrWithRADL), layerOne, reserved, Self.slice(.trailR, lsb: 1)]
         let run = Self.run(stream)
         #expect(run.steps[4].isIgnored && !run.steps[4].startsNewAccessUnit)
         #expect(run.steps[5].isIgnored && !run.steps[5].startsNewAccessUnit)
@@ -144,16 +149,19 @@ struct H265AccessUnitTests {
 
     @Test func pocCalculatorFollows8_3_1() {
         var calculator = H265PictureOrderCountCalculator()
-        func poc(_ lsb: Int, _ type: H265NALUnitType = .trailR, temporalID: Int = 0, startsSequence: Bool = false) -> Int {
+        func poc(_ lsb: Int, _ type: H265NALUnitType = .trailR, temporalID: Int = 0, startsSequence: Bool = false)
+            -> Int
+        {
             calculator.pictureOrderCount(
                 slicePicOrderCntLsb: lsb, maxPicOrderCntLsb: 16, nalUnitType: type, temporalID: temporalID,
-                isIRAPWithNoRaslOutputFlag: startsSequence).value
+                isIRAPWithNoRaslOutputFlag: startsSequence
+            ).value
         }
         #expect(poc(3, .idrWithRADL, startsSequence: true) == 3)
-        #expect(poc(12) == -4)  // 12 - 3 > 8: the LSB went backwards across the wrap
-        #expect(poc(2) == 2 + 0)  // from -4 (LSB 12): 12 - 2 >= 8, MSB back to 0
+        #expect(poc(12) == -4) // 12 - 3 > 8: the LSB went backwards across the wrap
+        #expect(poc(2) == 2 + 0) // from -4 (LSB 12): 12 - 2 >= 8, MSB back to 0
         #expect(poc(9, .radlR) == 9)
-        #expect(poc(15, .raslN) == -1)  // RADL is not prevTid0Pic: still from LSB 2
+        #expect(poc(15, .raslN) == -1) // RADL is not prevTid0Pic: still from LSB 2
         #expect(poc(7, .cra, startsSequence: true) == 7)
     }
 }
@@ -182,14 +190,17 @@ struct H265ConfigurationRecordTests {
         let record = try Self.record()
         #expect(record.generalProfile.profileIdc == 1 && record.generalLevelIdc == 93)
         #expect(record.parallelismType == 3 && record.minSpatialSegmentationIdc == 4)
-        #expect(record.avgFrameRate == 7672)  // 29.97 * 256, rounded
+        #expect(record.avgFrameRate == 7672) // 29.97 * 256, rounded
         #expect(record.numTemporalLayers == 1 && record.temporalIdNested)
-        #expect(record.arrays.map(\.nalUnitType) == [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI])
+        #expect(
+            record.arrays.map(\.nalUnitType) == [
+                .videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI
+            ])
         let bytes = try record.serialized()
         #expect(bytes[0] == 1 && bytes[1] == 0x01 && Array(bytes[2...5]) == [0x60, 0, 0, 0] && bytes[12] == 93)
-        #expect(bytes[13] == 0xF0 && bytes[14] == 4)  // reserved 1111, min_spatial_segmentation_idc 4
-        #expect(bytes[15] == 0xFF && bytes[16] == 0xFD)  // parallelismType 3, chromaFormat 1
-        #expect(bytes[21] == 0x0D && bytes[22] == 4)  // 1 temporal layer, nested, 2-byte lengths; 4 arrays
+        #expect(bytes[13] == 0xF0 && bytes[14] == 4) // reserved 1111, min_spatial_segmentation_idc 4
+        #expect(bytes[15] == 0xFF && bytes[16] == 0xFD) // parallelismType 3, chromaFormat 1
+        #expect(bytes[21] == 0x0D && bytes[22] == 4) // 1 temporal layer, nested, 2-byte lengths; 4 arrays
         let parsed = try HEVCDecoderConfigurationRecord(parsing: bytes)
         #expect(parsed == record)
         #expect(try parsed.serialized() == bytes)
@@ -219,15 +230,19 @@ struct H265ConfigurationRecordTests {
                 continue
             }
         }
-        #expect(h265Error {
-            _ = try HEVCDecoderConfigurationRecord(
-                videoParameterSets: [], sequenceParameterSets: [H265TestStreams.sequenceParameterSet().nalUnit()],
-                pictureParameterSets: [H265TestStreams.pictureParameterSet().nalUnit()])
-        } == .malformedFraming("an hvcC record needs at least one VPS"))
+        #expect(
+            h265Error {
+                _ = try HEVCDecoderConfigurationRecord(
+                    videoParameterSets: [], sequenceParameterSets: [H265TestStreams.sequenceParameterSet().nalUnit()],
+                    pictureParameterSets: [H265TestStreams.pictureParameterSet().nalUnit()])
+            } == .malformedFraming("an hvcC record needs at least one VPS"))
     }
 
     @Test func annexBAndLengthPrefixedRoundTrip() throws {
-        let units = H265AccessUnitTests.parameterSets + [H265AccessUnitTests.slice(.idrWithRADL), H265AccessUnitTests.slice(.trailR, lsb: 1)]
+        let units =
+            H265AccessUnitTests.parameterSets + [
+                H265AccessUnitTests.slice(.idrWithRADL), H265AccessUnitTests.slice(.trailR, lsb: 1)
+            ]
         let annexB = H265TestStreams.annexB(units)
         for lengthSize in [1, 2, 4] {
             let prefixed = try H265LengthPrefixed.lengthPrefixed(fromAnnexB: annexB, nalUnitHeaderLength: lengthSize)
@@ -236,7 +251,9 @@ struct H265ConfigurationRecordTests {
         }
         // The parameter sets an hvc1 record carries are dropped from the samples.
         let slicesOnly = try H265LengthPrefixed.lengthPrefixed(fromAnnexB: annexB) { $0.isVCL }
-        let ranges = try slicesOnly.withUnsafeBytes { try H265LengthPrefixed.nalUnitRanges(in: $0, nalUnitHeaderLength: 4) }
+        let ranges = try slicesOnly.withUnsafeBytes {
+            try H265LengthPrefixed.nalUnitRanges(in: $0, nalUnitHeaderLength: 4)
+        }
         #expect(ranges.map { Array(slicesOnly[$0]) } == Array(units.suffix(2)))
         // A length that runs past the end is an H.265 framing error.
         var damaged = slicesOnly

@@ -27,13 +27,17 @@ struct H265CorpusTests {
                 let step = assembler.push(nalUnit: nal)
                 if let picture = step.completedPicture { summary.pictures.append(picture) }
                 if let problem = step.problem {
-                    summary.problems.append("NAL unit \(summary.nalUnitCount) (\(step.nalUnitType.map { "\($0)" } ?? "?")): \(problem)")
+                    summary.problems.append(
+                        "NAL unit \(summary.nalUnitCount) (\(step.nalUnitType.map { "\($0)" } ?? "?")): \(problem)")
                 }
                 // Keep the first instance of each parameter set, for the hvcC record.
                 switch step.nalUnitType {
-                case .videoParameterSet? where step.parameterSetChange == .added: summary.videoParameterSets.append(Array(nal))
-                case .sequenceParameterSet? where step.parameterSetChange == .added: summary.sequenceParameterSets.append(Array(nal))
-                case .pictureParameterSet? where step.parameterSetChange == .added: summary.pictureParameterSets.append(Array(nal))
+                case .videoParameterSet? where step.parameterSetChange == .added:
+                    summary.videoParameterSets.append(Array(nal))
+                case .sequenceParameterSet? where step.parameterSetChange == .added:
+                    summary.sequenceParameterSets.append(Array(nal))
+                case .pictureParameterSet? where step.parameterSetChange == .added:
+                    summary.pictureParameterSets.append(Array(nal))
                 default: break
                 }
             }
@@ -41,7 +45,9 @@ struct H265CorpusTests {
         if let last = assembler.finish() { summary.pictures.append(last) }
         summary.parameterSets = assembler.parameterSets
         for picture in summary.pictures {
-            for error in picture.seiErrors { summary.problems.append("SEI of POC \(picture.pictureOrderCount): \(error)") }
+            for error in picture.seiErrors {
+                summary.problems.append("SEI of POC \(picture.pictureOrderCount): \(error)")
+            }
         }
         return summary
     }
@@ -50,7 +56,9 @@ struct H265CorpusTests {
     func everyStream() throws {
         guard let manifest = H265Corpus.manifest() else { return }
         #expect(manifest.count >= 13)
-        var table: [String] = ["stream | pictures found / manifest frames | size, bit depth, chroma | MD5 hash SEI | POC distinct per CVS | hvcC round trip"]
+        var table: [String] = [
+            "stream | pictures found / manifest frames | size, bit depth, chroma | MD5 hash SEI | POC distinct per CVS | hvcC round trip"
+        ]
         for entry in manifest {
             let bytes = try #require(H265Corpus.bytes(of: entry), "cannot read \(entry.file)")
             let summary = Self.summarize(bytes)
@@ -65,10 +73,14 @@ struct H265CorpusTests {
                 let sps = try #require(summary.parameterSets.sequenceParameterSet(id: id))
                 // libavcodec outputs every picture as a frame of its own, field pictures too (it
                 // does not weave them), so MANIFEST.tsv's size is the picture's.
-                let matches = sps.displayWidth == entry.width && sps.displayHeight == entry.height
+                let matches =
+                    sps.displayWidth == entry.width && sps.displayHeight == entry.height
                     && sps.bitDepthLuma == expected.bitDepth && sps.bitDepthChroma == expected.bitDepth
                     && sps.chromaFormatIdc == expected.chromaFormatIdc
-                #expect(matches, "\(entry.file): SPS \(id) is \(sps.displayWidth)x\(sps.displayHeight), \(sps.bitDepthLuma)/\(sps.bitDepthChroma) bits, chroma_format_idc \(sps.chromaFormatIdc); MANIFEST says \(entry.width)x\(entry.height) \(entry.pixelFormat)")
+                #expect(
+                    matches,
+                    "\(entry.file): SPS \(id) is \(sps.displayWidth)x\(sps.displayHeight), \(sps.bitDepthLuma)/\(sps.bitDepthChroma) bits, chroma_format_idc \(sps.chromaFormatIdc); MANIFEST says \(entry.width)x\(entry.height) \(entry.pixelFormat)"
+                )
                 formatOK = formatOK && matches
             }
 
@@ -76,7 +88,8 @@ struct H265CorpusTests {
             // them (one frame per picture, fields included).
             let frames = summary.pictures.filter(\.picOutputFlag).count
             #expect(frames == entry.frames, "\(entry.file): \(frames) pictures, MANIFEST says \(entry.frames) frames")
-            #expect(summary.pictures.first?.isRandomAccessPoint == true, "\(entry.file) does not start at an IRAP picture")
+            #expect(
+                summary.pictures.first?.isRandomAccessPoint == true, "\(entry.file) does not start at an IRAP picture")
 
             // Every picture carries an MD5 decoded picture hash, one digest per colour component.
             let components = expected.chromaFormatIdc == 0 ? 1 : 3
@@ -86,13 +99,17 @@ struct H265CorpusTests {
                 }
                 return false
             }.count
-            #expect(hashed == summary.pictures.count, "\(entry.file): \(hashed) of \(summary.pictures.count) pictures have an MD5 hash SEI")
+            #expect(
+                hashed == summary.pictures.count,
+                "\(entry.file): \(hashed) of \(summary.pictures.count) pictures have an MD5 hash SEI")
 
             // POC values are distinct within each coded video sequence.
             var seen: [Int: Set<Int>] = [:]
             var duplicates = 0
             for picture in summary.pictures {
-                if !seen[picture.codedVideoSequenceIndex, default: []].insert(picture.pictureOrderCount).inserted { duplicates += 1 }
+                if !seen[picture.codedVideoSequenceIndex, default: []].insert(picture.pictureOrderCount).inserted {
+                    duplicates += 1
+                }
             }
             #expect(duplicates == 0, "\(entry.file): \(duplicates) repeated POC values within a CVS")
 
@@ -104,19 +121,23 @@ struct H265CorpusTests {
             let parsed = try HEVCDecoderConfigurationRecord(parsing: serialized)
             #expect(parsed == record, "\(entry.file): hvcC did not round-trip")
             #expect(try parsed.serialized() == serialized)
-            let firstSPS = try H265SequenceParameterSet.parse(nalUnit: try #require(summary.sequenceParameterSets.first))
+            let firstSPS = try H265SequenceParameterSet.parse(
+                nalUnit: try #require(summary.sequenceParameterSets.first))
             #expect(parsed.chromaFormat == UInt8(firstSPS.chromaFormatIdc))
             #expect(parsed.bitDepthLumaMinus8 == UInt8(firstSPS.bitDepthLumaMinus8))
             #expect(parsed.generalProfile == firstSPS.profileTierLevel.general)
             #expect(Int(parsed.numTemporalLayers) == firstSPS.maxSubLayersMinus1 + 1)
 
             table.append(
-                "\(entry.file) | \(frames) / \(entry.frames) | \(formatOK ? "ok" : "MISMATCH") | \(hashed)/\(summary.pictures.count) | \(duplicates == 0 ? "ok" : "\(duplicates) repeated") | \(parsed == record ? "ok" : "DIFFERS")")
+                "\(entry.file) | \(frames) / \(entry.frames) | \(formatOK ? "ok" : "MISMATCH") | \(hashed)/\(summary.pictures.count) | \(duplicates == 0 ? "ok" : "\(duplicates) repeated") | \(parsed == record ? "ok" : "DIFFERS")"
+            )
         }
         print(table.joined(separator: "\n"))
     }
 
-    @Test("every parameter set, SEI and slice header parses on its own and the writers reproduce the parameter sets", .requiresH265Corpus)
+    @Test(
+        "every parameter set, SEI and slice header parses on its own and the writers reproduce the parameter sets",
+        .requiresH265Corpus)
     func everyNALUnitParses() throws {
         guard let manifest = H265Corpus.manifest() else { return }
         for entry in manifest {
@@ -131,15 +152,20 @@ struct H265CorpusTests {
                     switch header.nalUnitType {
                     case .videoParameterSet:
                         let vps = try H265VideoParameterSet.parse(nalUnit: nal)
-                        #expect(try H265VideoParameterSet.parse(nalUnit: vps.nalUnit()) == vps, "\(entry.file): VPS writer")
+                        #expect(
+                            try H265VideoParameterSet.parse(nalUnit: vps.nalUnit()) == vps, "\(entry.file): VPS writer")
                         try store.storeVideoParameterSet(nal)
                     case .sequenceParameterSet:
                         let sps = try H265SequenceParameterSet.parse(nalUnit: nal)
-                        #expect(try H265SequenceParameterSet.parse(nalUnit: sps.nalUnit()) == sps, "\(entry.file): SPS writer")
+                        #expect(
+                            try H265SequenceParameterSet.parse(nalUnit: sps.nalUnit()) == sps,
+                            "\(entry.file): SPS writer")
                         try store.storeSequenceParameterSet(nal)
                     case .pictureParameterSet:
                         let pps = try H265PictureParameterSet.parse(nalUnit: nal)
-                        #expect(try H265PictureParameterSet.parse(nalUnit: pps.nalUnit()) == pps, "\(entry.file): PPS writer")
+                        #expect(
+                            try H265PictureParameterSet.parse(nalUnit: pps.nalUnit()) == pps,
+                            "\(entry.file): PPS writer")
                         try store.storePictureParameterSet(nal)
                     case .prefixSEI, .suffixSEI:
                         let sps = store.sequenceParameterSetIDs.first.flatMap { store.sequenceParameterSet(id: $0) }
@@ -159,7 +185,9 @@ struct H265CorpusTests {
                         let written = writer.bytes
                         #expect(writer.bitCount == slice.parsedBitCount, "\(entry.file): slice header length")
                         let wholeBytes = writer.bitCount / 8
-                        #expect(Array(rbsp.prefix(wholeBytes)) == Array(written.prefix(wholeBytes)), "\(entry.file): slice header bits")
+                        #expect(
+                            Array(rbsp.prefix(wholeBytes)) == Array(written.prefix(wholeBytes)),
+                            "\(entry.file): slice header bits")
                         slices += 1
                         // The parsers' path, through the store's per-PPS contexts, reads the
                         // same fields as the path through the parameter sets themselves.
@@ -167,7 +195,8 @@ struct H265CorpusTests {
                             nalUnit: nal, contexts: { store.slicePictureContext(ppsID: $0) })
                         let reference = try H265SliceSegmentHeader.parse(
                             nalUnit: nal, pictureParameterSet: { store.pictureParameterSet(id: $0) },
-                            sequenceParameterSet: { store.sequenceParameterSet(id: $0) }, extent: .throughPictureOrderCount)
+                            sequenceParameterSet: { store.sequenceParameterSet(id: $0) },
+                            extent: .throughPictureOrderCount)
                         #expect(quick == reference, "\(entry.file): slice header through the POC")
                         #expect(store.activationError(ppsID: slice.slicePicParameterSetID) == nil, "\(entry.file)")
                     }
@@ -177,15 +206,17 @@ struct H265CorpusTests {
         }
     }
 
-    @Test("the field-coded stream: pictures are fields with pic_struct from the picture timing SEI", .requiresH265Corpus)
+    @Test(
+        "the field-coded stream: pictures are fields with pic_struct from the picture timing SEI", .requiresH265Corpus)
     func fieldCodedStream() throws {
         guard let manifest = H265Corpus.manifest() else { return }
         let entry = try #require(manifest.first { $0.file == "main_interlaced_tff.265" })
         let bytes = try #require(H265Corpus.bytes(of: entry))
         let summary = Self.summarize(bytes)
-        let sps = try #require(summary.parameterSets.sequenceParameterSetIDs.first.flatMap {
-            summary.parameterSets.sequenceParameterSet(id: $0)
-        })
+        let sps = try #require(
+            summary.parameterSets.sequenceParameterSetIDs.first.flatMap {
+                summary.parameterSets.sequenceParameterSet(id: $0)
+            })
         let vui = try #require(sps.vui)
         #expect(vui.frameFieldInfoPresentFlag)
         let structures = summary.pictures.map { $0.pictureTiming?.picStruct }

@@ -1,7 +1,7 @@
+import MediaCore
 import Testing
 
 @testable import H265
-import MediaCore
 
 @Suite("H.265 NAL unit header and Table 7-1")
 struct H265NALUnitHeaderTests {
@@ -32,14 +32,17 @@ struct H265NALUnitHeaderTests {
         let irap = H265NALUnitType.allCases.filter(\.isIRAP).map(\.rawValue)
         #expect(irap == Array(16...23))
         #expect(H265NALUnitType.allCases.filter(\.isIDR) == [.idrWithRADL, .idrNoLeadingPictures])
-        #expect(H265NALUnitType.allCases.filter(\.isBLA) == [.blaWithLeadingPictures, .blaWithRADL, .blaNoLeadingPictures])
+        #expect(
+            H265NALUnitType.allCases.filter(\.isBLA) == [.blaWithLeadingPictures, .blaWithRADL, .blaNoLeadingPictures])
         #expect(H265NALUnitType.allCases.filter(\.isCRA) == [.cra])
         #expect(H265NALUnitType.allCases.filter(\.isRASL) == [.raslN, .raslR])
         #expect(H265NALUnitType.allCases.filter(\.isRADL) == [.radlN, .radlR])
-        #expect(H265NALUnitType.allCases.filter(\.isSubLayerNonReference).map(\.rawValue) == [0, 2, 4, 6, 8, 10, 12, 14])
+        #expect(
+            H265NALUnitType.allCases.filter(\.isSubLayerNonReference).map(\.rawValue) == [0, 2, 4, 6, 8, 10, 12, 14])
         #expect(H265NALUnitType.allCases.filter(\.isVCL).count == 32)
-        #expect(H265NALUnitType.allCases.filter(\.startsAccessUnitAfterPicture).map(\.rawValue)
-            == [32, 33, 34, 35, 39, 41, 42, 43, 44] + Array(48...55))
+        #expect(
+            H265NALUnitType.allCases.filter(\.startsAccessUnitAfterPicture).map(\.rawValue)
+                == [32, 33, 34, 35, 39, 41, 42, 43, 44] + Array(48...55))
         #expect(H265NALUnitType.reservedVCLN10.description == "RSV_VCL_N10")
         #expect(H265NALUnitType.unspecified48.description == "UNSPEC48")
         #expect(H265NALUnitType.cra.description == "CRA_NUT")
@@ -71,7 +74,7 @@ struct H265ParameterSetTests {
         sps.subLayerOrdering = [
             .init(maxDecPicBufferingMinus1: 2, maxNumReorderPics: 0, maxLatencyIncreasePlus1: 0),
             .init(maxDecPicBufferingMinus1: 3, maxNumReorderPics: 1, maxLatencyIncreasePlus1: 3),
-            .init(maxDecPicBufferingMinus1: 4, maxNumReorderPics: 2, maxLatencyIncreasePlus1: 5),
+            .init(maxDecPicBufferingMinus1: 4, maxNumReorderPics: 2, maxLatencyIncreasePlus1: 5)
         ]
         sps.chromaFormatIdc = 2
         sps.picWidthInLumaSamples = 352
@@ -102,11 +105,14 @@ struct H265ParameterSetTests {
         prediction.deltaRpsSign = true
         prediction.usedByCurrPicFlags = [true, true]
         prediction.useDeltaFlags = [true, true]
-        let third = H265ShortTermReferencePictureSet.derived(from: sps.shortTermReferencePictureSets[1], prediction: prediction)
+        let third = H265ShortTermReferencePictureSet.derived(
+            from: sps.shortTermReferencePictureSets[1], prediction: prediction)
         #expect(third.deltaPocS0 == [-1, -2])
         sps.shortTermReferencePictureSets.append(third)
         sps.longTermRefPicsPresentFlag = true
-        sps.longTermReferencePictures = [.init(pocLsb: 17, usedByCurrentPicture: true), .init(pocLsb: 200, usedByCurrentPicture: false)]
+        sps.longTermReferencePictures = [
+            .init(pocLsb: 17, usedByCurrentPicture: true), .init(pocLsb: 200, usedByCurrentPicture: false)
+        ]
         sps.vuiParametersPresentFlag = true
         var vui = H265VUIParameters()
         vui.aspectRatioInfoPresentFlag = true
@@ -148,8 +154,12 @@ struct H265ParameterSetTests {
             subLayer.lowDelayHrdFlag = false
             subLayer.cpbCntMinus1 = 1
             let cpbs = [
-                H265HRDParameters.CPBSpecification(bitRateValueMinus1: 1000, cpbSizeValueMinus1: 5000, cpbSizeDuValueMinus1: 10, bitRateDuValueMinus1: 20, cbrFlag: false),
-                H265HRDParameters.CPBSpecification(bitRateValueMinus1: 2000, cpbSizeValueMinus1: 4000, cpbSizeDuValueMinus1: 11, bitRateDuValueMinus1: 21, cbrFlag: true),
+                H265HRDParameters.CPBSpecification(
+                    bitRateValueMinus1: 1000, cpbSizeValueMinus1: 5000, cpbSizeDuValueMinus1: 10,
+                    bitRateDuValueMinus1: 20, cbrFlag: false),
+                H265HRDParameters.CPBSpecification(
+                    bitRateValueMinus1: 2000, cpbSizeValueMinus1: 4000, cpbSizeDuValueMinus1: 11,
+                    bitRateDuValueMinus1: 21, cbrFlag: true)
             ]
             subLayer.nalCPBSpecifications = cpbs
             subLayer.vclCPBSpecifications = cpbs
@@ -197,62 +207,77 @@ struct H265ParameterSetTests {
         #expect(rejection { $0.seqParameterSetID = 16 } == "sps_seq_parameter_set_id")
         #expect(rejection { $0.chromaFormatIdc = 4 } == "chroma_format_idc")
         #expect(rejection { $0.picWidthInLumaSamples = 0 } == "pic_width_in_luma_samples")
-        #expect(rejection { $0.picWidthInLumaSamples = 68 } == "pic_width_in_luma_samples")  // not a multiple of 8
+        #expect(rejection { $0.picWidthInLumaSamples = 68 } == "pic_width_in_luma_samples") // not a multiple of 8
         #expect(rejection { $0.picHeightInLumaSamples = 16896 } == "pic_height_in_luma_samples")
-        #expect(rejection {
-            $0.conformanceWindowFlag = true
-            $0.confWinLeftOffset = 16
-            $0.confWinRightOffset = 16
-        } == "conf_win_right_offset")
+        #expect(
+            rejection {
+                $0.conformanceWindowFlag = true
+                $0.confWinLeftOffset = 16
+                $0.confWinRightOffset = 16
+            } == "conf_win_right_offset")
         #expect(rejection { $0.bitDepthLumaMinus8 = 9 } == "bit_depth_luma_minus8")
         #expect(rejection { $0.log2MaxPicOrderCntLsbMinus4 = 13 } == "log2_max_pic_order_cnt_lsb_minus4")
-        #expect(rejection { $0.subLayerOrdering[0].maxDecPicBufferingMinus1 = 16 } == "sps_max_dec_pic_buffering_minus1")
+        #expect(
+            rejection { $0.subLayerOrdering[0].maxDecPicBufferingMinus1 = 16 } == "sps_max_dec_pic_buffering_minus1")
         #expect(rejection { $0.subLayerOrdering[0].maxNumReorderPics = 5 } == "sps_max_num_reorder_pics")
         #expect(rejection { $0.log2DiffMaxMinLumaCodingBlockSize = 4 } == "log2_diff_max_min_luma_coding_block_size")
         #expect(rejection { $0.log2DiffMaxMinLumaCodingBlockSize = 0 } == "CtbLog2SizeY")
         #expect(rejection { $0.log2MinLumaTransformBlockSizeMinus2 = 1 } == "log2_min_luma_transform_block_size_minus2")
-        #expect(rejection { $0.log2DiffMaxMinLumaTransformBlockSize = 3 } == "log2_diff_max_min_luma_transform_block_size")
+        #expect(
+            rejection { $0.log2DiffMaxMinLumaTransformBlockSize = 3 } == "log2_diff_max_min_luma_transform_block_size")
         #expect(rejection { $0.maxTransformHierarchyDepthIntra = 3 } == "max_transform_hierarchy_depth_intra")
-        #expect(rejection {
-            $0.pcmEnabledFlag = true
-            $0.pcmSampleBitDepthLumaMinus1 = 8
-        } == "pcm_sample_bit_depth_luma_minus1")
-        #expect(rejection {
-            $0.shortTermReferencePictureSets = [H265ShortTermReferencePictureSet(
-                negative: [(-1, true), (-2, true), (-3, true)], positive: [(1, true), (2, true)])]
-        } == "num_positive_pics")
-        #expect(rejection {
-            $0.shortTermReferencePictureSets = [H265ShortTermReferencePictureSet(negative: [(-40000, true)], positive: [])]
-        } == "delta_poc_s0_minus1")
-        #expect(rejection {
-            $0.longTermRefPicsPresentFlag = true
-            $0.longTermReferencePictures = Array(repeating: .init(pocLsb: 1, usedByCurrentPicture: true), count: 33)
-        } == "num_long_term_ref_pics_sps")
-        #expect(rejection {
-            $0.vuiParametersPresentFlag = true
-            var vui = H265VUIParameters()
-            vui.fieldSeqFlag = true
-            $0.vui = vui
-        } == "frame_field_info_present_flag (with field_seq_flag 1)")
-        #expect(rejection {
-            $0.vuiParametersPresentFlag = true
-            var vui = H265VUIParameters()
-            vui.chromaLocInfoPresentFlag = true
-            vui.chromaSampleLocTypeTopField = 6
-            $0.vui = vui
-        } == "chroma_sample_loc_type_top_field")
-        #expect(rejection {
-            $0.vuiParametersPresentFlag = true
-            var vui = H265VUIParameters()
-            vui.bitstreamRestrictionFlag = true
-            vui.log2MaxMvLengthHorizontal = 16
-            $0.vui = vui
-        } == "log2_max_mv_length_horizontal")
-        #expect(rejection {
-            var profile = H265ProfileTierLevel.Profile()
-            profile.profileSpace = 1
-            $0.profileTierLevel.general = profile
-        } == "general_profile_space")
+        #expect(
+            rejection {
+                $0.pcmEnabledFlag = true
+                $0.pcmSampleBitDepthLumaMinus1 = 8
+            } == "pcm_sample_bit_depth_luma_minus1")
+        #expect(
+            rejection {
+                $0.shortTermReferencePictureSets = [
+                    H265ShortTermReferencePictureSet(
+                        negative: [(-1, true), (-2, true), (-3, true)], positive: [(1, true), (2, true)])
+                ]
+            } == "num_positive_pics")
+        #expect(
+            rejection {
+                $0.shortTermReferencePictureSets = [
+                    H265ShortTermReferencePictureSet(negative: [(-40000, true)], positive: [])
+                ]
+            } == "delta_poc_s0_minus1")
+        #expect(
+            rejection {
+                $0.longTermRefPicsPresentFlag = true
+                $0.longTermReferencePictures = Array(repeating: .init(pocLsb: 1, usedByCurrentPicture: true), count: 33)
+            } == "num_long_term_ref_pics_sps")
+        #expect(
+            rejection {
+                $0.vuiParametersPresentFlag = true
+                var vui = H265VUIParameters()
+                vui.fieldSeqFlag = true
+                $0.vui = vui
+            } == "frame_field_info_present_flag (with field_seq_flag 1)")
+        #expect(
+            rejection {
+                $0.vuiParametersPresentFlag = true
+                var vui = H265VUIParameters()
+                vui.chromaLocInfoPresentFlag = true
+                vui.chromaSampleLocTypeTopField = 6
+                $0.vui = vui
+            } == "chroma_sample_loc_type_top_field")
+        #expect(
+            rejection {
+                $0.vuiParametersPresentFlag = true
+                var vui = H265VUIParameters()
+                vui.bitstreamRestrictionFlag = true
+                vui.log2MaxMvLengthHorizontal = 16
+                $0.vui = vui
+            } == "log2_max_mv_length_horizontal")
+        #expect(
+            rejection {
+                var profile = H265ProfileTierLevel.Profile()
+                profile.profileSpace = 1
+                $0.profileTierLevel.general = profile
+            } == "general_profile_space")
     }
 
     @Test func scalingListPredictionAndZeroCoefficient() throws {
@@ -263,7 +288,7 @@ struct H265ParameterSetTests {
                 for matrixID in stride(from: 0, to: 6, by: sizeID == 3 ? 3 : 1) {
                     if sizeID == 0 && matrixID == 0 {
                         w.writeFlag(true)
-                        for _ in 0..<16 { w.writeSE(1) }  // 9, 10, ..., 24
+                        for _ in 0..<16 { w.writeSE(1) } // 9, 10, ..., 24
                     } else if sizeID == 0 && matrixID == 1 {
                         w.writeFlag(false)
                         w.writeUE(1)
@@ -335,7 +360,7 @@ struct H265ParameterSetTests {
         vps.hrdParameters = [
             .init(layerSetIndex: 0, commonParametersPresentFlag: true, parameters: hrd),
             // cprms_present_flag 0: the common part (VCL HRD present) comes from the first.
-            .init(layerSetIndex: 2, commonParametersPresentFlag: false, parameters: hrd),
+            .init(layerSetIndex: 2, commonParametersPresentFlag: false, parameters: hrd)
         ]
         let parsed = try H265VideoParameterSet.parse(nalUnit: vps.nalUnit())
         #expect(parsed == vps)
@@ -350,14 +375,17 @@ struct H265ParameterSetTests {
         #expect(rejection { $0.temporalIDNestingFlag = false } == "vps_temporal_id_nesting_flag")
         #expect(rejection { $0.hrdParameters[1].layerSetIndex = 3 } == "hrd_layer_set_idx")
         #expect(rejection { $0.subLayerOrdering[0].maxNumReorderPics = 9 } == "vps_max_num_reorder_pics")
-        #expect(rejection {
-            var cpbs = $0.hrdParameters[0].parameters.subLayers[0]
-            cpbs.cpbCntMinus1 = 1
-            cpbs.vclCPBSpecifications = [.init(bitRateValueMinus1: 10, cpbSizeValueMinus1: 20, cbrFlag: false),
-                                         .init(bitRateValueMinus1: 9, cpbSizeValueMinus1: 20, cbrFlag: false)]
-            $0.hrdParameters[0].parameters.subLayers = [cpbs]
-            $0.hrdParameters.removeLast()
-        } == "bit_rate_value_minus1[1]")
+        #expect(
+            rejection {
+                var cpbs = $0.hrdParameters[0].parameters.subLayers[0]
+                cpbs.cpbCntMinus1 = 1
+                cpbs.vclCPBSpecifications = [
+                    .init(bitRateValueMinus1: 10, cpbSizeValueMinus1: 20, cbrFlag: false),
+                    .init(bitRateValueMinus1: 9, cpbSizeValueMinus1: 20, cbrFlag: false)
+                ]
+                $0.hrdParameters[0].parameters.subLayers = [cpbs]
+                $0.hrdParameters.removeLast()
+            } == "bit_rate_value_minus1[1]")
     }
 
     @Test func pictureParameterSetRoundTripAndRanges() throws {
@@ -400,24 +428,27 @@ struct H265ParameterSetTests {
         #expect(rejection { $0.numRefIdxL0DefaultActiveMinus1 = 15 } == "num_ref_idx_l0_default_active_minus1")
         #expect(rejection { $0.initQpMinus26 = 26 } == "init_qp_minus26")
         #expect(rejection { $0.cbQpOffset = 13 } == "pps_cb_qp_offset")
-        #expect(rejection {
-            $0.tilesEnabledFlag = true
-        } == "num_tile_rows_minus1 (with num_tile_columns_minus1 0)")
-        #expect(rejection {
-            $0.deblockingFilterControlPresentFlag = true
-            $0.betaOffsetDiv2 = 7
-        } == "pps_beta_offset_div2")
+        #expect(
+            rejection {
+                $0.tilesEnabledFlag = true
+            } == "num_tile_rows_minus1 (with num_tile_columns_minus1 0)")
+        #expect(
+            rejection {
+                $0.deblockingFilterControlPresentFlag = true
+                $0.betaOffsetDiv2 = 7
+            } == "pps_beta_offset_div2")
         #expect(rejection { $0.log2ParallelMergeLevelMinus2 = 5 } == "log2_parallel_merge_level_minus2")
-        #expect(rejection {
-            $0.rangeExtensionFlag = true
-            $0.rangeExtension.chromaQpOffsetListEnabledFlag = true
-            $0.rangeExtension.cbQpOffsetList = Array(repeating: 0, count: 7)
-            $0.rangeExtension.crQpOffsetList = Array(repeating: 0, count: 7)
-        } == "chroma_qp_offset_list_len_minus1")
+        #expect(
+            rejection {
+                $0.rangeExtensionFlag = true
+                $0.rangeExtension.chromaQpOffsetListEnabledFlag = true
+                $0.rangeExtension.cbQpOffsetList = Array(repeating: 0, count: 7)
+                $0.rangeExtension.crQpOffsetList = Array(repeating: 0, count: 7)
+            } == "chroma_qp_offset_list_len_minus1")
     }
 
     @Test func pictureParameterSetBoundsAgainstItsSPS() throws {
-        let sps = H265TestStreams.sequenceParameterSet()  // 64x64, 16x16 CTBs: 4x4 CTBs, 8 bits
+        let sps = H265TestStreams.sequenceParameterSet() // 64x64, 16x16 CTBs: 4x4 CTBs, 8 bits
         func rejection(_ change: (inout H265PictureParameterSet) -> Void) -> String? {
             var pps = H265TestStreams.pictureParameterSet()
             change(&pps)
@@ -425,30 +456,35 @@ struct H265ParameterSetTests {
         }
         #expect(rejection { _ in } == nil)
         #expect(rejection { $0.initQpMinus26 = -27 } == "init_qp_minus26")
-        #expect(rejection {
-            $0.cuQpDeltaEnabledFlag = true
-            $0.diffCuQpDeltaDepth = 2
-        } == "diff_cu_qp_delta_depth")
-        #expect(rejection {
-            $0.tilesEnabledFlag = true
-            $0.numTileColumnsMinus1 = 4
-        } == "num_tile_columns_minus1")
-        #expect(rejection {
-            $0.tilesEnabledFlag = true
-            $0.numTileColumnsMinus1 = 1
-            $0.uniformSpacingFlag = false
-            $0.columnWidthsMinus1 = [3]
-            $0.rowHeightsMinus1 = []
-        } == "column_width_minus1 (sum)")
+        #expect(
+            rejection {
+                $0.cuQpDeltaEnabledFlag = true
+                $0.diffCuQpDeltaDepth = 2
+            } == "diff_cu_qp_delta_depth")
+        #expect(
+            rejection {
+                $0.tilesEnabledFlag = true
+                $0.numTileColumnsMinus1 = 4
+            } == "num_tile_columns_minus1")
+        #expect(
+            rejection {
+                $0.tilesEnabledFlag = true
+                $0.numTileColumnsMinus1 = 1
+                $0.uniformSpacingFlag = false
+                $0.columnWidthsMinus1 = [3]
+                $0.rowHeightsMinus1 = []
+            } == "column_width_minus1 (sum)")
         #expect(rejection { $0.log2ParallelMergeLevelMinus2 = 3 } == "log2_parallel_merge_level_minus2")
-        #expect(rejection {
-            $0.rangeExtensionFlag = true
-            $0.rangeExtension.crossComponentPredictionEnabledFlag = true
-        } == "cross_component_prediction_enabled_flag")
-        #expect(rejection {
-            $0.rangeExtensionFlag = true
-            $0.rangeExtension.log2SaoOffsetScaleLuma = 1
-        } == "log2_sao_offset_scale_luma")
+        #expect(
+            rejection {
+                $0.rangeExtensionFlag = true
+                $0.rangeExtension.crossComponentPredictionEnabledFlag = true
+            } == "cross_component_prediction_enabled_flag")
+        #expect(
+            rejection {
+                $0.rangeExtensionFlag = true
+                $0.rangeExtension.log2SaoOffsetScaleLuma = 1
+            } == "log2_sao_offset_scale_luma")
     }
 
     @Test func truncatedParameterSetsThrowTruncated() throws {
@@ -460,7 +496,8 @@ struct H265ParameterSetTests {
                 continue
             }
         }
-        let layered = [UInt8](H265NALUnitHeader(nalUnitType: .sequenceParameterSet, nuhLayerID: 1).bytes) + sps.dropFirst(2)
+        let layered =
+            [UInt8](H265NALUnitHeader(nalUnitType: .sequenceParameterSet, nuhLayerID: 1).bytes) + sps.dropFirst(2)
         guard case .unsupported? = h265Error({ _ = try H265SequenceParameterSet.parse(nalUnit: layered) }) else {
             Issue.record("a multi-layer SPS was not refused as unsupported")
             return

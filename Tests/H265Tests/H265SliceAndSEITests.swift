@@ -8,7 +8,8 @@ struct H265SliceSegmentHeaderTests {
     static let pps = H265TestStreams.pictureParameterSet()
 
     static func parse(_ nal: [UInt8], pps: H265PictureParameterSet = pps, sps: H265SequenceParameterSet = sps) throws
-        -> H265SliceSegmentHeader {
+        -> H265SliceSegmentHeader
+    {
         try H265SliceSegmentHeader.parse(
             nalUnit: nal, pictureParameterSet: { $0 == pps.picParameterSetID ? pps : nil },
             sequenceParameterSet: { $0 == sps.seqParameterSetID ? sps : nil })
@@ -34,7 +35,9 @@ struct H265SliceSegmentHeaderTests {
     @Test func inlineRPSAndLongTermPictures() throws {
         var sps = Self.sps
         sps.longTermRefPicsPresentFlag = true
-        sps.longTermReferencePictures = [.init(pocLsb: 5, usedByCurrentPicture: true), .init(pocLsb: 9, usedByCurrentPicture: false)]
+        sps.longTermReferencePictures = [
+            .init(pocLsb: 5, usedByCurrentPicture: true), .init(pocLsb: 9, usedByCurrentPicture: false)
+        ]
         var slice = H265TestStreams.slice(.trailR, lsb: 40)
         slice.shortTermRefPicSetSPSFlag = false
         // Predicted from SPS set 1 (delta_idx_minus1 0 names the last set): S0 {-1, -2}.
@@ -48,10 +51,12 @@ struct H265SliceSegmentHeaderTests {
         slice.numLongTermSps = 1
         slice.numLongTermPics = 1
         slice.longTermPictures = [
-            H265SliceLongTermPicture(ltIdxSps: 1, pocLsbLt: 9, usedByCurrPicLt: false, deltaPocMsbPresentFlag: true,
-                                     deltaPocMsbCycleLt: 2, accumulatedDeltaPocMsbCycleLt: 2),
-            H265SliceLongTermPicture(ltIdxSps: nil, pocLsbLt: 250, usedByCurrPicLt: true, deltaPocMsbPresentFlag: true,
-                                     deltaPocMsbCycleLt: 1, accumulatedDeltaPocMsbCycleLt: 1),
+            H265SliceLongTermPicture(
+                ltIdxSps: 1, pocLsbLt: 9, usedByCurrPicLt: false, deltaPocMsbPresentFlag: true,
+                deltaPocMsbCycleLt: 2, accumulatedDeltaPocMsbCycleLt: 2),
+            H265SliceLongTermPicture(
+                ltIdxSps: nil, pocLsbLt: 250, usedByCurrPicLt: true, deltaPocMsbPresentFlag: true,
+                deltaPocMsbCycleLt: 1, accumulatedDeltaPocMsbCycleLt: 1)
         ]
         let parsed = try Self.parse(H265TestStreams.sliceNALUnit(slice, sps: sps), sps: sps)
         #expect(parsed.shortTermReferencePictureSet.deltaPocS0 == [-1, -2])
@@ -64,25 +69,30 @@ struct H265SliceSegmentHeaderTests {
 
     @Test func rejectsOutOfRangeValues() throws {
         func rejection(
-            _ type: H265NALUnitType = .trailR, sps: H265SequenceParameterSet = Self.sps, pps: H265PictureParameterSet = Self.pps,
+            _ type: H265NALUnitType = .trailR, sps: H265SequenceParameterSet = Self.sps,
+            pps: H265PictureParameterSet = Self.pps,
             _ change: (inout H265SliceSegmentHeader) -> Void
         ) -> H265Error? {
             var slice = H265TestStreams.slice(type, lsb: 3)
             change(&slice)
-            return h265Error { _ = try Self.parse(H265TestStreams.sliceNALUnit(slice, pps: pps, sps: sps), pps: pps, sps: sps) }
+            return h265Error {
+                _ = try Self.parse(H265TestStreams.sliceNALUnit(slice, pps: pps, sps: sps), pps: pps, sps: sps)
+            }
         }
         #expect(rejection { _ in } == nil)
         // 48x64 in 16x16 CTBs is 12 CTBs: slice_segment_address has 4 bits, and 12 names none.
         var twelveCTBs = Self.sps
         twelveCTBs.picWidthInLumaSamples = 48
-        #expect(rejection(sps: twelveCTBs) {
-            $0.firstSliceSegmentInPicFlag = false
-            $0.sliceSegmentAddress = 11
-        } == nil)
-        #expect(rejection(sps: twelveCTBs) {
-            $0.firstSliceSegmentInPicFlag = false
-            $0.sliceSegmentAddress = 12
-        }?.field == "slice_segment_address")
+        #expect(
+            rejection(sps: twelveCTBs) {
+                $0.firstSliceSegmentInPicFlag = false
+                $0.sliceSegmentAddress = 11
+            } == nil)
+        #expect(
+            rejection(sps: twelveCTBs) {
+                $0.firstSliceSegmentInPicFlag = false
+                $0.sliceSegmentAddress = 12
+            }?.field == "slice_segment_address")
         #expect(rejection { $0.sliceType = .b } == nil)
         #expect(rejection(.cra) { $0.sliceType = .p }?.field == "slice_type (IRAP picture)")
         #expect(rejection { $0.slicePicParameterSetID = 64 }?.field == "slice_pic_parameter_set_id")
@@ -100,12 +110,15 @@ struct H265SliceSegmentHeaderTests {
         var longTerm = Self.sps
         longTerm.longTermRefPicsPresentFlag = true
         // Set 0 holds 3 pictures and the DPB 5 (minus1 4): room for 1 long-term picture.
-        #expect(rejection(sps: longTerm) {
-            $0.numLongTermPics = 2
-            $0.longTermPictures = Array(repeating: H265SliceLongTermPicture(
-                ltIdxSps: nil, pocLsbLt: 1, usedByCurrPicLt: true, deltaPocMsbPresentFlag: false, deltaPocMsbCycleLt: 0,
-                accumulatedDeltaPocMsbCycleLt: 0), count: 2)
-        }?.field == "num_long_term_pics")
+        #expect(
+            rejection(sps: longTerm) {
+                $0.numLongTermPics = 2
+                $0.longTermPictures = Array(
+                    repeating: H265SliceLongTermPicture(
+                        ltIdxSps: nil, pocLsbLt: 1, usedByCurrPicLt: true, deltaPocMsbPresentFlag: false,
+                        deltaPocMsbCycleLt: 0,
+                        accumulatedDeltaPocMsbCycleLt: 0), count: 2)
+            }?.field == "num_long_term_pics")
         // A slice too short for its header.
         let cut = Array(H265TestStreams.sliceNALUnit(H265TestStreams.slice(.trailR, lsb: 3)).prefix(3))
         guard case .truncated? = h265Error({ _ = try Self.parse(cut) }) else {
@@ -119,7 +132,9 @@ struct H265SliceSegmentHeaderTests {
         let next = H265TestStreams.sliceNALUnit(H265TestStreams.slice(.trailN, lsb: 1, first: false))
         first.withUnsafeBytes { #expect(H265SliceSegmentHeader.firstSliceSegmentInPicFlag(of: $0) == true) }
         next.withUnsafeBytes { #expect(H265SliceSegmentHeader.firstSliceSegmentInPicFlag(of: $0) == false) }
-        [UInt8]([0x02, 0x01]).withUnsafeBytes { #expect(H265SliceSegmentHeader.firstSliceSegmentInPicFlag(of: $0) == nil) }
+        [UInt8]([0x02, 0x01]).withUnsafeBytes {
+            #expect(H265SliceSegmentHeader.firstSliceSegmentInPicFlag(of: $0) == nil)
+        }
     }
 }
 
@@ -151,11 +166,11 @@ struct H265SEITests {
 
     @Test func pictureTimingWithFieldInfoAndHRDDelays() throws {
         let payload = H265TestStreams.bits { w in
-            w.writeBits(2, count: 4)  // pic_struct: bottom field
-            w.writeBits(0, count: 2)  // source_scan_type: interlaced
-            w.writeFlag(false)  // duplicate_flag
-            w.writeBits(41, count: 8)  // au_cpb_removal_delay_minus1
-            w.writeBits(3, count: 8)  // pic_dpb_output_delay
+            w.writeBits(2, count: 4) // pic_struct: bottom field
+            w.writeBits(0, count: 2) // source_scan_type: interlaced
+            w.writeFlag(false) // duplicate_flag
+            w.writeBits(41, count: 8) // au_cpb_removal_delay_minus1
+            w.writeBits(3, count: 8) // pic_dpb_output_delay
             w.writeRBSPTrailingBits()
         }
         let sei = try H265SEI.parse(
@@ -174,11 +189,13 @@ struct H265SEITests {
             w.writeBits(13, count: 4)
             w.writeBits(0, count: 20)
         }
-        let bad = try H265SEI.parse(nalUnit: H265TestStreams.seiNALUnit([(1, reserved)]), activeSequenceParameterSet: Self.timingSPS())
+        let bad = try H265SEI.parse(
+            nalUnit: H265TestStreams.seiNALUnit([(1, reserved)]), activeSequenceParameterSet: Self.timingSPS())
         #expect(bad.error?.field == "pic_struct")
         #expect(bad.messages.first?.payloadType == 1)
         // Without an SPS the timing cannot be read.
-        let noSPS = try H265SEI.parse(nalUnit: H265TestStreams.seiNALUnit([(1, payload)]), activeSequenceParameterSet: nil)
+        let noSPS = try H265SEI.parse(
+            nalUnit: H265TestStreams.seiNALUnit([(1, payload)]), activeSequenceParameterSet: nil)
         guard case .missingParameterSet? = noSPS.error else {
             Issue.record("picture timing without an SPS gave \(String(describing: noSPS.error))")
             return
@@ -193,14 +210,16 @@ struct H265SEITests {
             nalUnit: H265TestStreams.seiNALUnit(suffix: true, [(132, md5), (132, crc)]),
             activeSequenceParameterSet: H265TestStreams.sequenceParameterSet())
         #expect(sei.isSuffix && sei.error == nil)
-        #expect(sei.messages == [
-            .decodedPictureHash(.md5([Array(0..<16), Array(16..<32), Array(32..<48)])),
-            .decodedPictureHash(.crc([0x1234, 0x5678, 0x9ABC])),
-        ])
+        #expect(
+            sei.messages == [
+                .decodedPictureHash(.md5([Array(0..<16), Array(16..<32), Array(32..<48)])),
+                .decodedPictureHash(.crc([0x1234, 0x5678, 0x9ABC]))
+            ])
         var monochrome = H265TestStreams.sequenceParameterSet()
         monochrome.chromaFormatIdc = 0
         let mono = try H265SEI.parse(
-            nalUnit: H265TestStreams.seiNALUnit(suffix: true, [(132, checksumMonochrome)]), activeSequenceParameterSet: monochrome)
+            nalUnit: H265TestStreams.seiNALUnit(suffix: true, [(132, checksumMonochrome)]),
+            activeSequenceParameterSet: monochrome)
         #expect(mono.messages == [.decodedPictureHash(.checksum([0xDEAD_BEEF]))])
         // In a prefix SEI, payloadType 132 is not a decoded picture hash (D.2.1).
         let prefix = try H265SEI.parse(
@@ -227,7 +246,7 @@ struct H265SEITests {
         let uuid = Array(UInt8(0)..<16)
         let sei = try H265SEI.parse(
             nalUnit: H265TestStreams.seiNALUnit([
-                (137, mastering), (144, light), (4, registered), (4, extended), (5, uuid + [9, 9]), (6, [0xC0]),
+                (137, mastering), (144, light), (4, registered), (4, extended), (5, uuid + [9, 9]), (6, [0xC0])
             ]),
             activeSequenceParameterSet: H265TestStreams.sequenceParameterSet())
         #expect(sei.error == nil)
@@ -244,13 +263,17 @@ struct H265SEITests {
         var recovery = H265RecoveryPoint()
         recovery.recoveryPocCnt = 0
         recovery.exactMatchFlag = true
-        #expect(sei.messages == [
-            .masteringDisplayColourVolume(volume), .contentLightLevel(level),
-            .userDataRegistered(H265UserDataRegistered(countryCode: 0xB5, countryCodeExtension: nil, payload: [0x00, 0x3C, 0x00, 0x01])),
-            .userDataRegistered(H265UserDataRegistered(countryCode: 0xFF, countryCodeExtension: 0x01, payload: [0xAA])),
-            .userDataUnregistered(H265UserDataUnregistered(uuid: uuid, payload: [9, 9])),
-            .recoveryPoint(recovery),
-        ])
+        #expect(
+            sei.messages == [
+                .masteringDisplayColourVolume(volume), .contentLightLevel(level),
+                .userDataRegistered(
+                    H265UserDataRegistered(
+                        countryCode: 0xB5, countryCodeExtension: nil, payload: [0x00, 0x3C, 0x00, 0x01])),
+                .userDataRegistered(
+                    H265UserDataRegistered(countryCode: 0xFF, countryCodeExtension: 0x01, payload: [0xAA])),
+                .userDataUnregistered(H265UserDataUnregistered(uuid: uuid, payload: [9, 9])),
+                .recoveryPoint(recovery)
+            ])
         // A primary beyond 50000 (D.3.28) is an error; the message after it is still read.
         mastering[0] = 0xFF
         let bad = try H265SEI.parse(
@@ -262,12 +285,14 @@ struct H265SEITests {
     @Test func brokenFramingEndsParsing() throws {
         // A payloadSize of 200 in a 4-byte NAL unit: the messages before it are kept.
         var nal = H265TestStreams.seiNALUnit([(144, [0, 1, 0, 2])])
-        nal.removeLast()  // the stop bit
+        nal.removeLast() // the stop bit
         nal += [5, 200, 1, 2, 0x80]
         let sei = try H265SEI.parse(nalUnit: nal, activeSequenceParameterSet: nil)
         #expect(sei.messages.count == 1)
         #expect(sei.error?.field?.hasPrefix("sei_payload") == true)
         // Not an SEI NAL unit at all.
-        #expect(h265Error { _ = try H265SEI.parse(nalUnit: [0x40, 0x01, 0x80], activeSequenceParameterSet: nil) }?.field == "nal_unit_type")
+        #expect(
+            h265Error { _ = try H265SEI.parse(nalUnit: [0x40, 0x01, 0x80], activeSequenceParameterSet: nil) }?.field
+                == "nal_unit_type")
     }
 }

@@ -10,20 +10,22 @@ enum H265TestStreams {
         var sps = H265SequenceParameterSet()
         var profile = H265ProfileTierLevel.Profile()
         profile.profileIdc = 1
-        profile.compatibilityFlags = 0x6000_0000  // Main and Main 10 compatible
-        profile.constraintIndicatorFlags = 0x9000_0000_0000  // progressive, frame only
+        profile.compatibilityFlags = 0x6000_0000 // Main and Main 10 compatible
+        profile.constraintIndicatorFlags = 0x9000_0000_0000 // progressive, frame only
         sps.profileTierLevel = H265ProfileTierLevel(general: profile, generalLevelIdc: 93)
         sps.picWidthInLumaSamples = 64
         sps.picHeightInLumaSamples = 64
         sps.log2MaxPicOrderCntLsbMinus4 = 4
-        sps.subLayerOrdering = [H265SubLayerOrdering(maxDecPicBufferingMinus1: 4, maxNumReorderPics: 2, maxLatencyIncreasePlus1: 0)]
+        sps.subLayerOrdering = [
+            H265SubLayerOrdering(maxDecPicBufferingMinus1: 4, maxNumReorderPics: 2, maxLatencyIncreasePlus1: 0)
+        ]
         sps.log2MinLumaCodingBlockSizeMinus3 = 0
         sps.log2DiffMaxMinLumaCodingBlockSize = 1
         sps.log2MinLumaTransformBlockSizeMinus2 = 0
         sps.log2DiffMaxMinLumaTransformBlockSize = 2
         sps.shortTermReferencePictureSets = [
             H265ShortTermReferencePictureSet(negative: [(-1, true), (-3, true)], positive: [(2, true)]),
-            H265ShortTermReferencePictureSet(negative: [(-1, true)], positive: []),
+            H265ShortTermReferencePictureSet(negative: [(-1, true)], positive: [])
         ]
         sps.temporalMVPEnabledFlag = true
         return sps
@@ -59,7 +61,8 @@ enum H265TestStreams {
     static func slice(
         _ type: H265NALUnitType, lsb: Int = 0, first: Bool = true, temporalID: Int = 0, sliceType: H265SliceType? = nil
     ) -> H265SliceSegmentHeader {
-        var slice = H265SliceSegmentHeader(nalUnitHeader: H265NALUnitHeader(nalUnitType: type, nuhTemporalIDPlus1: temporalID + 1))
+        var slice = H265SliceSegmentHeader(
+            nalUnitHeader: H265NALUnitHeader(nalUnitType: type, nuhTemporalIDPlus1: temporalID + 1))
         slice.firstSliceSegmentInPicFlag = first
         slice.sliceSegmentAddress = first ? 0 : 8
         slice.sliceType = sliceType ?? (type.isIRAP ? .i : .p)
@@ -73,15 +76,22 @@ enum H265TestStreams {
         var rbsp: [UInt8] = []
         for message in messages {
             var type = message.type
-            while type >= 255 { rbsp.append(0xFF); type -= 255 }
+            while type >= 255 {
+                rbsp.append(0xFF)
+                type -= 255
+            }
             rbsp.append(UInt8(type))
             var size = message.payload.count
-            while size >= 255 { rbsp.append(0xFF); size -= 255 }
+            while size >= 255 {
+                rbsp.append(0xFF)
+                size -= 255
+            }
             rbsp.append(UInt8(size))
             rbsp += message.payload
         }
         rbsp.append(0x80)
-        return H265NALUnitHeader(nalUnitType: suffix ? .suffixSEI : .prefixSEI).bytes + RBSP.insertEmulationPrevention(rbsp)
+        return H265NALUnitHeader(nalUnitType: suffix ? .suffixSEI : .prefixSEI).bytes
+            + RBSP.insertEmulationPrevention(rbsp)
     }
 
     /// Bits written with a BitWriter, padded to bytes.

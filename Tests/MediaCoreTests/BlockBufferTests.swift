@@ -48,7 +48,7 @@ extension MediaCoreTests {
             let middle = try buffer.slice(2..<12)
             #expect(middle.copyToArray() == Array(2..<12))
             #expect(middle.segmentCount == 3)
-            let inner = try middle.slice(3..<6)  // bytes 5, 6, 7: inside the second block
+            let inner = try middle.slice(3..<6) // bytes 5, 6, 7: inside the second block
             #expect(inner.copyToArray() == [5, 6, 7] && inner.isContiguous)
             #expect(try buffer.slice(0..<0).isEmpty)
             #expect(try buffer.slice(16..<16).isEmpty)
@@ -155,18 +155,18 @@ extension MediaCoreTests {
             var shared = BlockBuffer([1, 2, 3])
             let other = shared
             #expect(shared.withUnsafeMutableBytesInPlace { $0[0] = 9 } == nil)
-            shared.withUnsafeMutableBytes { $0[0] = 9 }  // copies: `other` must not change
+            shared.withUnsafeMutableBytes { $0[0] = 9 } // copies: `other` must not change
             #expect(shared.copyToArray() == [9, 2, 3] && other.copyToArray() == [1, 2, 3])
 
             let counter = ReleaseCounter()
             let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 4)
-            defer { memory.deallocate() }  // outlives the buffer, so it can be inspected afterwards
+            defer { memory.deallocate() } // outlives the buffer, so it can be inspected afterwards
             memory.initializeMemory(as: UInt8.self, repeating: 5)
             var external = BlockBuffer(externalMemory: UnsafeRawBufferPointer(memory)) { counter.record() }
             #expect(external.withUnsafeMutableBytesInPlace { $0[0] = 1 } == nil)
             external.withUnsafeMutableBytes { $0[0] = 1 }
             #expect(external.copyToArray() == [1, 5, 5, 5] && memory[0] == 5)
-            #expect(counter.count == 1)  // the copy dropped the last reference to external memory
+            #expect(counter.count == 1) // the copy dropped the last reference to external memory
 
             var fragmented = threeBlocks()
             #expect(fragmented.withUnsafeMutableBytesInPlace { _ in } == nil)

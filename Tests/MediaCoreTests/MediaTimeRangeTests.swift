@@ -54,7 +54,7 @@ extension MediaCoreTests {
             #expect(r.contains(range(12, 3)))
             #expect(!r.contains(range(9, 3)))
             #expect(!r.contains(range(15, 6)))
-            #expect(r.contains(range(20, 0)))  // empty range at the end
+            #expect(r.contains(range(20, 0))) // empty range at the end
             #expect(!r.contains(range(21, 0)))
             #expect(!r.contains(MediaTimeRange.invalid))
             #expect(!MediaTimeRange.invalid.contains(r))
@@ -63,9 +63,9 @@ extension MediaCoreTests {
         @Test func intersection() {
             #expect(range(0, 10).intersection(range(5, 10)) == range(5, 5))
             #expect(range(0, 10).intersection(range(2, 3)) == range(2, 3))
-            #expect(range(0, 10).intersection(range(10, 5)) == .zero)  // touching
-            #expect(range(0, 10).intersection(range(20, 5)) == .zero)  // disjoint
-            #expect(range(0, 10).intersection(range(5, 0)) == .zero)  // empty operand
+            #expect(range(0, 10).intersection(range(10, 5)) == .zero) // touching
+            #expect(range(0, 10).intersection(range(20, 5)) == .zero) // disjoint
+            #expect(range(0, 10).intersection(range(5, 0)) == .zero) // empty operand
             #expect(!range(0, 10).intersection(.invalid).isValid)
             let mixed = range(0, 1).intersection(MediaTimeRange(start: t(1001, 30000), duration: t(1, 1)))
             #expect(mixed.start == t(1001, 30000) && mixed.end == t(1, 1))
@@ -73,7 +73,7 @@ extension MediaCoreTests {
 
         @Test func union() {
             #expect(range(0, 10).union(range(5, 10)) == range(0, 15))
-            #expect(range(0, 2).union(range(8, 2)) == range(0, 10))  // covers the gap
+            #expect(range(0, 2).union(range(8, 2)) == range(0, 10)) // covers the gap
             #expect(range(3, 2).union(range(0, 10)) == range(0, 10))
             #expect(!range(0, 1).union(.invalid).isValid)
             let infinite = range(0, 1).union(MediaTimeRange(start: t(5, 1), duration: .positiveInfinity))

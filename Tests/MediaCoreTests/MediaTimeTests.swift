@@ -74,7 +74,7 @@ extension MediaCoreTests {
             // lcm(30000, 1e9) = 3e9 does not fit in Int32.
             let sum = t(1, 30000) + t(1, 1_000_000_000)
             #expect(sum.timescale == 1_000_000_000)
-            #expect(sum.value == 33334)  // 33333.33... + 1, rounded
+            #expect(sum.value == 33334) // 33333.33... + 1, rounded
             #expect(sum.hasBeenRounded)
             #expect(isNearest(sum, to: Fraction(1, 30000) + Fraction(1, 1_000_000_000)))
 
@@ -93,7 +93,8 @@ extension MediaCoreTests {
                     let sb = scales[(j + i) % scales.count]
                     for subtracting in [false, true] {
                         let result = subtracting ? t(a, sa) - t(b, sb) : t(a, sa) + t(b, sb)
-                        let exact = subtracting
+                        let exact =
+                            subtracting
                             ? Fraction(t(a, sa)) - Fraction(t(b, sb)) : Fraction(t(a, sa)) + Fraction(t(b, sb))
                         guard result.isNumeric else {
                             // Only saturation may leave the numeric domain, and it is flagged.
@@ -125,8 +126,11 @@ extension MediaCoreTests {
             #expect(large.isPositiveInfinity && large.hasBeenRounded)
             let fits = t(Int64.max / 4, Int32.max) + t(Int64.max / 4, Int32.max - 1)
             #expect(fits.isNumeric && fits.hasBeenRounded && fits.timescale == Int32.max)
-            #expect(isNearest(fits, to: Fraction(Int128(Int64.max / 4), Int128(Int32.max))
-                + Fraction(Int128(Int64.max / 4), Int128(Int32.max - 1))))
+            #expect(
+                isNearest(
+                    fits,
+                    to: Fraction(Int128(Int64.max / 4), Int128(Int32.max))
+                        + Fraction(Int128(Int64.max / 4), Int128(Int32.max - 1))))
             #expect((-t(Int64.min, 1)).isPositiveInfinity)
             #expect((-t(Int64.min, 1)).hasBeenRounded)
             // Exactly representable extremes stay exact.
@@ -139,7 +143,7 @@ extension MediaCoreTests {
             #expect(rounded.hasBeenRounded)
             #expect((rounded + t(1, 10)).hasBeenRounded)
             #expect((t(1, 10) - rounded).hasBeenRounded)
-            #expect(rounded == t(3, 10))  // equality ignores the flag
+            #expect(rounded == t(3, 10)) // equality ignores the flag
         }
 
         @Test func specialValuesPropagate() {
@@ -171,7 +175,9 @@ extension MediaCoreTests {
             #expect(t(Int64.max, Int32.max - 1) > t(Int64.max, Int32.max))
             #expect(t(Int64.min, 1) < t(Int64.min + 1, 1))
             // -inf < numeric < indefinite < +inf < invalid
-            let ordered: [MediaTime] = [.negativeInfinity, t(Int64.min, 1), t(0, 1), t(Int64.max, 1), .indefinite, .positiveInfinity, .invalid]
+            let ordered: [MediaTime] = [
+                .negativeInfinity, t(Int64.min, 1), t(0, 1), t(Int64.max, 1), .indefinite, .positiveInfinity, .invalid
+            ]
             #expect(ordered.shuffled().sorted() == ordered)
             for (a, b) in zip(ordered, ordered.dropFirst()) {
                 #expect(MediaTime.compare(a, b) == -1 && MediaTime.compare(b, a) == 1)
@@ -191,7 +197,7 @@ extension MediaCoreTests {
             (1, 3, 10, 3, 3, 4, 4, 3, 4),
             (-1, 3, 10, -3, -3, -4, -3, -4, -4),
             (1001, 30000, 1000, 33, 33, 34, 34, 33, 33),
-            (1001, 30000, 90000, 3003, 3003, 3003, 3003, 3003, 3003),
+            (1001, 30000, 90000, 3003, 3003, 3003, 3003, 3003, 3003)
         ])
         func conversionRounding(
             _ row: (Int64, Int32, Int32, Int64, Int64, Int64, Int64, Int64, Int64)
@@ -199,7 +205,7 @@ extension MediaCoreTests {
             let time = t(row.0, row.1)
             let expected: [(RoundingMethod, Int64)] = [
                 (.roundHalfAwayFromZero, row.3), (.towardZero, row.4), (.awayFromZero, row.5),
-                (.towardPositiveInfinity, row.6), (.towardNegativeInfinity, row.7), (.quickTime, row.8),
+                (.towardPositiveInfinity, row.6), (.towardNegativeInfinity, row.7), (.quickTime, row.8)
             ]
             let exact = Fraction(time)
             for (method, value) in expected {
@@ -242,7 +248,7 @@ extension MediaCoreTests {
             let rounded = t(1, 30).multiplied(by: 1001, dividedBy: 1000)
             #expect(rounded.value == 1 && rounded.hasBeenRounded)
             let negativeDivisor = t(10, 1).multiplied(by: 1, dividedBy: -4)
-            #expect(negativeDivisor.value == -3 && negativeDivisor.hasBeenRounded)  // -2.5 -> -3
+            #expect(negativeDivisor.value == -3 && negativeDivisor.hasBeenRounded) // -2.5 -> -3
             #expect(t(10, 1).multiplied(by: 1, dividedBy: -4, rounding: .towardZero).value == -2)
             #expect(!t(1, 1).multiplied(by: 1, dividedBy: 0).isValid)
             let big = t(Int64.max, 1).multiplied(by: Int32.max, dividedBy: Int32.max)
@@ -258,7 +264,7 @@ extension MediaCoreTests {
             let rounded = MediaTime(seconds: 0.0333, preferredTimescale: 1000)
             #expect(rounded.value == 33 && rounded.hasBeenRounded)
             let negative = MediaTime(seconds: -2.5, preferredTimescale: 1)
-            #expect(negative.value == -3 && negative.hasBeenRounded)  // half away from zero
+            #expect(negative.value == -3 && negative.hasBeenRounded) // half away from zero
             #expect(!MediaTime(seconds: .nan, preferredTimescale: 1000).isValid)
             #expect(!MediaTime(seconds: 1, preferredTimescale: 0).isValid)
             #expect(MediaTime(seconds: .infinity, preferredTimescale: 1000).isPositiveInfinity)
@@ -284,8 +290,8 @@ extension MediaCoreTests {
             for nanoseconds: UInt64 in [0, 1, 33_366_667, 1_000_000_000, 123_456_789_012_345, UInt64(Int64.max)] {
                 #expect(MediaTime(gstreamerNanoseconds: nanoseconds).gstreamerNanoseconds == nanoseconds)
             }
-            #expect(t(9, 90000).gstreamerNanoseconds == 100_000)  // 90 kHz divides 1e9: exact
-            #expect(t(1001, 30000).gstreamerNanoseconds == 33_366_667)  // 33366666.67 rounds up
+            #expect(t(9, 90000).gstreamerNanoseconds == 100_000) // 90 kHz divides 1e9: exact
+            #expect(t(1001, 30000).gstreamerNanoseconds == 33_366_667) // 33366666.67 rounds up
             #expect(t(1, 3).gstreamerNanoseconds == 333_333_333)
             #expect(t(2, 3).gstreamerNanoseconds == 666_666_667)
             #expect(MediaTime.invalid.gstreamerNanoseconds == UInt64.max)

@@ -1,17 +1,20 @@
 import Glibc
-import Synchronization
 import SwiftVTTestSupport
+import Synchronization
 import Testing
 
 @testable import MediaCore
 
 extension MediaCoreTests {
     @Suite struct PixelBufferPoolTests {
-        func makePool(minimum: Int = 0, maximum: Int? = nil, consumer: PixelBufferConsumer? = nil) throws -> PixelBufferPool {
-            try PixelBufferPool(attributes: .init(
-                width: 320, height: 240, pixelFormat: .nv12VideoRange, rowAlignment: 64,
-                minimumBufferCount: minimum, maximumBufferCount: maximum,
-                attachments: PixelBufferAttachments(yCbCrMatrix: .bt709)), consumer: consumer)
+        func makePool(minimum: Int = 0, maximum: Int? = nil, consumer: PixelBufferConsumer? = nil) throws
+            -> PixelBufferPool
+        {
+            try PixelBufferPool(
+                attributes: .init(
+                    width: 320, height: 240, pixelFormat: .nv12VideoRange, rowAlignment: 64,
+                    minimumBufferCount: minimum, maximumBufferCount: maximum,
+                    attachments: PixelBufferAttachments(yCbCrMatrix: .bt709)), consumer: consumer)
         }
 
         /// The pixel memory a buffer lends (buffers are fresh objects; their memory is recycled).
@@ -61,7 +64,10 @@ extension MediaCoreTests {
             let pool = try makePool()
             var buffer: PixelBuffer? = try pool.makePixelBuffer()
             let lent = memory(of: buffer)
-            buffer?.updateAttachments { $0.yCbCrMatrix = .smpte170M; $0.fullRange = true }
+            buffer?.updateAttachments {
+                $0.yCbCrMatrix = .smpte170M
+                $0.fullRange = true
+            }
             buffer = nil
             let again = try pool.makePixelBuffer()
             #expect(memory(of: again) == lent && again.ownsMemory)
@@ -75,7 +81,9 @@ extension MediaCoreTests {
             var second: PixelBuffer? = try pool.makePixelBuffer()
             #expect(memory(of: first) != memory(of: second))
             #expect(pool.buffersInUseCount == 2)
-            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(2)) { try pool.makePixelBuffer(waitIfExhausted: false) }
+            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(2)) {
+                try pool.makePixelBuffer(waitIfExhausted: false)
+            }
             second = nil
             #expect(pool.buffersInUseCount == 1)
             _ = try pool.makePixelBuffer()
@@ -88,7 +96,7 @@ extension MediaCoreTests {
             #expect(pool.bufferCount == 4)
             pool.flush()
             #expect(pool.bufferCount == 1)
-            let next = try pool.makePixelBuffer()  // the in-use one cannot be handed out
+            let next = try pool.makePixelBuffer() // the in-use one cannot be handed out
             #expect(memory(of: next) != memory(of: inUse) && pool.allocationCount == 5)
         }
 
@@ -104,15 +112,18 @@ extension MediaCoreTests {
             private var thread = pthread_t()
 
             init(_ pool: PixelBufferPool) {
-                let box = Unmanaged.passRetained(Box { [self] in
-                    self.outcome = Result { () throws(PixelBufferPoolError) in try pool.makePixelBuffer() }
-                    self.done.store(true, ordering: .releasing)
-                })
-                pthread_create(&thread, nil, { argument in
-                    guard let argument else { return nil }
-                    Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
-                    return nil
-                }, box.toOpaque())
+                let box = Unmanaged.passRetained(
+                    Box { [self] in
+                        self.outcome = Result { () throws(PixelBufferPoolError) in try pool.makePixelBuffer() }
+                        self.done.store(true, ordering: .releasing)
+                    })
+                pthread_create(
+                    &thread, nil,
+                    { argument in
+                        guard let argument else { return nil }
+                        Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
+                        return nil
+                    }, box.toOpaque())
             }
 
             var finished: Bool { done.load(ordering: .acquiring) }
@@ -165,7 +176,9 @@ extension MediaCoreTests {
             #expect(throws: PixelBufferPoolError.flushing) { try outcome?.get() }
             #expect(throws: PixelBufferPoolError.flushing) { try pool.makePixelBuffer() }
             consumer.setFlushing(false)
-            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(1)) { try pool.makePixelBuffer(waitIfExhausted: false) }
+            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(1)) {
+                try pool.makePixelBuffer(waitIfExhausted: false)
+            }
             withExtendedLifetime(held) {}
         }
 
@@ -195,11 +208,14 @@ extension MediaCoreTests {
             // Nothing comes back: after the starvation timeout the bound doubles (2 -> 4).
             let third = try pool.makePixelBuffer()
             let waited = monotonicSeconds() - start
-            #expect(waited >= Double(PixelBufferPool.minimumStarvationTimeoutNanoseconds) / 1e9 * 0.9,
-                    "the pool grew after \(waited) s, before the starvation timeout")
+            #expect(
+                waited >= Double(PixelBufferPool.minimumStarvationTimeoutNanoseconds) / 1e9 * 0.9,
+                "the pool grew after \(waited) s, before the starvation timeout")
             #expect(consumer.grownBufferCount == 2 && pool.effectiveMaximumBufferCount == 4)
             let fourth = try pool.makePixelBuffer()
-            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(4)) { try pool.makePixelBuffer(waitIfExhausted: false) }
+            #expect(throws: PixelBufferPoolError.maximumBufferCountReached(4)) {
+                try pool.makePixelBuffer(waitIfExhausted: false)
+            }
             withExtendedLifetime((held, third, fourth)) {}
         }
 

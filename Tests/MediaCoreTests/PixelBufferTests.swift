@@ -19,7 +19,7 @@ extension MediaCoreTests {
             (.bgra, [(4, 1, 1)], 8),
             (.yuyv, [(4, 2, 1)], 8),
             (.uyvy, [(4, 2, 1)], 8),
-            (.gray8, [(1, 1, 1)], 8),
+            (.gray8, [(1, 1, 1)], 8)
         ]
 
         @Test func formatTablesCoverEverySupportedFormat() {
@@ -57,7 +57,8 @@ extension MediaCoreTests {
                     continue
                 }
                 for alignment in [1, 16, 64, 4096] {
-                    let buffer = try PixelBuffer(width: width, height: height, pixelFormat: format, rowAlignment: alignment)
+                    let buffer = try PixelBuffer(
+                        width: width, height: height, pixelFormat: format, rowAlignment: alignment)
                     #expect(buffer.width == width && buffer.height == height && buffer.pixelFormat == format)
                     #expect(buffer.planeCount == planes.count && buffer.ownsMemory)
                     var previousEnd: UnsafeMutableRawPointer?
@@ -118,7 +119,9 @@ extension MediaCoreTests {
             do {
                 let buffer = try PixelBuffer(
                     width: 6, height: 4, pixelFormat: .nv12VideoRange,
-                    externalPlanes: [.init(baseAddress: luma, bytesPerRow: 64), .init(baseAddress: chroma, bytesPerRow: 64)],
+                    externalPlanes: [
+                        .init(baseAddress: luma, bytesPerRow: 64), .init(baseAddress: chroma, bytesPerRow: 64)
+                    ],
                     attachments: PixelBufferAttachments(yCbCrMatrix: .bt709)
                 ) {
                     counter.record()
@@ -126,7 +129,8 @@ extension MediaCoreTests {
                     chroma.deallocate()
                 }
                 #expect(!buffer.ownsMemory && buffer.planes[1].baseAddress == chroma)
-                #expect(buffer.planes[1].width == 3 && buffer.planes[1].height == 2 && buffer.planes[1].bytesPerRow == 64)
+                #expect(
+                    buffer.planes[1].width == 3 && buffer.planes[1].height == 2 && buffer.planes[1].bytesPerRow == 64)
                 #expect(buffer.attachments.yCbCrMatrix == .bt709)
                 #expect(counter.count == 0)
             }
@@ -135,14 +139,18 @@ extension MediaCoreTests {
             let dummy = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 16)
             defer { dummy.deallocate() }
             #expect(throws: PixelBufferError.planeCountMismatch(expected: 3, actual: 1)) {
-                try PixelBuffer(width: 2, height: 2, pixelFormat: .i420,
-                                externalPlanes: [.init(baseAddress: dummy, bytesPerRow: 2)]) { counter.record() }
+                try PixelBuffer(
+                    width: 2, height: 2, pixelFormat: .i420,
+                    externalPlanes: [.init(baseAddress: dummy, bytesPerRow: 2)]
+                ) { counter.record() }
             }
             #expect(throws: PixelBufferError.planeRowTooShort(plane: 0, bytesPerRow: 7, minimumBytesPerRow: 8)) {
-                try PixelBuffer(width: 2, height: 2, pixelFormat: .bgra,
-                                externalPlanes: [.init(baseAddress: dummy, bytesPerRow: 7)]) { counter.record() }
+                try PixelBuffer(
+                    width: 2, height: 2, pixelFormat: .bgra,
+                    externalPlanes: [.init(baseAddress: dummy, bytesPerRow: 7)]
+                ) { counter.record() }
             }
-            #expect(counter.count == 1)  // failed initializers do not release
+            #expect(counter.count == 1) // failed initializers do not release
         }
 
         @Test func attachmentsAreMutableUnderALock() async throws {

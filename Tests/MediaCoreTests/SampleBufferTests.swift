@@ -8,7 +8,8 @@ extension MediaCoreTests {
         let frame = t(1001, 30000)
 
         func timing(_ pts: Int64, _ dts: Int64) -> SampleTimingInfo {
-            SampleTimingInfo(duration: frame, presentationTimeStamp: t(pts * 1001, 30000), decodeTimeStamp: t(dts * 1001, 30000))
+            SampleTimingInfo(
+                duration: frame, presentationTimeStamp: t(pts * 1001, 30000), decodeTimeStamp: t(dts * 1001, 30000))
         }
 
         @Test func validationErrors() {
@@ -16,17 +17,20 @@ extension MediaCoreTests {
                 try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: -1)
             }
             #expect(throws: SampleBufferError.timingCountMismatch(sampleCount: 3, timingCount: 2)) {
-                try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3,
-                                 timings: .perSample([timing(0, 0), timing(1, 1)]))
+                try SampleBuffer(
+                    dataBuffer: data, formatDescription: nil, sampleCount: 3,
+                    timings: .perSample([timing(0, 0), timing(1, 1)]))
             }
             #expect(throws: SampleBufferError.sizeCountMismatch(sampleCount: 3, sizeCount: 2)) {
                 try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .perSample([10, 20]))
             }
             #expect(throws: SampleBufferError.sampleSizesDoNotMatchData(totalSize: 29, dataSize: 30)) {
-                try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .perSample([10, 10, 9]))
+                try SampleBuffer(
+                    dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .perSample([10, 10, 9]))
             }
             #expect(throws: SampleBufferError.negativeSampleSize(index: 1, size: -5)) {
-                try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .perSample([20, -5, 15]))
+                try SampleBuffer(
+                    dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .perSample([20, -5, 15]))
             }
             #expect(throws: SampleBufferError.sampleSizesDoNotMatchData(totalSize: 33, dataSize: 30)) {
                 try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .uniform(11))
@@ -35,13 +39,15 @@ extension MediaCoreTests {
                 try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .uniform(Int.max))
             }
             #expect(throws: SampleBufferError.sampleSizesDoNotMatchData(totalSize: nil, dataSize: 30)) {
-                try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 2, sizes: .perSample([Int.max, 1]))
+                try SampleBuffer(
+                    dataBuffer: data, formatDescription: nil, sampleCount: 2, sizes: .perSample([Int.max, 1]))
             }
             #expect(throws: SampleBufferError.negativeSampleSize(index: 0, size: -10)) {
                 try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sizes: .uniform(-10))
             }
             #expect(throws: SampleBufferError.attachmentCountMismatch(sampleCount: 3, attachmentCount: 1)) {
-                try SampleBuffer(dataBuffer: data, formatDescription: nil, sampleCount: 3, sampleAttachments: [SampleAttachments()])
+                try SampleBuffer(
+                    dataBuffer: data, formatDescription: nil, sampleCount: 3, sampleAttachments: [SampleAttachments()])
             }
         }
 
@@ -54,8 +60,9 @@ extension MediaCoreTests {
                 sampleAttachments: [
                     SampleAttachments(dependsOnOthers: false, isDependedOnByOthers: true),
                     SampleAttachments(notSync: true, dependsOnOthers: true),
-                    SampleAttachments(notSync: true, dependsOnOthers: true, isDependedOnByOthers: false,
-                                      earlierDisplayTimesAllowed: true),
+                    SampleAttachments(
+                        notSync: true, dependsOnOthers: true, isDependedOnByOthers: false,
+                        earlierDisplayTimesAllowed: true)
                 ])
             #expect(buffer.presentationTimeStamp == t(1001, 30000))
             #expect(buffer.decodeTimeStamp == .zero)
@@ -92,7 +99,7 @@ extension MediaCoreTests {
             var buffer = try SampleBuffer(dataBuffer: data, formatDescription: nil)
             #expect(!buffer.presentationTimeStamp.isValid && !buffer.duration.isValid)
             #expect(try buffer.timingInfo(at: 0) == .invalid)
-            #expect(try buffer.sampleSize(at: 0) == 30)  // one sample: the whole buffer
+            #expect(try buffer.sampleSize(at: 0) == 30) // one sample: the whole buffer
             #expect(buffer.isSync)
             try buffer.setAttachments(SampleAttachments(notSync: true), forSampleAt: 0)
             #expect(!buffer.isSync)

@@ -29,15 +29,15 @@ import Testing
         let clock = ManualClock()
         let timebase = Timebase(masterClock: clock.read)
         try timebase.setRate(1)
-        clock.advance(seconds: 2)  // 2 s
-        try timebase.setRate(0)  // paused
+        clock.advance(seconds: 2) // 2 s
+        try timebase.setRate(0) // paused
         clock.advance(seconds: 1.5)
         #expect(timebase.time == Self.seconds(2))
         try timebase.setRate(0.5)
-        clock.advance(seconds: 2)  // +1 s
+        clock.advance(seconds: 2) // +1 s
         #expect(timebase.time == Self.seconds(3))
         try timebase.setRate(2)
-        clock.advance(seconds: 1.5)  // +3 s
+        clock.advance(seconds: 1.5) // +3 s
         #expect(timebase.time == Self.seconds(6))
         #expect(timebase.rate == 2)
     }
@@ -87,7 +87,8 @@ import Testing
         // gst_clock_adjust_with_calibration: (internal - cinternal) * num / denom + cexternal.
         clock.advance(seconds: 3)
         let internalNow = UInt64(clock.read().value)
-        let external = (internalNow - calibration.internalTime) * calibration.rateNumerator / calibration.rateDenominator
+        let external =
+            (internalNow - calibration.internalTime) * calibration.rateNumerator / calibration.rateDenominator
             + calibration.externalTime
         #expect(MediaTime(value: Int64(external), timescale: 1_000_000_000) == timebase.time)
         #expect(timebase.time == Self.seconds(6))

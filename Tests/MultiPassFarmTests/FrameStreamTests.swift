@@ -16,7 +16,8 @@ struct FrameStreamTests {
         version: UInt32 = 2, width: Int = 16, height: Int = 8, rate: (UInt32, UInt32) = (25, 1), format: UInt32 = 0,
         fieldOrder: UInt32? = 0
     ) -> [UInt8] {
-        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        let chromaWidth = (width + 1) / 2
+        let chromaHeight = (height + 1) / 2
         let strides = [width, chromaWidth, chromaWidth]
         let offsets = [0, width * height, width * height + chromaWidth * chromaHeight]
         let frameSize = width * height + 2 * chromaWidth * chromaHeight
@@ -83,7 +84,8 @@ struct FrameStreamTests {
 
     @Test("records: frames with their times, the end of a range, the end of the stream")
     func records() throws {
-        let bytes = Self.header() + Self.frameRecord(pts: 40_000_000, duration: 40_000_000, size: 192) + [2]
+        let bytes =
+            Self.header() + Self.frameRecord(pts: 40_000_000, duration: 40_000_000, size: 192) + [2]
             + Self.frameRecord(pts: 80_000_000, duration: -1, size: 192)
         try Self.withStream(bytes) { descriptor in
             var reader = try FrameStreamReader(descriptor: descriptor)
@@ -133,7 +135,7 @@ struct FrameStreamTests {
             (header(width: 1), "size 1x8 is outside"),
             (header(fieldOrder: 5), "field order 5 is not 0"),
             (unknownRecord, "record of unknown kind 9 after frame 0"),
-            (cutTimes, "ended inside frame 1's time stamps"),
+            (cutTimes, "ended inside frame 1's time stamps")
         ]
     }()
 

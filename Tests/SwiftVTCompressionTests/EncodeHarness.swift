@@ -15,10 +15,13 @@ enum Clips {
 
     /// The 9 I420 frames of the corpus's raw clip.
     static let cisco: [PixelBuffer]? = {
-        guard let directory = Corpus.directory, let bytes = Corpus.readFile(directory + "/" + ciscoFile) else { return nil }
+        guard let directory = Corpus.directory, let bytes = Corpus.readFile(directory + "/" + ciscoFile) else {
+            return nil
+        }
         let frameSize = ciscoWidth * ciscoHeight * 3 / 2
         return (0..<(bytes.count / frameSize)).compactMap { index in
-            try? makeI420(Array(bytes[index * frameSize..<(index + 1) * frameSize]), width: ciscoWidth, height: ciscoHeight)
+            try? makeI420(
+                Array(bytes[index * frameSize..<(index + 1) * frameSize]), width: ciscoWidth, height: ciscoHeight)
         }
     }()
 
@@ -54,7 +57,9 @@ enum Clips {
     }()
 
     /// Decodes AVCC samples; pictures in output order with their PTS.
-    static func decode(_ samples: [SampleBuffer], format: FormatDescription) throws -> [(picture: PixelBuffer, pts: MediaTime)] {
+    static func decode(_ samples: [SampleBuffer], format: FormatDescription) throws -> [(
+        picture: PixelBuffer, pts: MediaTime
+    )] {
         let frames = Mutex<[(picture: PixelBuffer, pts: MediaTime)]>([])
         let session = try DecompressionSession(
             formatDescription: format, backends: [LibavcodecDecoderFactory()]
@@ -96,12 +101,16 @@ struct AnnexBStream {
         samples = try units.filter { !$0.isEmpty }.enumerated().map { index, unit in
             var avcc: [UInt8] = []
             for nal in unit {
-                avcc += [UInt8(nal.count >> 24 & 0xFF), UInt8(nal.count >> 16 & 0xFF), UInt8(nal.count >> 8 & 0xFF), UInt8(nal.count & 0xFF)]
+                avcc += [
+                    UInt8(nal.count >> 24 & 0xFF), UInt8(nal.count >> 16 & 0xFF), UInt8(nal.count >> 8 & 0xFF),
+                    UInt8(nal.count & 0xFF)
+                ]
                 avcc += nal
             }
             return try SampleBuffer(
                 dataBuffer: BlockBuffer(avcc), formatDescription: format,
-                timings: .uniform(SampleTimingInfo(duration: duration, presentationTimeStamp: duration.multiplied(by: index))))
+                timings: .uniform(
+                    SampleTimingInfo(duration: duration, presentationTimeStamp: duration.multiplied(by: index))))
         }
     }
 }
@@ -163,7 +172,8 @@ enum Encoder {
 
     /// Encodes `pictures` with one session and completes them.
     static func encode(
-        _ pictures: [PixelBuffer], properties: CompressionProperties = .init(), frameDuration: MediaTime = frameDuration12,
+        _ pictures: [PixelBuffer], properties: CompressionProperties = .init(),
+        frameDuration: MediaTime = frameDuration12,
         forceKeyFrameAt forced: Set<Int> = [], midway: ((CompressionSession, Int) throws -> Void)? = nil
     ) throws -> Encoded {
         guard let first = pictures.first else { return Encoded(frames: [], outputsAfterEncode: [], frameDelay: 0) }
@@ -191,7 +201,8 @@ enum Encoder {
 
 /// PSNR of the luma planes of two pictures of the same size.
 func psnrY(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
-    let pa = a.planes[0], pb = b.planes[0]
+    let pa = a.planes[0]
+    let pb = b.planes[0]
     var sum: UInt64 = 0
     for row in 0..<pa.height {
         let ra = (pa.baseAddress + row * pa.bytesPerRow).assumingMemoryBound(to: UInt8.self)

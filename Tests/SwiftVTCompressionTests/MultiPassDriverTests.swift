@@ -66,7 +66,8 @@ struct MultiPassDriverTests {
             session = try CompressionSession(
                 width: MultiPassDriverTests.width, height: MultiPassDriverTests.height,
                 encoderSpecification: EncoderSpecification(threadCount: 1), sourcePixelFormat: .i420,
-                properties: CompressionProperties(averageBitRate: bitRate, maxKeyFrameInterval: 15, expectedFrameRate: 30),
+                properties: CompressionProperties(
+                    averageBitRate: bitRate, maxKeyFrameInterval: 15, expectedFrameRate: 30),
                 backends: [X264EncoderFactory()], outputHandler: feed.outputHandler)
             driver = try MultiPassDriver(
                 session: session, feed: feed, storage: storage, maximumPasses: maximumPasses,
@@ -228,7 +229,9 @@ struct MultiPassDriverTests {
 
     // MARK: Tests
 
-    @Test("a seekable run re-encodes exactly the ranges it plans, ends on target or at the last pass, and counts what it kept")
+    @Test(
+        "a seekable run re-encodes exactly the ranges it plans, ends on target or at the last pass, and counts what it kept"
+    )
     func fullRun() throws {
         let encode = try Encode(maximumPasses: 3)
         let run = try Self.run(encode)
@@ -247,8 +250,11 @@ struct MultiPassDriverTests {
         let plan = try #require(statistics.lastPlan)
         #expect(Self.bits(frames) == plan.codedBits, "the silo holds what the last pass's analysis says was coded")
         let error = Double(plan.codedBits) / plan.targetBits - 1
-        print("MultiPassDriver full run: \(run.passesStarted) passes, \(run.encodedAfterPassOne) frames re-encoded, \(error * 100) % off the target (\(stopReason ?? "no reason given"))")
-        #expect(abs(error) <= 0.01 || outcome.passes == 3, "\(error * 100) % off the target after \(outcome.passes) passes")
+        print(
+            "MultiPassDriver full run: \(run.passesStarted) passes, \(run.encodedAfterPassOne) frames re-encoded, \(error * 100) % off the target (\(stopReason ?? "no reason given"))"
+        )
+        #expect(
+            abs(error) <= 0.01 || outcome.passes == 3, "\(error * 100) % off the target after \(outcome.passes) passes")
         // The summary: every pass kept, every frame re-encoded after pass 1 counted.
         #expect(outcome.passes == run.passesStarted)
         #expect(outcome.passes == statistics.passesCompleted)
@@ -270,13 +276,19 @@ struct MultiPassDriverTests {
         let passTwoRanges = try #require(run.plannedRanges.first)
         let passTwoFrames = passTwoRanges.reduce(0) { $0 + Self.frameIndices(in: $1).count }
         let seconds = passTwoRanges.reduce(0.0) { $0 + $1.duration.seconds }
-        #expect(passTwoStart.progress.stage == .reencoding(frames: passTwoFrames, ranges: passTwoRanges.count, seconds: seconds))
-        #expect(passTwoStart.progress.description.hasPrefix("pass 2: re-encoding \(passTwoFrames) frames in \(passTwoRanges.count) range(s), "))
+        #expect(
+            passTwoStart.progress.stage
+                == .reencoding(frames: passTwoFrames, ranges: passTwoRanges.count, seconds: seconds))
+        #expect(
+            passTwoStart.progress.description.hasPrefix(
+                "pass 2: re-encoding \(passTwoFrames) frames in \(passTwoRanges.count) range(s), "))
         #expect(passTwoStart.afterFrames == Self.frameCount + 1, "pass 2's start is reported with its first frame")
         #expect(texts.contains("pass 2 complete (\(passTwoFrames) frames)"))
     }
 
-    @Test("a pass cut short keeps the ranges it finished; the others get their earlier frames; the cut pass is not counted")
+    @Test(
+        "a pass cut short keeps the ranges it finished; the others get their earlier frames; the cut pass is not counted"
+    )
     func cutShort() throws {
         let encode = try Encode(maximumPasses: 4)
         // Every range in full until a pass with two ranges or more; of that pass, range 0 whole,
@@ -308,7 +320,8 @@ struct MultiPassDriverTests {
         #expect(cut.restoration.rangesKept == 1)
         #expect(cut.restoration.rangesRestored == ranges.count - 1)
         #expect(run.seeks.suffix(2) == ranges.prefix(2), "no seek after the cut")
-        #expect(run.progress.last?.progress.description == "pass \(pass) cut short after \(received) of \(expected) frames")
+        #expect(
+            run.progress.last?.progress.description == "pass \(pass) cut short after \(received) of \(expected) frames")
         // The file: every frame once; range 0 re-encoded by the cut pass, the other ranges of
         // the pass as before it.
         let frames = try encode.siloContents()
@@ -320,7 +333,9 @@ struct MultiPassDriverTests {
         #expect(outcome.framesReencoded == reencodedBeforeTheCut)
     }
 
-    @Test("a source that does not replay after the seek: the pass is cut short at 0 frames and the file is pass 1's, byte for byte")
+    @Test(
+        "a source that does not replay after the seek: the pass is cut short at 0 frames and the file is pass 1's, byte for byte"
+    )
     func sourceThatDoesNotReplay() throws {
         let encode = try Encode(maximumPasses: 3)
         let run = try Self.run(encode) { _ in [] }
@@ -393,7 +408,9 @@ struct MultiPassDriverTests {
             // The frame before the range, the range, the frame after it, and the first frame of
             // another range of the pass.
             var indices = [first - 1] + inside + [last + 1]
-            if let other = seek.rangesOfPass.first(where: { $0 != seek.range }), let frame = Self.frameIndices(in: other).first {
+            if let other = seek.rangesOfPass.first(where: { $0 != seek.range }),
+                let frame = Self.frameIndices(in: other).first
+            {
                 indices.append(frame)
             }
             indices = indices.filter { (0..<Self.frameCount).contains($0) }
@@ -413,7 +430,9 @@ struct MultiPassDriverTests {
         Self.expectEveryFrameOnce(try encode.siloContents())
     }
 
-    @Test("a pass that lands farther from the target is taken back: the file is the result before it, and the summary does not count it")
+    @Test(
+        "a pass that lands farther from the target is taken back: the file is the result before it, and the summary does not count it"
+    )
     func passTakenBack() throws {
         let encode = try Encode(maximumPasses: 3)
         // Pass 2 gets other pictures (noise) at the same times: at the quantizers planned for

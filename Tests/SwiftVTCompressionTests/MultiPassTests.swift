@@ -13,13 +13,17 @@ import Testing
 
     /// `gops` GOPs of `length` frames (IDR then P), coded at `quantizer`, with `complexity(gop)`
     /// per frame: bits = complexity / qscale(quantizer).
-    static func records(gops: Int, length: Int, quantizer: Double = 30, complexity: (Int) -> Double) -> [FrameAnalysisRecord] {
+    static func records(gops: Int, length: Int, quantizer: Double = 30, complexity: (Int) -> Double)
+        -> [FrameAnalysisRecord]
+    {
         (0..<(gops * length)).map { index in
             let gop = index / length
             let bits = Int(complexity(gop) / MultiPassRateControl.scale(forQuantizer: quantizer))
             return FrameAnalysisRecord(
-                presentationTimeStamp: frameDuration.multiplied(by: index), decodeTimeStamp: frameDuration.multiplied(by: index),
-                duration: frameDuration, frameType: index % length == 0 ? .idr : .predicted, quantizer: quantizer, bits: bits,
+                presentationTimeStamp: frameDuration.multiplied(by: index),
+                decodeTimeStamp: frameDuration.multiplied(by: index),
+                duration: frameDuration, frameType: index % length == 0 ? .idr : .predicted, quantizer: quantizer,
+                bits: bits,
                 complexity: MultiPassRateControl.complexity(bits: bits, quantizer: quantizer), pass: 1)
         }
     }
@@ -61,7 +65,8 @@ import Testing
     @Test func aTotalOffTargetReencodesEnoughGOPsToMeetIt() throws {
         // Uniform content (allocation = coded QPs) but 5 % over the target: only the size is wrong.
         let records = Self.records(gops: 6, length: 10) { _ in 1_000_000 }
-        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records, by: 1 / 1.05), maximumPasses: 3)
+        let control = MultiPassRateControl(
+            targetBitRate: Self.targetRate(hitting: records, by: 1 / 1.05), maximumPasses: 3)
         let plan = control.plan(records: records, completedPasses: 1)
         #expect(plan.wantsAnotherPass)
         #expect(plan.frameCount < records.count, "not everything needs re-encoding to move the total by 5 %")
@@ -81,7 +86,8 @@ import Testing
         // Coded at QP 30; the target is a thousandth of that: the next pass goes to QP 51 (as
         // close as H.264 gets), and once there no further pass is planned.
         let atThirty = Self.records(gops: 4, length: 10) { _ in 1_000_000 }
-        let control = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: atThirty, by: 0.001), maximumPasses: 3)
+        let control = MultiPassRateControl(
+            targetBitRate: Self.targetRate(hitting: atThirty, by: 0.001), maximumPasses: 3)
         let first = control.plan(records: atThirty, completedPasses: 1)
         #expect(first.wantsAnotherPass)
         #expect(first.targetOutOfReach == nil)
@@ -143,7 +149,8 @@ import Testing
         #expect(!afterPassTwo.wantsAnotherPass)
         #expect(afterPassTwo.stopReason == "the size is within 1.0 % of the target")
         // 3 % over the target after pass 2: GOPs are re-encoded to correct it.
-        let over = MultiPassRateControl(targetBitRate: Self.targetRate(hitting: records, by: 1 / 1.03), maximumPasses: 5)
+        let over = MultiPassRateControl(
+            targetBitRate: Self.targetRate(hitting: records, by: 1 / 1.03), maximumPasses: 5)
         let correction = over.plan(records: records, completedPasses: 2)
         #expect(correction.wantsAnotherPass)
         #expect(abs(correction.predictedBits / correction.targetBits - 1) < 0.001)
@@ -172,7 +179,8 @@ extension MediaTime {
         // One encoder thread: x264's frame threads make its rate control depend on timing, and
         // the figures below must not vary from run to run.
         let session = try CompressionSession(
-            width: Clips.ciscoWidth, height: Clips.ciscoHeight, encoderSpecification: EncoderSpecification(threadCount: 1),
+            width: Clips.ciscoWidth, height: Clips.ciscoHeight,
+            encoderSpecification: EncoderSpecification(threadCount: 1),
             sourcePixelFormat: .i420,
             properties: CompressionProperties(averageBitRate: bitRate, maxKeyFrameInterval: 20, expectedFrameRate: 30),
             backends: [X264EncoderFactory()]
@@ -185,7 +193,8 @@ extension MediaTime {
         // Pass 1: everything.
         try session.beginPass()
         for (index, picture) in pictures.enumerated() {
-            try session.encode(picture, presentationTimeStamp: frameDuration.multiplied(by: index), duration: frameDuration)
+            try session.encode(
+                picture, presentationTimeStamp: frameDuration.multiplied(by: index), duration: frameDuration)
         }
         var wantsMore = try session.endPass()
         var pass1KeyFrames = Set<MediaTime>()
@@ -202,9 +211,13 @@ extension MediaTime {
             try silo.setTimeRangesForNextPass(ranges)
             try session.beginPass()
             // A frame outside the ranges is refused.
-            if let outside = (0..<120).first(where: { index in !ranges.contains { $0.contains(frameDuration.multiplied(by: index)) } }) {
+            if let outside = (0..<120).first(where: { index in
+                !ranges.contains { $0.contains(frameDuration.multiplied(by: index)) }
+            }) {
                 #expect(throws: VTError.self) {
-                    try session.encode(pictures[outside], presentationTimeStamp: frameDuration.multiplied(by: outside), duration: frameDuration)
+                    try session.encode(
+                        pictures[outside], presentationTimeStamp: frameDuration.multiplied(by: outside),
+                        duration: frameDuration)
                 }
             }
             for (index, picture) in pictures.enumerated() {
@@ -229,15 +242,18 @@ extension MediaTime {
         // No two IDR access units in a row (7.4.3 would then need distinct idr_pic_id, which a
         // fresh encoder per range cannot promise): GOPs of 20 keep them apart after splicing.
         for (previous, next) in zip(samples, samples.dropFirst()) {
-            #expect(!(previous.isSync && next.isSync), "two IDR pictures in a row at \(next.presentationTimeStamp.seconds) s")
+            #expect(
+                !(previous.isSync && next.isSync),
+                "two IDR pictures in a row at \(next.presentationTimeStamp.seconds) s")
         }
         let format = try #require(session.formatDescription)
         let decoded = try Clips.decode(samples, format: format)
         #expect(decoded.count == 120)
         #expect(Set(decoded.map(\.pts)).count == 120)
-        let psnr = decoded.map { frame in
-            psnrY(frame.picture, pictures[Int((frame.pts.seconds * 30).rounded())])
-        }.reduce(0, +) / Double(decoded.count)
+        let psnr =
+            decoded.map { frame in
+                psnrY(frame.picture, pictures[Int((frame.pts.seconds * 30).rounded())])
+            }.reduce(0, +) / Double(decoded.count)
         #expect(psnr > 30, "mean PSNR-Y \(psnr) dB: the spliced ranges do not decode to the source")
         // The size: what the silo holds is what the session's analysis says was coded, and
         // within 2 % of the target (measured -0.4 % to -0.8 % with one encoder thread; with
@@ -245,14 +261,17 @@ extension MediaTime {
         let bits = samples.reduce(0) { $0 + $1.totalSampleSize * 8 }
         #expect(bits == statistics.lastPlan?.codedBits)
         let error = Double(bits) / (Double(bitRate) * 4) - 1
-        print("multi-pass session test: \(passes) passes, \(reencoded) frames re-encoded, \(bits) bits, \(error * 100) % off the target")
+        print(
+            "multi-pass session test: \(passes) passes, \(reencoded) frames re-encoded, \(bits) bits, \(error * 100) % off the target"
+        )
         #expect(abs(error) < 0.02, "total \(bits) bits is \(error * 100) % off the target")
     }
 
     @Test func passCallsOutOfOrderAreRefused() throws {
         let session = try CompressionSession(
             width: 64, height: 64, sourcePixelFormat: .i420, properties: CompressionProperties(averageBitRate: 100_000),
-            backends: [X264EncoderFactory()]) { _ in }
+            backends: [X264EncoderFactory()]
+        ) { _ in }
         defer { session.invalidate() }
         #expect(throws: VTError.self) { try session.beginPass() }
         let directory = try TemporaryDirectory("session")
@@ -263,7 +282,8 @@ extension MediaTime {
         #expect(throws: VTError.self) { _ = try session.timeRangesForNextPass() }
         // Without a bit rate there is nothing to allocate.
         let noRate = try CompressionSession(
-            width: 64, height: 64, sourcePixelFormat: .i420, backends: [X264EncoderFactory()]) { _ in }
+            width: 64, height: 64, sourcePixelFormat: .i420, backends: [X264EncoderFactory()]
+        ) { _ in }
         defer { noRate.invalidate() }
         #expect(throws: VTError.self) { try noRate.setMultiPassStorage(storage) }
     }

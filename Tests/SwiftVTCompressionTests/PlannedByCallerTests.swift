@@ -17,7 +17,8 @@ struct PlannedByCallerTests {
         try CompressionSession(
             width: Clip.width, height: Clip.height, encoderSpecification: EncoderSpecification(threadCount: 1),
             sourcePixelFormat: .i420,
-            properties: CompressionProperties(averageBitRate: Clip.bitRate, maxKeyFrameInterval: 15, expectedFrameRate: 30),
+            properties: CompressionProperties(
+                averageBitRate: Clip.bitRate, maxKeyFrameInterval: 15, expectedFrameRate: 30),
             backends: [X264EncoderFactory()], outputHandler: feed.outputHandler)
     }
 
@@ -32,9 +33,14 @@ struct PlannedByCallerTests {
             let session = try Self.session(feed)
             defer { session.invalidate() }
             let driver = try MultiPassDriver(
-                session: session, feed: feed, storage: storage, maximumPasses: 1, planning: .byCaller(plan: nil, completedPasses: 0))
+                session: session, feed: feed, storage: storage, maximumPasses: 1,
+                planning: .byCaller(plan: nil, completedPasses: 0))
             for index in chunk * Self.half..<(chunk + 1) * Self.half {
-                guard case .encoded = driver.frame(presentationTime: Clip.time(index), duration: Clip.frameDuration, image: { Clip.pictures[index] }) else {
+                guard
+                    case .encoded = driver.frame(
+                        presentationTime: Clip.time(index), duration: Clip.frameDuration,
+                        image: { Clip.pictures[index] })
+                else {
                     Issue.record("frame \(index) of chunk \(chunk) was not encoded")
                     return
                 }
@@ -50,11 +56,14 @@ struct PlannedByCallerTests {
             chunks.append((silo, storage))
         }
         let passOne = chunks.flatMap { $0.storage.records() }
-        let plan = MultiPassRateControl(targetBitRate: Double(Clip.bitRate), maximumPasses: 3).plan(records: passOne, completedPasses: 1)
-        try #require(plan.wantsAnotherPass, "the clip's busy halves should make pass 1 miss its allocation: \(plan.stopReason ?? "")")
+        let plan = MultiPassRateControl(targetBitRate: Double(Clip.bitRate), maximumPasses: 3).plan(
+            records: passOne, completedPasses: 1)
+        try #require(
+            plan.wantsAnotherPass,
+            "the clip's busy halves should make pass 1 miss its allocation: \(plan.stopReason ?? "")")
         let spans = [
             MediaTimeRange(start: Clip.time(0), end: Clip.time(Self.half)),
-            MediaTimeRange(start: Clip.time(Self.half), end: Clip.time(Clip.frameCount)),
+            MediaTimeRange(start: Clip.time(Self.half), end: Clip.time(Clip.frameCount))
         ]
         var reencoded = 0
         var chunksReencoded = 0
@@ -63,7 +72,9 @@ struct PlannedByCallerTests {
             // Through the text a worker gets: the same plan back, to the bit.
             let part = try MultiPassRateControl.Plan(planFile: restricted.planFile)
             #expect(part.planFile == restricted.planFile)
-            #expect(part.timeRanges == restricted.timeRanges && part.quantizers == restricted.quantizers && part.keyFrames == restricted.keyFrames)
+            #expect(
+                part.timeRanges == restricted.timeRanges && part.quantizers == restricted.quantizers
+                    && part.keyFrames == restricted.keyFrames)
             #expect(part.timeRanges.allSatisfy { span.contains($0) })
             guard part.wantsAnotherPass else { continue }
             chunksReencoded += 1
@@ -72,14 +83,19 @@ struct PlannedByCallerTests {
             let session = try Self.session(feed)
             defer { session.invalidate() }
             let driver = try MultiPassDriver(
-                session: session, feed: feed, storage: storage, maximumPasses: 1, planning: .byCaller(plan: part, completedPasses: 1))
+                session: session, feed: feed, storage: storage, maximumPasses: 1,
+                planning: .byCaller(plan: part, completedPasses: 1))
             #expect(driver.pass == 2 && driver.currentRange == part.timeRanges.first)
             var action: MultiPassDriver.EndOfStreamAction
             var moreRanges = true
             repeat {
                 let range = try #require(driver.currentRange)
                 for index in 0..<Clip.frameCount where range.contains(Clip.time(index)) {
-                    guard case .encoded = driver.frame(presentationTime: Clip.time(index), duration: Clip.frameDuration, image: { Clip.pictures[index] }) else {
+                    guard
+                        case .encoded = driver.frame(
+                            presentationTime: Clip.time(index), duration: Clip.frameDuration,
+                            image: { Clip.pictures[index] })
+                    else {
                         Issue.record("frame \(index) of range \(range) was not encoded")
                         return
                     }
@@ -116,6 +132,8 @@ struct PlannedByCallerTests {
         } catch {
             #expect(error.code == .corrupt && error.message.contains("line 3"), "\(error)")
         }
-        #expect(throws: VTError.self) { try MultiPassRateControl.Plan(planFile: "swiftvt-plan 1\ntotals 1 1 1 1 2\nframe 0 30 20 100 1\n") }
+        #expect(throws: VTError.self) {
+            try MultiPassRateControl.Plan(planFile: "swiftvt-plan 1\ntotals 1 1 1 1 2\nframe 0 30 20 100 1\n")
+        }
     }
 }

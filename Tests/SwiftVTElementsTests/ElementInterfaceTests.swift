@@ -16,13 +16,16 @@ struct ElementInterfaceTests {
     static let elements = ["h264parse-to-avcc", "vtdec", "vtdec_hw", "vtenc", "vtenc_h264_hw", "vtmultipasssink"]
 
     /// The element's own properties (not those of its base classes), by name.
-    static func ownProperties(of element: UnsafeMutablePointer<GstElement>) -> [String: UnsafeMutablePointer<GParamSpec>] {
+    static func ownProperties(of element: UnsafeMutablePointer<GstElement>) -> [String: UnsafeMutablePointer<
+        GParamSpec
+    >] {
         let objectClass = UnsafeMutableRawPointer(element).assumingMemoryBound(to: GTypeInstance.self).pointee.g_class
             .map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: GObjectClass.self) }
         var count: guint = 0
         guard let objectClass, let specs = g_object_class_list_properties(objectClass, &count) else { return [:] }
         defer { g_free(specs) }
-        let type = UnsafeMutableRawPointer(element).assumingMemoryBound(to: GTypeInstance.self).pointee.g_class.pointee.g_type
+        let type = UnsafeMutableRawPointer(element).assumingMemoryBound(to: GTypeInstance.self).pointee.g_class.pointee
+            .g_type
         var result: [String: UnsafeMutablePointer<GParamSpec>] = [:]
         for index in 0..<Int(count) {
             guard let spec = specs[index], spec.pointee.owner_type == type else { continue }
@@ -46,7 +49,8 @@ struct ElementInterfaceTests {
                 var value = GValue()
                 g_value_init(&value, spec.pointee.value_type)
                 defer { g_value_unset(&value) }
-                g_object_get_property(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GObject.self), name, &value)
+                g_object_get_property(
+                    UnsafeMutableRawPointer(element).assumingMemoryBound(to: GObject.self), name, &value)
                 let isDefault = g_param_value_defaults(spec, &value) != 0
                 #expect(isDefault, "\(factory).\(name) does not read back its default")
             }
@@ -60,14 +64,15 @@ struct ElementInterfaceTests {
             "realtime": "true", "allow-frame-reordering": "false", "max-keyframe-interval": "48",
             "max-keyframe-interval-duration": "2000000000", "entropy-mode": "cavlc", "hardware": "disable",
             "max-threads": "3", "location": "/tmp/out.mp4", "max-passes": "2", "temp-location": "/tmp",
-            "keep-temporary-files": "true", "profile": "main",
+            "keep-temporary-files": "true", "profile": "main"
         ]
         var checked = 0
         for factory in Self.elements {
             let element = try Self.make(factory)
             defer { gst_object_unref(element) }
             let object = UnsafeMutableRawPointer(element).assumingMemoryBound(to: GObject.self)
-            for (name, spec) in Self.ownProperties(of: element) where spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 {
+            for (name, spec) in Self.ownProperties(of: element)
+            where spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 {
                 let text = try #require(values[name], "\(factory).\(name) has no test value")
                 gst_util_set_object_arg(object, name, text)
                 var value = GValue()
@@ -89,7 +94,9 @@ struct ElementInterfaceTests {
         #expect(checked >= 30)
     }
 
-    @Test("the encoder properties vtenc and vtmultipasssink share are one declaration: same type, range, default and text")
+    @Test(
+        "the encoder properties vtenc and vtmultipasssink share are one declaration: same type, range, default and text"
+    )
     func sharedEncoderProperties() throws {
         let encoder = try Self.make("vtenc")
         let sink = try Self.make("vtmultipasssink")
@@ -105,14 +112,17 @@ struct ElementInterfaceTests {
             #expect(a.pointee.value_type == b.pointee.value_type, "\(name)")
             #expect(String(cString: g_param_spec_get_blurb(a)) == String(cString: g_param_spec_get_blurb(b)), "\(name)")
             #expect(a.pointee.flags == b.pointee.flags, "\(name)")
-            let sameDefault = g_param_values_cmp(a, g_param_spec_get_default_value(a), g_param_spec_get_default_value(b)) == 0
+            let sameDefault =
+                g_param_values_cmp(a, g_param_spec_get_default_value(a), g_param_spec_get_default_value(b)) == 0
             #expect(sameDefault, "\(name)")
         }
     }
 
     @Test("vtdec_hw and vtenc_h264_hw default to hardware=require, vtdec and vtenc to auto")
     func hardwareDefaults() throws {
-        for (factory, expected) in [("vtdec", 0), ("vtdec_hw", 1), ("vtenc", 0), ("vtenc_h264_hw", 1), ("vtmultipasssink", 0)] {
+        for (factory, expected) in [
+            ("vtdec", 0), ("vtdec_hw", 1), ("vtenc", 0), ("vtenc_h264_hw", 1), ("vtmultipasssink", 0)
+        ] {
             let element = try Self.make(factory)
             defer { gst_object_unref(element) }
             let spec = try #require(Self.ownProperties(of: element)["hardware"])

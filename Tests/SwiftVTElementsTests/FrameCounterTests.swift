@@ -11,8 +11,10 @@ struct FrameCounterTests {
     func countsBuffers() throws {
         try #require(GStreamerTesting.isReady)
         var parseError: UnsafeMutablePointer<GError>?
-        let pipeline = try #require(gst_parse_launch(
-            "videotestsrc num-buffers=7 ! video/x-raw,width=64,height=48 ! swiftvt-frame-counter name=counter", &parseError))
+        let pipeline = try #require(
+            gst_parse_launch(
+                "videotestsrc num-buffers=7 ! video/x-raw,width=64,height=48 ! swiftvt-frame-counter name=counter",
+                &parseError))
         if let parseError { g_error_free(parseError) }
         defer {
             gst_element_set_state(pipeline, GST_STATE_NULL)
@@ -22,7 +24,8 @@ struct FrameCounterTests {
         let bus = try #require(gst_element_get_bus(pipeline))
         defer { gst_object_unref(bus) }
         let ended = GstMessageType(rawValue: GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)
-        let message = try #require(gst_bus_timed_pop_filtered(bus, GstClockTime(30 * swiftvt_second), ended), "no EOS within 30 s")
+        let message = try #require(
+            gst_bus_timed_pop_filtered(bus, GstClockTime(30 * swiftvt_second), ended), "no EOS within 30 s")
         defer { gst_message_unref(message) }
         #expect(message.pointee.type == GST_MESSAGE_EOS)
 

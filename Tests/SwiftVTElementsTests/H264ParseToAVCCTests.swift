@@ -34,8 +34,9 @@ struct H264ParseToAVCCTests {
 
     static let decodeToI420 = "avdec_h264 ! videoconvert ! video/x-raw,format=I420 ! fakesink name=sink sync=false"
 
-    @Test("every undamaged corpus stream: same access units as h264parse, VCL NAL units byte-identical, same parameter sets, avdec_h264 decodes to MANIFEST's avdec_md5",
-          .requiresCorpus)
+    @Test(
+        "every undamaged corpus stream: same access units as h264parse, VCL NAL units byte-identical, same parameter sets, avdec_h264 decodes to MANIFEST's avdec_md5",
+        .requiresCorpus)
     func corpusStreamsAgainstH264Parse() throws {
         guard let manifest = Corpus.manifest() else { return }
         var compared = 0
@@ -43,21 +44,27 @@ struct H264ParseToAVCCTests {
             let path = try #require(Corpus.path(of: entry))
             let ours = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink sync=false")
             let reference = runPipeline(
-                "filesrc location=\(path) ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink name=sink sync=false")
+                "filesrc location=\(path) ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink name=sink sync=false"
+            )
             #expect(ours.ended && ours.errors.isEmpty, "\(entry.file): \(ours.errors)")
-            #expect(ours.buffers.count == reference.buffers.count,
-                    "\(entry.file): \(ours.buffers.count) access units, h264parse \(reference.buffers.count)")
+            #expect(
+                ours.buffers.count == reference.buffers.count,
+                "\(entry.file): \(ours.buffers.count) access units, h264parse \(reference.buffers.count)")
             #expect(ours.buffers.count == entry.frames, "\(entry.file)")
             let ourRecord = try AVCDecoderConfigurationRecord(parsing: try #require(ours.caps.first?.codecData))
-            let referenceRecord = try AVCDecoderConfigurationRecord(parsing: try #require(reference.caps.last?.codecData))
+            let referenceRecord = try AVCDecoderConfigurationRecord(
+                parsing: try #require(reference.caps.last?.codecData))
             #expect(Set(ourRecord.sequenceParameterSets) == Set(referenceRecord.sequenceParameterSets), "\(entry.file)")
             #expect(Set(ourRecord.pictureParameterSets) == Set(referenceRecord.pictureParameterSets), "\(entry.file)")
             for (index, (mine, theirs)) in zip(ours.buffers, reference.buffers).enumerated() {
-                let same = try Self.vclNALUnits(of: mine) == Self.vclNALUnits(of: theirs, lengthSize: referenceRecord.nalUnitHeaderLength)
+                let same =
+                    try Self.vclNALUnits(of: mine)
+                    == Self.vclNALUnits(of: theirs, lengthSize: referenceRecord.nalUnitHeaderLength)
                 #expect(same, "\(entry.file): access unit \(index) differs in its VCL NAL units")
                 if !same { break }
             }
-            #expect(ours.buffers.allSatisfy { $0.pts != nil && $0.duration != nil }, "\(entry.file): missing timestamps")
+            #expect(
+                ours.buffers.allSatisfy { $0.pts != nil && $0.duration != nil }, "\(entry.file): missing timestamps")
             let decoded = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! \(Self.decodeToI420)")
             #expect(Self.decodedDigests(of: decoded) == [entry.avdecMD5], "\(entry.file)")
             compared += 1
@@ -71,13 +78,15 @@ struct H264ParseToAVCCTests {
         let path = try #require(Corpus.path(of: entry))
         let whole = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink")
         for blockSize in [7, 333, 4096] {
-            let pieces = runPipeline("filesrc location=\(path) blocksize=\(blockSize) ! h264parse-to-avcc ! fakesink name=sink")
+            let pieces = runPipeline(
+                "filesrc location=\(path) blocksize=\(blockSize) ! h264parse-to-avcc ! fakesink name=sink")
             #expect(pieces.buffers.map(\.bytes) == whole.buffers.map(\.bytes), "blocksize \(blockSize)")
         }
     }
 
-    @Test("two streams of different resolution in a row: new caps with new codec_data before the first access unit of each; decoding gives both references in order",
-          .requiresCorpus)
+    @Test(
+        "two streams of different resolution in a row: new caps with new codec_data before the first access unit of each; decoding gives both references in order",
+        .requiresCorpus)
     func resolutionChange() throws {
         let first = try #require(Corpus.entry("BA_MW_D.264"))
         let second = try #require(Corpus.entry("Cisco_Men_whisper_640x320_CAVLC_Bframe_9.264"))
@@ -99,16 +108,19 @@ struct H264ParseToAVCCTests {
         #expect(!firstOfSecond.isDeltaUnit)
         // The new codec_data carries the new SPS.
         let record = try AVCDecoderConfigurationRecord(parsing: try #require(switchCaps.codecData))
-        let newSPS = try #require(record.sequenceParameterSets.compactMap { try? SequenceParameterSet.parse(nalUnit: $0) }
-            .first { $0.displayWidth == 640 })
+        let newSPS = try #require(
+            record.sequenceParameterSets.compactMap { try? SequenceParameterSet.parse(nalUnit: $0) }
+                .first { $0.displayWidth == 640 })
         #expect(newSPS.displayHeight == 320)
 
         let decoded = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! \(Self.decodeToI420)")
         #expect(Self.decodedDigests(of: decoded) == [first.avdecMD5, second.avdecMD5])
     }
 
-    @Test("B-frame streams without upstream timestamps: PTS on every access unit, strictly ordered by POC within each GOP, DTS increasing and never after PTS",
-          .requiresCorpus, arguments: ["Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "VID_1280x720_cabac_temporal_direct.264"])
+    @Test(
+        "B-frame streams without upstream timestamps: PTS on every access unit, strictly ordered by POC within each GOP, DTS increasing and never after PTS",
+        .requiresCorpus,
+        arguments: ["Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "VID_1280x720_cabac_temporal_direct.264"])
     func derivedTimestamps(file: String) throws {
         let entry = try #require(Corpus.entry(file))
         let path = try #require(Corpus.path(of: entry))
@@ -123,7 +135,9 @@ struct H264ParseToAVCCTests {
         var pictures: [AccessUnitPicture] = []
         for buffer in result.buffers {
             for nal in try Self.nalUnits(of: buffer) {
-                if let picture = nal.withUnsafeBytes({ assembler.push(nalUnit: $0) }).completedPicture { pictures.append(picture) }
+                if let picture = nal.withUnsafeBytes({ assembler.push(nalUnit: $0) }).completedPicture {
+                    pictures.append(picture)
+                }
             }
         }
         if let last = assembler.finish() { pictures.append(last) }
@@ -137,7 +151,9 @@ struct H264ParseToAVCCTests {
         }
         for (epoch, group) in byGroup {
             let inPOCOrder = group.sorted { $0.poc < $1.poc }.map(\.pts)
-            #expect(zip(inPOCOrder, inPOCOrder.dropFirst()).allSatisfy { $0 < $1 }, "GOP \(epoch): PTS not increasing with POC")
+            #expect(
+                zip(inPOCOrder, inPOCOrder.dropFirst()).allSatisfy { $0 < $1 },
+                "GOP \(epoch): PTS not increasing with POC")
         }
         let decodeTimes = result.buffers.compactMap(\.dts)
         #expect(decodeTimes.count == result.buffers.count)
@@ -147,9 +163,13 @@ struct H264ParseToAVCCTests {
 
     @Test("upstream timestamps are kept (x264enc with B-frames)")
     func upstreamTimestampsKept() {
-        let source = "videotestsrc num-buffers=40 ! video/x-raw,width=320,height=240,framerate=25/1 ! x264enc bframes=2 speed-preset=ultrafast"
-        let encoded = runPipeline("\(source) ! video/x-h264,stream-format=byte-stream ! fakesink name=sink", keepBytes: false)
-        let parsed = runPipeline("\(source) ! video/x-h264,stream-format=byte-stream ! h264parse-to-avcc ! fakesink name=sink", keepBytes: false)
+        let source =
+            "videotestsrc num-buffers=40 ! video/x-raw,width=320,height=240,framerate=25/1 ! x264enc bframes=2 speed-preset=ultrafast"
+        let encoded = runPipeline(
+            "\(source) ! video/x-h264,stream-format=byte-stream ! fakesink name=sink", keepBytes: false)
+        let parsed = runPipeline(
+            "\(source) ! video/x-h264,stream-format=byte-stream ! h264parse-to-avcc ! fakesink name=sink",
+            keepBytes: false)
         #expect(parsed.errors.isEmpty)
         #expect(parsed.buffers.count == 40)
         #expect(parsed.buffers.map(\.pts) == encoded.buffers.map(\.pts))
@@ -158,7 +178,9 @@ struct H264ParseToAVCCTests {
         #expect(parsed.buffers.map(\.isDeltaUnit) == encoded.buffers.map(\.isDeltaUnit))
     }
 
-    @Test("upstream's framerate wins over the VUI's, as in h264parse; the VUI's is the fallback; durations and derived timestamps follow the rate chosen")
+    @Test(
+        "upstream's framerate wins over the VUI's, as in h264parse; the VUI's is the fallback; durations and derived timestamps follow the rate chosen"
+    )
     func upstreamFrameRateWins() throws {
         // x264enc writes VUI timing for 25 frames/s (E.2.1); no B-frames, so output order is
         // decoding order and the derived timestamps are i x the frame duration.
@@ -172,7 +194,8 @@ struct H264ParseToAVCCTests {
         func framerate(_ result: PipelineResult) -> String? {
             let marker = "framerate=(fraction)"
             guard let caps = result.caps.last?.description,
-                  let start = caps.indices.first(where: { caps[$0...].hasPrefix(marker) }) else { return nil }
+                let start = caps.indices.first(where: { caps[$0...].hasPrefix(marker) })
+            else { return nil }
             return String(caps[start...].dropFirst(marker.count).prefix { $0.isNumber || $0 == "/" })
         }
         // filesrc gives no timestamps: the parser derives them from the rate it chose. The queue
@@ -180,7 +203,9 @@ struct H264ParseToAVCCTests {
         // filesrc, a parser sees no upstream caps at all).
         let upstream50 = "filesrc location=\(path) ! queue ! video/x-h264,stream-format=byte-stream,framerate=50/1"
         let ours = runPipeline("\(upstream50) ! h264parse-to-avcc ! fakesink name=sink", keepBytes: false)
-        let peer = runPipeline("\(upstream50) ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink name=sink", keepBytes: false)
+        let peer = runPipeline(
+            "\(upstream50) ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! fakesink name=sink",
+            keepBytes: false)
         #expect(ours.reachedEndOfStream && ours.errors.isEmpty, "\(ours.errors)")
         #expect(framerate(ours) == "50/1")
         #expect(framerate(peer) == "50/1", "h264parse: \(String(describing: peer.caps.last?.description))")
@@ -201,8 +226,10 @@ struct H264ParseToAVCCTests {
         let path = try #require(Corpus.path(of: entry))
         let source = try #require(Corpus.bytes(of: entry))
         let sourceSPSCount = AnnexB.nalUnits(in: source).filter { source[$0.payloadOffset] & 0x1F == 7 }.count
-        let avc3 = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! video/x-h264,stream-format=avc3 ! fakesink name=sink")
-        let avc = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! video/x-h264,stream-format=avc ! fakesink name=sink")
+        let avc3 = runPipeline(
+            "filesrc location=\(path) ! h264parse-to-avcc ! video/x-h264,stream-format=avc3 ! fakesink name=sink")
+        let avc = runPipeline(
+            "filesrc location=\(path) ! h264parse-to-avcc ! video/x-h264,stream-format=avc ! fakesink name=sink")
         #expect(avc3.caps.first?.description.contains("stream-format=(string)avc3") == true)
         let inBand = try avc3.buffers.map { try Self.nalUnits(of: $0).filter { $0[0] & 0x1F == 7 }.count }.reduce(0, +)
         #expect(inBand == sourceSPSCount && sourceSPSCount >= 2)
@@ -233,7 +260,8 @@ struct H264ParseToAVCCDamagedInputTests {
         guard let manifest = Corpus.manifest() else { return }
         for entry in manifest where entry.isDamaged {
             let path = try #require(Corpus.path(of: entry))
-            let result = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit)
+            let result = runPipeline(
+                "filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit)
             #expect(result.ended, "\(entry.file) did not end")
             if entry.file == "sps_subsetsps_bothVUI.264" {
                 #expect(result.errors.first?.contains("no base-layer (AVC) picture") == true, "\(result.errors)")
@@ -257,9 +285,12 @@ struct H264ParseToAVCCDamagedInputTests {
         bytes = header + Array(bytes[units[firstNonIDR].startCodeOffset...])
         let path = try #require(temporaryFile(named: "no-idr.264", contents: bytes))
         defer { removeTemporaryFile(path) }
-        let result = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit)
+        let result = runPipeline(
+            "filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit)
         #expect(result.ended)
-        #expect(result.warnings.contains { $0.contains("before the first IDR or recovery-point picture") }, "\(result.warnings)")
+        #expect(
+            result.warnings.contains { $0.contains("before the first IDR or recovery-point picture") },
+            "\(result.warnings)")
         #expect(result.buffers.first.map { !$0.isDeltaUnit } ?? true)
     }
 
@@ -269,7 +300,8 @@ struct H264ParseToAVCCDamagedInputTests {
         let bytes = (0..<50_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let path = try #require(temporaryFile(named: "random.264", contents: bytes))
         defer { removeTemporaryFile(path) }
-        let result = runPipeline("filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit)
+        let result = runPipeline(
+            "filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit)
         #expect(result.ended)
         #expect(result.errors.first?.contains("No decodable H.264 access unit") == true, "\(result.errors)")
     }
@@ -295,7 +327,8 @@ struct H264ParseToAVCCDamagedInputTests {
             let path = try #require(temporaryFile(named: "variant-\(variant).264", contents: bytes))
             defer { removeTemporaryFile(path) }
             let result = runPipeline(
-                "filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit, keepBytes: false)
+                "filesrc location=\(path) ! h264parse-to-avcc ! fakesink name=sink", timeout: Self.timeLimit,
+                keepBytes: false)
             #expect(result.ended, "variant \(variant) of \(entry.file) did not end within \(Self.timeLimit) s")
             if !result.errors.isEmpty { errors += 1 }
             if !result.warnings.isEmpty { warned += 1 }

@@ -25,8 +25,11 @@ struct H265OutputCapsTests {
         return vui
     }
 
-    static func caps(_ sps: H265SequenceParameterSet, fields: Bool = false, upstream: FrameRate? = nil) -> H265OutputCaps {
-        H265OutputCaps(sps: sps, codecData: [1], streamFormat: .hvc1, picturesAreFields: fields, upstreamFrameRate: upstream)
+    static func caps(_ sps: H265SequenceParameterSet, fields: Bool = false, upstream: FrameRate? = nil)
+        -> H265OutputCaps
+    {
+        H265OutputCaps(
+            sps: sps, codecData: [1], streamFormat: .hvc1, picturesAreFields: fields, upstreamFrameRate: upstream)
     }
 
     @Test("upstream's frame rate wins, reduced; the VUI's is the fallback; none gives nil (0/1 in the caps)")
@@ -39,15 +42,22 @@ struct H265OutputCapsTests {
         #expect(ParsedVideoCaps.frameRates(upstream: nil, vui: FrameRate(Int(Int32.max) + 1, 1)).chosen == nil)
     }
 
-    @Test("profile, tier, level and the 4:2:0 8-bit fields of a plain Main SPS; no aspect ratio or colorimetry without a VUI")
+    @Test(
+        "profile, tier, level and the 4:2:0 8-bit fields of a plain Main SPS; no aspect ratio or colorimetry without a VUI"
+    )
     func plainMain() {
         let caps = Self.caps(Self.sps())
-        #expect((caps.width, caps.height, caps.chromaFormat, caps.bitDepthLuma, caps.bitDepthChroma) == (352, 288, "4:2:0", 8, 8))
+        #expect(
+            (caps.width, caps.height, caps.chromaFormat, caps.bitDepthLuma, caps.bitDepthChroma) == (
+                352, 288, "4:2:0", 8, 8
+            ))
         #expect((caps.profile, caps.tier, caps.level) == ("main", "main", "2"))
         #expect(caps.pixelAspectRatio == nil && caps.colorimetry == nil && caps.frameRate == nil)
     }
 
-    @Test("field pictures: the frame is twice as high; the VUI's tick rate is the caps' frame rate, as h265parse gives it")
+    @Test(
+        "field pictures: the frame is twice as high; the VUI's tick rate is the caps' frame rate, as h265parse gives it"
+    )
     func fields() {
         let sps = Self.sps { sps in
             sps.vui = Self.vui { vui in

@@ -84,23 +84,31 @@ private let probeCallback: GstPadProbeCallback = { _, info, userData in
             result.buffers.append(entry)
         }
     } else if type & (GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue) != 0,
-              let data = info.pointee.data {
+        let data = info.pointee.data
+    {
         let event = data.assumingMemoryBound(to: GstEvent.self)
         if event.pointee.type == GST_EVENT_FLUSH_STOP {
             // A flushing seek: what came before is not part of the result.
             collector.result.withLock { result in
                 result.buffers.removeAll()
-                result.caps = result.caps.last.map { [CapturedCaps(description: $0.description, codecData: $0.codecData,
-                                                                    width: $0.width, height: $0.height, bufferIndex: 0)] } ?? []
+                result.caps =
+                    result.caps.last.map {
+                        [
+                            CapturedCaps(
+                                description: $0.description, codecData: $0.codecData,
+                                width: $0.width, height: $0.height, bufferIndex: 0)
+                        ]
+                    } ?? []
             }
         } else if event.pointee.type == GST_EVENT_CAPS {
             var caps: UnsafeMutablePointer<GstCaps>?
             gst_event_parse_caps(event, &caps)
             if let caps {
-                let text = gst_caps_to_string(caps).map { pointer in
-                    defer { g_free(pointer) }
-                    return String(cString: pointer)
-                } ?? ""
+                let text =
+                    gst_caps_to_string(caps).map { pointer in
+                        defer { g_free(pointer) }
+                        return String(cString: pointer)
+                    } ?? ""
                 var codecData: [UInt8]?
                 if let buffer = swiftvt_caps_get_buffer(caps, "codec_data") {
                     var map = GstMapInfo()
@@ -114,9 +122,10 @@ private let probeCallback: GstPadProbeCallback = { _, info, userData in
                 let hasWidth = swiftvt_caps_get_int(caps, "width", &width) != 0
                 let hasHeight = swiftvt_caps_get_int(caps, "height", &height) != 0
                 collector.result.withLock { result in
-                    result.caps.append(CapturedCaps(
-                        description: text, codecData: codecData, width: hasWidth ? width : nil,
-                        height: hasHeight ? height : nil, bufferIndex: result.buffers.count))
+                    result.caps.append(
+                        CapturedCaps(
+                            description: text, codecData: codecData, width: hasWidth ? width : nil,
+                            height: hasHeight ? height : nil, bufferIndex: result.buffers.count))
                 }
             }
         }
@@ -161,8 +170,12 @@ func runPipeline(
         if let pad = gst_element_get_static_pad(sink, "sink") {
             let context = Unmanaged.passRetained(collector).toOpaque()
             gst_pad_add_probe(
-                pad, GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
-                probeCallback, context, { context in
+                pad,
+                GstPadProbeType(
+                    rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue
+                        | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
+                probeCallback, context,
+                { context in
                     if let context { Unmanaged<Collector>.fromOpaque(context).release() }
                 })
             gst_object_unref(pad)
@@ -175,7 +188,9 @@ func runPipeline(
         var current = GST_STATE_NULL
         var pending = GST_STATE_NULL
         _ = gst_element_get_state(pipeline, &current, &pending, GstClockTime(timeout * 1e9))
-        let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_AFTER.rawValue)
+        let flags = GstSeekFlags(
+            rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_AFTER.rawValue
+        )
         if gst_element_seek_simple(pipeline, GST_FORMAT_TIME, flags, gint64(position)) == 0 {
             messages.errors.append("the seek to \(position) ns was refused")
         }
@@ -198,7 +213,8 @@ func runPipeline(
             messages.timedOut = true
             break
         }
-        let wanted = GstMessageType(rawValue: GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_WARNING.rawValue | GST_MESSAGE_EOS.rawValue)
+        let wanted = GstMessageType(
+            rawValue: GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_WARNING.rawValue | GST_MESSAGE_EOS.rawValue)
         guard let message = gst_bus_timed_pop_filtered(bus, GstClockTime(remaining * 1e9), wanted) else { continue }
         defer { gst_message_unref(message) }
         switch message.pointee.type {
@@ -229,7 +245,11 @@ func runPipeline(
 private func parsed(_ message: UnsafeMutablePointer<GstMessage>, isError: Bool) -> (text: String, debug: String) {
     var error: UnsafeMutablePointer<GError>?
     var debug: UnsafeMutablePointer<gchar>?
-    if isError { gst_message_parse_error(message, &error, &debug) } else { gst_message_parse_warning(message, &error, &debug) }
+    if isError {
+        gst_message_parse_error(message, &error, &debug)
+    } else {
+        gst_message_parse_warning(message, &error, &debug)
+    }
     defer {
         if let error { g_error_free(error) }
         if let debug { g_free(debug) }
@@ -247,7 +267,10 @@ func monotonicSeconds() -> Double {
 /// A file in a fresh temporary directory, removed by the caller.
 func temporaryFile(named name: String, contents: [UInt8]) -> String? {
     var template = Array("/tmp/swiftvt-test-XXXXXX".utf8CString)
-    guard let directory = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
+    guard
+        let directory = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
+        )
+    else {
         return nil
     }
     let path = String(cString: directory) + "/" + name

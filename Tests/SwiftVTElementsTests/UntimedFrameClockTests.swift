@@ -11,7 +11,7 @@ struct UntimedFrameClockTests {
     func afterTheLastClockTime() {
         var clock = UntimedFrameClock()
         let none = GstClockTime(swiftvt_clock_time_none)
-        let last = none - 1  // the largest valid GstClockTime
+        let last = none - 1 // the largest valid GstClockTime
         #expect(clock.presentationTime(of: last, duration: 33_333_333, frameRate: FrameRate(30, 1)) == last)
         // The old code added the duration with `+`: UInt64 overflow, a trap.
         let next = clock.presentationTime(of: none, duration: 33_333_333, frameRate: FrameRate(30, 1))

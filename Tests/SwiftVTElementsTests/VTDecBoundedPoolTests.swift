@@ -1,7 +1,7 @@
 import CGStreamer
 import Glibc
-import Synchronization
 import SwiftVTTestSupport
+import Synchronization
 import Testing
 
 /// vtdec's pictures come from bounded pools: a paused downstream that takes every picture into a
@@ -21,7 +21,8 @@ struct VTDecBoundedPoolTests {
         var count: Int { kept.withLock { $0.count } }
 
         func keep(_ buffer: UnsafeMutablePointer<GstBuffer>) {
-            let reference = gst_mini_object_ref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
+            let reference = gst_mini_object_ref(
+                UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
             kept.withLock { $0.append(UInt(bitPattern: reference)) }
         }
 
@@ -31,7 +32,9 @@ struct VTDecBoundedPoolTests {
                 return kept
             }
             for address in all {
-                if let object = UnsafeMutablePointer<GstMiniObject>(bitPattern: address) { gst_mini_object_unref(object) }
+                if let object = UnsafeMutablePointer<GstMiniObject>(bitPattern: address) {
+                    gst_mini_object_unref(object)
+                }
             }
         }
     }
@@ -45,13 +48,15 @@ struct VTDecBoundedPoolTests {
         }
         let box = Box(body)
         var thread = pthread_t()
-        pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(argument).takeRetainedValue()
-            box.body()
-            box.done.store(true, ordering: .releasing)
-            return nil
-        }, Unmanaged.passRetained(box).toOpaque())
+        pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let box = Unmanaged<Box>.fromOpaque(argument).takeRetainedValue()
+                box.body()
+                box.done.store(true, ordering: .releasing)
+                return nil
+            }, Unmanaged.passRetained(box).toOpaque())
         let deadline = monotonicSeconds() + seconds
         while monotonicSeconds() < deadline {
             if box.done.load(ordering: .acquiring) { return (true, thread) }
@@ -102,13 +107,17 @@ struct VTDecBoundedPoolTests {
         let keeper = Keeper()
         let probedElement = try #require(gst_bin_get_by_name(bin, probed))
         let probedPad = try #require(gst_element_get_static_pad(probedElement, "sink"))
-        gst_pad_add_probe(probedPad, GST_PAD_PROBE_TYPE_BUFFER, { _, info, userData in
-            guard let info, let userData, let data = info.pointee.data else { return GST_PAD_PROBE_OK }
-            Unmanaged<Keeper>.fromOpaque(userData).takeUnretainedValue().keep(data.assumingMemoryBound(to: GstBuffer.self))
-            return GST_PAD_PROBE_OK
-        }, Unmanaged.passRetained(keeper).toOpaque(), { context in
-            if let context { Unmanaged<Keeper>.fromOpaque(context).release() }
-        })
+        gst_pad_add_probe(
+            probedPad, GST_PAD_PROBE_TYPE_BUFFER,
+            { _, info, userData in
+                guard let info, let userData, let data = info.pointee.data else { return GST_PAD_PROBE_OK }
+                Unmanaged<Keeper>.fromOpaque(userData).takeUnretainedValue().keep(
+                    data.assumingMemoryBound(to: GstBuffer.self))
+                return GST_PAD_PROBE_OK
+            }, Unmanaged.passRetained(keeper).toOpaque(),
+            { context in
+                if let context { Unmanaged<Keeper>.fromOpaque(context).release() }
+            })
         gst_object_unref(probedPad)
         gst_object_unref(probedElement)
         let decoder = try #require(gst_bin_get_by_name(bin, "dec"))
@@ -117,8 +126,9 @@ struct VTDecBoundedPoolTests {
         return (pipeline, keeper, decoderSinkPad, entry.frames)
     }
 
-    @Test("a playing downstream keeps every picture (zero-copy into fakevideosink, copies into fakesink): the pools grow and every frame arrives, as with avdec_h264",
-          .requiresCorpus, arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"])
+    @Test(
+        "a playing downstream keeps every picture (zero-copy into fakevideosink, copies into fakesink): the pools grow and every frame arrives, as with avdec_h264",
+        .requiresCorpus, arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"])
     func playingKeeperGetsEveryFrame(sink: String) throws {
         let (pipeline, keeper, decoderSinkPad, frames) = try Self.keepingPipeline(tail: sink, probed: "sink")
         defer {
@@ -133,9 +143,10 @@ struct VTDecBoundedPoolTests {
         #expect(kept == frames, "\(kept) of \(frames) pictures reached a downstream that keeps them all")
     }
 
-    @Test("a paused downstream takes every picture into a queue: vtdec stops at its bound (zero-copy into fakevideosink, copies into fakesink), and a flush or the state change to NULL ends the wait",
-          .requiresCorpus,
-          arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"], Interruption.allCases)
+    @Test(
+        "a paused downstream takes every picture into a queue: vtdec stops at its bound (zero-copy into fakevideosink, copies into fakesink), and a flush or the state change to NULL ends the wait",
+        .requiresCorpus,
+        arguments: ["fakevideosink name=sink sync=false", "fakesink name=sink sync=false"], Interruption.allCases)
     func waitEndsAtFlushAndStateChange(sink: String, interruption: Interruption) throws {
         // In PAUSED the sink prerolls one picture and the queue takes the rest: nobody consumes,
         // so the pools wait (no growth) instead of decoding the whole stream into the queue.

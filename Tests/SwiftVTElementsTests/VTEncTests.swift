@@ -7,7 +7,8 @@ import Testing
 /// the output decoded by GStreamer's own avdec_h264.
 @Suite("vtenc", .serialized)
 struct VTEncTests {
-    static let source = "videotestsrc num-buffers=60 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
+    static let source =
+        "videotestsrc num-buffers=60 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
 
     struct Picture {
         var sliceKinds: Set<SliceKind>
@@ -17,10 +18,15 @@ struct VTEncTests {
 
     /// The pictures of an AVCC output, parsed with the H264 module.
     static func pictures(_ result: PipelineResult) throws -> (sps: SequenceParameterSet, pictures: [Picture]) {
-        let record = try AVCDecoderConfigurationRecord(parsing: try #require(result.caps.first?.codecData, "no codec_data"))
+        let record = try AVCDecoderConfigurationRecord(
+            parsing: try #require(result.caps.first?.codecData, "no codec_data"))
         var store = ParameterSetStore()
-        for set in record.sequenceParameterSets { _ = try set.withUnsafeBytes { try store.storeSequenceParameterSet($0) } }
-        for set in record.pictureParameterSets { _ = try set.withUnsafeBytes { try store.storePictureParameterSet($0) } }
+        for set in record.sequenceParameterSets {
+            _ = try set.withUnsafeBytes { try store.storeSequenceParameterSet($0) }
+        }
+        for set in record.pictureParameterSets {
+            _ = try set.withUnsafeBytes { try store.storePictureParameterSet($0) }
+        }
         let sps = try #require(store.sequenceParameterSet(id: store.sequenceParameterSetIDs[0]))
         var pictures: [Picture] = []
         for buffer in result.buffers {
@@ -40,7 +46,9 @@ struct VTEncTests {
         return (sps, pictures)
     }
 
-    @Test("defaults: decodable by avdec_h264, same frame count and timestamps, B-frames with DTS before PTS, key frames flagged")
+    @Test(
+        "defaults: decodable by avdec_h264, same frame count and timestamps, B-frames with DTS before PTS, key frames flagged"
+    )
     func defaults() throws {
         let encoded = runPipeline("\(Self.source) ! vtenc bitrate=800 ! fakesink name=sink")
         #expect(encoded.errors.isEmpty, "\(encoded.errors)")
@@ -55,7 +63,8 @@ struct VTEncTests {
         #expect(decodeTimes.count == 60 && zip(decodeTimes, decodeTimes.dropFirst()).allSatisfy { $0 < $1 })
         #expect(zip(encoded.buffers.compactMap(\.dts), encoded.buffers.compactMap(\.pts)).allSatisfy { $0 <= $1 })
         let raw = runPipeline("\(Self.source) ! fakesink name=sink", keepBytes: false)
-        let decoded = runPipeline("\(Self.source) ! vtenc bitrate=800 ! avdec_h264 ! fakesink name=sink", keepBytes: false)
+        let decoded = runPipeline(
+            "\(Self.source) ! vtenc bitrate=800 ! avdec_h264 ! fakesink name=sink", keepBytes: false)
         #expect(decoded.errors.isEmpty)
         // With B-frames the encoder starts PTS at 1000 hours (as x264enc does, so that DTS need not
         // be negative; the segment moves with it): the spacing is what must be kept.
@@ -65,23 +74,30 @@ struct VTEncTests {
         #expect(decodedTimes.map { $0 - decodedTimes[0] } == rawTimes.map { $0 - rawTimes[0] })
     }
 
-    @Test("allow-frame-reordering=false: no B slices; entropy-mode=cavlc: entropy_coding_mode_flag 0; max-keyframe-interval=10: IDR every 10 frames at most")
+    @Test(
+        "allow-frame-reordering=false: no B slices; entropy-mode=cavlc: entropy_coding_mode_flag 0; max-keyframe-interval=10: IDR every 10 frames at most"
+    )
     func properties() throws {
-        let noB = try Self.pictures(runPipeline("\(Self.source) ! vtenc allow-frame-reordering=false ! fakesink name=sink"))
+        let noB = try Self.pictures(
+            runPipeline("\(Self.source) ! vtenc allow-frame-reordering=false ! fakesink name=sink"))
         #expect(!noB.pictures.contains { $0.sliceKinds.contains(.b) })
         let cavlc = try Self.pictures(runPipeline("\(Self.source) ! vtenc entropy-mode=cavlc ! fakesink name=sink"))
         #expect(cavlc.pictures.allSatisfy { !$0.entropyCodingModeFlag })
         let cabac = try Self.pictures(runPipeline("\(Self.source) ! vtenc entropy-mode=cabac ! fakesink name=sink"))
         #expect(cabac.pictures.allSatisfy { $0.entropyCodingModeFlag })
-        let keyed = try Self.pictures(runPipeline("\(Self.source) ! vtenc max-keyframe-interval=10 ! fakesink name=sink"))
+        let keyed = try Self.pictures(
+            runPipeline("\(Self.source) ! vtenc max-keyframe-interval=10 ! fakesink name=sink"))
         let idrIndices = keyed.pictures.indices.filter { keyed.pictures[$0].isIDR }
         #expect(idrIndices.first == 0)
-        #expect(zip(idrIndices, idrIndices.dropFirst()).allSatisfy { $1 - $0 <= 10 } && (keyed.pictures.count - (idrIndices.last ?? 0)) <= 10)
+        #expect(
+            zip(idrIndices, idrIndices.dropFirst()).allSatisfy { $1 - $0 <= 10 }
+                && (keyed.pictures.count - (idrIndices.last ?? 0)) <= 10)
     }
 
     @Test("downstream asking for constrained-baseline gets profile_idc 66 with constraint_set1, no B slices, CAVLC")
     func constrainedBaseline() throws {
-        let result = runPipeline("\(Self.source) ! vtenc ! video/x-h264,profile=constrained-baseline ! fakesink name=sink")
+        let result = runPipeline(
+            "\(Self.source) ! vtenc ! video/x-h264,profile=constrained-baseline ! fakesink name=sink")
         #expect(result.errors.isEmpty, "\(result.errors)")
         let (sps, pictures) = try Self.pictures(result)
         #expect(sps.profileIdc == 66 && sps.constraintSet1Flag)
@@ -89,9 +105,13 @@ struct VTEncTests {
         #expect(pictures.allSatisfy { !$0.sliceKinds.contains(.b) && !$0.entropyCodingModeFlag })
     }
 
-    @Test("byte-stream output: an access unit delimiter first in every access unit, then SPS and PPS before every IDR, start codes, decodable")
+    @Test(
+        "byte-stream output: an access unit delimiter first in every access unit, then SPS and PPS before every IDR, start codes, decodable"
+    )
     func byteStream() throws {
-        let result = runPipeline("\(Self.source) ! vtenc max-keyframe-interval=20 ! video/x-h264,stream-format=byte-stream ! fakesink name=sink")
+        let result = runPipeline(
+            "\(Self.source) ! vtenc max-keyframe-interval=20 ! video/x-h264,stream-format=byte-stream ! fakesink name=sink"
+        )
         #expect(result.errors.isEmpty)
         var idrCount = 0
         for buffer in result.buffers {
@@ -105,7 +125,8 @@ struct VTEncTests {
         }
         #expect(idrCount >= 3)
         let decoded = runPipeline(
-            "\(Self.source) ! vtenc ! video/x-h264,stream-format=byte-stream ! h264parse ! avdec_h264 ! fakesink name=sink", keepBytes: false)
+            "\(Self.source) ! vtenc ! video/x-h264,stream-format=byte-stream ! h264parse ! avdec_h264 ! fakesink name=sink",
+            keepBytes: false)
         #expect(decoded.buffers.count == 60)
     }
 
@@ -123,13 +144,16 @@ struct VTEncTests {
         defer { removeTemporaryFile(output) }
         let mux = runPipeline("\(Self.source) ! vtenc bitrate=600 ! mp4mux ! filesink location=\(output)")
         #expect(mux.reachedEndOfStream && mux.errors.isEmpty)
-        let decoded = runPipeline("filesrc location=\(output) ! qtdemux ! avdec_h264 ! fakesink name=sink", keepBytes: false)
+        let decoded = runPipeline(
+            "filesrc location=\(output) ! qtdemux ! avdec_h264 ! fakesink name=sink", keepBytes: false)
         #expect(decoded.buffers.count == 60)
     }
 
     @Test("impossible sizes and settings: clear errors")
     func impossibleInput() {
-        let odd = runPipeline("videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=321,height=241 ! vtenc ! fakesink name=sink", timeout: 30)
+        let odd = runPipeline(
+            "videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=321,height=241 ! vtenc ! fakesink name=sink",
+            timeout: 30)
         #expect(odd.ended && !odd.errors.isEmpty, "odd 4:2:0 size was accepted")
         let cbr = runPipeline("\(Self.source) ! vtenc rate-control=cbr ! fakesink name=sink", timeout: 30)
         #expect(cbr.errors.first?.contains("bitrate") == true, "\(cbr.errors)")
@@ -140,17 +164,21 @@ struct VTEncTests {
         // found no device that encodes H.264, and nothing is encoded.
         #expect(hardware.errors.count == 1, "\(hardware.errors)")
         #expect(hardware.buffers.isEmpty)
-        #expect(hardware.errors.first?.hasPrefix("vtenc_h264_hw: hardware=require, but no VA-API device here encodes H.264") == true,
-                "\(hardware.errors)")
+        #expect(
+            hardware.errors.first?.hasPrefix("vtenc_h264_hw: hardware=require, but no VA-API device here encodes H.264")
+                == true,
+            "\(hardware.errors)")
     }
 
     @Test("a force-key-unit request from downstream gives an IDR at that frame")
     func forcedKeyFrame() throws {
         // 150 frames: prerolling fills the encoder's lookahead (about 50 frames with the default
         // settings) before the request can be sent, so it asks for a later frame.
-        let source = "videotestsrc num-buffers=150 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
+        let source =
+            "videotestsrc num-buffers=150 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
         let result = runPipeline(
-            "\(source) ! vtenc name=enc max-keyframe-interval=1000 ! fakesink name=sink") { pipeline in
+            "\(source) ! vtenc name=enc max-keyframe-interval=1000 ! fakesink name=sink"
+        ) { pipeline in
             let bin = UnsafeMutableRawPointer(pipeline).assumingMemoryBound(to: GstBin.self)
             guard let encoder = gst_bin_get_by_name(bin, "enc") else { return }
             defer { gst_object_unref(encoder) }

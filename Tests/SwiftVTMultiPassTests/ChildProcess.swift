@@ -17,7 +17,9 @@ enum ChildProcess {
         /// The signal that killed the child, if one did.
         var signal: Int32? { status & 0x7F == 0 ? nil : status & 0x7F }
         var exitCode: Int32? { status & 0x7F == 0 ? (status >> 8) & 0xFF : nil }
-        var description: String { "status \(status) (signal \(signal.map(String.init) ?? "-"), exit \(exitCode.map(String.init) ?? "-")); log:\n\(log)" }
+        var description: String {
+            "status \(status) (signal \(signal.map(String.init) ?? "-"), exit \(exitCode.map(String.init) ?? "-")); log:\n\(log)"
+        }
     }
 
     /// Spawns the child and waits for it. Its output goes to `logPath`.
@@ -72,7 +74,9 @@ struct ChildProcessRoles {
         case "crash":
             // Files as a multi-pass encode has them mid-way, then a death nobody can clean up after.
             let silo = try FrameSilo(directory: directory)
-            for sample in try Stream.samples(frames: 0..<20, pass: 1, description: { _ in nil }) { try silo.add(sample) }
+            for sample in try Stream.samples(frames: 0..<20, pass: 1, description: { _ in nil }) {
+                try silo.add(sample)
+            }
             try silo.setTimeRangesForNextPass([Stream.range(0, 10)])
             let storage = try MultiPassStorage(creatingIn: directory, timeRange: Stream.range(0, 20))
             try storage.write(MultiPassStorageTests.record(0))

@@ -1,29 +1,36 @@
 import Glibc
 import MediaCore
-@testable import SwiftVT
 import SwiftVTTestSupport
 import Testing
 
+@testable import SwiftVT
+
 @Suite("Full disks")
 struct DiskFullTests {
-    @Test("file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) in a child process: .diskFull with a clear message; what was added stays readable")
+    @Test(
+        "file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) in a child process: .diskFull with a clear message; what was added stays readable"
+    )
     func fileSizeLimit() throws {
         let directory = try TemporaryDirectory()
         let logs = try TemporaryDirectory("logs")
-        let exit = try ChildProcess.run(role: "file-size-limit", directory: directory.path, logPath: logs.path + "/child.log")
+        let exit = try ChildProcess.run(
+            role: "file-size-limit", directory: directory.path, logPath: logs.path + "/child.log")
         #expect(exit.exitCode == 0, "\(exit)")
         // The role really ran (it is skipped when the environment does not ask for it).
         #expect(exit.log.contains(FileSizeLimitChild.doneMarker), "\(exit)")
         #expect(directory.names.isEmpty, "\(directory.names)")
     }
 
-    @Test("a full tmpfs (ENOSPC): .diskFull naming the directory; the silo is unchanged and usable; needs root to mount")
+    @Test(
+        "a full tmpfs (ENOSPC): .diskFull naming the directory; the silo is unchanged and usable; needs root to mount")
     func fullTmpfs() throws {
         let directory = try TemporaryDirectory("tmpfs")
         let path = directory.path
         let mounted = "size=128k,mode=0700".withCString { mount("tmpfs", path, "tmpfs", 0, $0) } == 0
         guard mounted else {
-            print("skipped: cannot mount a tmpfs on \(path) (\(String(cString: strerror(errno)))); the file-size-limit test covers full disks")
+            print(
+                "skipped: cannot mount a tmpfs on \(path) (\(String(cString: strerror(errno)))); the file-size-limit test covers full disks"
+            )
             return
         }
         defer { umount2(path, Int32(MNT_DETACH)) }
@@ -45,7 +52,8 @@ struct DiskFullTests {
         #expect(error.code == .diskFull)
         #expect(error.systemError == ENOSPC)
         #expect(error.message.contains("could not write \(silo.dataPath): No space left on device"), "\(error)")
-        #expect(error.message.contains("free space in \(directory.path) or set temp-location to a larger disk"), "\(error)")
+        #expect(
+            error.message.contains("free space in \(directory.path) or set temp-location to a larger disk"), "\(error)")
         #expect(added > 10)
         #expect(silo.sampleCount == added)
         #expect(try silo.snapshots() == (try samples.prefix(added).map(SampleSnapshot.init)))

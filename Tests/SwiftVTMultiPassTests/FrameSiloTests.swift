@@ -1,9 +1,10 @@
 import Glibc
 import H264
 import MediaCore
-@testable import SwiftVT
 import SwiftVTTestSupport
 import Testing
+
+@testable import SwiftVT
 
 @Suite("FrameSilo")
 struct FrameSiloTests {
@@ -19,9 +20,10 @@ struct FrameSiloTests {
         let silo = try FrameSilo(directory: directory.path)
         var input = try Self.firstPass()
         // A sample without description or attachments: "unknown" must stay unknown.
-        input.append(try SampleBuffer(
-            dataBuffer: BlockBuffer([1, 2, 3]), formatDescription: nil,
-            timings: .uniform(SampleTimingInfo(presentationTimeStamp: MediaTime(value: 1001, timescale: 30000)))))
+        input.append(
+            try SampleBuffer(
+                dataBuffer: BlockBuffer([1, 2, 3]), formatDescription: nil,
+                timings: .uniform(SampleTimingInfo(presentationTimeStamp: MediaTime(value: 1001, timescale: 30000)))))
         for sample in input { try silo.add(sample) }
         #expect(silo.sampleCount == input.count)
         #expect(silo.totalBytes == input.reduce(0) { $0 + $1.totalSampleSize })
@@ -72,7 +74,8 @@ struct FrameSiloTests {
         try silo.close()
     }
 
-    @Test("a pass cut short: the range it finished keeps its new frames, the unfinished one gets its earlier frames back")
+    @Test(
+        "a pass cut short: the range it finished keeps its new frames, the unfinished one gets its earlier frames back")
     func restoreUnfinishedRanges() throws {
         let directory = try TemporaryDirectory()
         let (high, main) = try Stream.descriptions()
@@ -83,13 +86,17 @@ struct FrameSiloTests {
         try silo.setTimeRangesForNextPass([Stream.range(0, 10), Stream.range(20, 10)])
         // The first range whole, the second one only 4 of its 10 frames (the stream ended).
         for sample in try Stream.samples(frames: 0..<10, pass: 2, description: describe) { try silo.add(sample) }
-        for sample in try Stream.samples(frames: 20..<30, pass: 2, description: describe).prefix(4) { try silo.add(sample) }
+        for sample in try Stream.samples(frames: 20..<30, pass: 2, description: describe).prefix(4) {
+            try silo.add(sample)
+        }
         #expect(silo.rangeProgress.map(\.isFinished) == [true, false])
         #expect(silo.rangeProgress.map(\.framesTakenOut) == [10, 10])
         #expect(silo.rangeProgress.map(\.framesAdded) == [10, 4])
 
         let restoration = try silo.restoreFramesOfUnfinishedRanges()
-        #expect(restoration == FrameSilo.Restoration(rangesKept: 1, rangesRestored: 1, framesRestored: 10, framesDropped: 4))
+        #expect(
+            restoration == FrameSilo.Restoration(rangesKept: 1, rangesRestored: 1, framesRestored: 10, framesDropped: 4)
+        )
         var expected = try Stream.samples(frames: 0..<10, pass: 2, description: describe)
         expected += try Stream.samples(frames: 10..<30, pass: 1, description: describe)
         #expect(try silo.snapshots() == (try expected.map(SampleSnapshot.init)))
@@ -123,7 +130,9 @@ struct FrameSiloTests {
         let reopened = try FrameSilo(reopeningIndexAt: silo.indexPath, keepOnClose: false)
         #expect(reopened.rangeProgress.map(\.framesTakenOut) == [10, 10])
         let restoration = try reopened.restoreFramesOfCurrentPass()
-        #expect(restoration == FrameSilo.Restoration(rangesKept: 0, rangesRestored: 2, framesRestored: 20, framesDropped: 20))
+        #expect(
+            restoration
+                == FrameSilo.Restoration(rangesKept: 0, rangesRestored: 2, framesRestored: 20, framesDropped: 20))
         var expected = try Stream.samples(frames: 0..<10, pass: 1, description: describe)
         expected += try Stream.samples(frames: 10..<20, pass: 2, description: describe)
         expected += try Stream.samples(frames: 20..<30, pass: 1, description: describe)
@@ -159,7 +168,8 @@ struct FrameSiloTests {
         // Buffers the silo cannot hold.
         let two = try SampleBuffer(
             dataBuffer: BlockBuffer([1, 2]), formatDescription: nil, sampleCount: 2,
-            timings: .uniform(SampleTimingInfo(duration: Stream.time(1), presentationTimeStamp: .zero)), sizes: .uniform(1))
+            timings: .uniform(SampleTimingInfo(duration: Stream.time(1), presentationTimeStamp: .zero)),
+            sizes: .uniform(1))
         let untimed = try SampleBuffer(dataBuffer: BlockBuffer([1]), formatDescription: nil)
         #expect(multiPassError { try silo.add(two) }?.code == .invalidArgument)
         #expect(multiPassError { try silo.add(untimed) }?.code == .invalidArgument)
@@ -187,7 +197,7 @@ struct FrameSiloTests {
         let input = try Self.firstPass()
         let unknown = try FrameSilo(directory: directory.path)
         try unknown.add(input[0])
-        #expect(unknown.progressOfCurrentPass == 0)  // no time range: unknown
+        #expect(unknown.progressOfCurrentPass == 0) // no time range: unknown
         try unknown.close()
 
         let silo = try FrameSilo(directory: directory.path, timeRange: Stream.range(0, 30))
@@ -210,7 +220,7 @@ struct FrameSiloTests {
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
         #expect(abs(seen[10] - 0.5) < 1e-9)
         try silo.setTimeRangesForNextPass([])
-        #expect(silo.progressOfCurrentPass == 1)  // nothing to replace
+        #expect(silo.progressOfCurrentPass == 1) // nothing to replace
         try silo.close()
     }
 
@@ -222,15 +232,16 @@ struct FrameSiloTests {
         let silo = try FrameSilo(directory: directory.path, timeRange: Stream.range(0, 30), keepOnClose: true)
         for sample in try Self.firstPass() { try silo.add(sample) }
         try silo.setTimeRangesForNextPass([Stream.range(0, 10), Stream.range(20, 10)])
-        let replacements = try Stream.samples(frames: 20..<30, pass: 2, description: describe)
+        let replacements =
+            try Stream.samples(frames: 20..<30, pass: 2, description: describe)
             + Stream.samples(frames: 0..<10, pass: 2, description: describe)
         for sample in replacements.prefix(13) { try silo.add(sample) }
         let before = try silo.snapshots()
         let progress = silo.progressOfCurrentPass
         try silo.close()
-        try silo.close()  // idempotent
+        try silo.close() // idempotent
         #expect(fileExists(silo.dataPath) && fileExists(silo.indexPath))
-        #expect(FrameSilo.removeStaleFiles(in: directory.path).isEmpty)  // kept, not stale
+        #expect(FrameSilo.removeStaleFiles(in: directory.path).isEmpty) // kept, not stale
 
         let reopened = try FrameSilo(reopeningIndexAt: silo.indexPath, keepOnClose: false)
         #expect(reopened.timeRange == Stream.range(0, 30))
@@ -262,7 +273,7 @@ struct FrameSiloTests {
     func corruptIndex() throws {
         let directory = try TemporaryDirectory()
         let indexPath = try Self.keptSilo(in: directory)
-        #expect(try FrameSilo(reopeningIndexAt: indexPath).sampleCount == 30)  // closes at deinit, kept
+        #expect(try FrameSilo(reopeningIndexAt: indexPath).sampleCount == 30) // closes at deinit, kept
         let original = readFile(indexPath)
         #expect(original.count > FrameSilo.indexHeaderSize)
 
@@ -307,7 +318,9 @@ struct FrameSiloTests {
         var forged = original
         let recordsStart = forged.count - 4 - 30 * FrameSilo.indexRecordSize
         let third = recordsStart + 2 * FrameSilo.indexRecordSize
-        withUnsafeBytes(of: UInt64(data.count).littleEndian) { forged.replaceSubrange(third + 8..<third + 16, with: $0) }
+        withUnsafeBytes(of: UInt64(data.count).littleEndian) {
+            forged.replaceSubrange(third + 8..<third + 16, with: $0)
+        }
         let checksum = CRC32.checksum(forged, 0..<forged.count - 4)
         withUnsafeBytes(of: checksum.littleEndian) { forged.replaceSubrange(forged.count - 4..<forged.count, with: $0) }
         writeFile(indexPath, forged)
@@ -350,9 +363,9 @@ struct FrameSiloTests {
         var visited = 0
         try silo.forEachSample { _ in
             visited += 1
-            try silo.add(input[9 + visited])  // not seen by this iteration
+            try silo.add(input[9 + visited]) // not seen by this iteration
             _ = silo.sampleCount
-            if visited == 10 { try silo.close() }  // the snapshot keeps the data readable
+            if visited == 10 { try silo.close() } // the snapshot keeps the data readable
         }
         #expect(visited == 10)
         #expect(silo.sampleCount == 20)

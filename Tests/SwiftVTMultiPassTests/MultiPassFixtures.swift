@@ -52,14 +52,18 @@ enum Stream {
     /// x264's SPS/PPS for 1280x720 High and 640x360 Main (from `ffmpeg -c:v libx264`).
     static func descriptions() throws -> (FormatDescription, FormatDescription) {
         let high720 = try FormatDescription(h264ParameterSets: [
-            [0x67, 0x64, 0x00, 0x1F, 0xAC, 0xD9, 0x40, 0x50, 0x05, 0xBB, 0x01, 0x10, 0x00, 0x00, 0x03, 0x00, 0x10,
-             0x00, 0x00, 0x03, 0x03, 0x20, 0xF1, 0x83, 0x19, 0x60],
-            [0x68, 0xEB, 0xE3, 0xCB, 0x22, 0xC0],
+            [
+                0x67, 0x64, 0x00, 0x1F, 0xAC, 0xD9, 0x40, 0x50, 0x05, 0xBB, 0x01, 0x10, 0x00, 0x00, 0x03, 0x00, 0x10,
+                0x00, 0x00, 0x03, 0x03, 0x20, 0xF1, 0x83, 0x19, 0x60
+            ],
+            [0x68, 0xEB, 0xE3, 0xCB, 0x22, 0xC0]
         ])
         let main360 = try FormatDescription(h264ParameterSets: [
-            [0x67, 0x4D, 0x40, 0x1E, 0xEC, 0xA0, 0x50, 0x17, 0xFC, 0xB8, 0x08, 0x80, 0x00, 0x00, 0x03, 0x00, 0x80,
-             0x00, 0x00, 0x19, 0x07, 0x8B, 0x16, 0xCB],
-            [0x68, 0xEB, 0xE3, 0xCB, 0x20],
+            [
+                0x67, 0x4D, 0x40, 0x1E, 0xEC, 0xA0, 0x50, 0x17, 0xFC, 0xB8, 0x08, 0x80, 0x00, 0x00, 0x03, 0x00, 0x80,
+                0x00, 0x00, 0x19, 0x07, 0x8B, 0x16, 0xCB
+            ],
+            [0x68, 0xEB, 0xE3, 0xCB, 0x20]
         ])
         return (high720, main360)
     }
@@ -104,14 +108,21 @@ enum Stream {
         }
         let attachments: SampleAttachments
         switch position {
-        case 0: attachments = SampleAttachments(notSync: false, dependsOnOthers: false, isDependedOnByOthers: true, earlierDisplayTimesAllowed: true)
-        case 3, 6, 9: attachments = SampleAttachments(notSync: true, dependsOnOthers: true, isDependedOnByOthers: true, earlierDisplayTimesAllowed: true)
-        default: attachments = SampleAttachments(notSync: true, dependsOnOthers: true, isDependedOnByOthers: false, earlierDisplayTimesAllowed: true)
+        case 0:
+            attachments = SampleAttachments(
+                notSync: false, dependsOnOthers: false, isDependedOnByOthers: true, earlierDisplayTimesAllowed: true)
+        case 3, 6, 9:
+            attachments = SampleAttachments(
+                notSync: true, dependsOnOthers: true, isDependedOnByOthers: true, earlierDisplayTimesAllowed: true)
+        default:
+            attachments = SampleAttachments(
+                notSync: true, dependsOnOthers: true, isDependedOnByOthers: false, earlierDisplayTimesAllowed: true)
         }
         return try SampleBuffer(
             dataBuffer: data, formatDescription: description, sampleCount: 1,
-            timings: .uniform(SampleTimingInfo(
-                duration: time(1), presentationTimeStamp: time(frame), decodeTimeStamp: time(decodeIndex - 1))),
+            timings: .uniform(
+                SampleTimingInfo(
+                    duration: time(1), presentationTimeStamp: time(frame), decodeTimeStamp: time(decodeIndex - 1))),
             sizes: .uniform(bytes.count), sampleAttachments: [attachments])
     }
 

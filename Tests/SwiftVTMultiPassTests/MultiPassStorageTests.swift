@@ -1,15 +1,17 @@
 import Glibc
 import MediaCore
-@testable import SwiftVT
 import SwiftVTTestSupport
 import Testing
+
+@testable import SwiftVT
 
 @Suite("MultiPassStorage")
 struct MultiPassStorageTests {
     static func record(_ frame: Int, pass: Int = 1) -> FrameAnalysisRecord {
         let types: [AnalysisFrameType] = [.idr, .predicted, .bidirectional, .bidirectional, .intra]
         return FrameAnalysisRecord(
-            presentationTimeStamp: Stream.time(frame), decodeTimeStamp: Stream.time(frame - 1), duration: Stream.time(1),
+            presentationTimeStamp: Stream.time(frame), decodeTimeStamp: Stream.time(frame - 1),
+            duration: Stream.time(1),
             frameType: types[frame % types.count], quantizer: 20.25 + Double(frame) / 8 + Double(pass),
             bits: 8 * (1000 + frame * 37) / pass, complexity: Double(frame) * 1234.5678 + 0.1, pass: pass)
     }
@@ -41,7 +43,7 @@ struct MultiPassStorageTests {
         #expect(storage.records(in: Stream.range(40, 4)).isEmpty)
         try storage.close()
         #expect(fileSize(storage.path) == MultiPassStorage.headerSize + 24 * MultiPassStorage.recordSize)
-        #expect(MultiPassStorage.removeStaleFiles(in: directory.path).isEmpty)  // kept, not stale
+        #expect(MultiPassStorage.removeStaleFiles(in: directory.path).isEmpty) // kept, not stale
 
         let reopened = try MultiPassStorage(reopening: storage.path, keepOnClose: false)
         #expect(reopened.timeRange == range)
@@ -66,12 +68,12 @@ struct MultiPassStorageTests {
         #expect(directory.names.isEmpty)
         #expect(multiPassError { try storage.close() }?.code == .closed)
         #expect(multiPassError { try storage.write(Self.record(1)) }?.code == .closed)
-        #expect(storage.records() == [Self.record(0)])  // still readable
+        #expect(storage.records() == [Self.record(0)]) // still readable
         do {
             let dropped = try MultiPassStorage(creatingIn: directory.path, timeRange: .invalid)
             withExtendedLifetime(dropped) { #expect(directory.names.count == 1) }
         }
-        #expect(directory.names.isEmpty)  // deinit closes
+        #expect(directory.names.isEmpty) // deinit closes
     }
 
     @Test("invalid records are refused: a presentation time that is not a number, pass 0")
@@ -91,7 +93,8 @@ struct MultiPassStorageTests {
     @Test("corrupt files: a bad record names the path and the record number; a cut or foreign file is refused")
     func corrupt() throws {
         let directory = try TemporaryDirectory()
-        let storage = try MultiPassStorage(creatingIn: directory.path, timeRange: Stream.range(0, 10), keepOnClose: true)
+        let storage = try MultiPassStorage(
+            creatingIn: directory.path, timeRange: Stream.range(0, 10), keepOnClose: true)
         for frame in 0..<10 { try storage.write(Self.record(frame)) }
         try storage.close()
         let original = readFile(storage.path)
@@ -116,7 +119,8 @@ struct MultiPassStorageTests {
         #expect(error?.code == .corrupt)
         #expect(error?.message.contains("header") == true, "\(String(describing: error))")
 
-        writeFile(storage.path, Array("not a storage at all, but long enough to hold a header of sixty-four bytes".utf8))
+        writeFile(
+            storage.path, Array("not a storage at all, but long enough to hold a header of sixty-four bytes".utf8))
         error = multiPassError { _ = try MultiPassStorage(reopening: storage.path) }
         #expect(error?.code == .corrupt)
         #expect(error?.message.contains("not a multi-pass storage") == true)

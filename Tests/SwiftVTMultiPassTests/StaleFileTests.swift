@@ -13,14 +13,14 @@ struct StaleFileTests {
         // Live objects of this process in the same directory.
         let liveSilo = try FrameSilo(directory: directory.path)
         try liveSilo.add(try Stream.sample(frame: 0, decodeIndex: 0, pass: 1, description: nil))
-        try liveSilo.setTimeRangesForNextPass([])  // it has an index file too
+        try liveSilo.setTimeRangesForNextPass([]) // it has an index file too
         let liveStorage = try MultiPassStorage(creatingIn: directory.path, timeRange: .invalid)
         let live = directory.names
 
         let exit = try ChildProcess.run(role: "crash", directory: directory.path, logPath: logs.path + "/child.log")
         #expect(exit.signal == SIGKILL, "\(exit)")
         let left = directory.names.filter { !live.contains($0) }
-        #expect(left.count == 3, "\(left)")  // the child's .data, .index and .db
+        #expect(left.count == 3, "\(left)") // the child's .data, .index and .db
         #expect(left.allSatisfy { $0.contains("-\(getpid())-") == false })
 
         let removed = FrameSilo.removeStaleFiles(in: directory.path)
@@ -57,12 +57,14 @@ struct StaleFileTests {
         var times = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
         #expect(utimensat(AT_FDCWD, old, &times, 0) == 0)
 
-        let removed = Set(FrameSilo.removeStaleFiles(in: directory.path).map { String($0.dropFirst(directory.path.count + 1)) })
-        #expect(removed == [
-            ".swiftvt-silo-\(getpid())-00000000deadbeef.data", ".swiftvt-silo-\(getpid())-00000000deadbeef.index",
-            ".swiftvt-mps-\(getpid())-00000000deadbeef.db", ".swiftvt-silo-1-0000000000000001.index",
-            ".swiftvt-mps-1-0000000000000003.new",
-        ])
+        let removed = Set(
+            FrameSilo.removeStaleFiles(in: directory.path).map { String($0.dropFirst(directory.path.count + 1)) })
+        #expect(
+            removed == [
+                ".swiftvt-silo-\(getpid())-00000000deadbeef.data", ".swiftvt-silo-\(getpid())-00000000deadbeef.index",
+                ".swiftvt-mps-\(getpid())-00000000deadbeef.db", ".swiftvt-silo-1-0000000000000001.index",
+                ".swiftvt-mps-1-0000000000000003.new"
+            ])
         #expect(directory.names == [".swiftvt-silo-1-0000000000000002.new", ".swiftvt-silo-notes.txt", "other.data"])
         #expect(FrameSilo.removeStaleFiles(in: directory.path + "/missing").isEmpty)
     }

@@ -51,7 +51,10 @@ struct CorpusStream {
             for nal in unit {
                 let type = NALUnitType(rawValue: nal[0])
                 if !redefined && (type == .sequenceParameterSet || type == .pictureParameterSet) { continue }
-                avcc += [UInt8(nal.count >> 24 & 0xFF), UInt8(nal.count >> 16 & 0xFF), UInt8(nal.count >> 8 & 0xFF), UInt8(nal.count & 0xFF)]
+                avcc += [
+                    UInt8(nal.count >> 24 & 0xFF), UInt8(nal.count >> 16 & 0xFF), UInt8(nal.count >> 8 & 0xFF),
+                    UInt8(nal.count & 0xFF)
+                ]
                 avcc += nal
             }
             guard !avcc.isEmpty else { continue }
@@ -65,8 +68,9 @@ struct CorpusStream {
     static func makeSample(_ avcc: [UInt8], index: Int, format: FormatDescription) throws -> SampleBuffer {
         try SampleBuffer(
             dataBuffer: BlockBuffer(avcc), formatDescription: format,
-            timings: .uniform(SampleTimingInfo(
-                duration: frameDuration, presentationTimeStamp: frameDuration.multiplied(by: index))))
+            timings: .uniform(
+                SampleTimingInfo(
+                    duration: frameDuration, presentationTimeStamp: frameDuration.multiplied(by: index))))
     }
 
     /// The id in an SPS (first ue(v) after 3 bytes) or PPS (first ue(v)): enough to tell
@@ -96,8 +100,9 @@ struct PictureDigest {
         for (index, plane) in picture.planes.enumerated() {
             let bytesPerSample = picture.pixelFormat.planeLayout(at: index)?.bytesPerSample ?? 1
             for row in 0..<plane.height {
-                md5.update(UnsafeRawBufferPointer(
-                    start: plane.baseAddress + row * plane.bytesPerRow, count: plane.width * bytesPerSample))
+                md5.update(
+                    UnsafeRawBufferPointer(
+                        start: plane.baseAddress + row * plane.bytesPerRow, count: plane.width * bytesPerSample))
             }
         }
         pictureCount += 1
@@ -152,7 +157,11 @@ final class OutputCollector: Sendable {
             state.withLock { collected in
                 if let status = frame.status { collected.failures.append(status) }
                 if let picture = frame.imageBuffer {
-                    if deinterleave { collected.digest.addDeinterleaved(picture) } else { collected.digest.add(picture) }
+                    if deinterleave {
+                        collected.digest.addDeinterleaved(picture)
+                    } else {
+                        collected.digest.add(picture)
+                    }
                 }
                 if collected.keepFrames { collected.frames.append(frame) }
             }

@@ -38,7 +38,8 @@ struct DecompressionSessionTests {
         return session
     }
 
-    @Test("every undamaged corpus stream decodes to its reference MD5, synchronously and asynchronously", .requiresCorpus)
+    @Test(
+        "every undamaged corpus stream decodes to its reference MD5, synchronously and asynchronously", .requiresCorpus)
     func corpusMatchesReference() throws {
         guard let manifest = Corpus.manifest() else { return }
         var report: [String] = []
@@ -53,7 +54,8 @@ struct DecompressionSessionTests {
                 let digest = collector.digest()
                 let mode = asynchronous ? "async" : "sync"
                 #expect(digest == entry.referenceMD5, "\(entry.file) \(mode): \(digest) != \(entry.referenceMD5)")
-                #expect(collector.pictureCount == entry.frames, "\(entry.file) \(mode): \(collector.pictureCount) pictures")
+                #expect(
+                    collector.pictureCount == entry.frames, "\(entry.file) \(mode): \(collector.pictureCount) pictures")
                 #expect(collector.failures.isEmpty, "\(entry.file) \(mode): \(collector.failures)")
                 let frames = collector.frames
                 // Timing and references survive reordering: each picture carries its sample's.
@@ -72,14 +74,19 @@ struct DecompressionSessionTests {
                 results.append("\(mode) \(digest == entry.referenceMD5 ? "match" : "MISMATCH \(digest)")")
                 session.invalidate()
             }
-            report.append("\(entry.file) (\(entry.width)x\(entry.height), \(stream.samples.count) samples, \(entry.frames) frames, ref \(entry.referenceMD5)): \(results.joined(separator: ", "))")
+            report.append(
+                "\(entry.file) (\(entry.width)x\(entry.height), \(stream.samples.count) samples, \(entry.frames) frames, ref \(entry.referenceMD5)): \(results.joined(separator: ", "))"
+            )
         }
         print("DecompressionSession corpus results:\n  " + report.joined(separator: "\n  "))
         #expect(matched >= 40, "\(matched) stream decodes matched")
     }
 
-    @Test("NV12 output deinterleaves to the I420 reference MD5", .requiresCorpus,
-          arguments: ["BA1_Sony_D.jsv", "Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "test_scalinglist_jm.264", "SarVui.264"])
+    @Test(
+        "NV12 output deinterleaves to the I420 reference MD5", .requiresCorpus,
+        arguments: [
+            "BA1_Sony_D.jsv", "Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "test_scalinglist_jm.264", "SarVui.264"
+        ])
     func nv12MatchesReference(file: String) throws {
         let (entry, stream) = try Self.load(file)
         for asynchronous in [false, true] {
@@ -103,7 +110,9 @@ struct DecompressionSessionTests {
         let error = #expect(throws: VTError.self) {
             _ = try DecompressionSession(
                 formatDescription: stream.format,
-                destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: [.bgra, .p010VideoRange]),
+                destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: [
+                    .bgra, .p010VideoRange
+                ]),
                 backends: Self.software, outputHandler: { _ in })
         }
         #expect(error?.code == .unsupportedFormat)
@@ -119,7 +128,7 @@ struct DecompressionSessionTests {
             formatDescription: stream.format, backends: [CountingFactory(counters: counters)],
             outputHandler: { frame in
                 if frame.imageBuffer != nil { pictures.add(1, ordering: .relaxed) }
-                usleep(1000)  // a slow consumer (a display sink, a network sender)
+                usleep(1000) // a slow consumer (a display sink, a network sender)
             })
         var largest = 0
         for (index, sample) in stream.samples.enumerated() {
@@ -134,7 +143,9 @@ struct DecompressionSessionTests {
         #expect(counters.completed.load(ordering: .acquiring) == stream.samples.count)
         try session.finishDelayedFrames()
         #expect(pictures.load(ordering: .acquiring) == entry.frames)
-        #expect(largest >= 2, "the queue never filled (largest \(largest)): the handler is not slow enough to test back-pressure")
+        #expect(
+            largest >= 2,
+            "the queue never filled (largest \(largest)): the handler is not slow enough to test back-pressure")
         print("back-pressure: at most \(largest) samples outstanding, bound \(session.maximumFramesInFlight)")
         session.invalidate()
     }
@@ -162,7 +173,9 @@ struct DecompressionSessionTests {
                     Issue.record("\(entry.file): \(error)")
                 }
                 statusReports += collector.failures.count
-                print("\(entry.file) \(asynchronous ? "async" : "sync"): \(collector.pictureCount) pictures, \(collector.failures.count) status reports")
+                print(
+                    "\(entry.file) \(asynchronous ? "async" : "sync"): \(collector.pictureCount) pictures, \(collector.failures.count) status reports"
+                )
             }
         }
         var generator = SeededGenerator(seed: 1234)
@@ -232,7 +245,8 @@ struct DecompressionSessionTests {
     func canAccept() throws {
         let small = try Self.load("SVA_Base_B.264").stream
         let large = try Self.load("Cisco_Men_whisper_640x320_CABAC_Bframe_9.264").stream
-        let session = try DecompressionSession(formatDescription: small.format, backends: Self.software, outputHandler: { _ in })
+        let session = try DecompressionSession(
+            formatDescription: small.format, backends: Self.software, outputHandler: { _ in })
         #expect(session.canAccept(small.format))
         #expect(!session.canAccept(large.format))
         #expect(session.formatDescription == small.format)
@@ -241,7 +255,8 @@ struct DecompressionSessionTests {
     @Test("an invalidated session throws invalidSession; invalidate is idempotent", .requiresCorpus)
     func invalidatedSession() throws {
         let stream = try Self.load("SVA_Base_B.264").stream
-        let session = try DecompressionSession(formatDescription: stream.format, backends: Self.software, outputHandler: { _ in })
+        let session = try DecompressionSession(
+            formatDescription: stream.format, backends: Self.software, outputHandler: { _ in })
         try session.decode(stream.samples[0], flags: .enableAsynchronousDecompression)
         session.invalidate()
         session.invalidate()
@@ -266,8 +281,12 @@ struct DecompressionSessionTests {
                     guard let session = box.withLock({ $0 }) else { return }
                     var notes: [String] = []
                     notes.append("canAccept \(session.canAccept(stream.format))")
-                    do throws(VTError) { try session.finishDelayedFrames() } catch { notes.append("finish \(error.code)") }
-                    do throws(VTError) { try session.decode(stream.samples[0]) } catch { notes.append("decode \(error.code)") }
+                    do throws(VTError) { try session.finishDelayedFrames() } catch {
+                        notes.append("finish \(error.code)")
+                    }
+                    do throws(VTError) { try session.decode(stream.samples[0]) } catch {
+                        notes.append("decode \(error.code)")
+                    }
                     observed.withLock { $0 += notes }
                 })
             box.withLock { $0 = session }
@@ -286,21 +305,27 @@ struct DecompressionSessionTests {
     func frameFlagsAndFlush() throws {
         let (entry, stream) = try Self.load("SVA_Base_B.264")
         let collector = OutputCollector(keepFrames: true)
-        let session = try DecompressionSession(formatDescription: stream.format, backends: Self.software, outputHandler: collector.handler)
+        let session = try DecompressionSession(
+            formatDescription: stream.format, backends: Self.software, outputHandler: collector.handler)
         let info = try session.decode(stream.samples[0], flags: .doNotOutputFrame, frameReference: 100)
         #expect(info.contains(.frameDropped))
         for index in 1..<4 { try session.decode(stream.samples[index], frameReference: UInt64(100 + index)) }
         try session.finishDelayedFrames()
         let frames = collector.frames
         #expect(frames.count == 4)
-        #expect(frames.first { $0.frameReference == 100 }.map { $0.infoFlags.contains(.frameDropped) && $0.imageBuffer == nil } == true)
+        #expect(
+            frames.first { $0.frameReference == 100 }.map {
+                $0.infoFlags.contains(.frameDropped) && $0.imageBuffer == nil
+            } == true)
         #expect(frames.filter { $0.imageBuffer != nil }.count == 3)
 
         // A flush drops what is held; decoding restarts at the IDR.
         try session.decode(stream.samples[0], flags: .enableAsynchronousDecompression)
         session.flush()
         let afterFlush = collector.frames.count
-        for index in 0..<stream.samples.count { try session.decode(stream.samples[index], frameReference: UInt64(index)) }
+        for index in 0..<stream.samples.count {
+            try session.decode(stream.samples[index], frameReference: UInt64(index))
+        }
         try session.finishDelayedFrames()
         #expect(collector.frames.count - afterFlush == entry.frames)
     }
@@ -320,7 +345,7 @@ struct DecompressionSessionTests {
             }
         }
         #expect(heapBytesInUse() != nil && mappedHeapBytes() != nil)
-        try churn(100)  // warm-up: libavcodec's static tables, thread stacks' arenas
+        try churn(100) // warm-up: libavcodec's static tables, thread stacks' arenas
         let growths = try heapGrowths(tolerance: 256 * 1024) { try churn(1000 / 3 + 1) }
         print("heap growth per ~334 sessions: \(growths)")
         #expect(growths.contains { $0 <= 256 * 1024 }, "heap growth: \(growths)")
@@ -355,7 +380,9 @@ struct CountingFactory: DecoderBackendFactory {
     func makeBackend(
         format: FormatDescription, specification: DecoderSpecification, attributes: DestinationImageBufferAttributes
     ) throws(VTError) -> any DecoderBackend {
-        Backend(inner: try inner.makeBackend(format: format, specification: specification, attributes: attributes), counters: counters)
+        Backend(
+            inner: try inner.makeBackend(format: format, specification: specification, attributes: attributes),
+            counters: counters)
     }
     func unavailableReason(for format: FormatDescription) -> String? { inner.unavailableReason(for: format) }
 }

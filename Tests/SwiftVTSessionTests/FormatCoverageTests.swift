@@ -7,9 +7,11 @@ import Testing
 
 /// Bit depths, chroma formats, ranges and crops the conformance corpus lacks
 /// (see scripts/make-test-fixtures.sh).
-@Suite("DecompressionSession: 10-bit, 4:2:2, 4:4:4, full range, left/top cropping",
-       .enabled(if: GeneratedFixtures.isAvailable,
-                "generated fixtures not found: set SWIFTVT_FIXTURES to a folder made by scripts/make-test-fixtures.sh"))
+@Suite(
+    "DecompressionSession: 10-bit, 4:2:2, 4:4:4, full range, left/top cropping",
+    .enabled(
+        if: GeneratedFixtures.isAvailable,
+        "generated fixtures not found: set SWIFTVT_FIXTURES to a folder made by scripts/make-test-fixtures.sh"))
 struct FormatCoverageTests {
     struct Fixture: Sendable, CustomStringConvertible {
         var file: String
@@ -38,8 +40,9 @@ struct FormatCoverageTests {
             case "yuv444p": format = .i444
             default: format = .i420
             }
-            return Fixture(file: fields[0], pixelFormat: format, width: width, height: height, referenceMD5: fields[5],
-                           fullRange: fields[1] == "yuvj420p" ? true : nil)
+            return Fixture(
+                file: fields[0], pixelFormat: format, width: width, height: height, referenceMD5: fields[5],
+                fullRange: fields[1] == "yuvj420p" ? true : nil)
         }
     }()
 
@@ -67,8 +70,9 @@ struct FormatCoverageTests {
         }
     }
 
-    @Test("4:2:0 converts to NV12 / P010 (per range) when the native format is not accepted",
-          arguments: fixtures.filter { $0.pixelFormat == .i420 || $0.pixelFormat == .i420TenBit })
+    @Test(
+        "4:2:0 converts to NV12 / P010 (per range) when the native format is not accepted",
+        arguments: fixtures.filter { $0.pixelFormat == .i420 || $0.pixelFormat == .i420TenBit })
     func biPlanar(_ fixture: Fixture) throws {
         let stream = try Self.load(fixture)
         let tenBit = fixture.pixelFormat == .i420TenBit
@@ -78,7 +82,8 @@ struct FormatCoverageTests {
             stream, asynchronous: false, attributes: DestinationImageBufferAttributes(pixelFormats: formats),
             collector: collector)
         let picture = try #require(collector.frames.first?.imageBuffer)
-        let expectedFormat: PixelFormat = tenBit
+        let expectedFormat: PixelFormat =
+            tenBit
             ? .p010VideoRange : (fixture.fullRange == true ? .nv12FullRange : .nv12VideoRange)
         #expect(picture.pixelFormat == expectedFormat)
         #expect(picture.width == fixture.width && picture.height == fixture.height)

@@ -52,13 +52,18 @@ struct H264SampleBuilderTests {
         var builder = H264SampleBuilder()
         let changed = builder.setInput(.avc(nalUnitHeaderLength: 2), configuration: record)
         #expect(changed)
-        let twoByte = try Self.lengthPrefixed([units[2]], size: 2).withUnsafeBytes { raw throws(H264Error) in try builder.read(raw) }
+        let twoByte = try Self.lengthPrefixed([units[2]], size: 2).withUnsafeBytes { raw throws(H264Error) in
+            try builder.read(raw)
+        }
         #expect(twoByte.convertedBytes == Self.lengthPrefixed([units[2]], size: 4))
         builder.setInput(.avc(nalUnitHeaderLength: 4), configuration: nil)
-        let fourByte = try Self.lengthPrefixed([units[2]], size: 4).withUnsafeBytes { raw throws(H264Error) in try builder.read(raw) }
+        let fourByte = try Self.lengthPrefixed([units[2]], size: 4).withUnsafeBytes { raw throws(H264Error) in
+            try builder.read(raw)
+        }
         #expect(fourByte.convertedBytes == nil)
         let sample = try H264SampleBuilder.sampleBuffer(
-            fourByte, original: BlockBuffer(Self.lengthPrefixed([units[2]], size: 4)), inBandParameterSets: [units[0], units[1]],
+            fourByte, original: BlockBuffer(Self.lengthPrefixed([units[2]], size: 4)),
+            inBandParameterSets: [units[0], units[1]],
             formatDescription: try #require(builder.formatDescription), timing: .invalid, isSync: true)
         // In-band parameter sets first, then the frame, all with 4-byte lengths.
         let data = try #require(sample.dataBuffer)
@@ -76,7 +81,9 @@ struct H264SampleBuilderTests {
         let second = try bytes.withUnsafeBytes { raw throws(H264Error) in try builder.read(raw) }
         #expect(second.notices.isEmpty)
         // Annex B does not tile as lengths.
-        #expect(Self.annexB(units).withUnsafeBytes { H264SampleBuilder.lengthPrefixTiling($0, nalUnitHeaderLength: nil) } == nil)
+        #expect(
+            Self.annexB(units).withUnsafeBytes { H264SampleBuilder.lengthPrefixTiling($0, nalUnitHeaderLength: nil) }
+                == nil)
     }
 
     @Test("a damaged length keeps the whole NAL units before it; damage at the start throws", .requiresCorpus)
@@ -109,17 +116,22 @@ struct H264SampleBuilderTests {
         // The same id with other content (another level_idc, byte 3 of the SPS NAL unit).
         var changed = sps
         changed[3] = changed[3] == 30 ? 31 : 30
-        let unit = try Self.annexB([changed, nonIDRSlice]).withUnsafeBytes { raw throws(H264Error) in try builder.read(raw) }
+        let unit = try Self.annexB([changed, nonIDRSlice]).withUnsafeBytes { raw throws(H264Error) in
+            try builder.read(raw)
+        }
         #expect(unit.notices == [.sequenceParameterSetChangeIgnored(id: 0)])
         #expect(!unit.formatChanged)
         #expect(builder.formatDescription == before)
         // At an IDR picture the change is taken.
-        let atIDR = try Self.annexB([changed, units[1], units[2]]).withUnsafeBytes { raw throws(H264Error) in try builder.read(raw) }
+        let atIDR = try Self.annexB([changed, units[1], units[2]]).withUnsafeBytes { raw throws(H264Error) in
+            try builder.read(raw)
+        }
         #expect(atIDR.formatChanged)
     }
 
-    @Test("decoder delay: the stream's reorder depth (0 for Baseline, max_num_reorder_frames, else the DPB) plus a frame per extra frame thread",
-          .requiresCorpus, arguments: [("BA_MW_D.264", 0), ("VID_1280x720_cabac_temporal_direct.264", -1)])
+    @Test(
+        "decoder delay: the stream's reorder depth (0 for Baseline, max_num_reorder_frames, else the DPB) plus a frame per extra frame thread",
+        .requiresCorpus, arguments: [("BA_MW_D.264", 0), ("VID_1280x720_cabac_temporal_direct.264", -1)])
     func decoderDelay(stream: String, reorder: Int) throws {
         let units = try Array(Self.nalUnits(of: stream).prefix(2))
         let description = try FormatDescription(h264ParameterSets: units)

@@ -29,20 +29,24 @@ struct H265SampleBuilderTests {
     static func firstAccessUnit(of file: String) throws -> [[UInt8]] {
         let units = try nalUnits(of: file)
         var slices = 0
-        return Array(units.prefix { unit in
-            // first_slice_segment_in_pic_flag
-            if type(unit).isVCL, unit.count > 2, unit[2] & 0x80 != 0 { slices += 1 }
-            return slices <= 1
-        })
+        return Array(
+            units.prefix { unit in
+                // first_slice_segment_in_pic_flag
+                if type(unit).isVCL, unit.count > 2, unit[2] & 0x80 != 0 { slices += 1 }
+                return slices <= 1
+            })
     }
 
     /// The framing is the same for both codecs: the H.264 tests' helpers.
     static func annexB(_ units: [[UInt8]]) -> [UInt8] { H264SampleBuilderTests.annexB(units) }
 
-    static func lengthPrefixed(_ units: [[UInt8]], size: Int) -> [UInt8] { H264SampleBuilderTests.lengthPrefixed(units, size: size) }
+    static func lengthPrefixed(_ units: [[UInt8]], size: Int) -> [UInt8] {
+        H264SampleBuilderTests.lengthPrefixed(units, size: size)
+    }
 
-    @Test("Annex B: start codes become 4-byte lengths, the VPS/SPS/PPS make an hvc1 description after the window",
-          .requiresH265Corpus)
+    @Test(
+        "Annex B: start codes become 4-byte lengths, the VPS/SPS/PPS make an hvc1 description after the window",
+        .requiresH265Corpus)
     func annexBInput() throws {
         let units = try Self.firstAccessUnit(of: "main_confwin_odd.265")
         var builder = H265SampleBuilder()
@@ -64,19 +68,28 @@ struct H265SampleBuilderTests {
     @Test("hvc1 with 4-byte lengths is wrapped without a copy; 2-byte lengths are re-framed", .requiresH265Corpus)
     func lengthPrefixedInput() throws {
         let units = try Self.firstAccessUnit(of: "main_ld_cif_slices.265")
-        let sets = units.filter { [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet].contains(Self.type($0)) }
+        let sets = units.filter {
+            [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet].contains(Self.type($0))
+        }
         let picture = units.filter { !sets.contains($0) }
-        let record = try HEVCDecoderConfigurationRecord(parsing: try #require(
-            FormatDescription(hevcParameterSets: sets, nalUnitHeaderLength: 2).hevcDecoderConfigurationRecord))
+        let record = try HEVCDecoderConfigurationRecord(
+            parsing: try #require(
+                FormatDescription(hevcParameterSets: sets, nalUnitHeaderLength: 2).hevcDecoderConfigurationRecord))
         var builder = H265SampleBuilder()
         let changed = builder.setInput(.hvc1(nalUnitHeaderLength: 2), configuration: record)
         #expect(changed)
-        let twoByte = try Self.lengthPrefixed(picture, size: 2).withUnsafeBytes { raw throws(H265Error) in try builder.read(raw) }
+        let twoByte = try Self.lengthPrefixed(picture, size: 2).withUnsafeBytes { raw throws(H265Error) in
+            try builder.read(raw)
+        }
         #expect(twoByte.convertedBytes == Self.lengthPrefixed(picture, size: 4))
         builder.setInput(.hvc1(nalUnitHeaderLength: 4), configuration: nil)
-        let fourByte = try Self.lengthPrefixed(picture, size: 4).withUnsafeBytes { raw throws(H265Error) in try builder.read(raw) }
+        let fourByte = try Self.lengthPrefixed(picture, size: 4).withUnsafeBytes { raw throws(H265Error) in
+            try builder.read(raw)
+        }
         #expect(fourByte.convertedBytes == nil)
-        #expect(builder.formatDescription?.hevcSequenceParameterSets == sets.filter { Self.type($0) == .sequenceParameterSet })
+        #expect(
+            builder.formatDescription?.hevcSequenceParameterSets
+                == sets.filter { Self.type($0) == .sequenceParameterSet })
     }
 
     @Test("length-prefixed NAL units under a byte-stream label are read as such, and said once", .requiresH265Corpus)
@@ -89,7 +102,9 @@ struct H265SampleBuilderTests {
         #expect(first.formatChanged)
         let second = try bytes.withUnsafeBytes { raw throws(H265Error) in try builder.read(raw) }
         #expect(second.notices.isEmpty)
-        #expect(Self.annexB(units).withUnsafeBytes { H265SampleBuilder.lengthPrefixTiling($0, nalUnitHeaderLength: nil) } == nil)
+        #expect(
+            Self.annexB(units).withUnsafeBytes { H265SampleBuilder.lengthPrefixTiling($0, nalUnitHeaderLength: nil) }
+                == nil)
     }
 
     @Test("a damaged length keeps the whole NAL units before it; damage at the start throws", .requiresH265Corpus)
@@ -111,7 +126,8 @@ struct H265SampleBuilderTests {
         }
     }
 
-    @Test("an SPS that changes its id's content outside an IRAP access unit is ignored (7.4.2.4.2)", .requiresH265Corpus)
+    @Test(
+        "an SPS that changes its id's content outside an IRAP access unit is ignored (7.4.2.4.2)", .requiresH265Corpus)
     func changedSequenceParameterSetOutsideIRAP() throws {
         let units = try Self.nalUnits(of: "main_ld_cif_slices.265")
         let first = try Self.firstAccessUnit(of: "main_ld_cif_slices.265")
@@ -127,17 +143,21 @@ struct H265SampleBuilderTests {
         let position = try #require((14..<20).first { sps[$0] == level })
         var changed = sps
         changed[position] = level == 93 ? 90 : 93
-        let unit = try Self.annexB([changed, trailing]).withUnsafeBytes { raw throws(H265Error) in try builder.read(raw) }
+        let unit = try Self.annexB([changed, trailing]).withUnsafeBytes { raw throws(H265Error) in try builder.read(raw)
+        }
         #expect(unit.notices == [.sequenceParameterSetChangeIgnored(id: 0)])
         #expect(!unit.formatChanged)
         #expect(builder.formatDescription == before)
     }
 
-    @Test("decoder delay: sps_max_num_reorder_pics plus a frame per extra frame thread", .requiresH265Corpus,
-          arguments: ["main_bpyramid_refs5.265", "main_ld_cif_slices.265", "main_intra_only.265"])
+    @Test(
+        "decoder delay: sps_max_num_reorder_pics plus a frame per extra frame thread", .requiresH265Corpus,
+        arguments: ["main_bpyramid_refs5.265", "main_ld_cif_slices.265", "main_intra_only.265"])
     func decoderDelay(stream: String) throws {
         let units = try Self.nalUnits(of: stream)
-        let sets = units.filter { [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet].contains(Self.type($0)) }
+        let sets = units.filter {
+            [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet].contains(Self.type($0))
+        }
         let description = try FormatDescription(hevcParameterSets: Array(sets.prefix(3)))
         let sps = try H265SequenceParameterSet.parse(nalUnit: try #require(description.hevcSequenceParameterSets.first))
         let single = try #require(H265SampleBuilder.decoderDelay(for: description, frameThreads: 1))
@@ -145,7 +165,9 @@ struct H265SampleBuilderTests {
         #expect(H265SampleBuilder.decoderDelay(for: description, frameThreads: 4) == single + 3)
     }
 
-    @Test("every corpus stream through the builder and a session: the pictures match their hash SEIs", .requiresH265Corpus)
+    @Test(
+        "every corpus stream through the builder and a session: the pictures match their hash SEIs", .requiresH265Corpus
+    )
     func corpusMatchesItsHashes() throws {
         // The 1080p stream is left to tests/vtdec_h265 (the plugin in release): this debug build's
         // MD5 would take most of a minute over it.
@@ -162,8 +184,12 @@ struct H265SampleBuilderTests {
             var sawSlice = false
             for unit in units {
                 let type = Self.type(unit)
-                let startsPicture = (type.isVCL && unit.count > 2 && unit[2] & 0x80 != 0)
-                    || [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI, .accessUnitDelimiter].contains(type)
+                let startsPicture =
+                    (type.isVCL && unit.count > 2 && unit[2] & 0x80 != 0)
+                    || [
+                        .videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI,
+                        .accessUnitDelimiter
+                    ].contains(type)
                 if startsPicture && sawSlice {
                     accessUnits.append([])
                     sawSlice = false
@@ -172,14 +198,16 @@ struct H265SampleBuilderTests {
                 accessUnits[accessUnits.count - 1].append(unit)
             }
             for (number, accessUnit) in accessUnits.enumerated() {
-                let unit = try Self.annexB(accessUnit).withUnsafeBytes { raw throws(H265Error) in try builder.read(raw) }
+                let unit = try Self.annexB(accessUnit).withUnsafeBytes { raw throws(H265Error) in try builder.read(raw)
+                }
                 let description = try #require(builder.formatDescription)
                 if session == nil {
                     session = try DecompressionSession(
                         formatDescription: description, decoderSpecification: .init(threadCount: 1),
                         backends: [LibavcodecDecoderFactory()]
                     ) { frame in
-                        guard let image = frame.imageBuffer, let hash = expected.withLock({ $0[frame.frameReference] }) else { return }
+                        guard let image = frame.imageBuffer, let hash = expected.withLock({ $0[frame.frameReference] })
+                        else { return }
                         let outcome = H265PictureHashCheck.check(image, against: hash)
                         outcomes.withLock { $0.append(outcome) }
                     }
@@ -189,14 +217,16 @@ struct H265SampleBuilderTests {
                     expected.withLock { $0[UInt64(number)] = hash }
                 }
                 let sample = try H265SampleBuilder.sampleBuffer(
-                    unit, original: BlockBuffer(), inBandParameterSets: [], formatDescription: description, timing: .invalid,
+                    unit, original: BlockBuffer(), inBandParameterSets: [], formatDescription: description,
+                    timing: .invalid,
                     isSync: number == 0)
                 try session?.decode(sample, frameReference: UInt64(number))
             }
             try session?.finishDelayedFrames()
             let checked = outcomes.withLock { $0 }
             #expect(checked.count == entry.frames, "\(entry.file)")
-            #expect(checked.allSatisfy { $0 == .matches }, "\(entry.file): \(checked.filter { $0 != .matches }.prefix(3))")
+            #expect(
+                checked.allSatisfy { $0 == .matches }, "\(entry.file): \(checked.filter { $0 != .matches }.prefix(3))")
         }
     }
 }

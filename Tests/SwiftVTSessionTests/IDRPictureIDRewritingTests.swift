@@ -49,21 +49,27 @@ struct IDRPictureIDRewritingTests {
                     guard nal[0] & 0x1F == 5, refusal == nil else { continue }
                     let lookups = (
                         pps: { (id: Int) in parameterSets.pictureParameterSet(id: id) },
-                        sps: { (id: Int) in parameterSets.sequenceParameterSet(id: id) })
-                    let before = try SliceHeader.parse(nalUnit: nal, pictureParameterSets: lookups.pps, sequenceParameterSets: lookups.sps)
-                    let newID = newIDOfThisUnit
-                        ?? IDRPictureIDRewriting.replacementID(for: before.idrPicID, avoiding: Set([previousNewID].compactMap { $0 }))
+                        sps: { (id: Int) in parameterSets.sequenceParameterSet(id: id) }
+                    )
+                    let before = try SliceHeader.parse(
+                        nalUnit: nal, pictureParameterSets: lookups.pps, sequenceParameterSets: lookups.sps)
+                    let newID =
+                        newIDOfThisUnit
+                        ?? IDRPictureIDRewriting.replacementID(
+                            for: before.idrPicID, avoiding: Set([previousNewID].compactMap { $0 }))
                     newIDOfThisUnit = newID
                     let attempt = Result { () throws(H264Error) -> [UInt8] in
                         try IDRPictureIDRewriting.rewrite(
-                            idrSlice: nal, to: newID, pictureParameterSets: lookups.pps, sequenceParameterSets: lookups.sps)
+                            idrSlice: nal, to: newID, pictureParameterSets: lookups.pps,
+                            sequenceParameterSets: lookups.sps)
                     }
                     if case .failure(.unsupported(let reason)) = attempt {
                         refusal = reason
                         continue
                     }
                     let rewritten = try attempt.get()
-                    var after = try SliceHeader.parse(nalUnit: rewritten, pictureParameterSets: lookups.pps, sequenceParameterSets: lookups.sps)
+                    var after = try SliceHeader.parse(
+                        nalUnit: rewritten, pictureParameterSets: lookups.pps, sequenceParameterSets: lookups.sps)
                     #expect(after.idrPicID == newID, "\(entry.file): idr_pic_id \(after.idrPicID)")
                     // Every other field as it was.
                     after.idrPicID = before.idrPicID
@@ -90,12 +96,16 @@ struct IDRPictureIDRewritingTests {
                 stream, asynchronous: false, collector: collector)
             session.invalidate()
             let digest = collector.digest()
-            #expect(digest == entry.referenceMD5, "\(entry.file) with \(slicesRewritten) IDR slices rewritten: \(digest) != \(entry.referenceMD5)")
+            #expect(
+                digest == entry.referenceMD5,
+                "\(entry.file) with \(slicesRewritten) IDR slices rewritten: \(digest) != \(entry.referenceMD5)")
             if digest == entry.referenceMD5 {
                 if usesCABAC { rewrittenCABAC += 1 } else { rewrittenCAVLC += 1 }
             }
         }
-        print("IDRPictureIDRewriting: \(rewrittenCAVLC) CAVLC and \(rewrittenCABAC) CABAC streams rewritten and exact; refused: \(refused)")
+        print(
+            "IDRPictureIDRewriting: \(rewrittenCAVLC) CAVLC and \(rewrittenCABAC) CABAC streams rewritten and exact; refused: \(refused)"
+        )
         #expect(rewrittenCAVLC >= 5 && rewrittenCABAC >= 5)
     }
 }
@@ -125,7 +135,9 @@ struct IDRPictureIDSplicerTests {
         let firstID = try BitReaderProbe(unit: idr, parameterSets: parameterSets).idrPicID()
         let secondID = try BitReaderProbe(unit: second, parameterSets: parameterSets).idrPicID()
         let ids = [try #require(firstID), try #require(secondID)]
-        #expect(ids[0] != ids[1] && IDRPictureIDRewriting.codeLength(ids[1]) % 8 == IDRPictureIDRewriting.codeLength(ids[0]) % 8)
+        #expect(
+            ids[0] != ids[1]
+                && IDRPictureIDRewriting.codeLength(ids[1]) % 8 == IDRPictureIDRewriting.codeLength(ids[0]) % 8)
         #expect(try other.withUnsafeBytes { try splicer.next($0) } == nil)
         // After another picture, the original id differs from the last IDR's new one: kept.
         #expect(try idr.withUnsafeBytes { try splicer.next($0) } == nil)
@@ -158,7 +170,8 @@ struct BitReaderProbe {
                 found = try SliceHeader.parse(
                     nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]),
                     pictureParameterSets: { store.pictureParameterSet(id: $0) },
-                    sequenceParameterSets: { store.sequenceParameterSet(id: $0) }).idrPicID
+                    sequenceParameterSets: { store.sequenceParameterSet(id: $0) }
+                ).idrPicID
             }
         }
         return found

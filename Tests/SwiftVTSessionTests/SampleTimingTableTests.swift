@@ -6,8 +6,9 @@ import Testing
 @Suite("libavcodec decoder's timing table")
 struct SampleTimingTableTests {
     static func timing(_ index: Int64) -> SampleTimingTable.Timing {
-        .init(presentationTimeStamp: MediaTime(value: index, timescale: 25), duration: MediaTime(value: 1, timescale: 25),
-              frameReference: UInt64(index))
+        .init(
+            presentationTimeStamp: MediaTime(value: index, timescale: 25), duration: MediaTime(value: 1, timescale: 25),
+            frameReference: UInt64(index))
     }
 
     @Test("a frame without pts (AV_NOPTS_VALUE, Int64.min) finds no timing and does not trap; the table stays bounded")

@@ -23,7 +23,7 @@ public enum Corpus {
     }
 
     public static let damagedFiles: Set<String> = [
-        "BA_MW_D_IDR_LOST.264", "Error_I_P.264", "sps_subsetsps_bothVUI.264",
+        "BA_MW_D_IDR_LOST.264", "Error_I_P.264", "sps_subsetsps_bothVUI.264"
     ]
 
     /// True when a missing test input must fail rather than skip: `SWIFTVT_REQUIRE_TEST_INPUTS` set
@@ -69,7 +69,8 @@ public enum Corpus {
                     sourceLocation: sourceLocation)
             } else {
                 FileContents.printError(
-                    "skipped: test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS); \(sourceLocation.fileName):\(sourceLocation.line) did not run")
+                    "skipped: test corpus not found at \(directory ?? "?")/h264 (set SWIFTVT_CORPUS); \(sourceLocation.fileName):\(sourceLocation.line) did not run"
+                )
             }
             return nil
         }
@@ -77,10 +78,11 @@ public enum Corpus {
         for line in text.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard fields.count >= 9 else { continue }
-            entries.append(Entry(
-                file: fields[0], bytes: Int(fields[1]) ?? 0, width: Int(fields[3]) ?? 0,
-                height: Int(fields[4]) ?? 0, profile: fields[5], frames: Int(fields[6]) ?? 0,
-                referenceMD5: fields[7], avdecMD5: fields[8]))
+            entries.append(
+                Entry(
+                    file: fields[0], bytes: Int(fields[1]) ?? 0, width: Int(fields[3]) ?? 0,
+                    height: Int(fields[4]) ?? 0, profile: fields[5], frames: Int(fields[6]) ?? 0,
+                    referenceMD5: fields[7], avdecMD5: fields[8]))
         }
         return entries
     }

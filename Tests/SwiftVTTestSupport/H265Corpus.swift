@@ -24,11 +24,21 @@ public enum H265Corpus {
             var name = Substring(pixelFormat)
             if name.hasSuffix("le") || name.hasSuffix("be") { name = name.dropLast(2) }
             let chroma: Int
-            if name.hasPrefix("yuv420p") { chroma = 1; name = name.dropFirst(7) }
-            else if name.hasPrefix("yuv422p") { chroma = 2; name = name.dropFirst(7) }
-            else if name.hasPrefix("yuv444p") { chroma = 3; name = name.dropFirst(7) }
-            else if name.hasPrefix("gray") { chroma = 0; name = name.dropFirst(4) }
-            else { return nil }
+            if name.hasPrefix("yuv420p") {
+                chroma = 1
+                name = name.dropFirst(7)
+            } else if name.hasPrefix("yuv422p") {
+                chroma = 2
+                name = name.dropFirst(7)
+            } else if name.hasPrefix("yuv444p") {
+                chroma = 3
+                name = name.dropFirst(7)
+            } else if name.hasPrefix("gray") {
+                chroma = 0
+                name = name.dropFirst(4)
+            } else {
+                return nil
+            }
             guard let depth = name.isEmpty ? 8 : Int(name) else { return nil }
             return (depth, chroma)
         }
@@ -53,7 +63,8 @@ public enum H265Corpus {
                     sourceLocation: sourceLocation)
             } else {
                 FileContents.printError(
-                    "skipped: H.265 test corpus not found at \(expected) (set SWIFTVT_CORPUS); \(sourceLocation.fileName):\(sourceLocation.line) did not run")
+                    "skipped: H.265 test corpus not found at \(expected) (set SWIFTVT_CORPUS); \(sourceLocation.fileName):\(sourceLocation.line) did not run"
+                )
             }
             return nil
         }
@@ -61,9 +72,11 @@ public enum H265Corpus {
         for line in text.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard fields.count >= 9 else { continue }
-            entries.append(Entry(
-                file: fields[0], bytes: Int(fields[1]) ?? 0, width: Int(fields[3]) ?? 0, height: Int(fields[4]) ?? 0,
-                profile: fields[5], pixelFormat: fields[6], frames: Int(fields[7]) ?? 0, referenceMD5: fields[8]))
+            entries.append(
+                Entry(
+                    file: fields[0], bytes: Int(fields[1]) ?? 0, width: Int(fields[3]) ?? 0,
+                    height: Int(fields[4]) ?? 0,
+                    profile: fields[5], pixelFormat: fields[6], frames: Int(fields[7]) ?? 0, referenceMD5: fields[8]))
         }
         return entries
     }

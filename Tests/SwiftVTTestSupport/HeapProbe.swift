@@ -24,7 +24,7 @@ public func mappedHeapBytes() -> Int? {
 private func mallinfo2Field(_ index: Int) -> Int? {
     typealias MallInfo2 = @convention(c) () -> rusage
     guard MemoryLayout<rusage>.size >= 10 * MemoryLayout<Int>.size,
-        let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2")  // RTLD_DEFAULT
+        let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") // RTLD_DEFAULT
     else { return nil }
     var info = unsafeBitCast(symbol, to: MallInfo2.self)()
     return withUnsafeBytes(of: &info) { $0.load(fromByteOffset: index * MemoryLayout<Int>.size, as: Int.self) }

@@ -25,7 +25,9 @@ public struct TemporaryDirectory: ~Copyable {
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != ".", name != ".." { names.append(name) }
         }
         return names.sorted()
@@ -33,4 +35,3 @@ public struct TemporaryDirectory: ~Copyable {
 
     public var names: [String] { Self.names(in: path) }
 }
-

@@ -32,7 +32,8 @@ struct VAH264RateControlTests {
     func variableBitRateUnderAPeak() throws {
         let properties = CompressionProperties(
             averageBitRate: 800_000, dataRateLimits: [DataRateLimit(bytes: 200_000, seconds: 1)])
-        let (rateControl, _) = try VAH264RateControl.choose(properties, frameRate: 30, offered: Self.allModes, strict: true)
+        let (rateControl, _) = try VAH264RateControl.choose(
+            properties, frameRate: 30, offered: Self.allModes, strict: true)
         #expect(rateControl.mode == .vbr)
         #expect(rateControl.bitsPerSecond == 1_241_379)
         #expect(rateControl.targetPercentage == 64)
@@ -104,7 +105,8 @@ struct VAH264MiscParameterTests {
     @Test("constant QP sends no rate-control or HRD parameter; CBR sends both, the buffer 3/4 full at the start")
     func miscParameterSets() throws {
         let cqp = try VAH264RateControl.choose(
-            CompressionProperties(quality: 0.6), frameRate: 30, offered: VAH264RateControlTests.allModes, strict: true).0
+            CompressionProperties(quality: 0.6), frameRate: 30, offered: VAH264RateControlTests.allModes, strict: true
+        ).0
         let cqpNames = VAH264EncodeParameters.miscParameters(rateControl: cqp, frameRate: (30, 1), qualityLevel: 4)
             .map(\.0)
         #expect(cqpNames == ["frame rate", "quality level"])
@@ -119,7 +121,10 @@ struct VAH264MiscParameterTests {
         // The buffer starts with the misc parameter's header (its type, a uint32), then the payload.
         let payload = hrd.dropFirst(MemoryLayout<UInt32>.size)
         let sizes = payload.withUnsafeBytes { bytes in
-            (bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self), bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            (
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self),
+                bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+            )
         }
         // va.h's VAEncMiscParameterHRD: initial_buffer_fullness, then buffer_size.
         #expect(sizes.0 == 93_750)

@@ -14,7 +14,9 @@ import VAPlumbing
 struct VAMultipleDevicesTests {
     static var hasDriver: Bool { getenv("LIBVA_DRIVER_NAME") != nil && getenv("DISPLAY") != nil }
 
-    static func withEnvironment<Result>(_ environment: [(String, String)], _ body: () throws -> Result) rethrows -> Result {
+    static func withEnvironment<Result>(_ environment: [(String, String)], _ body: () throws -> Result) rethrows
+        -> Result
+    {
         let previous = environment.map { ($0.0, getenv($0.0).map { String(cString: $0) }) }
         for (name, value) in environment { setenv(name, value, 1) }
         defer {
@@ -85,11 +87,13 @@ struct VAMultipleDevicesTests {
     static func decodesH264(_ connection: VADisplayConnection) -> String? {
         guard let capabilities = try? connection.probeCapabilities() else { return "cannot be probed" }
         let h264 = [VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High]
-        return h264.contains { capabilities.supports(profile: $0, entrypoint: VAEntrypointVLD) } ? nil : "no H.264 decoder"
+        return h264.contains { capabilities.supports(profile: $0, entrypoint: VAEntrypointVLD) }
+            ? nil : "no H.264 decoder"
     }
 
-    @Test("a first device without H.264 is passed over and the second one is used; with neither, the error names both",
-          .enabled(if: hasDriver, "needs the software VA driver and Xvfb: run through scripts/with-software-va.sh"))
+    @Test(
+        "a first device without H.264 is passed over and the second one is used; with neither, the error names both",
+        .enabled(if: hasDriver, "needs the software VA driver and Xvfb: run through scripts/with-software-va.sh"))
     func passesOverDeviceWithoutH264() throws {
         let empty = try TemporaryDirectory("va-devices")
         let first = try #require(getenv("DISPLAY").map { String(cString: $0) })
@@ -98,11 +102,15 @@ struct VAMultipleDevicesTests {
         var log: [String] = []
         let connection = try Self.withEnvironment([("SWIFTVT_VA_NO_H264", "x11:\(first)")]) {
             try VADisplayConnection.open(
-                renderNodeDirectory: empty.path, x11DisplayNames: displays, log: { log.append($0) }, accept: Self.decodesH264)
+                renderNodeDirectory: empty.path, x11DisplayNames: displays, log: { log.append($0) },
+                accept: Self.decodesH264)
         }
         #expect(connection.description == "X11 display \(second.name)", "\(log)")
-        #expect(log.contains { $0.contains("passed over") && $0.contains("X11 display \(first)") && $0.contains("no H.264 decoder") },
-                "\(log)")
+        #expect(
+            log.contains {
+                $0.contains("passed over") && $0.contains("X11 display \(first)") && $0.contains("no H.264 decoder")
+            },
+            "\(log)")
 
         // Without the question, the first display that initialises is taken: the one without
         // H.264, where the old discovery stopped.
@@ -113,7 +121,8 @@ struct VAMultipleDevicesTests {
 
         do {
             _ = try Self.withEnvironment([("SWIFTVT_VA_NO_H264", "any")]) {
-                try VADisplayConnection.open(renderNodeDirectory: empty.path, x11DisplayNames: displays, accept: Self.decodesH264)
+                try VADisplayConnection.open(
+                    renderNodeDirectory: empty.path, x11DisplayNames: displays, accept: Self.decodesH264)
             }
             Issue.record("a display without H.264 was accepted")
         } catch let error as VADisplayDiscoveryError {

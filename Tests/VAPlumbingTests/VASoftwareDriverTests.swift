@@ -48,8 +48,9 @@ struct VASoftwareDriverTests {
     static let yuv420 = UInt32(VA_RT_FORMAT_YUV420)
     static let nv12 = UInt32(VA_FOURCC_NV12)
 
-    @Test("the driver opens on the X11 display: description, vendor, version, libva's messages in the log",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "the driver opens on the X11 display: description, vendor, version, libva's messages in the log",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func opens() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         let log = LogLines()
@@ -65,8 +66,9 @@ struct VASoftwareDriverTests {
         #expect(log.lines.contains { $0.hasPrefix("VA display: X11 display \(display)") }, "\(log.lines)")
     }
 
-    @Test("the probe lists H.264 decoding and encoding, with formats, sizes and the encoder's options",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "the probe lists H.264 decoding and encoding, with formats, sizes and the encoder's options",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func probe() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         let connection = try Self.open(renderNodeDirectory: empty.path)
@@ -78,13 +80,16 @@ struct VASoftwareDriverTests {
             #expect(!capabilities.supports(profile: profile, entrypoint: VAEntrypointEncSliceLP))
         }
         #expect(!capabilities.supports(profile: VAProfileHEVCMain, entrypoint: VAEntrypointVLD))
-        #expect(capabilities.summary
-            == "H264ConstrainedBaseline: VLD, EncSlice; H264Main: VLD, EncSlice; H264High: VLD, EncSlice")
+        #expect(
+            capabilities.summary
+                == "H264ConstrainedBaseline: VLD, EncSlice; H264Main: VLD, EncSlice; H264High: VLD, EncSlice")
         // The encoder's options as an encoder reads them (tests/va-driver/README.md).
         let options = try connection.configAttributes(
             profile: VAProfileH264High, entrypoint: VAEntrypointEncSlice,
-            types: [VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders, VAConfigAttribEncMaxRefFrames,
-                    VAConfigAttribEncQualityRange, VAConfigAttribEncROI])
+            types: [
+                VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders, VAConfigAttribEncMaxRefFrames,
+                VAConfigAttribEncQualityRange, VAConfigAttribEncROI
+            ])
         #expect(options[VAConfigAttribRateControl.rawValue] == UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR))
         #expect(options[VAConfigAttribEncPackedHeaders.rawValue] == 0x7)
         #expect(options[VAConfigAttribEncMaxRefFrames.rawValue] == UInt32(4 | (1 << 16)))
@@ -96,8 +101,9 @@ struct VASoftwareDriverTests {
         #expect(capabilities.maxPictureSize(profile: VAProfileH264High, entrypoint: VAEntrypointVLD)?.width == 4096)
     }
 
-    @Test("a config's surface attributes offer NV12; the driver's image formats include NV12",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "a config's surface attributes offer NV12; the driver's image formats include NV12",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func surfaceAttributes() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         let connection = try Self.open(renderNodeDirectory: empty.path)
@@ -113,8 +119,9 @@ struct VASoftwareDriverTests {
         #expect(try connection.imageFormats().contains { $0.fourcc == Self.nv12 })
     }
 
-    @Test("configs, surfaces, contexts, buffers and images made and dropped: nothing is live at vaTerminate",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "configs, surfaces, contexts, buffers and images made and dropped: nothing is live at vaTerminate",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func lifetimes() throws {
         let directory = try TemporaryDirectory("va-plumbing")
         let report = directory.path + "/report"
@@ -196,7 +203,8 @@ struct VASoftwareDriverTests {
                 let copiedOffset = Int(plane == 0 ? copied.image.offsets.0 : copied.image.offsets.1)
                 var same = true
                 for row in 0..<rows {
-                    let a = derived.data[(derivedOffset + row * derivedPitch)..<(derivedOffset + row * derivedPitch + 64)]
+                    let a = derived.data[
+                        (derivedOffset + row * derivedPitch)..<(derivedOffset + row * derivedPitch + 64)]
                     let b = copied.data[(copiedOffset + row * copiedPitch)..<(copiedOffset + row * copiedPitch + 64)]
                     same = same && a.elementsEqual(b)
                 }
@@ -208,8 +216,9 @@ struct VASoftwareDriverTests {
         #expect(Self.liveObjectLines(report) == [Self.nothingLive])
     }
 
-    @Test("a picture without parameters: vaEndPicture refuses it, the surface has no decoding-error records",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "a picture without parameters: vaEndPicture refuses it, the surface has no decoding-error records",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func refusedPicture() throws {
         // The plumbing has no codec, so the one picture it can submit is an empty one. The driver
         // prints a "VALIDATION: picture: client no picture parameter buffer" line for it (to
@@ -248,8 +257,9 @@ struct VASoftwareDriverTests {
         #expect(Self.liveObjectLines(report) == [Self.nothingLive])
     }
 
-    @Test("fault injection: vaCreateConfig, vaCreateSurfaces and vaCreateContext failures are VAErrors naming the call",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "fault injection: vaCreateConfig, vaCreateSurfaces and vaCreateContext failures are VAErrors naming the call",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func creationFailures() throws {
         let directory = try TemporaryDirectory("va-plumbing")
         let report = directory.path + "/report"
@@ -267,7 +277,8 @@ struct VASoftwareDriverTests {
                 #expect(error.context == "creating a H264High VLD config")
                 #expect(
                     error.description
-                        == "vaCreateConfig failed: operation failed (VAStatus 0x1) while creating a H264High VLD config")
+                        == "vaCreateConfig failed: operation failed (VAStatus 0x1) while creating a H264High VLD config"
+                )
             }
             // The driver read SWIFTVT_VA_FAIL when this display was initialised: a display opened
             // after it is unset works, next to the failing one.
@@ -305,8 +316,9 @@ struct VASoftwareDriverTests {
         #expect(Self.liveObjectLines(report) == [Self.nothingLive, Self.nothingLive])
     }
 
-    @Test("arguments C cannot take are VAErrors naming the call, not traps",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "arguments C cannot take are VAErrors naming the call, not traps",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func argumentsOutOfRange() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         let connection = try Self.open(renderNodeDirectory: empty.path)
@@ -323,12 +335,14 @@ struct VASoftwareDriverTests {
         let surfaces = try VASurfaceSet(
             connection: connection, rtFormat: Self.yuv420, width: 64, height: 48, count: 1, fourcc: Self.nv12)
         do throws(VAError) {
-            _ = try VAContext(connection: connection, config: config, width: 1 << 40, height: 48, renderTargets: surfaces.ids)
+            _ = try VAContext(
+                connection: connection, config: config, width: 1 << 40, height: 48, renderTargets: surfaces.ids)
             Issue.record("a width beyond 32 bits was accepted")
         } catch {
             #expect(error.call == "vaCreateContext" && error.status == invalidParameter, "\(error)")
         }
-        let context = try VAContext(connection: connection, config: config, width: 64, height: 48, renderTargets: surfaces.ids)
+        let context = try VAContext(
+            connection: connection, config: config, width: 64, height: 48, renderTargets: surfaces.ids)
         let bytes = [UInt8](repeating: 1, count: 10)
         let split = bytes.withUnsafeBytes { raw in
             Result { () throws(VAError) in
@@ -344,8 +358,9 @@ struct VASoftwareDriverTests {
         }
     }
 
-    @Test("a busy device: discovery fails listing the X11 attempt with libva's status text and the driver",
-          .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
+    @Test(
+        "a busy device: discovery fails listing the X11 attempt with libva's status text and the driver",
+        .enabled(if: hasDevice, "needs a VA device: run through scripts/with-software-va.sh"))
     func busyDevice() throws {
         let empty = try TemporaryDirectory("va-plumbing")
         let display = try #require(getenv("DISPLAY").map { String(cString: $0) })

@@ -23,7 +23,8 @@ public struct H264DecodedPictureBuffer {
     /// picture's frame_num (8-27).
     mutating func updateFrameNumWrap(currentFrameNum: Int, maxFrameNum: Int) {
         for picture in pictures where picture.isShortTermReference {
-            picture.frameNumWrap = picture.frameNum > currentFrameNum ? picture.frameNum - maxFrameNum : picture.frameNum
+            picture.frameNumWrap =
+                picture.frameNum > currentFrameNum ? picture.frameNum - maxFrameNum : picture.frameNum
         }
     }
 
@@ -167,7 +168,8 @@ public struct H264DecodedPictureBuffer {
             // accelerator has surfaces for: the oldest short-term reference or, when every
             // frame is long-term, the one with the smallest LongTermFrameIdx (FFmpeg drops the
             // same one for the same damage).
-            let dropped = shortTermReferences.min { $0.frameNumWrap < $1.frameNumWrap }
+            let dropped =
+                shortTermReferences.min { $0.frameNumWrap < $1.frameNumWrap }
                 ?? longTermReferences.min { ($0.longTermFrameIndex ?? 0) < ($1.longTermFrameIndex ?? 0) }
             if let dropped {
                 dropped.marking = .unused

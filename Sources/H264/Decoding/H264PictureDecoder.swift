@@ -125,7 +125,8 @@ public final class H264PictureDecoder {
             throw .unsupported("field pictures (field_pic_flag 1, interlaced coding) are not supported by this decoder")
         }
         if header.mbaffFrameFlag {
-            throw .unsupported("MBAFF frames (mb_adaptive_frame_field_flag 1, interlaced coding) are not supported by this decoder")
+            throw .unsupported(
+                "MBAFF frames (mb_adaptive_frame_field_flag 1, interlaced coding) are not supported by this decoder")
         }
         // A failure of the previous picture is reported after this slice is decoded: the
         // slice belongs to the next picture, which must not be lost with it.
@@ -152,7 +153,8 @@ public final class H264PictureDecoder {
             if let previousPictureError { throw previousPictureError }
             return
         }
-        let (list0, list1) = referencePictureLists(for: header, currentPicture: current.picture, sps: current.parameterSets.sequence)
+        let (list0, list1) = referencePictureLists(
+            for: header, currentPicture: current.picture, sps: current.parameterSets.sequence)
         do {
             try accelerator.decodeSlice(
                 current.picture, slice: H264SliceData(header: header, nalUnit: nalUnit),
@@ -227,10 +229,12 @@ public final class H264PictureDecoder {
         decodedPictureBuffer.updateFrameNumWrap(currentFrameNum: header.frameNum, maxFrameNum: maxFrameNum)
         let active = H264ActiveParameterSets(sequence: sps, picture: pps)
         current = CurrentPicture(
-            picture: picture, parameterSets: active, firstSlice: header, pictureOrderCountAfterDecoding: pictureOrderCount)
+            picture: picture, parameterSets: active, firstSlice: header,
+            pictureOrderCountAfterDecoding: pictureOrderCount)
         do {
             try accelerator.startPicture(
-                picture, firstSlice: header, parameterSets: active, referenceFrames: decodedPictureBuffer.referencePictures)
+                picture, firstSlice: header, parameterSets: active,
+                referenceFrames: decodedPictureBuffer.referencePictures)
         } catch {
             picture.decodingFailed = true
             throw error
@@ -279,7 +283,8 @@ public final class H264PictureDecoder {
         previousReferencePicOrderCnt = 0
         let dpbFrames = sps.maxDpbFrames
         let reorder = sps.bumpingReorderFrames
-        try accelerator.newSequence(H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
+        try accelerator.newSequence(
+            H264SequenceInfo(sequenceParameterSet: sps, maxDpbFrames: dpbFrames, maxReorderFrames: reorder))
         // Active, and its DPB size in force, only once the accelerator took it: after a failed
         // newSequence the next picture asks again rather than going to an accelerator that has no
         // sequence, and pictures of the sequence still active are held within that sequence's DPB,
@@ -307,7 +312,9 @@ public final class H264PictureDecoder {
     /// reference lists, are never output, and have no accelerator data. The stream either
     /// allows gaps (gaps_in_frame_num_value_allowed_flag) or lost pictures; both are handled
     /// the same way, as the spec suggests for the latter.
-    private func fillFrameNumGap(upTo frameNum: Int, sps: SequenceParameterSet, frameReference: UInt64) throws(H264DecodingError) {
+    private func fillFrameNumGap(upTo frameNum: Int, sps: SequenceParameterSet, frameReference: UInt64)
+        throws(H264DecodingError)
+    {
         let maxFrameNum = sps.maxFrameNum
         let firstUnusedFrameNum = previousReferenceFrameNum + 1
         let missing = (frameNum - firstUnusedFrameNum + maxFrameNum) % maxFrameNum
@@ -369,12 +376,15 @@ public final class H264PictureDecoder {
             initial0 = H264ReferencePictureLists.initialPList(shortTerm: shortTerm, longTerm: longTerm)
         }
         let list0 = H264ReferencePictureLists.modifiedList(
-            initial: initial0, modifications: header.refPicListModificationFlagL0 ? header.refPicListModificationL0 : [],
+            initial: initial0,
+            modifications: header.refPicListModificationFlagL0 ? header.refPicListModificationL0 : [],
             activeCount: header.numRefIdxL0Active, currPicNum: currPicNum, maxPicNum: maxPicNum,
             shortTerm: shortTerm, longTerm: longTerm)
-        let list1 = kind == .b
+        let list1 =
+            kind == .b
             ? H264ReferencePictureLists.modifiedList(
-                initial: initial1, modifications: header.refPicListModificationFlagL1 ? header.refPicListModificationL1 : [],
+                initial: initial1,
+                modifications: header.refPicListModificationFlagL1 ? header.refPicListModificationL1 : [],
                 activeCount: header.numRefIdxL1Active, currPicNum: currPicNum, maxPicNum: maxPicNum,
                 shortTerm: shortTerm, longTerm: longTerm)
             : []

@@ -4,7 +4,8 @@ public enum H264ReferencePictureLists {
     /// The initial RefPicList0 of a P or SP slice (8.2.4.2.1): short-term frames by descending
     /// PicNum, then long-term frames by ascending LongTermPicNum.
     public static func initialPList(shortTerm: [H264Picture], longTerm: [H264Picture]) -> [H264Picture] {
-        shortTerm.sorted { $0.picNum > $1.picNum } + longTerm.sorted { ($0.longTermPicNum ?? 0) < ($1.longTermPicNum ?? 0) }
+        shortTerm.sorted { $0.picNum > $1.picNum }
+            + longTerm.sorted { ($0.longTermPicNum ?? 0) < ($1.longTermPicNum ?? 0) }
     }
 
     /// The initial RefPicList0 and RefPicList1 of a B slice (8.2.4.2.3): short-term frames
@@ -15,7 +16,9 @@ public enum H264ReferencePictureLists {
     public static func initialBLists(
         shortTerm: [H264Picture], longTerm: [H264Picture], currentPicOrderCnt: Int
     ) -> (list0: [H264Picture], list1: [H264Picture]) {
-        let before = shortTerm.filter { $0.picOrderCnt <= currentPicOrderCnt }.sorted { $0.picOrderCnt > $1.picOrderCnt }
+        let before = shortTerm.filter { $0.picOrderCnt <= currentPicOrderCnt }.sorted {
+            $0.picOrderCnt > $1.picOrderCnt
+        }
         let after = shortTerm.filter { $0.picOrderCnt > currentPicOrderCnt }.sorted { $0.picOrderCnt < $1.picOrderCnt }
         let long = longTerm.sorted { ($0.longTermPicNum ?? 0) < ($1.longTermPicNum ?? 0) }
         let list0 = before + after + long

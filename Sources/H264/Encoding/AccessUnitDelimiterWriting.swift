@@ -26,7 +26,7 @@ public enum AccessUnitDelimiter {
         for unit in nalUnits {
             guard let first = unit.first else { continue }
             switch NALUnitHeader(byte: first).nalUnitType.rawValue {
-            case 1, 5:  // coded slice of a non-IDR / IDR picture (Table 7-1); not auxiliary (19)
+            case 1, 5: // coded slice of a non-IDR / IDR picture (Table 7-1); not auxiliary (19)
                 guard let peeked = try? SliceHeader.peekFirstMBAndPPS(nalUnit: unit),
                     let kind = SliceKind(rawValue: UInt8(truncatingIfNeeded: peeked.sliceType % 5))
                 else { return nalUnit(primaryPictureType: 7) }

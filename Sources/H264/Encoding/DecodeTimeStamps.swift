@@ -26,7 +26,7 @@ public struct DecodeTimeStampSequencer: Sendable {
     public mutating func noteInput(presentationTimeStamp pts: MediaTime) {
         if firstPresentationTime == nil {
             firstPresentationTime = pts
-            if let last = lastDecodeTimeStamp, pts < last { lastDecodeTimeStamp = nil }  // a new timeline
+            if let last = lastDecodeTimeStamp, pts < last { lastDecodeTimeStamp = nil } // a new timeline
         }
         let index = pending.firstIndex { $0 > pts } ?? pending.count
         pending.insert(pts, at: index)
@@ -36,7 +36,9 @@ public struct DecodeTimeStampSequencer: Sendable {
     public mutating func next(presentationTimeStamp pts: MediaTime, frameDuration: MediaTime) -> MediaTime {
         var dts: MediaTime
         if coded < reorderDelay, let first = firstPresentationTime {
-            let step = frameDuration.isNumeric && frameDuration > .zero ? frameDuration : MediaTime(value: 1, timescale: 90_000)
+            let step =
+                frameDuration.isNumeric && frameDuration > .zero
+                ? frameDuration : MediaTime(value: 1, timescale: 90_000)
             // MediaTime's multiplication saturates: `step` is upstream's frame duration, which may
             // be absurdly long.
             dts = first - step.multiplied(by: reorderDelay - coded)

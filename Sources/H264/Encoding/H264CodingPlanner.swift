@@ -214,7 +214,8 @@ public struct H264CodingPlanner<Frame> {
         return pictures
     }
 
-    private mutating func code(_ frame: Frame, type: H264CodingType, pictureOrderCount: Int) -> H264CodingPicture<Frame> {
+    private mutating func code(_ frame: Frame, type: H264CodingType, pictureOrderCount: Int) -> H264CodingPicture<Frame>
+    {
         let maxFrameNum = 1 << structure.log2MaxFrameNum
         let frameNum: Int
         let idrPicID: Int
@@ -240,7 +241,8 @@ public struct H264CodingPlanner<Frame> {
             previousReferenceFrameNum = frameNum
             // 8.2.5.3 sliding window: the oldest short-term frame goes when the DPB is full.
             references.append(
-                H264CodingReference(codingIndex: nextCodingIndex, frameNum: frameNum, pictureOrderCount: pictureOrderCount))
+                H264CodingReference(
+                    codingIndex: nextCodingIndex, frameNum: frameNum, pictureOrderCount: pictureOrderCount))
             if references.count > structure.maxReferenceFrames { references.removeFirst() }
         }
         nextCodingIndex += 1

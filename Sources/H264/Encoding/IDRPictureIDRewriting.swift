@@ -51,14 +51,19 @@ public enum IDRPictureIDRewriting {
         guard let first = nalUnit.first, NALUnitHeader(byte: first).nalUnitType.rawValue == 5 else {
             throw H264Error.invalidValue(field: "nal_unit_type", value: Int64(nalUnit.first.map { $0 & 0x1F } ?? 0))
         }
-        guard (0...65_535).contains(newID) else { throw H264Error.invalidValue(field: "idr_pic_id", value: Int64(newID)) }
+        guard (0...65_535).contains(newID) else {
+            throw H264Error.invalidValue(field: "idr_pic_id", value: Int64(newID))
+        }
         let header = try SliceHeader.parse(
             nalUnit: nalUnit, pictureParameterSets: pictureParameterSets, sequenceParameterSets: sequenceParameterSets)
         guard (codeLength(newID) - codeLength(header.idrPicID)) % 8 == 0 else {
             throw H264Error.unsupported(
-                "rewriting idr_pic_id \(header.idrPicID) to \(newID) would move the slice data by a part of a byte (I_PCM samples are byte-aligned, 7.3.5)")
+                "rewriting idr_pic_id \(header.idrPicID) to \(newID) would move the slice data by a part of a byte (I_PCM samples are byte-aligned, 7.3.5)"
+            )
         }
-        guard let pps = pictureParameterSets(header.picParameterSetID), let sps = sequenceParameterSets(pps.seqParameterSetID) else {
+        guard let pps = pictureParameterSets(header.picParameterSetID),
+            let sps = sequenceParameterSets(pps.seqParameterSetID)
+        else {
             throw H264Error.missingParameterSet(kind: "PPS", id: header.picParameterSetID)
         }
         // The whole payload unescaped: the slice data moves with the header.
@@ -72,7 +77,8 @@ public enum IDRPictureIDRewriting {
             changed.idrPicID = newID
             rewritten = try changed.write(sequenceParameterSet: sps, pictureParameterSet: pps)
         } catch {
-            throw H264Error.unsupported("rewriting idr_pic_id: the slice header cannot be written back (\(error.description))")
+            throw H264Error.unsupported(
+                "rewriting idr_pic_id: the slice header cannot be written back (\(error.description))")
         }
         guard written.bitCount == oldHeaderBits, sameBits(written, rbsp, count: oldHeaderBits) else {
             throw H264Error.unsupported("rewriting idr_pic_id: the slice header is not written back bit for bit")
@@ -163,11 +169,13 @@ public struct IDRPictureIDSplicer {
     public init(parameterSets: [[UInt8]], nalUnitHeaderLength: Int) throws(H264Error) {
         var sequences: [Int: SequenceParameterSet] = [:]
         var pictures: [Int: PictureParameterSet] = [:]
-        for nalUnit in parameterSets where nalUnit.first.map({ NALUnitType(rawValue: $0) == .sequenceParameterSet }) ?? false {
+        for nalUnit in parameterSets
+        where nalUnit.first.map({ NALUnitType(rawValue: $0) == .sequenceParameterSet }) ?? false {
             let sps = try SequenceParameterSet.parse(nalUnit: nalUnit)
             sequences[sps.seqParameterSetID] = sps
         }
-        for nalUnit in parameterSets where nalUnit.first.map({ NALUnitType(rawValue: $0) == .pictureParameterSet }) ?? false {
+        for nalUnit in parameterSets
+        where nalUnit.first.map({ NALUnitType(rawValue: $0) == .pictureParameterSet }) ?? false {
             let pps = try PictureParameterSet.parse(nalUnit: nalUnit) { sequences[$0] }
             pictures[pps.picParameterSetID] = pps
         }
@@ -178,7 +186,9 @@ public struct IDRPictureIDSplicer {
 
     /// A splicer whose stream goes on right after an IDR access unit with idr_pic_id
     /// `previousIDRPictureID` coded under other parameter sets (an encoder restarted after it).
-    public init(parameterSets: [[UInt8]], nalUnitHeaderLength: Int, followingIDRPictureID previousIDRPictureID: Int) throws(H264Error) {
+    public init(parameterSets: [[UInt8]], nalUnitHeaderLength: Int, followingIDRPictureID previousIDRPictureID: Int)
+        throws(H264Error)
+    {
         try self.init(parameterSets: parameterSets, nalUnitHeaderLength: nalUnitHeaderLength)
         lastIDRPicID = previousIDRPictureID
         previousWasIDR = true
@@ -192,7 +202,9 @@ public struct IDRPictureIDSplicer {
 
     /// The next access unit: nil when it goes out as it is, otherwise the access unit laid out
     /// again with the new id in every IDR slice (the slices change length, so the unit is copied).
-    public mutating func next(_ unit: UnsafeRawBufferPointer, distinctFromLastIDR: Bool = false) throws(H264Error) -> [UInt8]? {
+    public mutating func next(_ unit: UnsafeRawBufferPointer, distinctFromLastIDR: Bool = false) throws(H264Error)
+        -> [UInt8]?
+    {
         guard let id = try idrPicID(of: unit) else {
             previousWasIDR = false
             return nil
@@ -229,14 +241,17 @@ public struct IDRPictureIDSplicer {
         try forEachNALUnit(in: unit) { (range) throws(H264Error) in
             guard found == nil, unit[range.lowerBound] & 0x1F == 5 else { return }
             found = try SliceHeader.parse(
-                nalUnit: UnsafeRawBufferPointer(rebasing: unit[range]), pictureParameterSets: { pictureParameterSets[$0] },
+                nalUnit: UnsafeRawBufferPointer(rebasing: unit[range]),
+                pictureParameterSets: { pictureParameterSets[$0] },
                 sequenceParameterSets: { sequenceParameterSets[$0] }
             ).idrPicID
         }
         return found
     }
 
-    private func forEachNALUnit(in unit: UnsafeRawBufferPointer, _ body: (Range<Int>) throws(H264Error) -> Void) throws(H264Error) {
+    private func forEachNALUnit(in unit: UnsafeRawBufferPointer, _ body: (Range<Int>) throws(H264Error) -> Void)
+        throws(H264Error)
+    {
         do {
             try AVCC.forEachNALUnit(in: unit, nalUnitHeaderLength: nalUnitHeaderLength) { range in try body(range) }
         } catch let error as H264Error {

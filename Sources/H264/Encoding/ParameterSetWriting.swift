@@ -22,11 +22,11 @@ extension SequenceParameterSet {
         w.writeBits(UInt32(clamping: profileIdc), count: 8)
         for flag in [
             constraintSet0Flag, constraintSet1Flag, constraintSet2Flag, constraintSet3Flag, constraintSet4Flag,
-            constraintSet5Flag,
+            constraintSet5Flag
         ] {
             w.writeFlag(flag)
         }
-        w.writeBits(0, count: 2)  // reserved_zero_2bits
+        w.writeBits(0, count: 2) // reserved_zero_2bits
         w.writeBits(UInt32(clamping: levelIdc), count: 8)
         w.writeUE(UInt32(clamping: seqParameterSetID))
         if Self.hasChromaInfo(profileIdc: profileIdc) {
@@ -35,7 +35,7 @@ extension SequenceParameterSet {
             w.writeUE(UInt32(clamping: bitDepthLumaMinus8))
             w.writeUE(UInt32(clamping: bitDepthChromaMinus8))
             w.writeFlag(qpprimeYZeroTransformBypassFlag)
-            w.writeFlag(false)  // seq_scaling_matrix_present_flag
+            w.writeFlag(false) // seq_scaling_matrix_present_flag
         }
         w.writeUE(UInt32(clamping: log2MaxFrameNumMinus4))
         w.writeUE(UInt32(clamping: picOrderCntType))
@@ -83,7 +83,7 @@ extension VUIParameters {
         w.writeFlag(aspectRatioInfoPresentFlag)
         if aspectRatioInfoPresentFlag {
             w.writeBits(UInt32(clamping: aspectRatioIdc), count: 8)
-            if aspectRatioIdc == 255 {  // Extended_SAR (Table E-1)
+            if aspectRatioIdc == 255 { // Extended_SAR (Table E-1)
                 w.writeBits(UInt32(clamping: sarWidth), count: 16)
                 w.writeBits(UInt32(clamping: sarHeight), count: 16)
             }
@@ -136,7 +136,8 @@ extension VUIParameters {
 extension HRDParameters {
     /// hrd_parameters() (E.1.2).
     func write(to w: inout BitWriter) {
-        let specifications = cpbSpecifications.isEmpty
+        let specifications =
+            cpbSpecifications.isEmpty
             ? [CPBSpecification(bitRateValueMinus1: 0, cpbSizeValueMinus1: 0, cbrFlag: false)] : cpbSpecifications
         w.writeUE(UInt32(clamping: specifications.count - 1))
         w.writeBits(UInt32(clamping: bitRateScale), count: 4)
@@ -157,7 +158,8 @@ extension PictureParameterSet {
     /// The PPS's RBSP (7.3.2.2), unescaped.
     public func writeRBSP() throws(H264WritingError) -> [UInt8] {
         guard numSliceGroupsMinus1 == 0 else {
-            throw H264WritingError("PPS writing does not write slice groups (num_slice_groups_minus1 \(numSliceGroupsMinus1))")
+            throw H264WritingError(
+                "PPS writing does not write slice groups (num_slice_groups_minus1 \(numSliceGroupsMinus1))")
         }
         guard !picScalingMatrixPresentFlag else {
             throw H264WritingError("PPS writing does not write scaling matrices (pic_scaling_matrix_present_flag)")
@@ -167,7 +169,7 @@ extension PictureParameterSet {
         w.writeUE(UInt32(clamping: seqParameterSetID))
         w.writeFlag(entropyCodingModeFlag)
         w.writeFlag(bottomFieldPicOrderInFramePresentFlag)
-        w.writeUE(0)  // num_slice_groups_minus1
+        w.writeUE(0) // num_slice_groups_minus1
         w.writeUE(UInt32(clamping: numRefIdxL0DefaultActiveMinus1))
         w.writeUE(UInt32(clamping: numRefIdxL1DefaultActiveMinus1))
         w.writeFlag(weightedPredFlag)
@@ -181,7 +183,7 @@ extension PictureParameterSet {
         // The optional tail (more_rbsp_data()) only when it says something the defaults do not.
         if transform8x8ModeFlag || secondChromaQpIndexOffset != chromaQpIndexOffset {
             w.writeFlag(transform8x8ModeFlag)
-            w.writeFlag(false)  // pic_scaling_matrix_present_flag
+            w.writeFlag(false) // pic_scaling_matrix_present_flag
             w.writeSE(Int32(clamping: secondChromaQpIndexOffset))
         }
         w.writeRBSPTrailingBits()

@@ -50,7 +50,8 @@ extension SliceHeader {
         }
         if (pps.weightedPredFlag && (kind == .p || kind == .sp)) || (pps.weightedBipredIdc == 1 && kind == .b) {
             guard let table = predWeightTable else {
-                throw H264WritingError("the PPS asks for explicit weighted prediction but the slice has no pred_weight_table")
+                throw H264WritingError(
+                    "the PPS asks for explicit weighted prediction but the slice has no pred_weight_table")
             }
             table.write(to: &w, sliceKind: kind, chromaArrayType: sps.chromaArrayType)
         }
@@ -75,7 +76,7 @@ extension SliceHeader {
                         case .markCurrentLongTerm(let index): w.writeUE(UInt32(clamping: index))
                         }
                     }
-                    w.writeUE(0)  // memory_management_control_operation 0 ends the list
+                    w.writeUE(0) // memory_management_control_operation 0 ends the list
                 }
             }
         }
@@ -103,7 +104,7 @@ extension SliceHeader {
             w.writeUE(UInt32(clamping: modification.modificationOfPicNumsIdc))
             w.writeUE(UInt32(clamping: modification.value))
         }
-        w.writeUE(3)  // modification_of_pic_nums_idc 3 ends the list
+        w.writeUE(3) // modification_of_pic_nums_idc 3 ends the list
     }
 }
 

@@ -1,7 +1,7 @@
-import MediaCore
 import CGStreamer
 import CSwiftVTShim
 import H264
+import MediaCore
 
 /// The `video/x-h264` caps that describe an AVCC stream: everything downstream (muxers,
 /// decoders, payloaders) reads from the caps, taken from the active SPS and the avcC record.
@@ -46,8 +46,10 @@ struct H264OutputCaps: Equatable, Sendable {
     ///
     /// - Parameter upstreamFrameRate: the sink caps' framerate, which wins over the VUI's (E.2.1)
     ///   as in `h264parse` (``ParsedVideoCaps/frameRates(upstream:vui:)`` says why).
-    init(sps: SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat,
-         upstreamFrameRate: FrameRate?) {
+    init(
+        sps: SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat,
+        upstreamFrameRate: FrameRate?
+    ) {
         self.streamFormat = streamFormat
         self.codecData = codecData
         width = sps.displayWidth
@@ -65,7 +67,7 @@ struct H264OutputCaps: Equatable, Sendable {
         switch sps.chromaFormatIdc {
         case 0:
             chromaFormat = "4:0:0"
-            bitDepthChroma = 0  // monochrome has no chroma samples (as h264parse says)
+            bitDepthChroma = 0 // monochrome has no chroma samples (as h264parse says)
         case 2: chromaFormat = "4:2:2"
         case 3: chromaFormat = "4:4:4"
         default: chromaFormat = "4:2:0"
@@ -85,15 +87,19 @@ struct H264OutputCaps: Equatable, Sendable {
 
     /// New caps holding these fields; the caller owns the reference.
     func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = ParsedVideoCaps.makeCaps(
-            "video/x-h264", streamFormat: streamFormat.rawValue, width: width, height: height, frameRate: frameRate,
-            codecData: codecData) else { return nil }
+        guard
+            let caps = ParsedVideoCaps.makeCaps(
+                "video/x-h264", streamFormat: streamFormat.rawValue, width: width, height: height, frameRate: frameRate,
+                codecData: codecData)
+        else { return nil }
         swiftvt_caps_set_fraction(
-            caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width), Int32(clamping: pixelAspectRatio.height))
+            caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width),
+            Int32(clamping: pixelAspectRatio.height))
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
         // Field names and types as h264parse writes them (gsth264parse.c).
         swiftvt_caps_set_string(caps, "coded-picture-structure", codedPictureStructure)
-        ParsedVideoCaps.setSampleFormat(caps, chromaFormat: chromaFormat, bitDepthLuma: bitDepthLuma, bitDepthChroma: bitDepthChroma)
+        ParsedVideoCaps.setSampleFormat(
+            caps, chromaFormat: chromaFormat, bitDepthLuma: bitDepthLuma, bitDepthChroma: bitDepthChroma)
         if let profile { swiftvt_caps_set_string(caps, "profile", profile) }
         if let level { swiftvt_caps_set_string(caps, "level", level) }
         return caps

@@ -16,7 +16,8 @@ final class H264ParseToAVCC: AnnexBParserElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `core`.
     let parse: UnsafeMutablePointer<GstBaseParse>
-    static let debugCategory = DebugCategory(named: "h264parse-to-avcc", description: "SwiftVT H.264 Annex B to AVCC converter")
+    static let debugCategory = DebugCategory(
+        named: "h264parse-to-avcc", description: "SwiftVT H.264 Annex B to AVCC converter")
     let core: AnnexBParserCore<H264Parsing>
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
@@ -32,7 +33,9 @@ final class H264ParseToAVCC: AnnexBParserElement, @unchecked Sendable {
                 + "timestamps derived from the picture order count when upstream has none",
             padTemplates: [
                 .sink("video/x-h264, stream-format = (string) byte-stream"),
-                .source("video/x-h264, stream-format = (string) { avc, avc3 }, alignment = (string) au, parsed = (boolean) true"),
+                .source(
+                    "video/x-h264, stream-format = (string) { avc, avc3 }, alignment = (string) au, parsed = (boolean) true"
+                )
             ])
     }
 
@@ -62,12 +65,16 @@ enum H264Parsing: AnnexBParserCodec {
             return .stream(
                 GST_STREAM_ERROR_CODEC_NOT_FOUND,
                 "The H.264 stream holds no base-layer (AVC) picture: it only carries SVC/MVC extension NAL units, which h264parse-to-avcc cannot convert. Use an SVC/MVC-capable decoder for this stream.",
-                debug: "\(state.extensionNALUnitsSkipped) extension NAL units (types 14, 15, 20) passed over, \(state.bytesSeen) bytes read")
+                debug:
+                    "\(state.extensionNALUnitsSkipped) extension NAL units (types 14, 15, 20) passed over, \(state.bytesSeen) bytes read"
+            )
         }
         return .stream(
             GST_STREAM_ERROR_DECODE,
             "No decodable H.264 access unit found: the input has no SPS, PPS and IDR or recovery-point picture. Check that it is an H.264 Annex B byte stream.",
-            debug: "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped")
+            debug:
+                "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped"
+        )
     }
 
     static func accessUnit(
@@ -82,7 +89,8 @@ enum H264Parsing: AnnexBParserCodec {
         }
         if let warning = state.extensionWarning(
             count: unit.skippedExtensionNALUnitCount,
-            "Passing over SVC/MVC extension NAL units: only the H.264 base layer is delivered.") {
+            "Passing over SVC/MVC extension NAL units: only the H.264 base layer is delivered.")
+        {
             warnings.append(warning)
         }
         guard let picture = unit.picture else {
@@ -90,10 +98,13 @@ enum H264Parsing: AnnexBParserCodec {
             return .drop(byteCount: byteCount, warnings: warnings)
         }
         let wasStarted = state.started
-        guard state.admit(
-            isRandomAccessPoint: picture.isRandomAccessPoint || picture.recoveryFrameCount != nil,
-            skippedWarning: { "Skipped \($0) H.264 access units before the first IDR or recovery-point picture: they cannot be decoded." },
-            warnings: &warnings)
+        guard
+            state.admit(
+                isRandomAccessPoint: picture.isRandomAccessPoint || picture.recoveryFrameCount != nil,
+                skippedWarning: {
+                    "Skipped \($0) H.264 access units before the first IDR or recovery-point picture: they cannot be decoded."
+                },
+                warnings: &warnings)
         else { return .drop(byteCount: byteCount, warnings: warnings) }
         if !wasStarted && state.resynchronizing && !picture.isIDR {
             state.codec.recoveryPointPOC = (picture.pictureOrderCountEpoch, picture.pictureOrderCount.picOrderCnt)
@@ -102,7 +113,9 @@ enum H264Parsing: AnnexBParserCodec {
             if picture.pictureOrderCountEpoch != start.epoch {
                 state.codec.recoveryPointPOC = nil
             } else if picture.pictureOrderCount.picOrderCnt < start.picOrderCnt {
-                log.debug("dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))")
+                log.debug(
+                    "dropping a leading picture of the recovery point resynchronized at (POC \(picture.pictureOrderCount.picOrderCnt))"
+                )
                 return .drop(byteCount: byteCount, warnings: warnings)
             }
         }
@@ -117,10 +130,13 @@ enum H264Parsing: AnnexBParserCodec {
         let streamFormat = state.streamFormat ?? .avc
         var outcome = AnnexBParserOutcome(action: .consume(byteCount: byteCount), warnings: warnings)
         if state.currentCaps == nil || unit.parameterSetsChanged {
-            let caps = H264OutputCaps(sps: sps, codecData: codecData(parameterSets), streamFormat: streamFormat,
-                                      upstreamFrameRate: state.upstreamFrameRate)
+            let caps = H264OutputCaps(
+                sps: sps, codecData: codecData(parameterSets), streamFormat: streamFormat,
+                upstreamFrameRate: state.upstreamFrameRate)
             (outcome.newCaps, outcome.newFrameRate) = state.adopt(
-                caps, parameterSets: "\(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
+                caps,
+                parameterSets:
+                    "\(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
                 log: log)
         }
 
@@ -136,15 +152,19 @@ enum H264Parsing: AnnexBParserCodec {
             return outcome
         }
         let frameRate = state.outputFrameRate
-        buffer.duration = GstClockTime(MediaTime(
-            value: Int64(frameRate.denominator),
-            timescale: Int32(clamping: frameRate.numerator * (picture.fieldPicFlag ? 2 : 1))).gstreamerNanoseconds)
+        buffer.duration = GstClockTime(
+            MediaTime(
+                value: Int64(frameRate.denominator),
+                timescale: Int32(clamping: frameRate.numerator * (picture.fieldPicFlag ? 2 : 1))
+            ).gstreamerNanoseconds)
         // Only IDR and recovery-point pictures are sync points (D.2.8).
         buffer.setDeltaUnit(!(picture.isIDR || picture.recoveryFrameCount != nil))
 
         // Timestamps: upstream's, or from the frame rate and the output order, within the SPS's
         // presentation reorder window (SequenceParameterSet.presentationReorderWindow).
-        log.debug("picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)")
+        log.debug(
+            "picture: IDR \(picture.isIDR), POC \(picture.pictureOrderCount.picOrderCnt) (epoch \(picture.pictureOrderCountEpoch)), frame_num \(picture.frameNum)"
+        )
         let placement = AnnexBParserState<Self>.Placement(
             epoch: picture.pictureOrderCountEpoch, pictureOrderCount: picture.pictureOrderCount.picOrderCnt,
             reorderWindow: sps.presentationReorderWindow, presentationDelay: sps.statedPresentationDelay)
@@ -160,9 +180,11 @@ enum H264Parsing: AnnexBParserCodec {
         let pictureParameterSets = store.pictureParameterSetIDs.compactMap { id in
             store.pictureParameterSet(id: id) != nil ? store.rawPictureParameterSet(id: id) : nil
         }
-        return (try? AVCDecoderConfigurationRecord(
-            sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
-            nalUnitHeaderLength: 4).serialized()) ?? []
+        return
+            (try? AVCDecoderConfigurationRecord(
+                sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
+                nalUnitHeaderLength: 4
+            ).serialized()) ?? []
     }
 }
 

@@ -1,7 +1,7 @@
-import MediaCore
 import CGStreamer
 import CSwiftVTShim
 import H265
+import MediaCore
 
 /// The `video/x-h265` caps that describe an hvc1/hev1 stream, with the fields h265parse (1.22)
 /// writes, under the same names and types and on the same conditions: everything downstream
@@ -52,8 +52,10 @@ struct H265OutputCaps: Equatable, Sendable {
     ///     h265parse writes it (it reads the pic_struct).
     ///   - upstreamFrameRate: the sink caps' framerate, which wins over the VUI's (E.3.1) as in
     ///     `h265parse` (``ParsedVideoCaps/frameRates(upstream:vui:)`` says why).
-    init(sps: H265SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat, picturesAreFields: Bool,
-         upstreamFrameRate: FrameRate?) {
+    init(
+        sps: H265SequenceParameterSet, codecData: [UInt8], streamFormat: StreamFormat, picturesAreFields: Bool,
+        upstreamFrameRate: FrameRate?
+    ) {
         self.streamFormat = streamFormat
         self.codecData = codecData
         width = sps.displayWidth
@@ -74,7 +76,7 @@ struct H265OutputCaps: Equatable, Sendable {
         switch sps.chromaFormatIdc {
         case 0:
             chromaFormat = "4:0:0"
-            bitDepthChroma = 0  // monochrome has no chroma samples (as h265parse says)
+            bitDepthChroma = 0 // monochrome has no chroma samples (as h265parse says)
         case 2: chromaFormat = "4:2:2"
         case 3: chromaFormat = "4:4:4"
         default: chromaFormat = "4:2:0"
@@ -86,16 +88,20 @@ struct H265OutputCaps: Equatable, Sendable {
 
     /// New caps holding these fields; the caller owns the reference.
     func makeCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let caps = ParsedVideoCaps.makeCaps(
-            "video/x-h265", streamFormat: streamFormat.rawValue, width: width, height: height, frameRate: frameRate,
-            codecData: codecData) else { return nil }
+        guard
+            let caps = ParsedVideoCaps.makeCaps(
+                "video/x-h265", streamFormat: streamFormat.rawValue, width: width, height: height, frameRate: frameRate,
+                codecData: codecData)
+        else { return nil }
         if let pixelAspectRatio {
             swiftvt_caps_set_fraction(
-                caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width), Int32(clamping: pixelAspectRatio.height))
+                caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width),
+                Int32(clamping: pixelAspectRatio.height))
         }
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
         // Field names and types as h265parse writes them (gsth265parse.c).
-        ParsedVideoCaps.setSampleFormat(caps, chromaFormat: chromaFormat, bitDepthLuma: bitDepthLuma, bitDepthChroma: bitDepthChroma)
+        ParsedVideoCaps.setSampleFormat(
+            caps, chromaFormat: chromaFormat, bitDepthLuma: bitDepthLuma, bitDepthChroma: bitDepthChroma)
         if let profile { swiftvt_caps_set_string(caps, "profile", profile) }
         if let tier { swiftvt_caps_set_string(caps, "tier", tier) }
         if let level { swiftvt_caps_set_string(caps, "level", level) }

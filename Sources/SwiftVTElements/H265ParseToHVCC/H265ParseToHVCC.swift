@@ -18,7 +18,8 @@ final class H265ParseToHVCC: AnnexBParserElement, @unchecked Sendable {
     // `parse` is the GObject that owns this object (created in its instance_init, released in its
     // finalize), so it is valid for this object's whole life. All mutable state is in `core`.
     let parse: UnsafeMutablePointer<GstBaseParse>
-    static let debugCategory = DebugCategory(named: "h265parse-to-hvcc", description: "SwiftVT H.265 Annex B to hvcC converter")
+    static let debugCategory = DebugCategory(
+        named: "h265parse-to-hvcc", description: "SwiftVT H.265 Annex B to hvcC converter")
     let core: AnnexBParserCore<H265Parsing>
 
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
@@ -34,7 +35,9 @@ final class H265ParseToHVCC: AnnexBParserElement, @unchecked Sendable {
                 + "timestamps derived from the picture order count when upstream has none",
             padTemplates: [
                 .sink("video/x-h265, stream-format = (string) byte-stream"),
-                .source("video/x-h265, stream-format = (string) { hvc1, hev1 }, alignment = (string) au, parsed = (boolean) true"),
+                .source(
+                    "video/x-h265, stream-format = (string) { hvc1, hev1 }, alignment = (string) au, parsed = (boolean) true"
+                )
             ])
     }
 
@@ -89,16 +92,21 @@ enum H265Parsing: AnnexBParserCodec {
     static func noDecodablePictureError(_ state: borrowing AnnexBParserState<Self>) -> ElementMessage {
         // Only layers, and nothing damaged: a scalable or multiview stream without its base
         // layer (bit errors can make NAL headers with any layer id, and are reported as damage).
-        if state.extensionNALUnitsSkipped > 0 && state.damagedNALUnits == 0 && state.accessUnitsSkippedBeforeStart == 0 {
+        if state.extensionNALUnitsSkipped > 0 && state.damagedNALUnits == 0 && state.accessUnitsSkippedBeforeStart == 0
+        {
             return .stream(
                 GST_STREAM_ERROR_CODEC_NOT_FOUND,
                 "The H.265 stream holds no base-layer picture: it only carries NAL units of other layers (nuh_layer_id > 0: scalable, multiview or 3D extensions), which h265parse-to-hvcc cannot convert. Use a decoder for those extensions for this stream.",
-                debug: "\(state.extensionNALUnitsSkipped) NAL units with nuh_layer_id > 0 passed over, \(state.bytesSeen) bytes read")
+                debug:
+                    "\(state.extensionNALUnitsSkipped) NAL units with nuh_layer_id > 0 passed over, \(state.bytesSeen) bytes read"
+            )
         }
         return .stream(
             GST_STREAM_ERROR_DECODE,
             "No decodable H.265 access unit found: the input has no VPS, SPS, PPS and IRAP (IDR, CRA or BLA) picture. Check that it is an H.265 Annex B byte stream.",
-            debug: "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped, \(state.extensionNALUnitsSkipped) NAL units with nuh_layer_id > 0 passed over")
+            debug:
+                "\(state.bytesSeen) bytes read, \(state.accessUnitsSkippedBeforeStart) access units skipped, \(state.damagedNALUnits) damaged NAL units dropped, \(state.extensionNALUnitsSkipped) NAL units with nuh_layer_id > 0 passed over"
+        )
     }
 
     static func accessUnit(
@@ -114,7 +122,8 @@ enum H265Parsing: AnnexBParserCodec {
         }
         if let warning = state.extensionWarning(
             count: unit.skippedLayerNALUnitCount,
-            "Passing over NAL units with nuh_layer_id > 0 (scalable, multiview or 3D extension layers): only the H.265 base layer is delivered.") {
+            "Passing over NAL units with nuh_layer_id > 0 (scalable, multiview or 3D extension layers): only the H.265 base layer is delivered."
+        ) {
             warnings.append(warning)
         }
         guard let picture = unit.picture else {
@@ -122,22 +131,27 @@ enum H265Parsing: AnnexBParserCodec {
             return .drop(byteCount: byteCount, warnings: warnings)
         }
         if picture.isIRAP { state.codec.lastIRAPStartedSequence = picture.noRaslOutputFlag }
-        guard state.admit(
-            isRandomAccessPoint: picture.isRandomAccessPoint,
-            skippedWarning: { "Skipped \($0) H.265 access units before the first IRAP (IDR, CRA or BLA) picture: they cannot be decoded." },
-            warnings: &warnings)
+        guard
+            state.admit(
+                isRandomAccessPoint: picture.isRandomAccessPoint,
+                skippedWarning: {
+                    "Skipped \($0) H.265 access units before the first IRAP (IDR, CRA or BLA) picture: they cannot be decoded."
+                },
+                warnings: &warnings)
         else { return .drop(byteCount: byteCount, warnings: warnings) }
         // 8.1.3: the RASL pictures of an IRAP picture that starts a coded video sequence refer
         // to pictures before it, which were never decoded: they are not output by a decoder.
         if picture.nalUnitType.isRASL && state.codec.lastIRAPStartedSequence {
-            log.debug("dropping a RASL picture of the IRAP picture decoding starts at (POC \(picture.pictureOrderCount))")
+            log.debug(
+                "dropping a RASL picture of the IRAP picture decoding starts at (POC \(picture.pictureOrderCount))")
             return .drop(byteCount: byteCount, warnings: warnings)
         }
         let streamFormat = state.streamFormat ?? .hvc1
         var outcome = AnnexBParserOutcome(action: .consume(byteCount: byteCount), warnings: warnings)
         let sequence: ActiveSequence
         if let active = state.codec.activeSequence, active.seqParameterSetID == picture.seqParameterSetID,
-           state.hasCaps, !unit.parameterSetsChanged {
+            state.hasCaps, !unit.parameterSetsChanged
+        {
             sequence = active
         } else {
             let parameterSets = state.splitter.parameterSets
@@ -152,12 +166,15 @@ enum H265Parsing: AnnexBParserCodec {
             if !state.hasCaps || unit.parameterSetsChanged {
                 let codecData: [UInt8]
                 do {
-                    codecData = try Self.codecData(parameterSets, activeSPS: picture.seqParameterSetID, streamFormat: streamFormat)
+                    codecData = try Self.codecData(
+                        parameterSets, activeSPS: picture.seqParameterSetID, streamFormat: streamFormat)
                 } catch {
                     outcome.error = .stream(
                         GST_STREAM_ERROR_FORMAT,
                         "h265parse-to-hvcc cannot describe this H.265 stream in an hvcC record (codec_data): \(error). Decode it from the byte stream instead (h265parse ! vtdec, or vtdec directly).",
-                        debug: "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS")
+                        debug:
+                            "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS"
+                    )
                     return outcome
                 }
                 let caps = H265OutputCaps(
@@ -165,7 +182,9 @@ enum H265Parsing: AnnexBParserCodec {
                     picturesAreFields: sequence.fieldSeqFlag || (picture.pictureTiming?.isField ?? false),
                     upstreamFrameRate: state.upstreamFrameRate)
                 (outcome.newCaps, outcome.newFrameRate) = state.adopt(
-                    caps, parameterSets: "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
+                    caps,
+                    parameterSets:
+                        "\(parameterSets.videoParameterSetIDs.count) VPS, \(parameterSets.sequenceParameterSetIDs.count) SPS, \(parameterSets.pictureParameterSetIDs.count) PPS",
                     log: log)
             }
         }
@@ -175,7 +194,8 @@ enum H265Parsing: AnnexBParserCodec {
         // codec_data (8.4.1: array_completeness 1) and left out of the samples.
         let kept = unit.nalUnits.lazy.filter { nal in
             guard streamFormat == .hvc1 else { return true }
-            return nal.type != .videoParameterSet && nal.type != .sequenceParameterSet && nal.type != .pictureParameterSet
+            return nal.type != .videoParameterSet && nal.type != .sequenceParameterSet
+                && nal.type != .pictureParameterSet
         }.map(\.range)
         guard let buffer = OwnedBuffer(lengthPrefixingRanges: kept, of: data) else {
             outcome.error = .stream(GST_STREAM_ERROR_FAILED, "Out of memory for an access unit of \(byteCount) bytes.")
@@ -184,12 +204,15 @@ enum H265Parsing: AnnexBParserCodec {
         // Each access unit is one picture: a field when the pictures are fields.
         let frameRate = state.outputFrameRate
         let pictureDuration = MediaTime(
-            value: Int64(frameRate.denominator), timescale: Int32(clamping: frameRate.numerator * (picturesAreFields ? 2 : 1)))
+            value: Int64(frameRate.denominator),
+            timescale: Int32(clamping: frameRate.numerator * (picturesAreFields ? 2 : 1)))
         buffer.duration = GstClockTime(pictureDuration.gstreamerNanoseconds)
         // IRAP pictures are the random access points (8.1.3, ISO/IEC 14496-15 8.4.3: sync samples).
         buffer.setDeltaUnit(!picture.isIRAP)
 
-        log.debug("picture: \(picture.nalUnitType), POC \(picture.pictureOrderCount) (CVS \(picture.codedVideoSequenceIndex))")
+        log.debug(
+            "picture: \(picture.nalUnitType), POC \(picture.pictureOrderCount) (CVS \(picture.codedVideoSequenceIndex))"
+        )
         let placement = AnnexBParserState<Self>.Placement(
             epoch: picture.codedVideoSequenceIndex, pictureOrderCount: Int64(picture.pictureOrderCount),
             reorderWindow: sequence.reorderWindow, presentationDelay: sequence.presentationDelay)
@@ -210,7 +233,8 @@ enum H265Parsing: AnnexBParserCodec {
         return try HEVCDecoderConfigurationRecord(
             videoParameterSets: videoParameterSets, sequenceParameterSets: sequenceParameterSets,
             pictureParameterSets: pictureParameterSets, nalUnitHeaderLength: 4,
-            arrayCompleteness: streamFormat == .hvc1).serialized()
+            arrayCompleteness: streamFormat == .hvc1
+        ).serialized()
     }
 }
 

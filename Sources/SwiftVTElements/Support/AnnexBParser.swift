@@ -134,8 +134,10 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
             }
         }
         guard var outcome = read else {
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "Could not read the input buffer.",
-                                  debug: "gst_buffer_map failed").post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED, "Could not read the input buffer.",
+                debug: "gst_buffer_map failed"
+            ).post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
 
@@ -157,7 +159,8 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
             let before = pushHeld(outcome.pushBeforeCaps)
             if let rate = outcome.newFrameRate {
                 // Outside the lock: it changes the latency, which posts a bus message.
-                gst_base_parse_set_frame_rate(parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
+                gst_base_parse_set_frame_rate(
+                    parse, UInt32(clamping: rate.numerator), UInt32(clamping: rate.denominator), 0, 0)
             }
             if let caps = outcome.newCaps, gst_pad_set_caps(swiftvt_base_parse_src_pad(parse), caps.pointer) == 0 {
                 log.warning("downstream refused the new caps")
@@ -212,7 +215,8 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
             // parser): the partial access unit, the POC history and the held pictures go, decoding
             // restarts at the next random access point, and derived timestamps from the time
             // GstBaseParse resumed at, as h264parse's DTS does.
-            log.debug("input moved from offset \(state.expectedOffset) to \(frameOffset) (DTS \(times.dts)): resynchronizing")
+            log.debug(
+                "input moved from offset \(state.expectedOffset) to \(frameOffset) (DTS \(times.dts)): resynchronizing")
             state.splitter.reset()
             state.expectedOffset = frameOffset
             discarded = state.reorderQueue.discardAll(stopping: true)
@@ -265,7 +269,8 @@ final class AnnexBParserCore<Codec: AnnexBParserCodec>: @unchecked Sendable {
     /// The codec's default stream-format unless downstream prefers another it offers.
     private func negotiatedStreamFormat() -> Codec.StreamFormat {
         let fallback = Codec.defaultStreamFormat
-        let preferred = swiftvt_pad_peer_preferred_string(swiftvt_base_parse_src_pad(parse), "stream-format", fallback.rawValue)
+        let preferred = swiftvt_pad_peer_preferred_string(
+            swiftvt_base_parse_src_pad(parse), "stream-format", fallback.rawValue)
         let format = preferred.flatMap { Codec.StreamFormat(rawValue: String(cString: $0)) } ?? fallback
         log.info("output stream-format \(format.rawValue)")
         return format
@@ -359,16 +364,28 @@ struct ParserLog: @unchecked Sendable {
     let category: DebugCategory
     let object: UnsafeMutableRawPointer
 
-    func warning(_ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func warning(
+        _ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function,
+        line: UInt = #line
+    ) {
         category.warning(object, message(), file: file, function: function, line: line)
     }
-    func info(_ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func info(
+        _ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function,
+        line: UInt = #line
+    ) {
         category.info(object, message(), file: file, function: function, line: line)
     }
-    func debug(_ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func debug(
+        _ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function,
+        line: UInt = #line
+    ) {
         category.debug(object, message(), file: file, function: function, line: line)
     }
-    func trace(_ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func trace(
+        _ message: @autoclosure () -> String, file: StaticString = #fileID, function: StaticString = #function,
+        line: UInt = #line
+    ) {
         category.trace(object, message(), file: file, function: function, line: line)
     }
 }
@@ -460,8 +477,9 @@ extension AnnexBParserState {
     mutating func damageWarning(_ text: String) -> ElementMessage? {
         damagedNALUnits += 1
         guard damagedNALUnits <= postedDamageWarnings else { return nil }
-        return .stream(GST_STREAM_ERROR_DECODE, text,
-                       debug: damagedNALUnits == postedDamageWarnings ? "further damaged NAL units are only logged" : nil)
+        return .stream(
+            GST_STREAM_ERROR_DECODE, text,
+            debug: damagedNALUnits == postedDamageWarnings ? "further damaged NAL units are only logged" : nil)
     }
 
     /// Counts extension NAL units passed over; `warning` the first time.
@@ -476,7 +494,9 @@ extension AnnexBParserState {
     /// Whether decoding may (still) go on at this access unit: until the first random access
     /// point everything is skipped (and counted, for one warning when it comes, unless this is a
     /// resynchronization after a seek).
-    mutating func admit(isRandomAccessPoint: Bool, skippedWarning: (Int) -> String, warnings: inout [ElementMessage]) -> Bool {
+    mutating func admit(isRandomAccessPoint: Bool, skippedWarning: (Int) -> String, warnings: inout [ElementMessage])
+        -> Bool
+    {
         if started { return true }
         guard isRandomAccessPoint else {
             if !resynchronizing { accessUnitsSkippedBeforeStart += 1 }
@@ -491,14 +511,19 @@ extension AnnexBParserState {
 
     /// Takes `caps` when they differ from the current ones: the new caps and their frame rate,
     /// to be set after the lock.
-    mutating func adopt(_ caps: Codec.Caps, parameterSets: String, log: ParserLog) -> (caps: CapsReference?, frameRate: FrameRate?) {
+    mutating func adopt(_ caps: Codec.Caps, parameterSets: String, log: ParserLog) -> (
+        caps: CapsReference?, frameRate: FrameRate?
+    ) {
         guard caps != currentCaps else { return (nil, nil) }
         currentCaps = caps
         currentFrameRate = caps.frameRate
         log.info("new caps: \(caps.width)x\(caps.height), \(parameterSets)")
         if let vui = caps.frameRateInVUI, let chosen = caps.frameRate,
-           vui.numerator * chosen.denominator != chosen.numerator * vui.denominator {
-            log.info("upstream's framerate \(chosen.numerator)/\(chosen.denominator) is used; the SPS VUI says \(vui.numerator)/\(vui.denominator) (upstream's caps win, as in GStreamer's parsers)")
+            vui.numerator * chosen.denominator != chosen.numerator * vui.denominator
+        {
+            log.info(
+                "upstream's framerate \(chosen.numerator)/\(chosen.denominator) is used; the SPS VUI says \(vui.numerator)/\(vui.denominator) (upstream's caps win, as in GStreamer's parsers)"
+            )
         }
         return (caps.makeCaps().map(CapsReference.init(adopting:)), caps.frameRate)
     }

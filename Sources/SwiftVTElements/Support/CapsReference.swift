@@ -26,12 +26,16 @@ final class CapsRefusals: Sendable {
 
     /// The reason posted for `caps`, when these very caps were refused before.
     func reasonPosted(for caps: UnsafeMutablePointer<GstCaps>) -> String? {
-        guard let refusal = last.withLock({ $0 }), gst_caps_is_equal(refusal.caps.pointer, caps) != 0 else { return nil }
+        guard let refusal = last.withLock({ $0 }), gst_caps_is_equal(refusal.caps.pointer, caps) != 0 else {
+            return nil
+        }
         return refusal.reason
     }
 
     /// Posts `message` as the ERROR refusing `caps`, and remembers it.
-    func refuse(_ caps: UnsafeMutablePointer<GstCaps>, with message: ElementMessage, from object: UnsafeMutableRawPointer) {
+    func refuse(
+        _ caps: UnsafeMutablePointer<GstCaps>, with message: ElementMessage, from object: UnsafeMutableRawPointer
+    ) {
         last.withLock { $0 = Refusal(caps: CapsReference(caps), reason: message.text) }
         message.post(from: object, isError: true)
     }

@@ -61,7 +61,9 @@ extension PropertyEnumeration {
 
     /// The registered GEnum type (registered on first use; the values live as long as the type
     /// system, i.e. the process).
-    static var gType: GType { EnumerationTypes.type(named: typeName, values: allCases.map { ($0.number, $0.label, $0.nick) }) }
+    static var gType: GType {
+        EnumerationTypes.type(named: typeName, values: allCases.map { ($0.number, $0.label, $0.nick) })
+    }
 }
 
 /// Registers GEnum types made from Swift declarations, once per process.
@@ -149,7 +151,8 @@ struct ElementProperty<Element: AnyObject>: Sendable {
         case .uint(let range, let value):
             return g_param_spec_uint(name, nick, blurb, range.lowerBound, range.upperBound, value, paramFlags)
         case .uint64(let range, let value):
-            return g_param_spec_uint64(name, nick, blurb, guint64(range.lowerBound), guint64(range.upperBound), guint64(value), paramFlags)
+            return g_param_spec_uint64(
+                name, nick, blurb, guint64(range.lowerBound), guint64(range.upperBound), guint64(value), paramFlags)
         case .double(let range, let value):
             return g_param_spec_double(name, nick, blurb, range.lowerBound, range.upperBound, value, paramFlags)
         case .string(let value):
@@ -226,7 +229,9 @@ extension Optional: PropertyStorable where Wrapped == String {
 
 /// A string whose unset value reads as "" (NULL is stored as "").
 extension String: PropertyStorable {
-    init?(propertyValue: PropertyValue) { if case .string(let v) = propertyValue { self = v ?? "" } else { return nil } }
+    init?(propertyValue: PropertyValue) {
+        if case .string(let v) = propertyValue { self = v ?? "" } else { return nil }
+    }
     var propertyValue: PropertyValue { .string(self) }
 }
 
@@ -266,21 +271,24 @@ extension ElementProperty where Element: PropertySettingsOwner {
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<UInt32>, default value: UInt32,
         _ mutability: Mutability = .ready, at path: Field<UInt32>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        setting(name, nick: nick, blurb: blurb, .uint(range, default: value), mutability, at: path, didChange: didChange)
+        setting(
+            name, nick: nick, blurb: blurb, .uint(range, default: value), mutability, at: path, didChange: didChange)
     }
 
     static func uint64(
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<UInt64>, default value: UInt64,
         _ mutability: Mutability = .ready, at path: Field<UInt64>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        setting(name, nick: nick, blurb: blurb, .uint64(range, default: value), mutability, at: path, didChange: didChange)
+        setting(
+            name, nick: nick, blurb: blurb, .uint64(range, default: value), mutability, at: path, didChange: didChange)
     }
 
     static func double(
         _ name: String, nick: String, blurb: String, _ range: ClosedRange<Double>, default value: Double,
         _ mutability: Mutability = .ready, at path: Field<Double>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
-        setting(name, nick: nick, blurb: blurb, .double(range, default: value), mutability, at: path, didChange: didChange)
+        setting(
+            name, nick: nick, blurb: blurb, .double(range, default: value), mutability, at: path, didChange: didChange)
     }
 
     static func string<Value: PropertyStorable>(
@@ -295,7 +303,8 @@ extension ElementProperty where Element: PropertySettingsOwner {
         at path: Field<Value>, didChange: (@Sendable (Element) -> Void)? = nil
     ) -> ElementProperty {
         ElementProperty(
-            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Value.gType }, default: value.number), mutability: mutability,
+            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Value.gType }, default: value.number),
+            mutability: mutability,
             read: { element in element.withSettings { .enumeration($0[keyPath: path].number) } },
             write: { element, value in
                 guard case .enumeration(let number) = value else { return }
@@ -314,7 +323,8 @@ extension ElementProperty where Element: PropertySettingsOwner {
     ) -> ElementProperty {
         typealias Setting = HardwarePolicySetting<Wording>
         return ElementProperty(
-            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Setting.gType }, default: value.number), mutability: .ready,
+            name: name, nick: nick, blurb: blurb, kind: .enumeration({ Setting.gType }, default: value.number),
+            mutability: .ready,
             read: { element in element.withSettings { .enumeration($0[keyPath: path].number) } },
             write: { element, value in
                 guard case .enumeration(let number) = value else { return }
@@ -333,11 +343,14 @@ extension ElementInterface {
         let elementClass = klass.assumingMemoryBound(to: GstElementClass.self)
         for (index, property) in properties.enumerated() {
             g_object_class_install_property(objectClass, guint(index + 1), property.makeSpec())
-            if case .enumeration(let type, _) = property.kind { gst_type_mark_as_plugin_api(type(), GstPluginAPIFlags(rawValue: 0)) }
+            if case .enumeration(let type, _) = property.kind {
+                gst_type_mark_as_plugin_api(type(), GstPluginAPIFlags(rawValue: 0))
+            }
         }
         for template in padTemplates {
             guard let caps = gst_caps_from_string(template.caps) else { continue }
-            gst_element_class_add_pad_template(elementClass, gst_pad_template_new(template.name, template.direction, template.presence, caps))
+            gst_element_class_add_pad_template(
+                elementClass, gst_pad_template_new(template.name, template.direction, template.presence, caps))
             gst_caps_unref(caps)
         }
         gst_element_class_set_metadata(elementClass, longName, classification, description, author)

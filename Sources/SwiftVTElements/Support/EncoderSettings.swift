@@ -49,30 +49,36 @@ enum EncoderProperties {
     }
 
     static func entropyMode<Element: EncodingElement>() -> ElementProperty<Element> {
-        .enumeration("entropy-mode", nick: "Entropy mode", blurb: "Entropy coding of the slices",
-                     default: EntropyModeSetting.automatic, at: \Element.Settings.encoder.entropyMode)
+        .enumeration(
+            "entropy-mode", nick: "Entropy mode", blurb: "Entropy coding of the slices",
+            default: EntropyModeSetting.automatic, at: \Element.Settings.encoder.entropyMode)
     }
 
     static func allowFrameReordering<Element: EncodingElement>() -> ElementProperty<Element> {
-        .boolean("allow-frame-reordering", nick: "Allow frame reordering",
-                 blurb: "Allow B-frames (frames out of presentation order)", default: true,
-                 at: \Element.Settings.encoder.allowFrameReordering)
+        .boolean(
+            "allow-frame-reordering", nick: "Allow frame reordering",
+            blurb: "Allow B-frames (frames out of presentation order)", default: true,
+            at: \Element.Settings.encoder.allowFrameReordering)
     }
 
     /// `blurb`: the whole blurb, which says what 0 stands for in this element.
     static func maxKeyframeInterval<Element: EncodingElement>(blurb: String) -> ElementProperty<Element> {
-        .int("max-keyframe-interval", nick: "Maximum key frame interval", blurb: blurb, 0...Int32.max, default: 0,
-             at: \Element.Settings.encoder.maxKeyframeInterval)
+        .int(
+            "max-keyframe-interval", nick: "Maximum key frame interval", blurb: blurb, 0...Int32.max, default: 0,
+            at: \Element.Settings.encoder.maxKeyframeInterval)
     }
 
     static func maxThreads<Element: EncodingElement>() -> ElementProperty<Element> {
-        .int("max-threads", nick: "Maximum threads", blurb: "Encoding threads of the software encoder (0 = automatic)",
-             0...256, default: 0, at: \Element.Settings.encoder.maxThreads)
+        .int(
+            "max-threads", nick: "Maximum threads", blurb: "Encoding threads of the software encoder (0 = automatic)",
+            0...256, default: 0, at: \Element.Settings.encoder.maxThreads)
     }
 
     static func activeBackend<Element: EncodingElement>() -> ElementProperty<Element> {
-        .reported("active-backend", nick: "Active backend",
-                  blurb: "The encoder in use: e.g. \"x264 (software)\"; empty before the first session starts",
-                  .string(default: "")) { .string($0.activeBackend) }
+        .reported(
+            "active-backend", nick: "Active backend",
+            blurb: "The encoder in use: e.g. \"x264 (software)\"; empty before the first session starts",
+            .string(default: "")
+        ) { .string($0.activeBackend) }
     }
 }

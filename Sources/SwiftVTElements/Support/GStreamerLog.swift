@@ -20,34 +20,45 @@ struct DebugCategory: @unchecked Sendable {
         guard swiftvt_log_enabled(pointer, level) != 0 else { return }
         file.withCString { fileName in
             function.withCString { functionName in
-                swiftvt_log(pointer, level, object?.assumingMemoryBound(to: GObject.self),
-                            fileName, functionName, Int32(clamping: line), message())
+                swiftvt_log(
+                    pointer, level, object?.assumingMemoryBound(to: GObject.self),
+                    fileName, functionName, Int32(clamping: line), message())
             }
         }
     }
 
-    func error(_ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
-               file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func error(
+        _ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(GST_LEVEL_ERROR, object, message(), file: file, function: function, line: line)
     }
 
-    func warning(_ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
-                 file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func warning(
+        _ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(GST_LEVEL_WARNING, object, message(), file: file, function: function, line: line)
     }
 
-    func info(_ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
-              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func info(
+        _ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(GST_LEVEL_INFO, object, message(), file: file, function: function, line: line)
     }
 
-    func debug(_ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
-               file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func debug(
+        _ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(GST_LEVEL_DEBUG, object, message(), file: file, function: function, line: line)
     }
 
-    func trace(_ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
-               file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    func trace(
+        _ object: UnsafeMutableRawPointer?, _ message: @autoclosure () -> String,
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(GST_LEVEL_LOG, object, message(), file: file, function: function, line: line)
     }
 }

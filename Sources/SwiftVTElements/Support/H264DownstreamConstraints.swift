@@ -68,8 +68,9 @@ struct H264DownstreamConstraints: Sendable {
     /// The encoder profile that makes a stream downstream takes, best compression first;
     /// nil when downstream takes any profile. Throws the reason when no profile the encoder
     /// makes from `pixelFormat` is allowed.
-    func encoderProfile(lossless: Bool, pixelFormat: PixelFormat) throws(DownstreamRefusal) -> H264ProfileLevel.Profile? {
-        guard let profiles else { return nil }  // lossless too: x264 then chooses High 4:4:4 itself
+    func encoderProfile(lossless: Bool, pixelFormat: PixelFormat) throws(DownstreamRefusal) -> H264ProfileLevel.Profile?
+    {
+        guard let profiles else { return nil } // lossless too: x264 then chooses High 4:4:4 itself
         // What each caps name asks of the encoder (x264 and VA-API make frame-only streams, so
         // progressive-high is High). Not constrained-high (A.2.4.2): neither writes its
         // constraint_set4/5 flags.
@@ -89,7 +90,8 @@ struct H264DownstreamConstraints: Sendable {
             guard offered.contains(.high444Predictive) else {
                 throw DownstreamRefusal(
                     "lossless coding (quality above \(Self.formatted(CompressionProperties.losslessQualityThreshold))) needs the high-4:4:4 profile, "
-                        + "but downstream allows only profile \(profiles.joined(separator: ", ")); lower quality or let downstream take profile=high-4:4:4")
+                        + "but downstream allows only profile \(profiles.joined(separator: ", ")); lower quality or let downstream take profile=high-4:4:4"
+                )
             }
             return .high444Predictive
         }
@@ -101,15 +103,19 @@ struct H264DownstreamConstraints: Sendable {
             guard offered.contains(needed) else {
                 throw DownstreamRefusal(
                     "\(name) pictures make a \(needed.rawValue) stream, but downstream allows only profile \(profiles.joined(separator: ", ")); "
-                        + "convert to I420 upstream (videoconvert ! video/x-raw,format=I420) or let downstream take profile=\(needed.rawValue)")
+                        + "convert to I420 upstream (videoconvert ! video/x-raw,format=I420) or let downstream take profile=\(needed.rawValue)"
+                )
             }
             return needed
         }
-        guard let chosen = [H264ProfileLevel.Profile.high, .main, .constrainedBaseline, .high444Predictive].first(where: offered.contains)
+        guard
+            let chosen = [H264ProfileLevel.Profile.high, .main, .constrainedBaseline, .high444Predictive].first(
+                where: offered.contains)
         else {
             throw DownstreamRefusal(
                 "downstream allows only profile \(profiles.joined(separator: ", ")), none of which vtenc makes "
-                    + "from 8-bit 4:2:0 pictures (constrained-baseline, baseline, main, high, progressive-high, high-4:4:4)")
+                    + "from 8-bit 4:2:0 pictures (constrained-baseline, baseline, main, high, progressive-high, high-4:4:4)"
+            )
         }
         return chosen
     }
@@ -117,13 +123,16 @@ struct H264DownstreamConstraints: Sendable {
     /// The level to ask the encoder for: the lowest level downstream allows whose Table A-1
     /// limits hold for the picture size and frame rate; nil when downstream takes any level.
     /// Throws when every allowed level is too low.
-    func encoderLevel(width: Int, height: Int, frameRate: Double?, bitRate: Int?, high: Bool) throws(DownstreamRefusal) -> String? {
+    func encoderLevel(width: Int, height: Int, frameRate: Double?, bitRate: Int?, high: Bool) throws(DownstreamRefusal)
+        -> String?
+    {
         guard let levels else { return nil }
         if let typed = levels.first(where: { $0.hasPrefix("(") }) {
             // gst-launch-1.0 reads level=4.1 as a number; H.264 caps carry the level as a string.
             let number = typed.split(separator: ")", maxSplits: 1).last.map(String.init) ?? typed
             throw DownstreamRefusal(
-                "downstream asks for level \(typed), which is not a string: H.264 caps name levels as strings; write level=(string)\(number)")
+                "downstream asks for level \(typed), which is not a string: H.264 caps name levels as strings; write level=(string)\(number)"
+            )
         }
         let needed = H264LevelLimits.lowestLevel(
             widthInMacroblocks: (width + 15) / 16, heightInMacroblocks: (height + 15) / 16, frameRate: frameRate ?? 30,
@@ -135,7 +144,8 @@ struct H264DownstreamConstraints: Sendable {
             let rate = frameRate.map { " at \(Self.formatted($0)) fps" } ?? ""
             throw DownstreamRefusal(
                 "\(width)x\(height)\(rate) needs level \(neededName) or higher (H.264 Table A-1), but downstream allows only level "
-                    + "\(levels.joined(separator: ", ")); let downstream take a higher level, or lower the size or frame rate")
+                    + "\(levels.joined(separator: ", ")); let downstream take a higher level, or lower the size or frame rate"
+            )
         }
         return chosen.name
     }

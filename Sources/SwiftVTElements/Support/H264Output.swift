@@ -27,7 +27,9 @@ enum H264Output {
         swiftvt_caps_set_int(caps, "height", Int32(clamping: height))
         frameRate.setField(of: caps)
         if let (n, d) = pixelAspectRatio { swiftvt_caps_set_fraction(caps, "pixel-aspect-ratio", max(1, n), max(1, d)) }
-        if let spsBytes = description.h264SequenceParameterSets.first, let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes) {
+        if let spsBytes = description.h264SequenceParameterSets.first,
+            let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes)
+        {
             if let profile = downstream.profileLabel(for: sps) { swiftvt_caps_set_string(caps, "profile", profile) }
             if let level = downstream.levelLabel(for: sps) { swiftvt_caps_set_string(caps, "level", level) }
         }
@@ -36,7 +38,9 @@ enum H264Output {
                 gst_caps_unref(caps)
                 return nil
             }
-            record.withUnsafeBufferPointer { swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count)) }
+            record.withUnsafeBufferPointer {
+                swiftvt_caps_set_bytes(caps, "codec_data", $0.baseAddress, gsize($0.count))
+            }
         }
         return caps
     }
@@ -55,14 +59,20 @@ enum H264Output {
         let size: Int
 
         /// nil when `avcc` is not a sequence of `nalUnitHeaderLength`-byte length-prefixed units.
-        init?(_ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, delimited: Bool = false) {
-            guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength) else {
+        init?(_ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, delimited: Bool = false)
+        {
+            guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength)
+            else {
                 return nil
             }
             nalUnits = ranges
-            delimiter = delimited ? AccessUnitDelimiter.nalUnit(forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) }) : nil
+            delimiter =
+                delimited
+                ? AccessUnitDelimiter.nalUnit(forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) })
+                : nil
             parameterSets = isKeyFrame ? description.parameterSets : []
-            size = (delimiter.map { 4 + $0.count } ?? 0) + parameterSets.reduce(0) { $0 + 4 + $1.count }
+            size =
+                (delimiter.map { 4 + $0.count } ?? 0) + parameterSets.reduce(0) { $0 + 4 + $1.count }
                 + ranges.reduce(0) { $0 + 4 + $1.count }
         }
 
@@ -71,7 +81,8 @@ enum H264Output {
             var offset = 0
             func append(_ nal: UnsafeRawBufferPointer) {
                 output.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
-                UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(from: nal)
+                UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(
+                    from: nal)
                 offset += 4 + nal.count
             }
             if let delimiter { delimiter.withUnsafeBytes { append($0) } }
@@ -88,7 +99,8 @@ enum H264Output {
         guard lengthSize > 0, let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: lengthSize) else {
             return nil
         }
-        let delimiter = AccessUnitDelimiter.nalUnit(forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) })
+        let delimiter = AccessUnitDelimiter.nalUnit(
+            forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) })
         let length = (0..<lengthSize).reversed().map { UInt8(truncatingIfNeeded: delimiter.count >> (8 * $0)) }
         return length + delimiter
     }

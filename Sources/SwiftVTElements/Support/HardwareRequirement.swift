@@ -17,7 +17,8 @@ enum HardwareRequirement {
         _ policy: HardwarePolicy, work: Work, element: UnsafeMutableRawPointer, unavailableReason: () -> String?
     ) -> Bool {
         guard policy == .require, let reason = unavailableReason() else { return true }
-        let (verb, fallback) = work == .decoding
+        let (verb, fallback) =
+            work == .decoding
             ? ("decodes", "hardware=auto (or the vtdec element) to decode with libavcodec")
             : ("encodes", "hardware=auto (or the vtenc element) to encode with x264")
         ElementMessage(

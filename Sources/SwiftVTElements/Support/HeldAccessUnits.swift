@@ -88,7 +88,8 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
 
     /// Stamps a released access unit and appends it to `list`, which owns it from then on.
     private static func release(
-        _ entry: PresentationOrderQueue<Held>.Placed, into list: inout OwnedBufferList, timestamps: inout DerivedTimestamps
+        _ entry: PresentationOrderQueue<Held>.Placed, into list: inout OwnedBufferList,
+        timestamps: inout DerivedTimestamps
     ) {
         let buffer = OwnedBuffer(adopting: entry.payload.buffer)
         timestamps.stamp(buffer, decodePosition: entry.decodePosition, presentationPosition: entry.presentationPosition)

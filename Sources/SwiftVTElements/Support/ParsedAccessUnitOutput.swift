@@ -19,7 +19,8 @@ extension OwnedBuffer {
         _ = buffer.withWritableBytes { destination in
             var offset = 0
             for range in nalUnits {
-                destination.storeBytes(of: UInt32(truncatingIfNeeded: range.count).bigEndian, toByteOffset: offset, as: UInt32.self)
+                destination.storeBytes(
+                    of: UInt32(truncatingIfNeeded: range.count).bigEndian, toByteOffset: offset, as: UInt32.self)
                 // Copy: start codes (3 or 4 bytes) become 4-byte lengths, dropped NAL units
                 // (parameter sets in codec_data, damaged ones) leave holes, and the input memory
                 // is shared with the base class's adapter, so the access unit cannot be rewritten

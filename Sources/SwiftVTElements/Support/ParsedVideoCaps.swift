@@ -1,6 +1,6 @@
-import MediaCore
 import CGStreamer
 import CSwiftVTShim
+import MediaCore
 
 /// What the caps of SwiftVT's parsers (h264parse-to-avcc, h265parse-to-hvcc) compute the same
 /// way for both codecs: the frame rate, upstream's first, and the colorimetry string of the VUI's
@@ -70,7 +70,9 @@ enum ParsedVideoCaps {
     }
 
     /// Sets chroma-format and the bit depths (unsigned, as both GStreamer parsers write them).
-    static func setSampleFormat(_ caps: UnsafeMutablePointer<GstCaps>, chromaFormat: String, bitDepthLuma: Int, bitDepthChroma: Int) {
+    static func setSampleFormat(
+        _ caps: UnsafeMutablePointer<GstCaps>, chromaFormat: String, bitDepthLuma: Int, bitDepthChroma: Int
+    ) {
         swiftvt_caps_set_string(caps, "chroma-format", chromaFormat)
         swiftvt_caps_set_uint(caps, "bit-depth-luma", UInt32(clamping: bitDepthLuma))
         swiftvt_caps_set_uint(caps, "bit-depth-chroma", UInt32(clamping: bitDepthChroma))

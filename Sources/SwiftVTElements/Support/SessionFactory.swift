@@ -35,7 +35,9 @@ final class SessionFactory<Hardware: HardwareBackendFactory>: Sendable {
 
     /// hardware=require at the state change: true when `policy` can be met; otherwise the
     /// element's one ERROR is posted.
-    func checkHardwarePolicy(_ policy: HardwarePolicy, work: HardwareRequirement.Work, element: UnsafeMutableRawPointer) -> Bool {
+    func checkHardwarePolicy(_ policy: HardwarePolicy, work: HardwareRequirement.Work, element: UnsafeMutableRawPointer)
+        -> Bool
+    {
         let factory = hardware.current
         return HardwareRequirement.check(policy, work: work, element: element) { factory.deviceUnavailableReason() }
     }
@@ -79,7 +81,8 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
         let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
         return ElementMessage(
             domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-            text: "cannot encode \(width)x\(height) \(format) (\(EncoderNotices.propertyName(property))): \(SessionWording.gstreamer(problem))",
+            text:
+                "cannot encode \(width)x\(height) \(format) (\(EncoderNotices.propertyName(property))): \(SessionWording.gstreamer(problem))",
             debug: error.description)
     }
 }
@@ -87,13 +90,16 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
 extension SessionFactory where Hardware == VAH264DecoderFactory {
     /// A decompression session for `description` with the element's backends.
     func makeDecompressionSession(
-        formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int, lowDelay: Bool,
+        formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int,
+        lowDelay: Bool,
         pixelFormats: [PixelFormat], consumer: PixelBufferConsumer, outputHandler: @escaping DecompressionOutputHandler
     ) throws(VTError) -> DecompressionSession {
         try DecompressionSession(
             formatDescription: description,
-            decoderSpecification: DecoderSpecification(hardwarePolicy: hardwarePolicy, threadCount: threadCount, lowDelay: lowDelay),
-            destinationImageBufferAttributes: DestinationImageBufferAttributes(pixelFormats: pixelFormats, consumer: consumer),
+            decoderSpecification: DecoderSpecification(
+                hardwarePolicy: hardwarePolicy, threadCount: threadCount, lowDelay: lowDelay),
+            destinationImageBufferAttributes: DestinationImageBufferAttributes(
+                pixelFormats: pixelFormats, consumer: consumer),
             backends: [hardware.current, LibavcodecDecoderFactory()], outputHandler: outputHandler)
     }
 }

@@ -1,5 +1,5 @@
-import Synchronization
 import SwiftVT
+import Synchronization
 
 /// A codec session an element owns (vtdec's DecompressionSession, vtenc's CompressionSession).
 protocol OwnedCodecSession: AnyObject, Sendable {

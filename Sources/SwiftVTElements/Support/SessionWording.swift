@@ -11,7 +11,7 @@ enum SessionWording {
             ("hardwarePolicy .disable", "hardware=disable"),
             ("add one of those to pixelFormats", "let downstream accept one of those (video/x-raw caps)"),
             ("pixelFormats", "the formats downstream accepts"),
-            ("use .cavlc or nil", "use entropy-mode=cavlc or auto"),
+            ("use .cavlc or nil", "use entropy-mode=cavlc or auto")
         ] {
             result = result.replacing(swiftName, with: propertyName)
         }

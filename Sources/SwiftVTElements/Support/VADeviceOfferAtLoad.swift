@@ -11,9 +11,15 @@ struct VADeviceOfferAtLoad: Sendable {
     static func probe() -> VADeviceOfferAtLoad {
         let log = PluginLog.category
         let offer = VAH264DeviceOffer.probe(log: { log.debug(nil, $0) })
-        log.info(nil, "VA-API at plugin load: \(offer.summary); vtdec_hw \(offer.decodableProfiles.isEmpty ? "not offered to autopluggers" : "decodes \(offer.decodableProfiles.joined(separator: ", "))"), vtenc_h264_hw \(offer.encodes ? "offered" : "not offered")")
-        guard !offer.decodableProfiles.isEmpty else { return VADeviceOfferAtLoad(decoderSinkCaps: nil, encodes: offer.encodes) }
-        let caps = "video/x-h264, stream-format=(string){ avc, avc3, byte-stream }, alignment=(string)au, profile=(string){ "
+        log.info(
+            nil,
+            "VA-API at plugin load: \(offer.summary); vtdec_hw \(offer.decodableProfiles.isEmpty ? "not offered to autopluggers" : "decodes \(offer.decodableProfiles.joined(separator: ", "))"), vtenc_h264_hw \(offer.encodes ? "offered" : "not offered")"
+        )
+        guard !offer.decodableProfiles.isEmpty else {
+            return VADeviceOfferAtLoad(decoderSinkCaps: nil, encodes: offer.encodes)
+        }
+        let caps =
+            "video/x-h264, stream-format=(string){ avc, avc3, byte-stream }, alignment=(string)au, profile=(string){ "
             + offer.decodableProfiles.joined(separator: ", ") + " }"
         return VADeviceOfferAtLoad(decoderSinkCaps: caps, encodes: offer.encodes)
     }

@@ -14,7 +14,7 @@ enum VideoFormatMapping {
         (.i422, GST_VIDEO_FORMAT_Y42B, "Y42B"),
         (.i422TenBit, GST_VIDEO_FORMAT_I422_10LE, "I422_10LE"),
         (.i444, GST_VIDEO_FORMAT_Y444, "Y444"),
-        (.i444TenBit, GST_VIDEO_FORMAT_Y444_10LE, "Y444_10LE"),
+        (.i444TenBit, GST_VIDEO_FORMAT_Y444_10LE, "Y444_10LE")
     ]
 
     static func gstreamerFormat(for format: PixelFormat) -> GstVideoFormat? {
@@ -85,7 +85,8 @@ enum VideoFormatMapping {
         let buffer = offsets.withUnsafeBufferPointer { offsetPointer in
             strides.withUnsafeBufferPointer { stridePointer in
                 swiftvt_buffer_wrap_video(
-                    data, gsize(end - start), format, guint(image.width), guint(image.height), guint(image.planes.count),
+                    data, gsize(end - start), format, guint(image.width), guint(image.height),
+                    guint(image.planes.count),
                     offsetPointer.baseAddress, stridePointer.baseAddress, owner,
                     { owner in if let owner { Unmanaged<PixelBuffer>.fromOpaque(owner).release() } })
             }

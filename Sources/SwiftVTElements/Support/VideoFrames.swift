@@ -32,15 +32,19 @@ final class MappedVideoFrame: @unchecked Sendable {
         if mapped { gst_video_frame_unmap(&frame) }
     }
 
-    static func pixelBuffer(_ buffer: UnsafeMutablePointer<GstBuffer>, info: UnsafeMutablePointer<GstVideoInfo>, format: PixelFormat) -> PixelBuffer? {
+    static func pixelBuffer(
+        _ buffer: UnsafeMutablePointer<GstBuffer>, info: UnsafeMutablePointer<GstVideoInfo>, format: PixelFormat
+    ) -> PixelBuffer? {
         let mapping = MappedVideoFrame()
         guard swiftvt_video_frame_map_read(&mapping.frame, info, buffer) != 0 else { return nil }
         mapping.mapped = true
         var planes: [PixelBuffer.ExternalPlane] = []
         for index in 0..<format.planeCount {
             guard let data = swiftvt_video_frame_plane_data(&mapping.frame, UInt32(index)) else { return nil }
-            planes.append(PixelBuffer.ExternalPlane(
-                baseAddress: data, bytesPerRow: Int(swiftvt_video_frame_plane_stride(&mapping.frame, UInt32(index)))))
+            planes.append(
+                PixelBuffer.ExternalPlane(
+                    baseAddress: data, bytesPerRow: Int(swiftvt_video_frame_plane_stride(&mapping.frame, UInt32(index)))
+                ))
         }
         return try? PixelBuffer(
             width: Int(swiftvt_video_info_width(info)), height: Int(swiftvt_video_info_height(info)),

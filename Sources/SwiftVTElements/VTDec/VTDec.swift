@@ -3,9 +3,9 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
-import VAAPICodecs
-import Synchronization
 import SwiftVT
+import Synchronization
+import VAAPICodecs
 
 /// `vtdec` / `vtdec_hw`: H.264 and H.265 decoding on the VTDecompressionSession model (the seeds'
 /// case two). vtdec_hw decodes H.264 only: no hardware backend decodes H.265 yet.
@@ -112,27 +112,36 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
                     + "libavcodec otherwise",
             padTemplates: [
                 .sink(sinkCaps ?? (hardwareOnly ? h264Caps : h264Caps + "; " + h265Caps)),
-                .source("video/x-raw, format = (string) { I420, NV12, I420_10LE, P010_10LE, Y42B, I422_10LE, Y444, Y444_10LE }, "
-                    + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                .source(
+                    "video/x-raw, format = (string) { I420, NV12, I420_10LE, P010_10LE, Y42B, I422_10LE, Y444, Y444_10LE }, "
+                        + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+                )
             ],
             properties: [
                 .hardwarePolicy(
                     "hardware", nick: "Hardware decoding",
-                    blurb: "Whether to decode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
+                    blurb:
+                        "Whether to decode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
                         + "RequireHardwareAcceleratedVideoDecoder). No hardware backend decodes H.265: require refuses it, "
                         + "auto decodes it with libavcodec. Takes effect when the next decoding session starts.",
                     wording: DecoderHardwareWording.self, default: context.defaultHardware, at: \.hardware),
-                .int("max-threads", nick: "Maximum threads",
-                     blurb: "Decoding threads of the software decoder (0 = one per core). Takes effect when the next decoding session starts.",
-                     0...256, default: 0, at: \.maxThreads),
-                .boolean("verify-picture-hash", nick: "Verify picture hashes",
-                         blurb: "Check every H.265 picture against the stream's decoded picture hash SEI (MD5, CRC or checksum, "
-                             + "H.265 D.3.19) and post a WARNING naming the first picture that differs: a conformance check. "
-                             + "Takes effect when the next decoding session starts.",
-                         default: false, at: \.verifyPictureHash),
-                .reported("active-backend", nick: "Active backend",
-                          blurb: "The decoder in use: e.g. \"libavcodec (software)\"; empty before the first session starts",
-                          .string(default: "")) { .string($0.activeBackend) },
+                .int(
+                    "max-threads", nick: "Maximum threads",
+                    blurb:
+                        "Decoding threads of the software decoder (0 = one per core). Takes effect when the next decoding session starts.",
+                    0...256, default: 0, at: \.maxThreads),
+                .boolean(
+                    "verify-picture-hash", nick: "Verify picture hashes",
+                    blurb:
+                        "Check every H.265 picture against the stream's decoded picture hash SEI (MD5, CRC or checksum, "
+                        + "H.265 D.3.19) and post a WARNING naming the first picture that differs: a conformance check. "
+                        + "Takes effect when the next decoding session starts.",
+                    default: false, at: \.verifyPictureHash),
+                .reported(
+                    "active-backend", nick: "Active backend",
+                    blurb: "The decoder in use: e.g. \"libavcodec (software)\"; empty before the first session starts",
+                    .string(default: "")
+                ) { .string($0.activeBackend) }
             ])
     }
 
@@ -158,7 +167,9 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
             setFlushing(true)
             return true
         }
-        guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else { return true }
+        guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else {
+            return true
+        }
         return checkHardwarePolicy()
     }
 

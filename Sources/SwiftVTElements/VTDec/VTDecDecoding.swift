@@ -3,9 +3,9 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
-import VAAPICodecs
-import Synchronization
 import SwiftVT
+import Synchronization
+import VAAPICodecs
 
 // vtdec's frames into the session: a session for the stream's parameter sets, each input frame
 // as a sample, draining and flushing.
@@ -69,20 +69,26 @@ extension VTDec {
                 return state.pendingInBandParameterSets
             }
             let timing = SampleTimingInfo(
-                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
-                presentationTimeStamp: pts == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(pts)),
+                duration: duration == swiftvt_clock_time_none
+                    ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
+                presentationTimeStamp: pts == swiftvt_clock_time_none
+                    ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(pts)),
                 decodeTimeStamp: .invalid)
             do throws(SampleBufferError) {
                 let sampleBuffer = try H264SampleBuilder.sampleBuffer(
                     unit, original: input.blockBuffer(), inBandParameterSets: inBand,
                     formatDescription: session.formatDescription, timing: timing, isSync: isSync)
                 if let converted = unit.convertedBytes {
-                    converted.withUnsafeBytes { notePictureHash(frameNumber: frameNumber, sample: $0, description: session.formatDescription) }
+                    converted.withUnsafeBytes {
+                        notePictureHash(frameNumber: frameNumber, sample: $0, description: session.formatDescription)
+                    }
                 } else {
-                    notePictureHash(frameNumber: frameNumber, sample: input.bytes, description: session.formatDescription)
+                    notePictureHash(
+                        frameNumber: frameNumber, sample: input.bytes, description: session.formatDescription)
                 }
                 do throws(VTError) {
-                    try session.decode(sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
+                    try session.decode(
+                        sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
                     noteBackendChange(of: session)
                 } catch {
                     if error.code == .flushing || consumer.isFlushing {
@@ -104,7 +110,8 @@ extension VTDec {
                         return GST_FLOW_ERROR
                     }
                     log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
-                    let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "\(error.message)", debug: error.description))
+                    let flow = countError(
+                        .stream(GST_STREAM_ERROR_DECODE, "\(error.message)", debug: error.description))
                     frame.dropIfPending(by: decoder)
                     if flow != GST_FLOW_OK { return flow }
                 }
@@ -125,12 +132,16 @@ extension VTDec {
                 ElementMessage.stream(
                     GST_STREAM_ERROR_FORMAT,
                     "the input is labelled stream-format=byte-stream but holds \(length)-byte length-prefixed NAL units (stream-format=avc or hvc1), "
-                        + "not start codes; decoding them as such. Fix the caps upstream (stream-format=avc or hvc1 with codec_data).")
-                    .post(from: object, isError: false)
+                        + "not start codes; decoding them as such. Fix the caps upstream (stream-format=avc or hvc1 with codec_data)."
+                )
+                .post(from: object, isError: false)
             case .damagedLength(let damage, let intactBytes):
                 log.warning(object, "damaged input frame (\(damage)): decoding its \(intactBytes) intact bytes")
             case .sequenceParameterSetChangeIgnored(let id):
-                log.warning(object, "an SPS changing seq_parameter_set_id \(id) outside an IDR (H.264 7.4.1.2.1) or IRAP (H.265 7.4.2.4.2) access unit was ignored (damaged input?)")
+                log.warning(
+                    object,
+                    "an SPS changing seq_parameter_set_id \(id) outside an IDR (H.264 7.4.1.2.1) or IRAP (H.265 7.4.2.4.2) access unit was ignored (damaged input?)"
+                )
             }
         }
     }
@@ -173,10 +184,13 @@ extension VTDec {
                 state.session = session
                 state.activeBackend = session.activeBackendName
             }
-            log.info(object, "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)"
-                + (session.backendsPassedOver.isEmpty ? "" : " (passed over: \(session.backendsPassedOver))"))
+            log.info(
+                object,
+                "decoding \(description.dimensions.width)x\(description.dimensions.height) with \(session.activeBackendName)"
+                    + (session.backendsPassedOver.isEmpty ? "" : " (passed over: \(session.backendsPassedOver))"))
             // Frame threads only in libavcodec without low delay; VA-API decodes a picture at a time.
-            let frameThreads = live || session.isHardwareAccelerated
+            let frameThreads =
+                live || session.isHardwareAccelerated
                 ? 0 : LibavcodecDecoderFactory.effectiveThreadCount(requested: Int(configuration.maxThreads))
             reportLatency(for: description, frameThreads: frameThreads, live: live)
             return .success(session)
@@ -188,8 +202,10 @@ extension VTDec {
             } else {
                 text = "cannot decode this stream: \(SessionWording.gstreamer(error.message))"
             }
-            return .failure(.stream(error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,
-                                    text, debug: error.description))
+            return .failure(
+                .stream(
+                    error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,
+                    text, debug: error.description))
         }
     }
 
@@ -199,9 +215,11 @@ extension VTDec {
     private func reportLatency(for description: FormatDescription, frameThreads: Int, live: Bool) {
         guard let frames = VTDecStreamInput.decoderDelay(for: description, frameThreads: frameThreads) else { return }
         // Without a rate in the caps, 25 frames/s (as GstVideoDecoder assumes for latency).
-        let frameDuration = (state.withLock { $0.frameRate } ?? FrameRate(25, 1)).frameDuration() ?? MediaTime(value: 1, timescale: 25)
+        let frameDuration =
+            (state.withLock { $0.frameRate } ?? FrameRate(25, 1)).frameDuration() ?? MediaTime(value: 1, timescale: 25)
         let latency = frameDuration.multiplied(by: frames)
-        gst_video_decoder_set_latency(decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))
+        gst_video_decoder_set_latency(
+            decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))
         log.debug(object, "latency \(frames) frames (\(frameThreads) frame threads\(live ? ", live input" : ""))")
     }
 
@@ -263,15 +281,16 @@ extension VTDec {
         log.warning(object, "now decoding with \(name)")
     }
 
-
-
     /// Counts a decoding error toward `max-errors` (GST_VIDEO_DECODER_ERROR): GST_FLOW_OK while
     /// under the limit (a warning is logged), GST_FLOW_ERROR with an element error past it.
-    func countError(_ message: ElementMessage, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) -> GstFlowReturn {
+    func countError(
+        _ message: ElementMessage, file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) -> GstFlowReturn {
         log.warning(object, message.text, file: file, function: function, line: line)
         return file.withCString { fileName in
             function.withCString { functionName in
-                swiftvt_video_decoder_error(decoder, 1, message.text, message.debug, fileName, functionName, Int32(clamping: line))
+                swiftvt_video_decoder_error(
+                    decoder, 1, message.text, message.debug, fileName, functionName, Int32(clamping: line))
             }
         }
     }

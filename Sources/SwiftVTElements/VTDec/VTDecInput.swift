@@ -4,9 +4,9 @@ import H264
 import H265
 import MediaCore
 import SoftwareCodecs
-import VAAPICodecs
-import Synchronization
 import SwiftVT
+import Synchronization
+import VAAPICodecs
 
 // vtdec's input caps and what downstream takes: the caps event, the sink caps query, the
 // allocation query, downstream's formats.
@@ -20,7 +20,9 @@ extension VTDec {
             log.debug(object, "refusing the same caps again: \(reason)")
             return false
         }
-        let isH265 = gst_caps_get_structure(caps, 0).flatMap { gst_structure_get_name($0) }.map { String(cString: $0) } == "video/x-h265"
+        let isH265 =
+            gst_caps_get_structure(caps, 0).flatMap { gst_structure_get_name($0) }.map { String(cString: $0) }
+            == "video/x-h265"
         let described = isH265 ? h265InputFormat(from: caps) : inputFormat(from: caps)
         switch described {
         case .failure(let message):
@@ -51,18 +53,21 @@ extension VTDec {
     private func hardwareRefusal(of configuration: VTDecStreamInput.Configuration) -> ElementMessage? {
         guard hardware == .require else { return nil }
         guard case .h264(let record) = configuration else {
-            return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                           "hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API backend "
-                               + "decodes H.264 only). Use hardware=auto to decode H.265 with libavcodec.")
+            return .stream(
+                GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                "hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API backend "
+                    + "decodes H.264 only). Use hardware=auto to decode H.265 with libavcodec.")
         }
         guard let record,
-              let description = try? FormatDescription(h264ParameterSets: record.sequenceParameterSets + record.pictureParameterSets),
-              let reason = sessions.hardwareFactory.unavailableReason(for: description)
+            let description = try? FormatDescription(
+                h264ParameterSets: record.sequenceParameterSets + record.pictureParameterSets),
+            let reason = sessions.hardwareFactory.unavailableReason(for: description)
         else { return nil }
-        return .stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                       "hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
-                           + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
-                       debug: reason)
+        return .stream(
+            GST_STREAM_ERROR_CODEC_NOT_FOUND,
+            "hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
+                + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
+            debug: reason)
     }
 
     /// The caps' stream-format (byte-stream when absent) and codec_data.
@@ -89,24 +94,32 @@ extension VTDec {
             do throws(H264Error) {
                 record = try AVCDecoderConfigurationRecord(parsing: codecData)
             } catch {
-                let hint = codecData.contains(where: { $0 & 0x1F == 15 })
+                let hint =
+                    codecData.contains(where: { $0 & 0x1F == 15 })
                     ? " It may describe an SVC/MVC stream (a subset SPS), which vtdec does not decode." : ""
-                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "the codec_data in the caps is not a valid avcC record (\(error)).\(hint) Check the demuxer or parser upstream, or let h264parse-to-avcc build codec_data from the stream's SPS/PPS.",
-                    debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
+                return .failure(
+                    .stream(
+                        GST_STREAM_ERROR_FORMAT,
+                        "the codec_data in the caps is not a valid avcC record (\(error)).\(hint) Check the demuxer or parser upstream, or let h264parse-to-avcc build codec_data from the stream's SPS/PPS.",
+                        debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
         return Self.inputFormat(
             streamFormat, lengthPrefixed: ("avc", "avc3"), nalUnitHeaderLength: record?.nalUnitHeaderLength,
             missingRecord: "the avcC record", parsers: "h264parse or h264parse-to-avcc"
-        ).map { DescribedInput(format: $0, configuration: .h264(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)) }
+        ).map {
+            DescribedInput(
+                format: $0, configuration: .h264(record), streamFormat: streamFormat, frameRate: frameRate(of: caps))
+        }
     }
 
     /// H.265 profiles (GStreamer's caps names, A.3) whose pictures SwiftVT has no pixel format
     /// for or libavcodec does not decode: more than 10 bits, the screen content, scalable,
     /// multiview and 3D extensions (Annexes F-I).
     static func undecodableH265Profile(_ profile: String) -> Bool {
-        let unsupportedMarks = ["-12", "-14", "-16", "screen-extended", "scalable", "multiview", "3d-", "high-throughput"]
+        let unsupportedMarks = [
+            "-12", "-14", "-16", "screen-extended", "scalable", "multiview", "3d-", "high-throughput"
+        ]
         return unsupportedMarks.contains { profile.contains($0) }
     }
 
@@ -114,12 +127,16 @@ extension VTDec {
     /// the hvcC record, ISO/IEC 14496-15 8.3.3.1), or the ERROR for caps that can never be decoded.
     private func h265InputFormat(from caps: UnsafeMutablePointer<GstCaps>) -> Result<DescribedInput, ElementMessage> {
         let (streamFormat, codecData) = Self.streamFormatAndCodecData(of: caps)
-        if let profile = swiftvt_caps_get_string(caps, "profile").map({ String(cString: $0) }), Self.undecodableH265Profile(profile) {
-            return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                "the caps announce H.265 profile \"\(profile)\", which vtdec cannot decode (it decodes Main, Main 10, "
-                    + "Main 4:2:2 10, Main 4:4:4 and Main 4:4:4 10, in 8 and 10 bits). Use a decoder for that profile, or "
-                    + "encode the stream in one of those profiles.",
-                debug: "stream-format \(streamFormat)"))
+        if let profile = swiftvt_caps_get_string(caps, "profile").map({ String(cString: $0) }),
+            Self.undecodableH265Profile(profile)
+        {
+            return .failure(
+                .stream(
+                    GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                    "the caps announce H.265 profile \"\(profile)\", which vtdec cannot decode (it decodes Main, Main 10, "
+                        + "Main 4:2:2 10, Main 4:4:4 and Main 4:4:4 10, in 8 and 10 bits). Use a decoder for that profile, or "
+                        + "encode the stream in one of those profiles.",
+                    debug: "stream-format \(streamFormat)"))
         }
         var record: HEVCDecoderConfigurationRecord?
         if let codecData {
@@ -128,22 +145,29 @@ extension VTDec {
                 // The record's parameter sets must make a description a decoder can take.
                 let description = try FormatDescription(hevcDecoderConfigurationRecord: codecData)
                 if let depth = description.extensions.bitDepth, depth != 8 && depth != 10 {
-                    return .failure(.stream(GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                        "the stream is \(depth)-bit H.265 (codec_data's SPS), and vtdec decodes 8- and 10-bit H.265 only. "
-                            + "Use a decoder for that bit depth.",
-                        debug: "stream-format \(streamFormat)"))
+                    return .failure(
+                        .stream(
+                            GST_STREAM_ERROR_CODEC_NOT_FOUND,
+                            "the stream is \(depth)-bit H.265 (codec_data's SPS), and vtdec decodes 8- and 10-bit H.265 only. "
+                                + "Use a decoder for that bit depth.",
+                            debug: "stream-format \(streamFormat)"))
                 }
             } catch {
-                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "the codec_data in the caps is not a valid hvcC record with usable VPS/SPS/PPS (\(error)). Check the "
-                        + "demuxer or parser upstream (h265parse builds codec_data from the stream's parameter sets).",
-                    debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
+                return .failure(
+                    .stream(
+                        GST_STREAM_ERROR_FORMAT,
+                        "the codec_data in the caps is not a valid hvcC record with usable VPS/SPS/PPS (\(error)). Check the "
+                            + "demuxer or parser upstream (h265parse builds codec_data from the stream's parameter sets).",
+                        debug: "stream-format \(streamFormat), \(codecData.count) bytes"))
             }
         }
         return Self.inputFormat(
             streamFormat, lengthPrefixed: ("hvc1", "hev1"), nalUnitHeaderLength: record?.nalUnitHeaderLength,
             missingRecord: "the hvcC record", parsers: "h265parse"
-        ).map { DescribedInput(format: $0, configuration: .h265(record), streamFormat: streamFormat, frameRate: frameRate(of: caps)) }
+        ).map {
+            DescribedInput(
+                format: $0, configuration: .h265(record), streamFormat: streamFormat, frameRate: frameRate(of: caps))
+        }
     }
 
     /// The input format a stream-format names, for both codecs: the first of `lengthPrefixed`
@@ -157,8 +181,11 @@ extension VTDec {
         switch streamFormat {
         case names.outOfBand:
             guard let nalUnitHeaderLength else {
-                return .failure(.stream(GST_STREAM_ERROR_FORMAT,
-                    "stream-format=\(streamFormat) needs codec_data (\(missingRecord)) in the caps, and there is none. Put \(parsers) in front of vtdec."))
+                return .failure(
+                    .stream(
+                        GST_STREAM_ERROR_FORMAT,
+                        "stream-format=\(streamFormat) needs codec_data (\(missingRecord)) in the caps, and there is none. Put \(parsers) in front of vtdec."
+                    ))
             }
             return .success(.lengthPrefixed(nalUnitHeaderLength: nalUnitHeaderLength))
         case names.inBand:
@@ -177,7 +204,10 @@ extension VTDec {
         // New codec_data (a resolution change, new PPSs): the next frame checks whether the
         // running session can take it. A change of codec starts a new builder.
         self.input.withLock { $0.setInput(described.format, configuration: described.configuration) }
-        log.info(object, "input: \(described.configuration.codecName), stream-format \(described.streamFormat)\(described.configuration.summary)")
+        log.info(
+            object,
+            "input: \(described.configuration.codecName), stream-format \(described.streamFormat)\(described.configuration.summary)"
+        )
         // The session follows on the first frame, once the parameter sets are known.
     }
 
@@ -191,7 +221,9 @@ extension VTDec {
         guard let proxied = gst_video_decoder_proxy_getcaps(decoder, nil, filter) else { return nil }
         if gst_caps_is_any(proxied) != 0 || gst_caps_is_empty(proxied) != 0 { return proxied }
         // gst_caps_make_writable (a macro): a copy when the caps are shared.
-        guard let writable = gst_mini_object_make_writable(UnsafeMutableRawPointer(proxied).assumingMemoryBound(to: GstMiniObject.self))
+        guard
+            let writable = gst_mini_object_make_writable(
+                UnsafeMutableRawPointer(proxied).assumingMemoryBound(to: GstMiniObject.self))
         else { return nil }
         let caps = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstCaps.self)
         for index in 0..<gst_caps_get_size(caps) {
@@ -228,8 +260,9 @@ extension VTDec {
         return parent.decideAllocation(query)
     }
 
-
-    private func noteAllocation(downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool) {
+    private func noteAllocation(
+        downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool
+    ) {
         state.withLock { state in
             state.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta
             state.downstreamOffersPool = downstreamOffersPool
@@ -237,7 +270,10 @@ extension VTDec {
         // Downstream keeps this many of the pictures it receives (a sink's last sample, an
         // encoder's lookahead): the pools must not wait for those.
         consumer.setHeldBufferCount(downstreamMinimumBuffers)
-        log.debug(object, "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta, keeps \(downstreamMinimumBuffers) buffers")
+        log.debug(
+            object,
+            "downstream \(downstreamSupportsVideoMeta ? "takes" : "does not take") GstVideoMeta, keeps \(downstreamMinimumBuffers) buffers"
+        )
     }
 
     /// A downstream that renegotiated while playing (a RECONFIGURE event: a capsfilter now asking
@@ -264,12 +300,16 @@ extension VTDec {
     func preferredPixelFormats(for description: FormatDescription) -> [PixelFormat] {
         let native = Self.nativePixelFormat(for: description)
         let surfaceFormat: [PixelFormat] = native == .i420 ? [.nv12VideoRange] : []
-        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else { return [native] + surfaceFormat }
+        guard let names = swiftvt_pad_peer_video_formats(swiftvt_video_decoder_src_pad(decoder)) else {
+            return [native] + surfaceFormat
+        }
         defer { g_strfreev(names) }
         var accepted: [PixelFormat] = []
         var index = 0
         while let name = names[index] {
-            if let format = VideoFormatMapping.pixelFormat(gstreamerName: String(cString: name)), !accepted.contains(format) {
+            if let format = VideoFormatMapping.pixelFormat(gstreamerName: String(cString: name)),
+                !accepted.contains(format)
+            {
                 accepted.append(format)
             }
             index += 1
@@ -309,7 +349,8 @@ enum VTDecStreamInput: Sendable {
         /// For the log: what codec_data holds.
         var summary: String {
             switch self {
-            case .h264(let record?): ", codec_data with \(record.sequenceParameterSets.count) SPS and \(record.pictureParameterSets.count) PPS"
+            case .h264(let record?):
+                ", codec_data with \(record.sequenceParameterSets.count) SPS and \(record.pictureParameterSets.count) PPS"
             case .h265(let record?):
                 ", codec_data with \(record.videoParameterSets.count) VPS, \(record.sequenceParameterSets.count) SPS and "
                     + "\(record.pictureParameterSets.count) PPS"
@@ -365,7 +406,8 @@ enum VTDecStreamInput: Sendable {
     /// The frames the decoder holds before a picture comes out (the builders' rule).
     static func decoderDelay(for description: FormatDescription, frameThreads: Int) -> Int? {
         switch description.codecType {
-        case .hevc, .hevcInBandParameterSets: H265SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads)
+        case .hevc, .hevcInBandParameterSets:
+            H265SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads)
         default: H264SampleBuilder.decoderDelay(for: description, frameThreads: frameThreads)
         }
     }

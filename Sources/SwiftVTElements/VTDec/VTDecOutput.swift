@@ -3,9 +3,9 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
-import VAAPICodecs
-import Synchronization
 import SwiftVT
+import Synchronization
+import VAAPICodecs
 
 // vtdec's pictures out: the frames the session delivered, finished in order with their
 // pictures wrapped (GstVideoMeta) or copied for a downstream that takes none.
@@ -19,13 +19,15 @@ extension VTDec {
         }
         var result = GST_FLOW_OK
         for decoded in frames {
-            guard let pending = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference)) else {
+            guard let pending = gst_video_decoder_get_frame(decoder, Int32(truncatingIfNeeded: decoded.frameReference))
+            else {
                 log.debug(object, "frame \(decoded.frameReference) is no longer pending")
                 continue
             }
             let frame = CodecFrame(adopting: pending)
             guard let image = decoded.imageBuffer else {
-                let message = decoded.status.map { "a frame could not be decoded: \($0.message)" }
+                let message =
+                    decoded.status.map { "a frame could not be decoded: \($0.message)" }
                     ?? "the decoder dropped a frame"
                 if decoded.status != nil {
                     let flow = countError(.stream(GST_STREAM_ERROR_DECODE, message, debug: decoded.status?.description))
@@ -37,15 +39,20 @@ extension VTDec {
             if let status = decoded.status {
                 // Decoded with errors concealed: counts toward max-errors; the base class
                 // discards it when discard-corrupted-frames is set.
-                let flow = countError(.stream(GST_STREAM_ERROR_DECODE, "corrupt data in a frame: \(status.message)", debug: status.description))
+                let flow = countError(
+                    .stream(
+                        GST_STREAM_ERROR_DECODE, "corrupt data in a frame: \(status.message)", debug: status.description
+                    ))
                 if flow != GST_FLOW_OK { result = flow }
                 frame.markCorrupted()
             }
             // The picture's time: the sample's, else the one the base class gave the frame.
             let framePTS = frame.presentationTimeStamp
-            let pts = decoded.presentationTimeStamp.isValid || framePTS == swiftvt_clock_time_none
+            let pts =
+                decoded.presentationTimeStamp.isValid || framePTS == swiftvt_clock_time_none
                 ? decoded.presentationTimeStamp : MediaTime(gstreamerNanoseconds: UInt64(framePTS))
-            verifyPictureHash(of: image, frameNumber: UInt32(truncatingIfNeeded: decoded.frameReference), presentationTimeStamp: pts)
+            verifyPictureHash(
+                of: image, frameNumber: UInt32(truncatingIfNeeded: decoded.frameReference), presentationTimeStamp: pts)
             let flow = finish(frame, with: image)
             if flow != GST_FLOW_OK && result == GST_FLOW_OK { result = flow }
         }
@@ -57,18 +64,23 @@ extension VTDec {
     private func finish(_ frame: consuming CodecFrame, with image: PixelBuffer) -> GstFlowReturn {
         guard let format = VideoFormatMapping.gstreamerFormat(for: image.pixelFormat) else {
             _ = frame.drop(by: decoder)
-            return countError(.stream(GST_STREAM_ERROR_FORMAT, "the decoder produced an unsupported pixel format \(image.pixelFormat)"))
+            return countError(
+                .stream(
+                    GST_STREAM_ERROR_FORMAT, "the decoder produced an unsupported pixel format \(image.pixelFormat)"))
         }
         let negotiation = state.withLock { state -> (needed: Bool, videoMeta: Bool) in
             let wanted = (format, image.width, image.height)
-            let needed = state.negotiated.map { $0.format != wanted.0 || $0.width != wanted.1 || $0.height != wanted.2 } ?? true
+            let needed =
+                state.negotiated.map { $0.format != wanted.0 || $0.width != wanted.1 || $0.height != wanted.2 } ?? true
             if needed { state.negotiated = wanted }
             return (needed, state.downstreamSupportsVideoMeta)
         }
         if negotiation.needed {
             let reference = state.withLock { $0.inputState }
-            guard let output = gst_video_decoder_set_output_state(
-                decoder, format, UInt32(image.width), UInt32(image.height), reference?.pointer) else {
+            guard
+                let output = gst_video_decoder_set_output_state(
+                    decoder, format, UInt32(image.width), UInt32(image.height), reference?.pointer)
+            else {
                 _ = frame.drop(by: decoder)
                 return GST_FLOW_NOT_NEGOTIATED
             }
@@ -80,7 +92,9 @@ extension VTDec {
             }
             log.info(object, "output \(image.width)x\(image.height) \(image.pixelFormat)")
         }
-        let (useVideoMeta, downstreamPool) = state.withLock { ($0.downstreamSupportsVideoMeta, $0.downstreamOffersPool) }
+        let (useVideoMeta, downstreamPool) = state.withLock {
+            ($0.downstreamSupportsVideoMeta, $0.downstreamOffersPool)
+        }
         if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
             frame.setOutput(buffer)
             return frame.finish(by: decoder)
@@ -107,13 +121,15 @@ extension VTDec {
             return GST_FLOW_ERROR
         }
         defer { gst_video_codec_state_unref(state) }
-        let copied: Void? = MappedBytes.withWritableVideoFrame(of: output, info: swiftvt_codec_state_info(state)) { videoFrame in
+        let copied: Void? = MappedBytes.withWritableVideoFrame(of: output, info: swiftvt_codec_state_info(state)) {
+            videoFrame in
             for (index, plane) in image.planes.enumerated() {
                 guard let destination = swiftvt_video_frame_plane_data(&videoFrame, UInt32(index)) else { continue }
                 let stride = Int(swiftvt_video_frame_plane_stride(&videoFrame, UInt32(index)))
                 let rowBytes = min(stride, plane.bytesPerRow, VideoFormatMapping.rowBytes(of: image, plane: index))
                 for row in 0..<plane.height {
-                    (destination + row * stride).copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
+                    (destination + row * stride).copyMemory(
+                        from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
                 }
             }
         }
@@ -154,23 +170,31 @@ extension VTDec {
             return .failed(GST_FLOW_ERROR)
         }
         guard layoutMatchesOutputState(destination) else {
-            log.debug(object, "the copy pool's layout is not GStreamer's default for this format: copying into the base class's pool")
+            log.debug(
+                object,
+                "the copy pool's layout is not GStreamer's default for this format: copying into the base class's pool")
             return .notPossible
         }
         // Copy: downstream cannot take a GstVideoMeta, so it needs GStreamer's default strides and
         // plane offsets, which the decoder's pool buffers (rows aligned for SIMD) do not have.
         for (index, plane) in image.planes.enumerated() where index < destination.planes.count {
             let target = destination.planes[index]
-            let rowBytes = min(target.bytesPerRow, plane.bytesPerRow, VideoFormatMapping.rowBytes(of: image, plane: index))
+            let rowBytes = min(
+                target.bytesPerRow, plane.bytesPerRow, VideoFormatMapping.rowBytes(of: image, plane: index))
             for row in 0..<min(plane.height, target.height) {
                 let destination = target.baseAddress + row * target.bytesPerRow
                 destination.copyMemory(from: plane.baseAddress + row * plane.bytesPerRow, byteCount: rowBytes)
                 // The row's padding (at most 3 bytes) is zeroed: a downstream without GstVideoMeta
                 // writes whole rows (a file), which must not carry the pool's earlier contents.
-                if target.bytesPerRow > rowBytes { (destination + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: target.bytesPerRow - rowBytes) }
+                if target.bytesPerRow > rowBytes {
+                    (destination + rowBytes).initializeMemory(
+                        as: UInt8.self, repeating: 0, count: target.bytesPerRow - rowBytes)
+                }
             }
         }
-        guard let buffer = VideoFormatMapping.wrap(destination, format: format, coveringWholeRows: true) else { return .notPossible }
+        guard let buffer = VideoFormatMapping.wrap(destination, format: format, coveringWholeRows: true) else {
+            return .notPossible
+        }
         frame.setOutput(buffer)
         return .copied
     }

@@ -34,7 +34,8 @@ struct PictureHashBook {
         }
         guard let read = reader.read(sample: sample) else { return }
         if read.expected != nil { sawHash = true }
-        entries[frameNumber] = Entry(pictureNumber: frameNumber, pictureOrderCount: read.pictureOrderCount, expected: read.expected)
+        entries[frameNumber] = Entry(
+            pictureNumber: frameNumber, pictureOrderCount: read.pictureOrderCount, expected: read.expected)
         // Frames the decoder never outputs (RASL pictures after a CRA it started at) leave their
         // entry: forget those far behind, as the session does (reordering spans at most the DPB).
         if entries.count > 256 { entries = entries.filter { $0.key &+ 128 >= frameNumber } }
@@ -67,8 +68,9 @@ extension VTDec {
                     GST_STREAM_ERROR_FORMAT,
                     "verify-picture-hash is on, but picture \(entry.pictureNumber) (POC \(entry.pictureOrderCount)) carries "
                         + "no decoded picture hash SEI (H.265 D.2.20): pictures without one cannot be verified. Encode with "
-                        + "hashes (x265 --hash 1) to check the decoder's output.")
-                    .post(from: object, isError: false)
+                        + "hashes (x265 --hash 1) to check the decoder's output."
+                )
+                .post(from: object, isError: false)
             }
             return
         }
@@ -81,14 +83,18 @@ extension VTDec {
                 defer { book.reportedUncheckable = true }
                 return !book.reportedUncheckable
             }
-            if first { log.warning(object, "verify-picture-hash: picture \(entry.pictureNumber) cannot be checked: \(why)") }
+            if first {
+                log.warning(object, "verify-picture-hash: picture \(entry.pictureNumber) cannot be checked: \(why)")
+            }
         case .differs(let components):
             let first = pictureHashes.withLock { book -> Bool in
                 defer { book.reportedMismatch = true }
                 return !book.reportedMismatch
             }
             guard first else {
-                log.warning(object, "verify-picture-hash: picture \(entry.pictureNumber) (POC \(entry.pictureOrderCount)) differs too")
+                log.warning(
+                    object,
+                    "verify-picture-hash: picture \(entry.pictureNumber) (POC \(entry.pictureOrderCount)) differs too")
                 return
             }
             let names = components.map { ["Y", "Cb", "Cr"][min($0, 2)] }.joined(separator: ", ")
@@ -104,8 +110,9 @@ extension VTDec {
                 "verify-picture-hash: picture \(entry.pictureNumber) in decoding order (POC \(entry.pictureOrderCount), "
                     + "PTS \(time)) differs from its decoded picture hash SEI (\(kind) of \(names), H.265 D.3.19): the decoded "
                     + "picture is not what the encoder made. Later differences go to the debug log only.",
-                debug: "picture \(entry.pictureNumber), POC \(entry.pictureOrderCount), components \(components)")
-                .post(from: object, isError: false)
+                debug: "picture \(entry.pictureNumber), POC \(entry.pictureOrderCount), components \(components)"
+            )
+            .post(from: object, isError: false)
         }
     }
 }

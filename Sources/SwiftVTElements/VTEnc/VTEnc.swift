@@ -3,9 +3,9 @@ import CSwiftVTShim
 import H264
 import MediaCore
 import SoftwareCodecs
-import VAAPICodecs
-import Synchronization
 import SwiftVT
+import Synchronization
+import VAAPICodecs
 
 /// `vtenc` / `vtenc_h264` / `vtenc_h264_hw`: H.264 encoding on the VTCompressionSession model
 /// (the seeds' cases three and four).
@@ -100,7 +100,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         return ElementInterface(
             longName: hardwareOnly ? "SwiftVT H.264 encoder (hardware required)" : "SwiftVT H.264 encoder",
             classification: hardwareOnly ? "Codec/Encoder/Video/Hardware" : "Codec/Encoder/Video",
-            description: "Encodes H.264 on the VideoToolbox compression-session model: VA-API when available, x264 otherwise",
+            description:
+                "Encodes H.264 on the VideoToolbox compression-session model: VA-API when available, x264 otherwise",
             padTemplates: [
                 // x264enc's formats that x264 codes (not YV12), in two structures: 8-bit 4:2:0
                 // first, so that an upstream free to choose (videotestsrc, which fixates the
@@ -109,40 +110,55 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 // 4:4:4 from videotestsrc. Any size down to 1x1 as x264enc: H.264 codes whole
                 // macroblocks and crops the rest (frame_crop_*_offset, 7.4.2.1.1); 4:2:0 needs
                 // even sizes and 4:2:2 an even width (refused at the caps, as x264 does).
-                .sink("video/x-raw, format = (string) { NV12, I420 }, "
-                    + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
-                    + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
-                    + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                .sink(
+                    "video/x-raw, format = (string) { NV12, I420 }, "
+                        + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                        + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
+                        + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+                ),
                 // GstVideoEncoder's caps query puts downstream's width and height on the sink
                 // caps, so this range is also the sink's.
-                .source("video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
-                    + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-10, high-4:2:2, high-4:4:4 }, "
-                    + "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"),
+                .source(
+                    "video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
+                        + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-10, high-4:2:2, high-4:4:4 }, "
+                        + "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+                )
             ],
             properties: [
-                .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
-                      0...2_000_000, default: 0, .playing, at: \.bitrateKilobits, didChange: { $0.applyBitRateChange(of: "bitrate") }),
-                .enumeration("rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
-                             default: RateControlMode.averageBitRate, at: \.rateControl,
-                             didChange: { $0.warnIfEncoding(changed: "rate-control") }),
-                .string("data-rate-limits", nick: "Data rate limits",
-                        blurb: "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
-                        default: "", .playing, at: \.dataRateLimits, didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
-                .double("quality", nick: "Quality", blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
-                        0...1, default: 0.5, at: \.quality, didChange: { $0.warnIfEncoding(changed: "quality") }),
-                .boolean("realtime", nick: "Real time",
-                         blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency", default: false,
-                         at: \.realtime),
+                .uint(
+                    "bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
+                    0...2_000_000, default: 0, .playing, at: \.bitrateKilobits,
+                    didChange: { $0.applyBitRateChange(of: "bitrate") }),
+                .enumeration(
+                    "rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
+                    default: RateControlMode.averageBitRate, at: \.rateControl,
+                    didChange: { $0.warnIfEncoding(changed: "rate-control") }),
+                .string(
+                    "data-rate-limits", nick: "Data rate limits",
+                    blurb:
+                        "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
+                    default: "", .playing, at: \.dataRateLimits,
+                    didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
+                .double(
+                    "quality", nick: "Quality",
+                    blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
+                    0...1, default: 0.5, at: \.quality, didChange: { $0.warnIfEncoding(changed: "quality") }),
+                .boolean(
+                    "realtime", nick: "Real time",
+                    blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency",
+                    default: false,
+                    at: \.realtime),
                 EncoderProperties.allowFrameReordering(),
                 EncoderProperties.maxKeyframeInterval(
                     blurb: "Frames between key frames at most (0 = the encoder default, 250 for x264)"),
-                .uint64("max-keyframe-interval-duration", nick: "Maximum key frame interval duration",
-                        blurb: "Time between key frames at most, in nanoseconds (0 = no limit)", 0...UInt64.max, default: 0,
-                        at: \.maxKeyframeIntervalDuration),
+                .uint64(
+                    "max-keyframe-interval-duration", nick: "Maximum key frame interval duration",
+                    blurb: "Time between key frames at most, in nanoseconds (0 = no limit)", 0...UInt64.max, default: 0,
+                    at: \.maxKeyframeIntervalDuration),
                 EncoderProperties.entropyMode(),
                 EncoderProperties.hardware(default: context.defaultHardware),
                 EncoderProperties.maxThreads(),
-                EncoderProperties.activeBackend(),
+                EncoderProperties.activeBackend()
             ])
     }
 
@@ -154,8 +170,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         ElementMessage(
             domain: .library(GST_LIBRARY_ERROR_SETTINGS),
             text: "\(name) changes only before the stream starts (NULL or READY); the encoder goes on as it was "
-                + "until it next starts. While playing, change bitrate or data-rate-limits instead")
-            .post(from: object, isError: false)
+                + "until it next starts. While playing, change bitrate or data-rate-limits instead"
+        )
+        .post(from: object, isError: false)
     }
 
     /// The bit rate (and its limits) may change while encoding, from any mode to any other (a
@@ -171,14 +188,17 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                 text: "bitrate is not used with rate-control=quality (quality decides the rate); set rate-control=abr "
-                    + "or cbr before the stream starts; the encoder goes on as it was")
-                .post(from: object, isError: false)
+                    + "or cbr before the stream starts; the encoder goes on as it was"
+            )
+            .post(from: object, isError: false)
             return
         }
         let (properties, problem) = compressionProperties()
         if let problem {
-            ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem + "; the encoder goes on as it was")
-                .post(from: object, isError: false)
+            ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem + "; the encoder goes on as it was"
+            )
+            .post(from: object, isError: false)
             return
         }
         do throws(VTError) {
@@ -186,13 +206,17 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 current.averageBitRate = properties.averageBitRate
                 current.dataRateLimits = properties.dataRateLimits
             }
-            log.info(object, "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic"), "
-                + "\(properties.dataRateLimits.count) data rate limits, from the next frame")
+            log.info(
+                object,
+                "bit rate now \(properties.averageBitRate.map { "\($0 / 1000) kbit/s" } ?? "automatic"), "
+                    + "\(properties.dataRateLimits.count) data rate limits, from the next frame")
         } catch {
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was")
-                .post(from: object, isError: false)
+                text:
+                    "the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was"
+            )
+            .post(from: object, isError: false)
         }
     }
 
@@ -216,7 +240,10 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         if !current.dataRateLimits.isEmpty {
             guard let limits = Self.parseDataRateLimits(current.dataRateLimits) else {
-                return (properties, "data-rate-limits \"\(current.dataRateLimits)\" is not a list of BYTES,SECONDS pairs separated by ';' (e.g. \"250000,1;400000,2\")")
+                return (
+                    properties,
+                    "data-rate-limits \"\(current.dataRateLimits)\" is not a list of BYTES,SECONDS pairs separated by ';' (e.g. \"250000,1;400000,2\")"
+                )
             }
             properties.dataRateLimits += limits
         }
@@ -230,7 +257,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var limits: [DataRateLimit] = []
         for pair in text.split(separator: ";") {
             let fields = pair.split(separator: ",").map { $0.trimmingSpaces }
-            guard fields.count == 2, let bytes = Int(fields[0]), let seconds = Double(fields[1]), bytes > 0, seconds > 0 else {
+            guard fields.count == 2, let bytes = Int(fields[0]), let seconds = Double(fields[1]), bytes > 0, seconds > 0
+            else {
                 return nil
             }
             limits.append(DataRateLimit(bytes: bytes, seconds: seconds))
@@ -256,7 +284,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         gst_query_parse_allocation(query, &caps, nil)
         let held = heldInputFrames
         var info = GstVideoInfo()
-        if let caps, held > 0, gst_query_get_n_allocation_pools(query) == 0, gst_video_info_from_caps(&info, caps) != 0 {
+        if let caps, held > 0, gst_query_get_n_allocation_pools(query) == 0, gst_video_info_from_caps(&info, caps) != 0
+        {
             gst_query_add_allocation_pool(query, nil, guint(swiftvt_video_info_size(&info)), held, 0)
         }
         return parent.proposeAllocation(query)
@@ -267,7 +296,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     /// hardware=require at NULL -> READY and READY -> PAUSED (before the base class's change_state): whether a
     /// VA-API device here encodes H.264 at all (sizes and profiles are checked at set_format).
     func prepare(_ transition: GstStateChange) -> Bool {
-        guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else { return true }
+        guard transition == GST_STATE_CHANGE_NULL_TO_READY || transition == GST_STATE_CHANGE_READY_TO_PAUSED else {
+            return true
+        }
         return checkHardwarePolicy()
     }
 
@@ -322,8 +353,11 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         let pad = swiftvt_video_encoder_src_pad(encoder)
         let streamFormat: StreamFormat =
-            swiftvt_pad_peer_preferred_string(pad, "stream-format", "avc").map { String(cString: $0) } == "byte-stream" ? .byteStream : .avc
-        let downstream = pad.map { H264DownstreamConstraints(sourcePad: $0) } ?? H264DownstreamConstraints(profiles: nil, levels: nil)
+            swiftvt_pad_peer_preferred_string(pad, "stream-format", "avc").map { String(cString: $0) } == "byte-stream"
+            ? .byteStream : .avc
+        let downstream =
+            pad.map { H264DownstreamConstraints(sourcePad: $0) }
+            ?? H264DownstreamConstraints(profiles: nil, levels: nil)
         let (properties, problem) = compressionProperties()
         if let problem {
             return ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem)
@@ -337,7 +371,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             // Both fields in each buffer: coded interlaced, in the caps' field order (bottom
             // field first unless the caps say top, as x264enc reads them).
             sessionProperties.fieldCoding =
-                swiftvt_video_info_field_order(info) == GST_VIDEO_FIELD_ORDER_TOP_FIELD_FIRST ? .topFieldFirst : .bottomFieldFirst
+                swiftvt_video_info_field_order(info) == GST_VIDEO_FIELD_ORDER_TOP_FIELD_FIRST
+                ? .topFieldFirst : .bottomFieldFirst
         default:
             return .stream(
                 GST_STREAM_ERROR_FORMAT,
@@ -352,12 +387,17 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 width: width, height: height, frameRate: sessionProperties.expectedFrameRate,
                 bitRate: sessionProperties.averageBitRate, high: profile != .main && profile != .constrainedBaseline)
         } catch {
-            return .stream(GST_STREAM_ERROR_FORMAT, "cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)")
+            return .stream(
+                GST_STREAM_ERROR_FORMAT,
+                "cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)"
+            )
         }
         if profile != nil || level != nil {
             // A level alone still needs a profile to name: the one x264 writes for the format
             // (High, High 10, High 4:2:2, or High 4:4:4 Predictive for 4:4:4 and lossless).
-            let named = profile ?? H264DownstreamConstraints.profile(coding: format, lossless: sessionProperties.requestsLossless)
+            let named =
+                profile
+                ?? H264DownstreamConstraints.profile(coding: format, lossless: sessionProperties.requestsLossless)
             sessionProperties.profileLevel = H264ProfileLevel(profile: named, level: level)
         }
         let configuration = settings.withLock { $0.encoder }
@@ -369,7 +409,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             try session.prepareToEncodeFrames()
             EncoderNotices.post(session, from: object)
             let encoding = Encoding(
-                session: session, inputState: CodecStateReference(input), width: width, height: height, pixelFormat: format,
+                session: session, inputState: CodecStateReference(input), width: width, height: height,
+                pixelFormat: format,
                 frameRate: rate, streamFormat: streamFormat, downstream: downstream)
             state.withLock { state in
                 state.encoding = encoding
@@ -384,11 +425,16 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             let frameDuration = rate.frameDuration() ?? MediaTime(value: 1, timescale: 25)
             let latency = GstClockTime(frameDuration.multiplied(by: frames).gstreamerNanoseconds)
             gst_video_encoder_set_latency(encoder, latency, latency)
-            log.info(object, "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.rawValue), \(frames) frames of delay")
+            log.info(
+                object,
+                "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.rawValue), \(frames) frames of delay"
+            )
             // The output caps now, when the encoder has written its SPS/PPS already (x264 at
             // prepare): a downstream that refuses them fails the caps event with one error
             // instead of the first frame (or, with a long look-ahead, the EOS drain).
-            if let description = session.formatDescription, case .failed(_, let message)? = negotiateIfNeeded(description) {
+            if let description = session.formatDescription,
+                case .failed(_, let message)? = negotiateIfNeeded(description)
+            {
                 return message
             }
             return nil
@@ -417,7 +463,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         // frame, so one is made up from the last one plus a frame (the output keeps none).
         let snapshot = state.withLock { state -> FrameSnapshot? in
             guard var encoding = state.encoding else { return nil }
-            let pts = encoding.untimedFrames.presentationTime(of: timedPTS, duration: duration, frameRate: encoding.frameRate)
+            let pts = encoding.untimedFrames.presentationTime(
+                of: timedPTS, duration: duration, frameRate: encoding.frameRate)
             state.encoding = encoding
             return FrameSnapshot(
                 session: encoding.session, inputState: encoding.inputState, pixelFormat: encoding.pixelFormat,
@@ -427,22 +474,31 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let session = snapshot.session
         let pts = snapshot.presentationTime
         let forceKeyFrame = frame.isForceKeyFrame
-        guard let image = MappedVideoFrame.pixelBuffer(input, info: swiftvt_codec_state_info(snapshot.inputState.pointer),
-                                                       format: snapshot.pixelFormat) else {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "an input frame could not be read (mapping failed or its layout does not match the caps)")
-                .post(from: object, isError: true)
+        guard
+            let image = MappedVideoFrame.pixelBuffer(
+                input, info: swiftvt_codec_state_info(snapshot.inputState.pointer),
+                format: snapshot.pixelFormat)
+        else {
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FORMAT,
+                "an input frame could not be read (mapping failed or its layout does not match the caps)"
+            )
+            .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
         do throws(VTError) {
             try session.encode(
                 image,
                 presentationTimeStamp: MediaTime(gstreamerNanoseconds: UInt64(pts)),
-                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
+                duration: duration == swiftvt_clock_time_none
+                    ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
                 frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame), frameReference: UInt64(frameNumber))
         } catch {
             noteBackend(of: session, known: snapshot.activeBackend)
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description)
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description
+            )
+            .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
         noteBackend(of: session, known: snapshot.activeBackend)
@@ -476,8 +532,11 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let flow = complete(session)
         if flow == GST_FLOW_NOT_NEGOTIATED || flow == GST_FLOW_NOT_LINKED {
             let name = gst_flow_get_name(flow).map { String(cString: $0) } ?? "\(flow.rawValue)"
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "the last frames could not be sent downstream (\(name)) at the end of the stream")
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED,
+                "the last frames could not be sent downstream (\(name)) at the end of the stream"
+            )
+            .post(from: object, isError: true)
         }
         return flow
     }
@@ -487,8 +546,10 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             try session.completeFrames()
         } catch {
             noteBackend(of: session)
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description)
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_ENCODE, encodingFailure(error, session: session), debug: error.description
+            )
+            .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
         noteBackend(of: session)

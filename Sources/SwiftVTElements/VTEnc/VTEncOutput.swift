@@ -2,8 +2,8 @@ import CGStreamer
 import CSwiftVTShim
 import H264
 import MediaCore
-import Synchronization
 import SwiftVT
+import Synchronization
 
 // vtenc's access units out: the frames the session delivered, finished in decode order, and the
 // output caps made from the encoder's SPS/PPS when they change.
@@ -14,15 +14,19 @@ extension VTEnc {
         guard !frames.isEmpty else { return GST_FLOW_OK }
         let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .avc
         for encoded in frames {
-            guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference)) else {
+            guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference))
+            else {
                 continue
             }
             // Finished below; on the ways out before that the reference goes back and the frame
             // stays pending (the error stops the stream).
             let frame = CodecFrame(adopting: pending)
             guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
-                let text = encoded.status.map { "a frame could not be encoded: \($0.message)" } ?? "the encoder dropped a frame"
-                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(from: object, isError: true)
+                let text =
+                    encoded.status.map { "a frame could not be encoded: \($0.message)" }
+                    ?? "the encoder dropped a frame"
+                ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(
+                    from: object, isError: true)
                 return GST_FLOW_ERROR
             }
             if case .failed(let flow, let message)? = negotiateIfNeeded(description) {
@@ -33,7 +37,10 @@ extension VTEnc {
                 return GST_FLOW_ERROR
             }
             let isKey = sample.isSync
-            guard let buffer = Self.outputBuffer(sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey) else {
+            guard
+                let buffer = Self.outputBuffer(
+                    sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey)
+            else {
                 return GST_FLOW_ERROR
             }
             frame.setOutput(buffer)
@@ -57,7 +64,9 @@ extension VTEnc {
     /// the caps sent last still hold.
     func negotiateIfNeeded(_ description: FormatDescription) -> Negotiation? {
         let encoding = state.withLock { state -> Encoding? in
-            guard var encoding = state.encoding, encoding.negotiatedParameterSets != description.parameterSets else { return nil }
+            guard var encoding = state.encoding, encoding.negotiatedParameterSets != description.parameterSets else {
+                return nil
+            }
             encoding.negotiatedParameterSets = description.parameterSets
             state.encoding = encoding
             return encoding
@@ -65,29 +74,38 @@ extension VTEnc {
         guard let encoding else { return nil }
         let (streamFormat, reference) = (encoding.streamFormat, encoding.inputState)
         let info = swiftvt_codec_state_info(reference.pointer)
-        guard let caps = H264Output.caps(
-            description, streamFormat: streamFormat, width: encoding.width, height: encoding.height,
-            frameRate: encoding.frameRate, pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) },
-            downstream: encoding.downstream)
-        else { return .failed(GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "the encoder's parameter sets make no H.264 caps")) }
+        guard
+            let caps = H264Output.caps(
+                description, streamFormat: streamFormat, width: encoding.width, height: encoding.height,
+                frameRate: encoding.frameRate, pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) },
+                downstream: encoding.downstream)
+        else {
+            return .failed(
+                GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "the encoder's parameter sets make no H.264 caps"))
+        }
         let summary = Self.capsSummary(caps)
         // Checked before the caps event: GstVideoEncoder's negotiation reports success for a
         // sticky caps event the peer refused, and the refusal would only show as a bare
         // not-negotiated flow at the first buffer.
         let accepted = swiftvt_pad_peer_accepts_caps(swiftvt_video_encoder_src_pad(encoder), caps) != 0
         guard accepted, let output = gst_video_encoder_set_output_state(encoder, caps, reference.pointer) else {
-            if !accepted { gst_caps_unref(caps) }  // set_output_state took it otherwise
+            if !accepted { gst_caps_unref(caps) } // set_output_state took it otherwise
             state.withLock { $0.encoding?.negotiatedParameterSets = nil }
             let peer = swiftvt_pad_peer_caps_string(swiftvt_video_encoder_src_pad(encoder))
             defer { g_free(peer) }
-            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(
-                GST_STREAM_ERROR_FORMAT,
-                "downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"))
+            return .failed(
+                GST_FLOW_NOT_NEGOTIATED,
+                .stream(
+                    GST_STREAM_ERROR_FORMAT,
+                    "downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"
+                ))
         }
         gst_video_codec_state_unref(output)
         guard gst_video_encoder_negotiate(encoder) != 0 else {
             state.withLock { $0.encoding?.negotiatedParameterSets = nil }
-            return .failed(GST_FLOW_NOT_NEGOTIATED, .stream(GST_STREAM_ERROR_FORMAT, "downstream refused the H.264 caps (\(summary))"))
+            return .failed(
+                GST_FLOW_NOT_NEGOTIATED,
+                .stream(GST_STREAM_ERROR_FORMAT, "downstream refused the H.264 caps (\(summary))"))
         }
         log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
         return .done
@@ -119,7 +137,9 @@ extension VTEnc {
             var layout: H264Output.AnnexBLayout?
             var prefix: [UInt8] = []
             if streamFormat == .byteStream {
-                guard let annexB = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: isKeyFrame, delimited: true)
+                guard
+                    let annexB = H264Output.AnnexBLayout(
+                        avcc, description: description, isKeyFrame: isKeyFrame, delimited: true)
                 else { return nil }
                 layout = annexB
             } else {

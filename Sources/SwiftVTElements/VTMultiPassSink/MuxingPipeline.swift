@@ -17,7 +17,9 @@ struct MuxingPipeline: ~Copyable {
     }
 
     init(muxer: String, location: String, caps: CapsReference) throws(Failure) {
-        guard let made = gst_pipeline_new("vtmultipasssink-writer") else { throw Failure(message: "could not make a pipeline") }
+        guard let made = gst_pipeline_new("vtmultipasssink-writer") else {
+            throw Failure(message: "could not make a pipeline")
+        }
         let pipeline = UnsafeMutableRawPointer(made).assumingMemoryBound(to: GstElement.self)
         let bin = UnsafeMutableRawPointer(made).assumingMemoryBound(to: GstBin.self)
         // From here on `running` owns the pipeline: a failure below stops and frees it.
@@ -29,7 +31,8 @@ struct MuxingPipeline: ~Copyable {
             let missing = source == nil ? "appsrc" : mux == nil ? muxer : "filesink"
             // Not in the bin yet: floating references, sunk and released.
             for element in [source, mux, sink] { if let element { gst_object_unref(gst_object_ref_sink(element)) } }
-            throw Failure(message: "the GStreamer element \(missing) is missing (install gstreamer1.0-plugins-base and -good)")
+            throw Failure(
+                message: "the GStreamer element \(missing) is missing (install gstreamer1.0-plugins-base and -good)")
         }
         let sourceObject = UnsafeMutableRawPointer(source).assumingMemoryBound(to: GObject.self)
         swiftvt_object_set_caps(sourceObject, "caps", caps.pointer)
@@ -37,7 +40,8 @@ struct MuxingPipeline: ~Copyable {
         // Blocks the writer when 16 MB are queued: memory stays bounded whatever the file size.
         gst_util_set_object_arg(sourceObject, "block", "true")
         gst_util_set_object_arg(sourceObject, "max-bytes", "\(UInt64(16) << 20)")
-        swiftvt_object_set_string(UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GObject.self), "location", location)
+        swiftvt_object_set_string(
+            UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GObject.self), "location", location)
         for element in [source, mux, sink] { gst_bin_add(bin, element) }
         // The video request pad by name: linking by caps could pick another request pad, since
         // appsrc answers caps queries only once it runs.
@@ -77,7 +81,8 @@ struct MuxingPipeline: ~Copyable {
     /// stopped and freed as this returns (with `running`). nil on success, else what went wrong.
     consuming func finish(complete: Bool) -> String? {
         guard complete else { return nil }
-        _ = swiftvt_object_emit_flow(UnsafeMutableRawPointer(source).assumingMemoryBound(to: GObject.self), "end-of-stream")
+        _ = swiftvt_object_emit_flow(
+            UnsafeMutableRawPointer(source).assumingMemoryBound(to: GObject.self), "end-of-stream")
         guard let bus = gst_element_get_bus(pipeline) else { return nil }
         defer { gst_object_unref(bus) }
         let types = GstMessageType(rawValue: GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)

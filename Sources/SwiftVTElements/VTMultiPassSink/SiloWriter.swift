@@ -45,8 +45,9 @@ struct SiloWriter {
     /// key-frame interval landing right after a scene cut); that IDR picture is given another id.
     private func idrPictureIDs() -> Result<IDRPictureIDSplicer, ElementMessage> {
         do throws(H264Error) {
-            return .success(try IDRPictureIDSplicer(
-                parameterSets: description.parameterSets, nalUnitHeaderLength: description.nalUnitHeaderLength))
+            return .success(
+                try IDRPictureIDSplicer(
+                    parameterSets: description.parameterSets, nalUnitHeaderLength: description.nalUnitHeaderLength))
         } catch {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "the stream's parameter sets cannot be read: \(error)"))
         }
@@ -79,27 +80,36 @@ struct SiloWriter {
         do {
             try silo.forEachSample { sample in
                 guard let data = sample.dataBuffer else { return }
-                let rewritten = try data.withContiguousBytes { (bytes) throws(VTError) in try Self.spliced(bytes, &idrPictureIDs) }
+                let rewritten = try data.withContiguousBytes { (bytes) throws(VTError) in
+                    try Self.spliced(bytes, &idrPictureIDs)
+                }
                 tally.add(
                     sample, size: rewritten?.count ?? data.count, pts: nanoseconds(sample.presentationTimeStamp),
                     duration: nanoseconds(sample.duration))
                 try (rewritten.map { BlockBuffer($0) } ?? data).withContiguousBytes { avcc in
                     // An access unit delimiter first in every access unit, as vtenc and x264enc
                     // write byte streams (7.4.1.2.3; H.222.0 asks for them when the file goes into TS).
-                    guard let layout = H264Output.AnnexBLayout(avcc, description: description, isKeyFrame: sample.isSync, delimited: true) else {
-                        throw VTError(.corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
+                    guard
+                        let layout = H264Output.AnnexBLayout(
+                            avcc, description: description, isKeyFrame: sample.isSync, delimited: true)
+                    else {
+                        throw VTError(
+                            .corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
                     }
                     if unit.count < layout.size { unit = [UInt8](repeating: 0, count: layout.size) }
                     unit.withUnsafeMutableBytes { layout.write(avcc, into: $0) }
                     // (An untyped closure: a typed-throws one here crashes Swift 6.3's IR generation.)
-                    try unit.withUnsafeBytes { bytes in try output.append(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.size])) }
+                    try unit.withUnsafeBytes { bytes in
+                        try output.append(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.size]))
+                    }
                 }
             }
         } catch let error as VTError {
             let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
-            return .failure(ElementMessage(
-                domain: .resource(code), text: "could not write \(output.finalPath): \(error.message)",
-                debug: error.description))
+            return .failure(
+                ElementMessage(
+                    domain: .resource(code), text: "could not write \(output.finalPath): \(error.message)",
+                    debug: error.description))
         } catch {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "reading the frame silo failed: \(error)"))
         }
@@ -109,25 +119,28 @@ struct SiloWriter {
     // MARK: MP4 / QuickTime
 
     func writeContainer(muxer: String, to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
-        guard let caps = H264Output.caps(
-            description, streamFormat: .avc, width: Int(description.dimensions.width),
-            height: Int(description.dimensions.height), frameRate: frameRate)
+        guard
+            let caps = H264Output.caps(
+                description, streamFormat: .avc, width: Int(description.dimensions.width),
+                height: Int(description.dimensions.height), frameRate: frameRate)
         else {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "could not describe the H.264 stream as caps"))
         }
         var failure: MuxingPipeline.Failure?
         let started: MuxingPipeline? = {
             do throws(MuxingPipeline.Failure) {
-                return try MuxingPipeline(muxer: muxer, location: output.temporaryPath, caps: CapsReference(adopting: caps))
+                return try MuxingPipeline(
+                    muxer: muxer, location: output.temporaryPath, caps: CapsReference(adopting: caps))
             } catch {
                 failure = error
                 return nil
             }
         }()
         guard let pipeline = started else {
-            return .failure(ElementMessage(
-                domain: .core(GST_CORE_ERROR_MISSING_PLUGIN),
-                text: "cannot write \(output.finalPath): \(failure?.message ?? "unknown error")"))
+            return .failure(
+                ElementMessage(
+                    domain: .core(GST_CORE_ERROR_MISSING_PLUGIN),
+                    text: "cannot write \(output.finalPath): \(failure?.message ?? "unknown error")"))
         }
         var timeStamps = MuxerTimeStamps()
         var tally = Tally()
@@ -140,7 +153,9 @@ struct SiloWriter {
         do {
             try silo.forEachSample { sample in
                 guard pushFailure == nil, let original = sample.dataBuffer else { return }
-                let rewritten = try original.withContiguousBytes { (bytes) throws(VTError) in try Self.spliced(bytes, &idrPictureIDs) }
+                let rewritten = try original.withContiguousBytes { (bytes) throws(VTError) in
+                    try Self.spliced(bytes, &idrPictureIDs)
+                }
                 let data = rewritten.map { BlockBuffer($0) } ?? original
                 let size = data.count
                 guard let buffer = OwnedBuffer(allocating: size) else {
@@ -155,15 +170,19 @@ struct SiloWriter {
                 let pts = nanoseconds(sample.presentationTimeStamp)
                 tally.add(sample, size: size, pts: pts, duration: nanoseconds(sample.duration))
                 let isFirst = tally.summary.frames == 1
-                let shifted = timeStamps.next(presentation: pts, decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
-                let duration = sample.duration.isNumeric ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
+                let shifted = timeStamps.next(
+                    presentation: pts, decode: nanoseconds(sample.decodeTimeStampOrPresentationTimeStamp))
+                let duration =
+                    sample.duration.isNumeric
+                    ? GstClockTime(max(0, nanoseconds(sample.duration))) : swiftvt_clock_time_none
                 buffer.presentationTimeStamp = GstClockTime(shifted.presentation)
                 buffer.decodeTimeStamp = GstClockTime(shifted.decode)
                 buffer.duration = duration
                 buffer.setDeltaUnit(!sample.isSync)
                 let flow = pipeline.push(buffer, segmentStart: isFirst ? GstClockTime(timeStamps.segmentStart) : nil)
                 if flow != GST_FLOW_OK {
-                    pushFailure = pipeline.postedError() ?? "the muxer stopped (\(String(cString: gst_flow_get_name(flow))))"
+                    pushFailure =
+                        pipeline.postedError() ?? "the muxer stopped (\(String(cString: gst_flow_get_name(flow))))"
                 }
             }
         } catch {
@@ -171,9 +190,10 @@ struct SiloWriter {
         }
         let finishFailure = pipeline.finish(complete: pushFailure == nil)
         if let problem = pushFailure ?? finishFailure {
-            return .failure(ElementMessage(
-                domain: .resource(GST_RESOURCE_ERROR_WRITE),
-                text: "could not write \(output.finalPath) through \(muxer): \(problem)"))
+            return .failure(
+                ElementMessage(
+                    domain: .resource(GST_RESOURCE_ERROR_WRITE),
+                    text: "could not write \(output.finalPath) through \(muxer): \(problem)"))
         }
         return .success(tally.summary)
     }

@@ -21,7 +21,8 @@ final class UpstreamSeek: Sendable {
     /// Sends the seek to `range` from another thread; an ERROR is posted when upstream refuses it.
     static func send(from sink: UnsafeMutablePointer<GstBaseSink>, to range: MediaTimeRange, log: DebugCategory) {
         let seek = UpstreamSeek(
-            start: GstClockTime(range.start.gstreamerNanoseconds), stop: GstClockTime(range.end.gstreamerNanoseconds), log: log)
+            start: GstClockTime(range.start.gstreamerNanoseconds), stop: GstClockTime(range.end.gstreamerNanoseconds),
+            log: log)
         gst_element_call_async(
             UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstElement.self),
             { element, seek in
@@ -46,8 +47,12 @@ final class UpstreamSeek: Sendable {
         var streamStop = stop
         if segment.format == GST_FORMAT_TIME {
             var converted: guint64 = 0
-            if gst_segment_to_stream_time_full(&segment, GST_FORMAT_TIME, start, &converted) == 1 { streamStart = converted }
-            if stop != swiftvt_clock_time_none, gst_segment_to_stream_time_full(&segment, GST_FORMAT_TIME, stop, &converted) == 1 {
+            if gst_segment_to_stream_time_full(&segment, GST_FORMAT_TIME, start, &converted) == 1 {
+                streamStart = converted
+            }
+            if stop != swiftvt_clock_time_none,
+                gst_segment_to_stream_time_full(&segment, GST_FORMAT_TIME, stop, &converted) == 1
+            {
                 streamStop = converted
             }
         }
@@ -55,13 +60,17 @@ final class UpstreamSeek: Sendable {
         let seek = gst_event_new_seek(
             1.0, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(bitPattern: streamStart), GST_SEEK_TYPE_SET,
             gint64(bitPattern: streamStop))
-        log.info(object, "seeking upstream to \(ClockTimeText(streamStart)) - \(ClockTimeText(streamStop)) (stream time of the range's time stamps \(ClockTimeText(start)) - \(ClockTimeText(stop)))")
+        log.info(
+            object,
+            "seeking upstream to \(ClockTimeText(streamStart)) - \(ClockTimeText(streamStop)) (stream time of the range's time stamps \(ClockTimeText(start)) - \(ClockTimeText(stop)))"
+        )
         guard let seek, gst_pad_push_event(sink.pointee.sinkpad, seek) != 0 else {
             ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_SEEK),
                 text: "upstream refused the seek to \(ClockTimeText(streamStart)) for the next pass; "
-                    + "use a seekable source (a file) or max-passes=1")
-                .post(from: object, isError: true)
+                    + "use a seekable source (a file) or max-passes=1"
+            )
+            .post(from: object, isError: true)
             return
         }
     }

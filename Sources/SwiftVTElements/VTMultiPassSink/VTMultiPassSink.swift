@@ -1,12 +1,12 @@
 import CGStreamer
-import Glibc
 import CSwiftVTShim
+import Glibc
 import H264
 import MediaCore
 import SoftwareCodecs
-import VAAPICodecs
-import Synchronization
 import SwiftVT
+import Synchronization
+import VAAPICodecs
 
 /// `vtmultipasssink`: multi-pass H.264 encoding in one pipeline run (VideoToolbox's
 /// `VTMultiPassStorage` + `VTFrameSilo` model, the way AVAssetExportSession uses it).
@@ -36,7 +36,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     // `sink` is the GObject that owns this object; mutable state is behind the mutexes. What
     // VTMultiPassSinkReports.swift (the messages about the passes) uses is internal, not private.
     let sink: UnsafeMutablePointer<GstBaseSink>
-    static let debugCategory = DebugCategory(named: "vtmultipasssink", description: "SwiftVT multi-pass H.264 file sink")
+    static let debugCategory = DebugCategory(
+        named: "vtmultipasssink", description: "SwiftVT multi-pass H.264 file sink")
     let log = VTMultiPassSink.debugCategory
     var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
 
@@ -94,7 +95,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     static func interface(for context: ElementClassContext) -> ElementInterface<VTMultiPassSink> {
         ElementInterface(
             longName: "SwiftVT multi-pass H.264 file sink", classification: "Sink/File/Video/Encoder",
-            description: "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
+            description:
+                "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
                 + "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file. "
                 // GObject cannot hide the properties GstBaseSink installs: what they do here is said
                 // where gst-inspect-1.0 users read, in the element's description.
@@ -106,35 +108,47 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             // 1x1 (an Annex B file takes them; mp4mux and qtmux take 16x16 and larger, which
             // set_caps checks against `location`) to 16384, where x264 and VA-API devices stop.
             padTemplates: [
-                .sink("video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
-                    + "framerate = (fraction) [ 0/1, 2147483647/1 ]")
+                .sink(
+                    "video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
+                        + "framerate = (fraction) [ 0/1, 2147483647/1 ]")
             ],
             properties: [
-                .string("location", nick: "Location",
-                        blurb: "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (Annex B byte stream). It appears only "
-                            + "when complete (written under a temporary name beside it, then renamed)",
-                        default: nil, at: \.location),
-                .uint("bitrate", nick: "Bit rate", blurb: "Target average bit rate of the whole file in kbit/s", 1...2_000_000,
-                      default: 2000, at: \.bitrateKilobits),
-                .uint("max-passes", nick: "Maximum passes",
-                      blurb: "Passes at most, the first included (1 = single pass); passes stop earlier once the size is within 1 % "
-                          + "of the target and no GOP is worth re-encoding", 1...10, default: 3, at: \.maxPasses),
-                .string("temp-location", nick: "Temporary location",
-                        blurb: "Directory for the frame silo and the analysis storage (default: the directory of location)",
-                        default: nil, at: \.tempLocation),
-                .boolean("keep-temporary-files", nick: "Keep temporary files",
-                         blurb: "Keep the analysis storage after the run (for inspection); the frame silo is always removed",
-                         default: false, at: \.keepTemporaryFiles),
+                .string(
+                    "location", nick: "Location",
+                    blurb:
+                        "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (Annex B byte stream). It appears only "
+                        + "when complete (written under a temporary name beside it, then renamed)",
+                    default: nil, at: \.location),
+                .uint(
+                    "bitrate", nick: "Bit rate", blurb: "Target average bit rate of the whole file in kbit/s",
+                    1...2_000_000,
+                    default: 2000, at: \.bitrateKilobits),
+                .uint(
+                    "max-passes", nick: "Maximum passes",
+                    blurb:
+                        "Passes at most, the first included (1 = single pass); passes stop earlier once the size is within 1 % "
+                        + "of the target and no GOP is worth re-encoding", 1...10, default: 3, at: \.maxPasses),
+                .string(
+                    "temp-location", nick: "Temporary location",
+                    blurb: "Directory for the frame silo and the analysis storage (default: the directory of location)",
+                    default: nil, at: \.tempLocation),
+                .boolean(
+                    "keep-temporary-files", nick: "Keep temporary files",
+                    blurb: "Keep the analysis storage after the run (for inspection); the frame silo is always removed",
+                    default: false, at: \.keepTemporaryFiles),
                 EncoderProperties.hardware(default: context.defaultHardware),
-                .enumeration("profile", nick: "Profile", blurb: "H.264 profile of the output", default: ProfileSetting.high,
-                             at: \.profile),
+                .enumeration(
+                    "profile", nick: "Profile", blurb: "H.264 profile of the output", default: ProfileSetting.high,
+                    at: \.profile),
                 EncoderProperties.entropyMode(),
                 EncoderProperties.allowFrameReordering(),
                 EncoderProperties.maxKeyframeInterval(
-                    blurb: "Frames between IDR pictures at most (0 = ten seconds of frames, as x264enc's automatic setting, plus scene cuts). GOPs are "
-                        + "the unit of re-encoding: shorter GOPs let later passes re-encode less, longer ones compress better"),
+                    blurb:
+                        "Frames between IDR pictures at most (0 = ten seconds of frames, as x264enc's automatic setting, plus scene cuts). GOPs are "
+                        + "the unit of re-encoding: shorter GOPs let later passes re-encode less, longer ones compress better"
+                ),
                 EncoderProperties.maxThreads(),
-                EncoderProperties.activeBackend(),
+                EncoderProperties.activeBackend()
             ])
     }
 
@@ -158,26 +172,35 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         let current = settings.withLock { $0 }
         // hardware=require: whether a VA-API device here encodes H.264 at all, before any file
         // is touched (the factory keeps the opened device for this run's sessions).
-        guard sessions.checkHardwarePolicy(current.encoder.hardware, work: .encoding, element: object) else { return false }
+        guard sessions.checkHardwarePolicy(current.encoder.hardware, work: .encoding, element: object) else {
+            return false
+        }
         refusedCaps.forget()
         if let problem = Self.settingsProblem(current) {
             problem.post(from: object, isError: true)
             return false
         }
         guard let location = current.location, !location.isEmpty else {
-            ElementMessage(domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-                           text: "no location set; set location to the file to write (.mp4, .mov, .h264 or .264)")
-                .post(from: object, isError: true)
+            ElementMessage(
+                domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
+                text: "no location set; set location to the file to write (.mp4, .mov, .h264 or .264)"
+            )
+            .post(from: object, isError: true)
             return false
         }
         guard let container = OutputContainer(location: location) else {
-            ElementMessage(domain: .resource(GST_RESOURCE_ERROR_SETTINGS),
-                           text: "cannot tell the file type of \"\(location)\"; end location with .mp4, .mov, .h264 or .264")
-                .post(from: object, isError: true)
+            ElementMessage(
+                domain: .resource(GST_RESOURCE_ERROR_SETTINGS),
+                text: "cannot tell the file type of \"\(location)\"; end location with .mp4, .mov, .h264 or .264"
+            )
+            .post(from: object, isError: true)
             return false
         }
-        let temporaryDirectory = current.tempLocation.flatMap { $0.isEmpty ? nil : $0 } ?? PartialOutputFile.directory(of: location)
-        for removed in PartialOutputFile.removeStaleFiles(besides: location) + FrameSilo.removeStaleFiles(in: temporaryDirectory) {
+        let temporaryDirectory =
+            current.tempLocation.flatMap { $0.isEmpty ? nil : $0 } ?? PartialOutputFile.directory(of: location)
+        for removed in PartialOutputFile.removeStaleFiles(besides: location)
+            + FrameSilo.removeStaleFiles(in: temporaryDirectory)
+        {
             log.info(object, "removed \(removed), left by a run that did not finish")
         }
         do throws(VTError) {
@@ -190,10 +213,13 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                     creatingIn: temporaryDirectory, timeRange: .invalid, keepOnClose: current.keepTemporaryFiles)
             } catch {
                 output.discard()
-                ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
-                               text: "cannot create the frame silo and analysis storage in \(temporaryDirectory): \(error.message); set temp-location to a writable directory with room for the compressed video",
-                               debug: error.description)
-                    .post(from: object, isError: true)
+                ElementMessage(
+                    domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
+                    text:
+                        "cannot create the frame silo and analysis storage in \(temporaryDirectory): \(error.message); set temp-location to a writable directory with room for the compressed video",
+                    debug: error.description
+                )
+                .post(from: object, isError: true)
                 return false
             }
             run.withLock { run in
@@ -207,11 +233,15 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             log.info(object, "writing \(location) (\(container)), temporary files in \(temporaryDirectory)")
             return true
         } catch {
-            ElementMessage(domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
-                           text: "cannot write \"\(location)\": \(error.message); "
-                               + (error.systemError == EISDIR ? "set location to a file name (e.g. \(location)/out.mp4)" : "choose a location in a writable directory"),
-                           debug: error.description)
-                .post(from: object, isError: true)
+            ElementMessage(
+                domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
+                text: "cannot write \"\(location)\": \(error.message); "
+                    + (error.systemError == EISDIR
+                        ? "set location to a file name (e.g. \(location)/out.mp4)"
+                        : "choose a location in a writable directory"),
+                debug: error.description
+            )
+            .post(from: object, isError: true)
             return false
         }
     }
@@ -237,7 +267,9 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard interval == 0 || interval >= minimumGOPLength else {
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "max-keyframe-interval=\(interval) is too short for multi-pass encoding; use 0 or at least \(minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)")
+                text:
+                    "max-keyframe-interval=\(interval) is too short for multi-pass encoding; use 0 or at least \(minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)"
+            )
         }
         // The profile's own rules (no CABAC in Baseline, A.2.1) are the session's: asked here
         // with the settings alone, before any frame.
@@ -248,7 +280,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         } catch {
             let property = error.property.map { EncoderNotices.propertyName($0) } ?? "settings"
             let prefix = error.property.map { "\($0.rawValue): " } ?? ""
-            let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+            let problem =
+                error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                 text: "\(property) with profile=\(settings.profile.nick): \(SessionWording.gstreamer(problem))",
@@ -300,7 +333,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             guard existing == (width, height, format) else {
                 return .stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)")
+                    "the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)"
+                )
             }
             return nil
         }
@@ -310,11 +344,14 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         properties.expectedFrameRate = frameRate
         // GOPs are the unit of re-encoding: 0 means MultiPassGOP's automatic interval.
         var encoderSettings = current.encoder
-        MultiPassGOP.applyKeyFrameInterval(Int(current.encoder.maxKeyframeInterval), frameRate: frameRate, to: &properties)
+        MultiPassGOP.applyKeyFrameInterval(
+            Int(current.encoder.maxKeyframeInterval), frameRate: frameRate, to: &properties)
         encoderSettings.maxKeyframeInterval = Int32(clamping: properties.maxKeyFrameInterval)
         properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
-        guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } }) else {
-            return .stream(GST_STREAM_ERROR_FAILED, "caps arrived before the run was prepared (the element is not in READY)")
+        guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } })
+        else {
+            return .stream(
+                GST_STREAM_ERROR_FAILED, "caps arrived before the run was prepared (the element is not in READY)")
         }
         let feed = FrameSiloFeed(silo: silo)
         let handler = feed.outputHandler
@@ -325,7 +362,9 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
             // Upstream's duration (for progress only) may be anything: a count that is no Int
             // (beyond its range) means "unknown" rather than a trap.
-            let expected: Int? = duration > 0 && frameRate != nil ? Int(exactly: (Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
+            let expected: Int? =
+                duration > 0 && frameRate != nil
+                ? Int(exactly: (Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
             let driver = try MultiPassDriver(
                 session: session, feed: feed, storage: storage, maximumPasses: Int(current.maxPasses),
                 expectedFramesInFirstPass: expected)
@@ -337,7 +376,10 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 run.frameRate = rate
                 run.activeBackend = session.activeBackendName
             }
-            log.info(object, "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes")
+            log.info(
+                object,
+                "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes"
+            )
             return nil
         } catch {
             return SessionFactory.failure(error, width: width, height: height, format: format)
@@ -359,8 +401,11 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard let session, let driver, let info else { return GST_FLOW_NOT_NEGOTIATED }
         let pts = swiftvt_buffer_pts(buffer)
         guard pts != swiftvt_clock_time_none else {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "a frame has no time stamp; multi-pass encoding finds frames again by time (put videorate or a demuxer in front)")
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FORMAT,
+                "a frame has no time stamp; multi-pass encoding finds frames again by time (put videorate or a demuxer in front)"
+            )
+            .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
         let presentationTime = MediaTime(gstreamerNanoseconds: UInt64(pts))
@@ -370,26 +415,37 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             // Mapped only when the driver encodes the frame (not for one it skips).
             result = try driver.frame(
                 presentationTime: presentationTime,
-                duration: duration == swiftvt_clock_time_none ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration))
+                duration: duration == swiftvt_clock_time_none
+                    ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration))
             ) { () throws(UnreadableFrame) -> PixelBuffer in
-                guard let image = MappedVideoFrame.pixelBuffer(buffer, info: &info.info, format: format) else { throw UnreadableFrame() }
+                guard let image = MappedVideoFrame.pixelBuffer(buffer, info: &info.info, format: format) else {
+                    throw UnreadableFrame()
+                }
                 return image
             }
         } catch {
-            ElementMessage.stream(GST_STREAM_ERROR_FORMAT, "an input frame could not be read (mapping failed or its layout does not match the caps)")
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FORMAT,
+                "an input frame could not be read (mapping failed or its layout does not match the caps)"
+            )
+            .post(from: object, isError: true)
             return GST_FLOW_ERROR
         }
         switch result {
         case .skipped(let range):
-            log.debug(object, "pass \(driver.pass): skipping the frame at \(presentationTime.seconds) s, outside \(range)")
+            log.debug(
+                object, "pass \(driver.pass): skipping the frame at \(presentationTime.seconds) s, outside \(range)")
             return GST_FLOW_OK
         case .failed(.encoding(let error, let pass)):
             noteBackend(of: session)
-            let hint = session.isHardwareAccelerated && settings.withLock({ $0.encoder.hardware }) == .require
+            let hint =
+                session.isHardwareAccelerated && settings.withLock({ $0.encoder.hardware }) == .require
                 ? " hardware=require allows no software fallback; use hardware=auto to continue with x264." : ""
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).\(hint)", debug: error.description)
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).\(hint)",
+                debug: error.description
+            )
+            .post(from: object, isError: true)
             return GST_FLOW_ERROR
         case .failed(let failure):
             noteBackend(of: session)
@@ -409,11 +465,14 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     private static func message(for failure: MultiPassDriver.Failure) -> ElementMessage {
         switch failure {
         case .encoding(let error, let pass):
-            ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).", debug: error.description)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).", debug: error.description)
         case .endingPass(let error, let pass):
             error.code == .multiPassStorageFailed
-                ? ElementMessage(domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "\(error.message)", debug: error.description)
-                : ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "ending pass \(pass) failed: \(error.message)", debug: error.description)
+                ? ElementMessage(
+                    domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "\(error.message)", debug: error.description)
+                : ElementMessage.stream(
+                    GST_STREAM_ERROR_ENCODE, "ending pass \(pass) failed: \(error.message)", debug: error.description)
         case .startingNextPass(let error):
             ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "could not start the next pass: \(error)")
         case .silo(let error):
@@ -421,7 +480,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         case .ended(let pass):
             ElementMessage.stream(
                 GST_STREAM_ERROR_FAILED,
-                "data arrived after the multi-pass encode ended in pass \(pass); set the pipeline to READY and back to PLAYING to encode again")
+                "data arrived after the multi-pass encode ended in pass \(pass); set the pipeline to READY and back to PLAYING to encode again"
+            )
         }
     }
 
@@ -463,14 +523,21 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     /// EOS from upstream: the end of a range, of a pass, or of everything. The driver says which;
     /// the sink seeks, or writes the file and lets the EOS through.
     private func endOfStream() -> EndOfStreamAction {
-        guard let (session, driver) = run.withLock({ run in run.session.flatMap { session in run.driver.map { (session, $0) } } }) else {
+        guard
+            let (session, driver) = run.withLock({ run in
+                run.session.flatMap { session in run.driver.map { (session, $0) } }
+            })
+        else {
             // After refused caps the ERROR that matters is posted already: no second one.
             if refusedCaps.hasRefused { return .failed }
-            ElementMessage.stream(GST_STREAM_ERROR_FAILED, "the stream ended before any frame arrived; there is nothing to write")
-                .post(from: object, isError: true)
+            ElementMessage.stream(
+                GST_STREAM_ERROR_FAILED, "the stream ended before any frame arrived; there is nothing to write"
+            )
+            .post(from: object, isError: true)
             return .failed
         }
-        let action = driver.endOfStream(upstreamCanSeek: { swiftvt_pad_peer_seekable(swiftvt_base_sink_pad(sink)) != 0 })
+        let action = driver.endOfStream(upstreamCanSeek: { swiftvt_pad_peer_seekable(swiftvt_base_sink_pad(sink)) != 0 }
+        )
         noteBackend(of: session)
         postEvents(of: driver)
         switch action {
@@ -526,16 +593,21 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         let target = settings.withLock { Double($0.bitrateKilobits) }
         let passes = outcome.passes
         let reencoded = outcome.framesReencoded
-        log.info(object, "wrote \(location): \(summary.frames) frames, \(bitrate.decimalText(digits: 1)) kbit/s (target \(target.decimalText(digits: 0))), \(passes) passes, \(reencoded) frames re-encoded")
+        log.info(
+            object,
+            "wrote \(location): \(summary.frames) frames, \(bitrate.decimalText(digits: 1)) kbit/s (target \(target.decimalText(digits: 0))), \(passes) passes, \(reencoded) frames re-encoded"
+        )
         if let reason = outcome.targetOutOfReach {
             ElementMessage.stream(
                 GST_STREAM_ERROR_ENCODE,
                 "bitrate=\(target.decimalText(digits: 0)) kbit/s is out of reach for this video: the file is \(bitrate.decimalText(digits: 1)) kbit/s, "
-                    + "the closest the encoder gets: \(reason). Set bitrate nearer that figure.")
-                .post(from: object, isError: false)
+                    + "the closest the encoder gets: \(reason). Set bitrate nearer that figure."
+            )
+            .post(from: object, isError: false)
         }
-        postSummary(location: location, passes: passes, frames: summary.frames, framesReencoded: reencoded,
-                    bitrate: bitrate, targetBitrate: target, seconds: summary.seconds)
+        postSummary(
+            location: location, passes: passes, frames: summary.frames, framesReencoded: reencoded,
+            bitrate: bitrate, targetBitrate: target, seconds: summary.seconds)
         return true
     }
 
@@ -545,7 +617,9 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 
 /// The file types `location` may name.
 enum OutputContainer: String, CustomStringConvertible {
-    case mp4, quickTime = "mov", annexB = "h264"
+    case mp4
+    case quickTime = "mov"
+    case annexB = "h264"
 
     init?(location: String) {
         let lower = location.lowercased()

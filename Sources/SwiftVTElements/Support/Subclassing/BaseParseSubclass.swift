@@ -12,7 +12,8 @@ protocol BaseParseSubclass: SwiftElement {
     func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool
     /// The data the base class has gathered (`frame`, borrowed): finish a frame of it, or say how
     /// many bytes to skip (`skipSize`), or ask for more by returning without either.
-    func handleFrame(_ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>) -> GstFlowReturn
+    func handleFrame(_ frame: UnsafeMutablePointer<GstBaseParseFrame>, skipSize: UnsafeMutablePointer<Int32>)
+        -> GstFlowReturn
     func sinkEvent(_ event: consuming OwnedEvent) -> Bool
 }
 
@@ -34,7 +35,9 @@ struct BaseParseParent {
 
     func start() -> Bool { vfuncs?.pointee.start.map { $0(parse) != 0 } ?? true }
     func stop() -> Bool { vfuncs?.pointee.stop.map { $0(parse) != 0 } ?? true }
-    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool { vfuncs?.pointee.set_sink_caps.map { $0(parse, caps) != 0 } ?? true }
+    func setSinkCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        vfuncs?.pointee.set_sink_caps.map { $0(parse, caps) != 0 } ?? true
+    }
 
     func sinkEvent(_ event: consuming OwnedEvent) -> Bool {
         guard let sinkEvent = vfuncs?.pointee.sink_event else { return false }

@@ -33,8 +33,12 @@ struct BaseSinkParent {
 
     func start() -> Bool { vfuncs?.pointee.start.map { $0(sink) != 0 } ?? true }
     func stop() -> Bool { vfuncs?.pointee.stop.map { $0(sink) != 0 } ?? true }
-    func setCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool { vfuncs?.pointee.set_caps.map { $0(sink, caps) != 0 } ?? true }
-    func render(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn { vfuncs?.pointee.render.map { $0(sink, buffer) } ?? GST_FLOW_OK }
+    func setCaps(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        vfuncs?.pointee.set_caps.map { $0(sink, caps) != 0 } ?? true
+    }
+    func render(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
+        vfuncs?.pointee.render.map { $0(sink, buffer) } ?? GST_FLOW_OK
+    }
 
     func event(_ event: consuming OwnedEvent) -> Bool {
         guard let handle = vfuncs?.pointee.event else { return false }

@@ -63,7 +63,8 @@ final class ElementClass: Sendable {
 
     /// Builds `Element`'s interface for `context` and installs it in `klass` (being initialised).
     private init<Element: SwiftElement>(
-        _ element: Element.Type, installingIn klass: UnsafeMutableRawPointer, context: ElementClassContext, instanceSlotOffset: Int
+        _ element: Element.Type, installingIn klass: UnsafeMutableRawPointer, context: ElementClassContext,
+        instanceSlotOffset: Int
     ) {
         let interface = Element.interface(for: context)
         interface.install(in: klass)
@@ -100,21 +101,23 @@ final class ElementClass: Sendable {
         let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.stride
         let slotOffset = (Int(layout.instance_size) + pointerSize - 1) / pointerSize * pointerSize
         guard layout.type != 0, let instanceSize = guint16(exactly: slotOffset + pointerSize),
-              let classSize = guint16(exactly: layout.class_size)
+            let classSize = guint16(exactly: layout.class_size)
         else { return 0 }
         let registration = Unmanaged.passRetained(
-            TypeRegistration(base: base, defaultHardware: defaultHardware, instanceSlotOffset: slotOffset)).toOpaque()
+            TypeRegistration(base: base, defaultHardware: defaultHardware, instanceSlotOffset: slotOffset)
+        ).toOpaque()
         var info = GTypeInfo()
         info.class_size = classSize
         info.class_init = { klass, registration in
             guard let klass, let registration else { return }
-            ElementClass.initialize(klass, registration: Unmanaged<TypeRegistration>.fromOpaque(registration).takeUnretainedValue())
+            ElementClass.initialize(
+                klass, registration: Unmanaged<TypeRegistration>.fromOpaque(registration).takeUnretainedValue())
         }
         info.class_data = UnsafeRawPointer(registration)
         info.instance_size = instanceSize
         info.instance_init = { instance, klass in
             guard let instance, let klass,
-                  let elementClass = ElementClass.of(type: klass.assumingMemoryBound(to: GTypeClass.self).pointee.g_type)
+                let elementClass = ElementClass.of(type: klass.assumingMemoryBound(to: GTypeClass.self).pointee.g_type)
             else { return }
             let object = UnsafeMutableRawPointer(instance)
             let element = elementClass.makeElement(object)
@@ -178,7 +181,7 @@ final class ElementClass: Sendable {
     /// instance_init or after finalize).
     static func element(of instance: UnsafeMutableRawPointer?) -> AnyObject? {
         guard let instance, let elementClass = of(instance: instance),
-              let object = (instance + elementClass.instanceSlotOffset).load(as: UnsafeMutableRawPointer?.self)
+            let object = (instance + elementClass.instanceSlotOffset).load(as: UnsafeMutableRawPointer?.self)
         else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(object).takeUnretainedValue()
     }
@@ -190,12 +193,14 @@ final class ElementClass: Sendable {
         // GObject calls set/get_property only with the ids the class installed.
         objectClass.pointee.set_property = { object, id, value, _ in
             guard let object, let value, let elementClass = ElementClass.of(instance: UnsafeMutableRawPointer(object)),
-                  let element = ElementClass.element(of: UnsafeMutableRawPointer(object)) else { return }
+                let element = ElementClass.element(of: UnsafeMutableRawPointer(object))
+            else { return }
             elementClass.setProperty(element, id, value)
         }
         objectClass.pointee.get_property = { object, id, value, _ in
             guard let object, let value, let elementClass = ElementClass.of(instance: UnsafeMutableRawPointer(object)),
-                  let element = ElementClass.element(of: UnsafeMutableRawPointer(object)) else { return }
+                let element = ElementClass.element(of: UnsafeMutableRawPointer(object))
+            else { return }
             elementClass.getProperty(element, id, value)
         }
         objectClass.pointee.finalize = { object in
@@ -212,9 +217,11 @@ final class ElementClass: Sendable {
         let elementClass = klass.assumingMemoryBound(to: GstElementClass.self)
         elementClass.pointee.change_state = { element, transition in
             guard let element, let klass = ElementClass.of(instance: UnsafeMutableRawPointer(element)),
-                  let object = ElementClass.element(of: UnsafeMutableRawPointer(element)) else { return GST_STATE_CHANGE_FAILURE }
+                let object = ElementClass.element(of: UnsafeMutableRawPointer(element))
+            else { return GST_STATE_CHANGE_FAILURE }
             guard klass.prepare(object, transition) else { return GST_STATE_CHANGE_FAILURE }
-            let result = ParentClass.of(element, as: GstElementClass.self)?.pointee.change_state?(element, transition)
+            let result =
+                ParentClass.of(element, as: GstElementClass.self)?.pointee.change_state?(element, transition)
                 ?? GST_STATE_CHANGE_SUCCESS
             if result == GST_STATE_CHANGE_FAILURE { klass.transitionFailed(object, transition) }
             return result
@@ -225,9 +232,11 @@ final class ElementClass: Sendable {
 /// The class a registered type derives from (GstVideoDecoderClass for vtdec's): what its vfuncs
 /// chain up to.
 enum ParentClass {
-    static func of<Instance, Class>(_ instance: UnsafeMutablePointer<Instance>, as type: Class.Type) -> UnsafeMutablePointer<Class>? {
+    static func of<Instance, Class>(_ instance: UnsafeMutablePointer<Instance>, as type: Class.Type)
+        -> UnsafeMutablePointer<Class>?
+    {
         guard let klass = UnsafeMutableRawPointer(instance).assumingMemoryBound(to: GTypeInstance.self).pointee.g_class,
-              let parent = g_type_class_peek_parent(klass)
+            let parent = g_type_class_peek_parent(klass)
         else { return nil }
         return parent.assumingMemoryBound(to: Class.self)
     }

@@ -39,7 +39,9 @@ extension VideoDecoderSubclass {
     func flush() -> Bool { parent.flush() }
     func decideAllocation(_ query: UnsafeMutablePointer<GstQuery>) -> Bool { parent.decideAllocation(query) }
     func sinkEvent(_ event: consuming OwnedEvent) -> Bool { parent.sinkEvent(event) }
-    func sinkCaps(filter: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstCaps>? { parent.sinkCaps(filter: filter) }
+    func sinkCaps(filter: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstCaps>? {
+        parent.sinkCaps(filter: filter)
+    }
 }
 
 /// GstVideoDecoder's own behaviour for each vfunc: the parent class's implementation where it
@@ -48,7 +50,9 @@ extension VideoDecoderSubclass {
 struct VideoDecoderParent {
     let decoder: UnsafeMutablePointer<GstVideoDecoder>
 
-    private var vfuncs: UnsafeMutablePointer<GstVideoDecoderClass>? { ParentClass.of(decoder, as: GstVideoDecoderClass.self) }
+    private var vfuncs: UnsafeMutablePointer<GstVideoDecoderClass>? {
+        ParentClass.of(decoder, as: GstVideoDecoderClass.self)
+    }
 
     func close() -> Bool { vfuncs?.pointee.close.map { $0(decoder) != 0 } ?? true }
     func start() -> Bool { vfuncs?.pointee.start.map { $0(decoder) != 0 } ?? true }
@@ -73,7 +77,9 @@ struct VideoDecoderParent {
 
     /// Without a getcaps of its own, GstVideoDecoder proxies downstream's caps.
     func sinkCaps(filter: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstCaps>? {
-        guard let getcaps = vfuncs?.pointee.getcaps else { return gst_video_decoder_proxy_getcaps(decoder, nil, filter) }
+        guard let getcaps = vfuncs?.pointee.getcaps else {
+            return gst_video_decoder_proxy_getcaps(decoder, nil, filter)
+        }
         return getcaps(decoder, filter)
     }
 }
@@ -108,7 +114,9 @@ enum VideoDecoderVirtualMethods {
             guard let element = VideoDecoderVirtualMethods.subclass(decoder) else { return 0 }
             return element.sinkEvent(owned).gboolean
         }
-        vfuncs.pointee.getcaps = { decoder, filter in VideoDecoderVirtualMethods.subclass(decoder)?.sinkCaps(filter: filter) }
+        vfuncs.pointee.getcaps = { decoder, filter in
+            VideoDecoderVirtualMethods.subclass(decoder)?.sinkCaps(filter: filter)
+        }
     }
 
     fileprivate static func subclass(_ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> (any VideoDecoderSubclass)? {

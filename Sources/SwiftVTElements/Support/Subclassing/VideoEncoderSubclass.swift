@@ -38,7 +38,9 @@ extension VideoEncoderSubclass {
 struct VideoEncoderParent {
     let encoder: UnsafeMutablePointer<GstVideoEncoder>
 
-    private var vfuncs: UnsafeMutablePointer<GstVideoEncoderClass>? { ParentClass.of(encoder, as: GstVideoEncoderClass.self) }
+    private var vfuncs: UnsafeMutablePointer<GstVideoEncoderClass>? {
+        ParentClass.of(encoder, as: GstVideoEncoderClass.self)
+    }
 
     func close() -> Bool { vfuncs?.pointee.close.map { $0(encoder) != 0 } ?? true }
     func start() -> Bool { vfuncs?.pointee.start.map { $0(encoder) != 0 } ?? true }
