@@ -18,7 +18,8 @@ from swiftvt_testing import PipelineRunner, corpus_root, require
 @pytest.fixture(scope="session")
 def h265_env(plugin_env):
     require(manifest_path().is_file(),
-            f"h265parse-to-hvcc: the H.265 test corpus {corpus_root() / 'h265'} (set SWIFTVT_CORPUS to the corpus folder)")
+            f"h265parse-to-hvcc: the H.265 test corpus {corpus_root() / 'h265'} "
+            "(set SWIFTVT_CORPUS to the corpus folder)")
     found = subprocess.run(["gst-inspect-1.0", "avdec_h265"], env=plugin_env, capture_output=True, timeout=60)
     require(found.returncode == 0, "h265parse-to-hvcc: avdec_h265 (gstreamer1.0-libav), the decoder both parsers feed")
     return plugin_env

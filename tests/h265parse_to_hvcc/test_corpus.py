@@ -25,6 +25,7 @@ def test_every_corpus_stream_is_listed(manifest):
 @pytest.mark.parametrize("name", ["main_ld_cif_slices.265", "main_opengop_cra.265", "main_interlaced_tff.265"])
 def test_aligned_input_decodes_to_the_reference_md5(h265_env, manifest, stream, name, alignment):
     result = decode(h265_env, f"filesrc location={stream(name)} ! h265parse "
-                              f"! video/x-h265,stream-format=byte-stream,alignment={alignment} ! h265parse-to-hvcc ! avdec_h265")
+                              f"! video/x-h265,stream-format=byte-stream,alignment={alignment} "
+                              "! h265parse-to-hvcc ! avdec_h265")
     row = manifest[name]
     assert (result["ended"], result["frames"], result["md5"]) == ("eos", int(row["frames"]), row["ref_md5"]), result

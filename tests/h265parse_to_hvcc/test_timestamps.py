@@ -11,7 +11,8 @@ from h265parse_testing import decode
                                   "main_aud_repeat_hdrs.265", "main_ld_cif_slices.265"])
 def test_pts_from_the_poc_fill_the_frame_grid_in_other_streams(runner, probe, manifest, stream, work, name):
     output = work / f"{name}.mp4"
-    runner.eos(f"filesrc location={stream(name)} ! h265parse-to-hvcc ! mp4mux ! filesink location={output}", timeout=120)
+    runner.eos(f"filesrc location={stream(name)} ! h265parse-to-hvcc ! mp4mux ! filesink location={output}",
+               timeout=120)
     times = sorted(round(pts * 30) for pts, _, _, _ in probe.packets(output))
     assert times == list(range(times[0], times[0] + int(manifest[name]["frames"]))), times
 

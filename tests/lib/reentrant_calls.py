@@ -137,7 +137,8 @@ def cases():
          "! vtenc name=element ! identity name=downstream ! fakesink name=sink",
          "element", "caps-query", "bitrate=1500"),
         ("h265parse-to-hvcc, re-entered from a downstream query",
-         H265_SOURCE.format(n=FRAMES) + "! h265parse-to-hvcc name=element ! identity name=downstream ! fakesink name=sink",
+         H265_SOURCE.format(n=FRAMES)
+         + "! h265parse-to-hvcc name=element ! identity name=downstream ! fakesink name=sink",
          "element", "caps-query"),
         ("vtdec, re-entered from a bus sync handler",
          h264 + "! vtdec name=element ! identity name=downstream ! fakesink name=sink",

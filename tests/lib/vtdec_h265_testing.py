@@ -70,8 +70,8 @@ def decode_to_planes(runner, path, row, parser, work, decoder="vtdec name=dec ve
     fmt, bps, sub_x, sub_y = FORMATS[row["pix_fmt"]]
     label = re.sub(r"[^A-Za-z0-9.-]+", "_", f"{path.name}-{parser}-{decoder.split()[0]}")
     output = Path(work) / f"{label}.yuv"
-    result = runner(f"filesrc location={path} ! {parser} ! {decoder} ! video/x-raw,format={fmt} ! filesink location={output}",
-                    timeout=300, expect="eos")
+    result = runner(f"filesrc location={path} ! {parser} ! {decoder} ! video/x-raw,format={fmt} "
+                    f"! filesink location={output}", timeout=300, expect="eos")
     data = output.read_bytes() if output.is_file() else b""
     planes, frames = unpadded(data, planes_per_frame(int(row["width"]), int(row["height"]), bps, sub_x, sub_y))
     return DecodedStream(hashlib.md5(planes).hexdigest(), frames, result)
@@ -85,8 +85,8 @@ def vtdec_output_format(env, description):
     """The format vtdec's source pad negotiates in `description ! fakesink` (gst-launch-1.0 -v: GI
     cannot read every field of raw video caps)."""
     import re
-    result = subprocess.run(["gst-launch-1.0", "-v", *description.split(), "!", "fakesink"], env=env, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(["gst-launch-1.0", "-v", *description.split(), "!", "fakesink"], env=env,
+                            capture_output=True, text=True, timeout=120)
     found = re.search(r"SwiftVTDec:\w+\.GstPad:src: caps = video/x-raw, format=\(string\)(\w+)", result.stdout)
     return found.group(1) if found else None
 

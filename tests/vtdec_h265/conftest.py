@@ -12,7 +12,7 @@ import csv
 import pytest
 
 from swiftvt_testing import PipelineRunner, corpus_root, require
-from vtdec_h265_testing import PARSERS, decode_to_planes, element_available
+from vtdec_h265_testing import decode_to_planes, element_available
 
 
 @pytest.fixture(scope="session")
@@ -51,4 +51,3 @@ def no_device_env(plugin_env, tmp_path_factory):
     env.update(LIBVA_DRIVER_NAME="swiftvt-no-such-driver",
                GST_REGISTRY=str(tmp_path_factory.mktemp("registry-no-device") / "registry.bin"))
     return env
-

@@ -17,7 +17,8 @@ RANKS = "avdec_h265:NONE,libde265dec:NONE,nvh265dec:NONE,vah265dec:NONE,vaapih26
 def movie(plugin_env, runner, tmp_path_factory):
     path = tmp_path_factory.mktemp("autoplug") / "clip-hvc1.mp4"
     runner(f"videotestsrc num-buffers=30 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 ! x265enc "
-           f"! h265parse ! video/x-h265,stream-format=hvc1 ! mp4mux ! filesink location={path}", timeout=120, expect="eos")
+           f"! h265parse ! video/x-h265,stream-format=hvc1 ! mp4mux ! filesink location={path}",
+           timeout=120, expect="eos")
     return path
 
 
@@ -55,7 +56,8 @@ def test_app_decodes_avdec_h265s_pictures(autoplugged, reference):
 
 
 def test_discoverer_reports_the_h265_stream_without_an_error(ranked_env, movie):
-    result = subprocess.run(["gst-discoverer-1.0", str(movie)], env=dict(ranked_env, GST_DEBUG="vtdec:4", GST_DEBUG_NO_COLOR="1"),
+    result = subprocess.run(["gst-discoverer-1.0", str(movie)],
+                            env=dict(ranked_env, GST_DEBUG="vtdec:4", GST_DEBUG_NO_COLOR="1"),
                             capture_output=True, text=True, timeout=120)
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-2000:]

@@ -62,4 +62,5 @@ def test_each_stream_format_decodes_to_the_manifest_md5(plugin_env, h265_corpus,
     folder, manifest = h265_corpus
     stream = decode_to_planes(runner, folder / name, manifest[name],
                               f"h265parse ! video/x-h265,stream-format={stream_format},alignment=au", tmp_path)
-    assert (stream.frames, stream.md5) == (int(manifest[name]["frames"]), manifest[name]["ref_md5"]), stream.result.log[-1500:]
+    expected = (int(manifest[name]["frames"]), manifest[name]["ref_md5"])
+    assert (stream.frames, stream.md5) == expected, stream.result.log[-1500:]

@@ -25,8 +25,8 @@ def damaged_runs(h265_corpus, runner, tmp_path_factory):
     runs = {}
     for decoder in ("vtdec", "avdec_h265"):
         output = work / f"{decoder}.yuv"
-        result = runner(f"filesrc location={copy} ! h265parse ! {decoder} ! video/x-raw,format=I420 ! filesink location={output}",
-                        timeout=180)
+        result = runner(f"filesrc location={copy} ! h265parse ! {decoder} ! video/x-raw,format=I420 "
+                        f"! filesink location={output}", timeout=180)
         runs[decoder] = (result, frames_in(output, WIDTH, HEIGHT))
     return runs
 

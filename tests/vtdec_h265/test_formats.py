@@ -35,8 +35,10 @@ def main444_10(runner, tmp_path_factory):
 
 def test_main444_10_decodes_to_y444_10le_as_avdec_h265(plugin_env, main444_10):
     assert vtdec_output_format(plugin_env, f"filesrc location={main444_10} ! h265parse ! vtdec") == "Y444_10LE"
-    ours = gst_launch_raw(plugin_env, f"filesrc location={main444_10} ! h265parse ! vtdec ! video/x-raw,format=Y444_10LE")
-    peer = gst_launch_raw(plugin_env, f"filesrc location={main444_10} ! h265parse ! avdec_h265 ! video/x-raw,format=Y444_10LE")
+    ours = gst_launch_raw(plugin_env, f"filesrc location={main444_10} ! h265parse ! vtdec "
+                                      "! video/x-raw,format=Y444_10LE")
+    peer = gst_launch_raw(plugin_env, f"filesrc location={main444_10} ! h265parse ! avdec_h265 "
+                                      "! video/x-raw,format=Y444_10LE")
     assert len(peer) == 10 * 320 * 240 * 3 * 2
     assert hashlib.md5(ours).hexdigest() == hashlib.md5(peer).hexdigest()
 
@@ -55,8 +57,8 @@ def test_latency_is_the_reorder_depth_plus_frame_threads(plugin_env, h265_corpus
     """main_bpyramid_refs5.265: sps_max_num_reorder_pics 2, 30 frames/s: 2 frames (66.7 ms) with one
     thread, a frame more per extra frame thread."""
     folder, _ = h265_corpus
-    result = subprocess.run(["gst-launch-1.0", f"filesrc", f"location={folder / 'main_bpyramid_refs5.265'}", "!", "h265parse",
-                             "!", "vtdec", f"max-threads={threads}", "!", "fakesink"],
+    result = subprocess.run(["gst-launch-1.0", "filesrc", f"location={folder / 'main_bpyramid_refs5.265'}", "!",
+                             "h265parse", "!", "vtdec", f"max-threads={threads}", "!", "fakesink"],
                             env=dict(plugin_env, GST_DEBUG="vtdec:5", GST_DEBUG_NO_COLOR="1"), capture_output=True,
                             text=True, timeout=120)
     frames = re.findall(r"latency (\d+) frames", result.stdout + result.stderr)

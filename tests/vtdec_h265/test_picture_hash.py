@@ -40,8 +40,8 @@ def test_one_warning_for_a_picture_that_differs(damaged_hash_run):
 
 def test_the_warning_names_the_picture_and_its_poc(damaged_hash_run):
     message = vtdec_warnings(damaged_hash_run)[0]["message"]
-    assert re.search(r"picture 5 in decoding order \(POC 5, PTS [^)]*\) differs from its decoded picture hash SEI \(MD5 of Y",
-                     message), message
+    expected = r"picture 5 in decoding order \(POC 5, PTS [^)]*\) differs from its decoded picture hash SEI \(MD5 of Y"
+    assert re.search(expected, message), message
 
 
 def test_off_by_default(h265_corpus, runner, tmp_path):
@@ -93,7 +93,8 @@ def test_crc_and_checksum_pictures_match(runner, other_hash_kind):
     if kind == "checksum":
         assert messages == []
     else:
-        assert len(messages) == 1 and "picture 0 in decoding order" in messages[0] and "(CRC of Cb, Cr," in messages[0], messages
+        assert len(messages) == 1, messages
+        assert "picture 0 in decoding order" in messages[0] and "(CRC of Cb, Cr," in messages[0], messages
 
 
 def test_a_checksum_difference_is_named(runner, tmp_path):
@@ -109,4 +110,5 @@ def test_a_checksum_difference_is_named(runner, tmp_path):
     result = runner(f"filesrc location={damaged} ! h265parse ! vtdec name=dec verify-picture-hash=true ! fakesink",
                     timeout=120, expect="eos")
     messages = [w["message"] for w in vtdec_warnings(result)]
-    assert len(messages) == 1 and "(checksum of Y" in messages[0] and "picture 3 in decoding order" in messages[0], messages
+    assert len(messages) == 1, messages
+    assert "(checksum of Y" in messages[0] and "picture 3 in decoding order" in messages[0], messages
