@@ -64,7 +64,7 @@ struct ElementInterfaceTests {
             "realtime": "true", "allow-frame-reordering": "false", "max-keyframe-interval": "48",
             "max-keyframe-interval-duration": "2000000000", "entropy-mode": "cavlc", "hardware": "disable",
             "max-threads": "3", "location": "/tmp/out.mp4", "max-passes": "2", "temp-location": "/tmp",
-            "keep-temporary-files": "true", "profile": "main"
+            "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true"
         ]
         var checked = 0
         for factory in Self.elements {

@@ -159,13 +159,13 @@ struct VTEncTests {
         #expect(cbr.errors.first?.contains("bitrate") == true, "\(cbr.errors)")
         let limits = runPipeline("\(Self.source) ! vtenc data-rate-limits=nonsense ! fakesink name=sink", timeout: 30)
         #expect(limits.errors.first?.contains("data-rate-limits") == true, "\(limits.errors)")
-        let hardware = runPipeline("\(Self.source) ! vtenc_h264_hw ! fakesink name=sink", timeout: 30)
+        let hardware = runPipeline("\(Self.source) ! vtenc_h264_hw name=encoder ! fakesink name=sink", timeout: 30)
         // No VA device in this run: the state change fails with one error saying hardware=require
         // found no device that encodes H.264, and nothing is encoded.
         #expect(hardware.errors.count == 1, "\(hardware.errors)")
         #expect(hardware.buffers.isEmpty)
         #expect(
-            hardware.errors.first?.hasPrefix("vtenc_h264_hw: hardware=require, but no VA-API device here encodes H.264")
+            hardware.errors.first?.hasPrefix("encoder: hardware=require, but no VA-API device here encodes H.264")
                 == true,
             "\(hardware.errors)")
     }
