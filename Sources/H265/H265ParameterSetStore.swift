@@ -78,6 +78,9 @@ public struct H265ParameterSetStore: Sendable {
     public mutating func storeVideoParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
         id: Int, change: Change
     ) {
+        // Streams repeat their parameter sets before every IRAP picture: the same bytes have
+        // the same id, so they need no parsing.
+        if let id = Self.storedID(of: nalUnit, in: videoParameterSets) { return (id, .unchanged) }
         let parsed = try H265VideoParameterSet.parse(nalUnit: nalUnit)
         let id = parsed.videoParameterSetID
         let change = Self.change(of: videoParameterSets[id]?.raw, to: nalUnit)
@@ -91,6 +94,9 @@ public struct H265ParameterSetStore: Sendable {
     public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
         id: Int, change: Change
     ) {
+        // Streams repeat their parameter sets before every IRAP picture: the same bytes have
+        // the same id, so they need no parsing.
+        if let id = Self.storedID(of: nalUnit, in: sequenceParameterSets) { return (id, .unchanged) }
         let parsed = try H265SequenceParameterSet.parse(nalUnit: nalUnit)
         let id = parsed.seqParameterSetID
         let change = Self.change(of: sequenceParameterSets[id]?.raw, to: nalUnit)
@@ -112,6 +118,9 @@ public struct H265ParameterSetStore: Sendable {
     public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
         id: Int, change: Change
     ) {
+        // Streams repeat their parameter sets before every IRAP picture: the same bytes have
+        // the same id, so they need no parsing.
+        if let id = Self.storedID(of: nalUnit, in: pictureParameterSets) { return (id, .unchanged) }
         let parsed = try H265PictureParameterSet.parse(nalUnit: nalUnit)
         let id = parsed.picParameterSetID
         let change = Self.change(of: pictureParameterSets[id]?.raw, to: nalUnit)
@@ -122,6 +131,16 @@ public struct H265ParameterSetStore: Sendable {
             refreshSlicePictureContext(ppsID: id)
         }
         return (id, change)
+    }
+
+    /// The id under which exactly these bytes are stored, if any.
+    private static func storedID<Parsed>(
+        of nalUnit: UnsafeRawBufferPointer, in stored: [Int: (raw: [UInt8], parsed: Parsed)]
+    ) -> Int? {
+        for (id, entry) in stored where entry.raw.count == nalUnit.count && entry.raw.elementsEqual(nalUnit) {
+            return id
+        }
+        return nil
     }
 
     private static func change(of stored: [UInt8]?, to nalUnit: UnsafeRawBufferPointer) -> Change {

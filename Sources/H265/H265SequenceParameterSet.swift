@@ -388,6 +388,25 @@ public struct H265SequenceParameterSet: Hashable, Sendable {
     /// back for output order (libavcodec's has_b_frames, GStreamer's latency).
     public var outputReorderDepth: Int { subLayerOrdering.last?.maxNumReorderPics ?? 0 }
 
+    /// How many pictures may follow a picture in decoding order and precede it in output order,
+    /// for deriving presentation times from the POC (a parser without a decoder); 0 when output
+    /// order is decoding order.
+    ///
+    /// sps_max_num_reorder_pics bounds the other direction: at most that many pictures precede a
+    /// picture in decoding order and follow it in output order (7.4.3.2.1), so 0 means no
+    /// picture is reordered (the bumping process, C.5.2.2, then outputs each picture as it is
+    /// decoded). Otherwise the DPB size does not bound the window either: non-reference
+    /// pictures pass through the DPB while an earlier picture waits (a B-pyramid's P picture
+    /// waits for all its B pictures). SpsMaxLatencyPictures does (C.5.2.2: a picture is output
+    /// once that many pictures follow it) when the SPS states it (7-9); otherwise only the GOP
+    /// structure bounds it, and 16, MaxDpbSize's ceiling (A.4.2) and x265's longest run of B
+    /// pictures, covers what encoders write.
+    public var presentationReorderWindow: Int {
+        guard let ordering = subLayerOrdering.last, ordering.maxNumReorderPics > 0 else { return 0 }
+        return Swift.max(
+            ordering.maxDecPicBufferingMinus1 + 1, ordering.maxLatencyPictures ?? H265SubLayerOrdering.maxDpbSize)
+    }
+
     /// The conformance cropping window in luma samples (7.4.3.2.1): the part of the decoded
     /// picture that is output. Parsing guarantees it is non-empty and inside the picture.
     public var conformanceWindow: (x: Int, y: Int, width: Int, height: Int) {

@@ -195,6 +195,59 @@ struct H265ParameterSetTests {
         #expect(parsed.subLayerOrdering.allSatisfy { $0 == sps.subLayerOrdering[0] })
     }
 
+    @Test func presentationReorderWindowFollowsTheSubLayerOrdering() throws {
+        func window(reorder: Int, buffering: Int, latencyPlus1: UInt32) throws -> Int {
+            var sps = H265TestStreams.sequenceParameterSet()
+            sps.maxSubLayersMinus1 = 0
+            sps.subLayerOrdering = [
+                H265SubLayerOrdering(
+                    maxDecPicBufferingMinus1: buffering, maxNumReorderPics: reorder,
+                    maxLatencyIncreasePlus1: latencyPlus1)
+            ]
+            return try H265SequenceParameterSet.parse(nalUnit: sps.nalUnit()).presentationReorderWindow
+        }
+        // 7.4.3.2.1: no reordering at all, whatever the DPB holds.
+        #expect(try window(reorder: 0, buffering: 4, latencyPlus1: 0) == 0)
+        // SpsMaxLatencyPictures (7-9) = 2 + 5 - 1 = 6 bounds the wait, the DPB size when smaller.
+        #expect(try window(reorder: 2, buffering: 4, latencyPlus1: 5) == 6)
+        #expect(try window(reorder: 2, buffering: 7, latencyPlus1: 2) == 8)
+        // No latency limit: MaxDpbSize's ceiling (A.4.2).
+        #expect(try window(reorder: 1, buffering: 3, latencyPlus1: 0) == 16)
+    }
+
+    @Test func storeTellsRepeatedParameterSetsFromReplacedOnes() throws {
+        var store = H265ParameterSetStore()
+        let vps = H265TestStreams.videoParameterSet().nalUnit()
+        var sps = H265TestStreams.sequenceParameterSet()
+        let pps = H265TestStreams.pictureParameterSet().nalUnit()
+        func stored(_ bytes: [UInt8], _ kind: Int) throws -> H265ParameterSetStore.Change {
+            try bytes.withUnsafeBytes { raw throws(H265Error) in
+                switch kind {
+                case 0: try store.storeVideoParameterSet(raw).change
+                case 1: try store.storeSequenceParameterSet(raw).change
+                default: try store.storePictureParameterSet(raw).change
+                }
+            }
+        }
+        #expect(try stored(vps, 0) == .added)
+        #expect(try stored(sps.nalUnit(), 1) == .added)
+        #expect(try stored(pps, 2) == .added)
+        // The same bytes again (parameter sets before every IRAP picture): unchanged.
+        #expect(try stored(vps, 0) == .unchanged)
+        #expect(try stored(sps.nalUnit(), 1) == .unchanged)
+        #expect(try stored(pps, 2) == .unchanged)
+        #expect(store.activationError(ppsID: 0) == nil)
+        // Other bytes with the same id replace the stored set, and its PPS is checked again.
+        sps.picWidthInLumaSamples += 8
+        #expect(try stored(sps.nalUnit(), 1) == .replaced)
+        #expect(
+            store.sequenceParameterSet(id: sps.seqParameterSetID)?.picWidthInLumaSamples == sps.picWidthInLumaSamples)
+        // Damaged bytes are still parsed (and refused), not taken for a stored set.
+        var damaged = pps
+        damaged.removeLast()
+        #expect(throws: H265Error.self) { try stored(damaged, 2) }
+    }
+
     @Test func sequenceParameterSetRejectsOutOfRangeValues() {
         func rejection(_ change: (inout H265SequenceParameterSet) -> Void) -> String? {
             var sps = H265TestStreams.sequenceParameterSet()

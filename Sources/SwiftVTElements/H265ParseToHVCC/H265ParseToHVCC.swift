@@ -71,17 +71,7 @@ enum H265Parsing: AnnexBParserCodec {
         init(_ sps: H265SequenceParameterSet) {
             seqParameterSetID = sps.seqParameterSetID
             fieldSeqFlag = sps.vui?.fieldSeqFlag ?? false
-            // The reorder window bounds how many pictures may follow a picture in decoding order
-            // and precede it in output order. The DPB size does not: non-reference pictures pass
-            // through it while an earlier picture waits (a B-pyramid's P picture waits for all
-            // its B pictures). SpsMaxLatencyPictures does (C.5.2.2: a picture is output once that
-            // many pictures follow it) when the SPS states it (7-9); otherwise only the GOP
-            // structure bounds it, and 16, MaxDpbSize's ceiling (A.4.2) and x265's longest run of
-            // B pictures, covers what encoders write. At most sps_max_num_reorder_pics pictures
-            // precede one in decoding order and follow it in output order (7.4.3.2.1): the
-            // presentation delay.
-            let latencyBound = sps.subLayerOrdering.last?.maxLatencyPictures
-            reorderWindow = max(sps.maxDecPicBufferingMinus1 + 1, latencyBound ?? 16)
+            reorderWindow = sps.presentationReorderWindow
             presentationDelay = sps.outputReorderDepth
         }
     }

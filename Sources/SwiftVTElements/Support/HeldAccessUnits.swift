@@ -18,6 +18,10 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
     }
 
     private var queue: PresentationOrderQueue<Held>?
+    /// Output order is decoding order (a reorder window of 0): nothing is held, each access unit
+    /// is stamped as it comes, at this position on both grids (the queue's answer for such a
+    /// stream, without its POC bookkeeping per access unit).
+    private var nextPositionInDecodingOrder: Int64?
 
     init() {}
 
@@ -26,18 +30,23 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
         for held in queue.reset() { gst_buffer_unref(held.buffer) }
     }
 
-    /// Whether access units are being held: started by the first picture when upstream gives no
+    /// Whether access units are being placed: started by the first picture when upstream gives no
     /// time stamps.
-    var isHolding: Bool { queue != nil }
+    var isHolding: Bool { queue != nil || nextPositionInDecodingOrder != nil }
 
     mutating func start(reorderWindow: Int, presentationDelay: Int?) {
-        queue = PresentationOrderQueue(reorderWindow: reorderWindow, presentationDelay: presentationDelay)
+        if reorderWindow == 0 && (presentationDelay ?? 0) == 0 {
+            nextPositionInDecodingOrder = 0
+        } else {
+            queue = PresentationOrderQueue(reorderWindow: reorderWindow, presentationDelay: presentationDelay)
+        }
     }
 
     /// Gives up everything held (a flush, a seek; released by the caller, outside its lock);
     /// positions start again at 0. `stopping` also ends holding until the next ``start``.
     mutating func discardAll(stopping: Bool) -> OwnedBufferList {
         var discarded = OwnedBufferList()
+        if nextPositionInDecodingOrder != nil { nextPositionInDecodingOrder = stopping ? nil : 0 }
         guard var current = queue else { return discarded }
         for held in current.reset() { discarded.append(OwnedBuffer(adopting: held.buffer)) }
         queue = stopping ? nil : current
@@ -55,8 +64,14 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
         _ buffer: consuming OwnedBuffer, inputByteCount: Int, epoch: Int, pictureOrderCount: Int64,
         timestamps: inout DerivedTimestamps
     ) -> OwnedBufferList {
-        let held = Held(buffer: buffer.take(), inputByteCount: inputByteCount)
         var list = OwnedBufferList()
+        if let position = nextPositionInDecodingOrder {
+            nextPositionInDecodingOrder = position + 1
+            timestamps.stamp(buffer, decodePosition: position, presentationPosition: position)
+            list.append(buffer, inputByteCount: inputByteCount)
+            return list
+        }
+        let held = Held(buffer: buffer.take(), inputByteCount: inputByteCount)
         guard queue != nil else {
             // Not holding: nothing to order it against.
             list.append(OwnedBuffer(adopting: held.buffer), inputByteCount: inputByteCount)

@@ -68,6 +68,9 @@ enum BaseParseVirtualMethods {
     }
 
     fileprivate static func subclass(_ parse: UnsafeMutablePointer<GstBaseParse>?) -> (any BaseParseSubclass)? {
-        ElementClass.element(of: UnsafeMutableRawPointer(parse)) as? any BaseParseSubclass
+        ElementClass.element(of: UnsafeMutableRawPointer(parse), slotOffset: instanceSlotOffset)
+            as? any BaseParseSubclass
     }
+
+    private static let instanceSlotOffset = ElementClass.instanceSlotOffset(deriving: gst_base_parse_get_type())
 }

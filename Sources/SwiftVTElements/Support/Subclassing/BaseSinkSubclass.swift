@@ -69,6 +69,8 @@ enum BaseSinkVirtualMethods {
     }
 
     fileprivate static func subclass(_ sink: UnsafeMutablePointer<GstBaseSink>?) -> (any BaseSinkSubclass)? {
-        ElementClass.element(of: UnsafeMutableRawPointer(sink)) as? any BaseSinkSubclass
+        ElementClass.element(of: UnsafeMutableRawPointer(sink), slotOffset: instanceSlotOffset) as? any BaseSinkSubclass
     }
+
+    private static let instanceSlotOffset = ElementClass.instanceSlotOffset(deriving: gst_base_sink_get_type())
 }

@@ -98,9 +98,8 @@ final class ElementClass: Sendable {
         let parent = base.gType
         var layout = GTypeQuery()
         g_type_query(parent, &layout)
-        let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.stride
-        let slotOffset = (Int(layout.instance_size) + pointerSize - 1) / pointerSize * pointerSize
-        guard layout.type != 0, let instanceSize = guint16(exactly: slotOffset + pointerSize),
+        guard let slotOffset = instanceSlotOffset(deriving: parent),
+            let instanceSize = guint16(exactly: slotOffset + MemoryLayout<UnsafeMutableRawPointer>.stride),
             let classSize = guint16(exactly: layout.class_size)
         else { return 0 }
         let registration = Unmanaged.passRetained(
@@ -175,6 +174,28 @@ final class ElementClass: Sendable {
     static func of(instance: UnsafeMutableRawPointer) -> ElementClass? {
         guard let klass = instance.assumingMemoryBound(to: GTypeInstance.self).pointee.g_class else { return nil }
         return of(type: klass.pointee.g_type)
+    }
+
+    /// Where an instance of a type registered here deriving from `parent` keeps its Swift
+    /// object: right after the parent's instance struct, pointer-aligned (nil for a type GObject
+    /// does not know).
+    static func instanceSlotOffset(deriving parent: GType) -> Int? {
+        var layout = GTypeQuery()
+        g_type_query(parent, &layout)
+        guard layout.type != 0 else { return nil }
+        let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.stride
+        return (Int(layout.instance_size) + pointerSize - 1) / pointerSize * pointerSize
+    }
+
+    /// The Swift object of an instance of a type registered here deriving from a base class
+    /// whose slot offset is `slotOffset` (``instanceSlotOffset(deriving:)``), borrowed: the
+    /// vfuncs of a base class, called per buffer, know the offset without looking up the type's
+    /// class (GObject's type lock and a table lookup per call).
+    static func element(of instance: UnsafeMutableRawPointer?, slotOffset: Int?) -> AnyObject? {
+        guard let instance, let slotOffset,
+            let object = (instance + slotOffset).load(as: UnsafeMutableRawPointer?.self)
+        else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(object).takeUnretainedValue()
     }
 
     /// The Swift object of a GObject instance of a registered type, borrowed (nil before

@@ -120,6 +120,9 @@ enum VideoDecoderVirtualMethods {
     }
 
     fileprivate static func subclass(_ decoder: UnsafeMutablePointer<GstVideoDecoder>?) -> (any VideoDecoderSubclass)? {
-        ElementClass.element(of: UnsafeMutableRawPointer(decoder)) as? any VideoDecoderSubclass
+        ElementClass.element(of: UnsafeMutableRawPointer(decoder), slotOffset: instanceSlotOffset)
+            as? any VideoDecoderSubclass
     }
+
+    private static let instanceSlotOffset = ElementClass.instanceSlotOffset(deriving: gst_video_decoder_get_type())
 }

@@ -84,6 +84,9 @@ enum VideoEncoderVirtualMethods {
     }
 
     fileprivate static func subclass(_ encoder: UnsafeMutablePointer<GstVideoEncoder>?) -> (any VideoEncoderSubclass)? {
-        ElementClass.element(of: UnsafeMutableRawPointer(encoder)) as? any VideoEncoderSubclass
+        ElementClass.element(of: UnsafeMutableRawPointer(encoder), slotOffset: instanceSlotOffset)
+            as? any VideoEncoderSubclass
     }
+
+    private static let instanceSlotOffset = ElementClass.instanceSlotOffset(deriving: gst_video_encoder_get_type())
 }
