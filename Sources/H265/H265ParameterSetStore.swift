@@ -78,15 +78,10 @@ public struct H265ParameterSetStore: Sendable {
     public mutating func storeVideoParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
         id: Int, change: Change
     ) {
-        // Streams repeat their parameter sets before every IRAP picture: the same bytes have
-        // the same id, so they need no parsing.
-        if let id = Self.storedID(of: nalUnit, in: videoParameterSets) { return (id, .unchanged) }
-        let parsed = try H265VideoParameterSet.parse(nalUnit: nalUnit)
-        let id = parsed.videoParameterSetID
-        let change = Self.change(of: videoParameterSets[id]?.raw, to: nalUnit)
-        // Copy: parameter sets are small and must outlive the caller's buffer.
-        if change != .unchanged { videoParameterSets[id] = (Array(nalUnit), parsed) }
-        return (id, change)
+        try Self.store(
+            nalUnit, in: &videoParameterSets,
+            parse: { nalUnit throws(H265Error) in try H265VideoParameterSet.parse(nalUnit: nalUnit) },
+            id: \.videoParameterSetID)
     }
 
     /// Stores an SPS NAL unit.
@@ -94,22 +89,19 @@ public struct H265ParameterSetStore: Sendable {
     public mutating func storeSequenceParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
         id: Int, change: Change
     ) {
-        // Streams repeat their parameter sets before every IRAP picture: the same bytes have
-        // the same id, so they need no parsing.
-        if let id = Self.storedID(of: nalUnit, in: sequenceParameterSets) { return (id, .unchanged) }
-        let parsed = try H265SequenceParameterSet.parse(nalUnit: nalUnit)
-        let id = parsed.seqParameterSetID
-        let change = Self.change(of: sequenceParameterSets[id]?.raw, to: nalUnit)
-        if change != .unchanged {
-            // Copy: as for the VPS.
-            sequenceParameterSets[id] = (Array(nalUnit), parsed)
+        let stored = try Self.store(
+            nalUnit, in: &sequenceParameterSets,
+            parse: { nalUnit throws(H265Error) in try H265SequenceParameterSet.parse(nalUnit: nalUnit) },
+            id: \.seqParameterSetID)
+        if stored.change != .unchanged {
             // The PPSs were checked against the old SPS.
             validatedPictureParameterSetIDs.removeAll()
-            for ppsID in 0..<slicePictureContexts.count where slicePictureContexts[ppsID]?.seqParameterSetID == id {
+            for ppsID in 0..<slicePictureContexts.count
+            where slicePictureContexts[ppsID]?.seqParameterSetID == stored.id {
                 refreshSlicePictureContext(ppsID: ppsID)
             }
         }
-        return (id, change)
+        return stored
     }
 
     /// Stores a PPS NAL unit. Its SPS need not have arrived yet (the H.265 PPS syntax does not
@@ -118,34 +110,34 @@ public struct H265ParameterSetStore: Sendable {
     public mutating func storePictureParameterSet(_ nalUnit: UnsafeRawBufferPointer) throws(H265Error) -> (
         id: Int, change: Change
     ) {
-        // Streams repeat their parameter sets before every IRAP picture: the same bytes have
-        // the same id, so they need no parsing.
-        if let id = Self.storedID(of: nalUnit, in: pictureParameterSets) { return (id, .unchanged) }
-        let parsed = try H265PictureParameterSet.parse(nalUnit: nalUnit)
-        let id = parsed.picParameterSetID
-        let change = Self.change(of: pictureParameterSets[id]?.raw, to: nalUnit)
-        if change != .unchanged {
-            // Copy: as for the VPS.
-            pictureParameterSets[id] = (Array(nalUnit), parsed)
-            validatedPictureParameterSetIDs.remove(id)
-            refreshSlicePictureContext(ppsID: id)
+        let stored = try Self.store(
+            nalUnit, in: &pictureParameterSets,
+            parse: { nalUnit throws(H265Error) in try H265PictureParameterSet.parse(nalUnit: nalUnit) },
+            id: \.picParameterSetID)
+        if stored.change != .unchanged {
+            validatedPictureParameterSetIDs.remove(stored.id)
+            refreshSlicePictureContext(ppsID: stored.id)
         }
-        return (id, change)
+        return stored
     }
 
-    /// The id under which exactly these bytes are stored, if any.
-    private static func storedID<Parsed>(
-        of nalUnit: UnsafeRawBufferPointer, in stored: [Int: (raw: [UInt8], parsed: Parsed)]
-    ) -> Int? {
-        for (id, entry) in stored where entry.raw.count == nalUnit.count && entry.raw.elementsEqual(nalUnit) {
-            return id
+    /// Stores a parameter set of one kind under the id `parse` finds in it (7.4.2.4.2: it
+    /// replaces the one stored under that id).
+    private static func store<Parsed>(
+        _ nalUnit: UnsafeRawBufferPointer, in table: inout [Int: (raw: [UInt8], parsed: Parsed)],
+        parse: (UnsafeRawBufferPointer) throws(H265Error) -> Parsed, id: (Parsed) -> Int
+    ) throws(H265Error) -> (id: Int, change: Change) {
+        // Streams repeat their parameter sets before every IRAP picture: the same bytes have the
+        // same id, so they need no parsing.
+        for (storedID, entry) in table where entry.raw.count == nalUnit.count && entry.raw.elementsEqual(nalUnit) {
+            return (storedID, .unchanged)
         }
-        return nil
-    }
-
-    private static func change(of stored: [UInt8]?, to nalUnit: UnsafeRawBufferPointer) -> Change {
-        guard let stored else { return .added }
-        return stored.elementsEqual(nalUnit) ? .unchanged : .replaced
+        let parsed = try parse(nalUnit)
+        let parsedID = id(parsed)
+        // Copy: parameter sets are small and must outlive the caller's buffer.
+        let change: Change = table[parsedID] == nil ? .added : .replaced
+        table[parsedID] = (Array(nalUnit), parsed)
+        return (parsedID, change)
     }
 
     /// The PPS `id` and its SPS as a slice activates them (7.4.2.4.2), with the PPS's bounds

@@ -48,20 +48,41 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
 
     typealias InputFormat = NALSampleInputFormat
 
+    /// What one run (start to stop) knows, each part from the moment it exists: the input caps
+    /// (set_format), downstream's allocation answer, the session (the first frame after the
+    /// parameter sets), the output caps (the first picture).
     struct State: SessionElementState {
-        var frameRate: FrameRate?
-        var session: DecompressionSession?
-        /// Parameter sets a running session has not seen yet: sent in band before the next frame.
-        var pendingInBandParameterSets: [[UInt8]] = []
+        var input: InputCaps?
+        var downstream = DownstreamAllocation()
+        var decoding: Decoding?
+        /// The output caps set last.
         var negotiated: (format: GstVideoFormat, width: Int, height: Int)?
-        var downstreamSupportsVideoMeta = false
-        /// Downstream answered the allocation query with a pool of its own: copies go into it.
-        var downstreamOffersPool = false
+        /// Kept after stop: the `active-backend` property.
         var activeBackend = ""
         var waitingForParameterSetsWarned = false
-        /// The input state from set_format: output caps take framerate, pixel aspect ratio and
-        /// colorimetry from it.
-        var inputState: CodecStateReference?
+
+        var session: DecompressionSession? { decoding?.session }
+    }
+
+    /// The input state from set_format: output caps take framerate, pixel aspect ratio and
+    /// colorimetry from it; the rate also sets the latency.
+    struct InputCaps {
+        var state: CodecStateReference
+        var frameRate: FrameRate?
+    }
+
+    /// Downstream's answer to the allocation query.
+    struct DownstreamAllocation {
+        var supportsVideoMeta = false
+        /// A pool of its own: copies go into it.
+        var offersPool = false
+    }
+
+    /// A running session.
+    struct Decoding {
+        var session: DecompressionSession
+        /// Parameter sets the session has not seen yet: sent in band before the next frame.
+        var pendingInBandParameterSets: [[UInt8]] = []
     }
 
     let state = Mutex(State())

@@ -65,8 +65,8 @@ extension VTDec {
             return frame.drop(by: decoder)
         case .success(let session?):
             let inBand = state.withLock { state in
-                defer { state.pendingInBandParameterSets.removeAll() }
-                return state.pendingInBandParameterSets
+                defer { state.decoding?.pendingInBandParameterSets.removeAll() }
+                return state.decoding?.pendingInBandParameterSets ?? []
             }
             let timing = SampleTimingInfo(
                 duration: duration == swiftvt_clock_time_none
@@ -157,9 +157,7 @@ extension VTDec {
             if current.canAccept(description) {
                 // Same decoder configuration: the new parameter sets go in band before the next
                 // frame, so the running decoder learns them without a reset.
-                state.withLock { state in
-                    state.pendingInBandParameterSets = description.parameterSets
-                }
+                state.withLock { $0.decoding?.pendingInBandParameterSets = description.parameterSets }
                 log.debug(object, "the running session accepts the new parameter sets")
                 return .success(current)
             }
@@ -181,7 +179,7 @@ extension VTDec {
                 threadCount: Int(configuration.maxThreads), lowDelay: live, pixelFormats: formats, consumer: consumer,
                 outputHandler: handler)
             state.withLock { state in
-                state.session = session
+                state.decoding = Decoding(session: session)
                 state.activeBackend = session.activeBackendName
             }
             log.info(
@@ -195,7 +193,7 @@ extension VTDec {
             reportLatency(for: description, frameThreads: frameThreads, live: live)
             return .success(session)
         } catch {
-            state.withLock { $0.session = nil }
+            state.withLock { $0.decoding = nil }
             let text: String
             if error.code == .hardwareUnavailable {
                 text = "hardware=require: \(SessionWording.gstreamer(error.message))"
@@ -216,7 +214,8 @@ extension VTDec {
         guard let frames = VTDecStreamInput.decoderDelay(for: description, frameThreads: frameThreads) else { return }
         // Without a rate in the caps, 25 frames/s (as GstVideoDecoder assumes for latency).
         let frameDuration =
-            (state.withLock { $0.frameRate } ?? FrameRate(25, 1)).frameDuration() ?? MediaTime(value: 1, timescale: 25)
+            (state.withLock { $0.input?.frameRate } ?? FrameRate(25, 1)).frameDuration()
+            ?? MediaTime(value: 1, timescale: 25)
         let latency = frameDuration.multiplied(by: frames)
         gst_video_decoder_set_latency(
             decoder, GstClockTime(latency.gstreamerNanoseconds), GstClockTime(latency.gstreamerNanoseconds))

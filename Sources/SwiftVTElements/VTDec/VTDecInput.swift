@@ -197,10 +197,7 @@ extension VTDec {
 
     private func accept(_ input: UnsafeMutablePointer<GstVideoCodecState>, _ described: DescribedInput) {
         let reference = CodecStateReference(input)
-        state.withLock { state in
-            state.inputState = reference
-            state.frameRate = described.frameRate
-        }
+        state.withLock { $0.input = InputCaps(state: reference, frameRate: described.frameRate) }
         // New codec_data (a resolution change, new PPSs): the next frame checks whether the
         // running session can take it. A change of codec starts a new builder.
         self.input.withLock { $0.setInput(described.format, configuration: described.configuration) }
@@ -263,9 +260,9 @@ extension VTDec {
     private func noteAllocation(
         downstreamSupportsVideoMeta: Bool, downstreamMinimumBuffers: Int, downstreamOffersPool: Bool
     ) {
-        state.withLock { state in
-            state.downstreamSupportsVideoMeta = downstreamSupportsVideoMeta
-            state.downstreamOffersPool = downstreamOffersPool
+        state.withLock {
+            $0.downstream = DownstreamAllocation(
+                supportsVideoMeta: downstreamSupportsVideoMeta, offersPool: downstreamOffersPool)
         }
         // Downstream keeps this many of the pictures it receives (a sink's last sample, an
         // encoder's lookahead): the pools must not wait for those.

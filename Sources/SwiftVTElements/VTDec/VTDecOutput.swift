@@ -73,10 +73,10 @@ extension VTDec {
             let needed =
                 state.negotiated.map { $0.format != wanted.0 || $0.width != wanted.1 || $0.height != wanted.2 } ?? true
             if needed { state.negotiated = wanted }
-            return (needed, state.downstreamSupportsVideoMeta)
+            return (needed, state.downstream.supportsVideoMeta)
         }
         if negotiation.needed {
-            let reference = state.withLock { $0.inputState }
+            let reference = state.withLock { $0.input?.state }
             guard
                 let output = gst_video_decoder_set_output_state(
                     decoder, format, UInt32(image.width), UInt32(image.height), reference?.pointer)
@@ -93,7 +93,7 @@ extension VTDec {
             log.info(object, "output \(image.width)x\(image.height) \(image.pixelFormat)")
         }
         let (useVideoMeta, downstreamPool) = state.withLock {
-            ($0.downstreamSupportsVideoMeta, $0.downstreamOffersPool)
+            ($0.downstream.supportsVideoMeta, $0.downstream.offersPool)
         }
         if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
             frame.setOutput(buffer)

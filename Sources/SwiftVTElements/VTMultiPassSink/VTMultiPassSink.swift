@@ -54,20 +54,35 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 
     let settings: Mutex<Settings>
 
-    /// What one run (READY -> PAUSED ... -> READY) holds.
+    /// What one run (READY -> PAUSED ... -> READY) holds, phase by phase: nothing until start,
+    /// then the files (``Prepared``), then from the caps on the session (``Encoding``).
     struct Run {
-        var output: PartialOutputFile?
-        var container = OutputContainer.mp4
-        var location = ""
-        var silo: FrameSilo?
-        var storage: MultiPassStorage?
-        var session: CompressionSession?
-        var videoInfo: VideoInfoBox?
-        var pixelFormat = PixelFormat.i420
-        var frameRate = FrameRate.unknown
-        /// The passes: ranges, seeks, pass ends, what the file keeps (made in setCaps).
-        var driver: MultiPassDriver?
+        var prepared: Prepared?
+        /// Kept after stop: the `active-backend` property.
         var activeBackend = ""
+
+        var encoding: Encoding? { prepared?.encoding }
+    }
+
+    /// Made in start: where the file goes and the run's temporary files.
+    struct Prepared {
+        var output: PartialOutputFile
+        var container: OutputContainer
+        var location: String
+        var silo: FrameSilo
+        var storage: MultiPassStorage
+        /// From the caps on.
+        var encoding: Encoding?
+    }
+
+    /// Made from the caps: the session and what it encodes.
+    struct Encoding {
+        var session: CompressionSession
+        /// The passes: ranges, seeks, pass ends, what the file keeps.
+        var driver: MultiPassDriver
+        var videoInfo: VideoInfoBox
+        var pixelFormat: PixelFormat
+        var frameRate: FrameRate
     }
 
     private let run = Mutex(Run())
@@ -223,12 +238,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 return false
             }
             run.withLock { run in
-                run = Run()
-                run.output = output
-                run.container = container
-                run.location = location
-                run.silo = silo
-                run.storage = storage
+                run.prepared = Prepared(
+                    output: output, container: container, location: location, silo: silo, storage: storage)
             }
             log.info(object, "writing \(location) (\(container)), temporary files in \(temporaryDirectory)")
             return true
@@ -248,14 +259,14 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 
     /// PAUSED -> READY: drops everything of the run; a file not complete by now is not written.
     func stop() -> Bool {
-        let (session, silo, storage, output) = run.withLock { run in
-            defer { run = Run() }
-            return (run.session, run.silo, run.storage, run.output)
+        let prepared = run.withLock { run in
+            defer { run.prepared = nil }
+            return run.prepared
         }
-        session?.invalidate()
-        try? silo?.close()
-        try? storage?.close()
-        output?.discard()
+        prepared?.encoding?.session.invalidate()
+        try? prepared?.silo.close()
+        try? prepared?.storage.close()
+        prepared?.output.discard()
         sessions.close()
         return true
     }
@@ -315,7 +326,11 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         // The sink template takes I420 and NV12 only.
         let format = VideoFormatMapping.pixelFormat(of: info.info) ?? .i420
         let rate = FrameRate(Int(info.info.fps_n), Int(info.info.fps_d))
-        let container = run.withLock { $0.container }
+        guard let prepared = run.withLock({ $0.prepared }) else {
+            return .stream(
+                GST_STREAM_ERROR_FAILED, "caps arrived before the run was prepared (the element is not in READY)")
+        }
+        let container = prepared.container
         if container != .annexB, width < 16 || height < 16 {
             // mp4mux's and qtmux's H.264 caps start at 16x16 (x264enc ! mp4mux fails the same
             // way, with not-negotiated): said here, before a pass is encoded for nothing.
@@ -324,11 +339,10 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 "\(width)x\(height) is smaller than the 16x16 that \(container == .mp4 ? "mp4mux" : "qtmux") takes for H.264; "
                     + "write an Annex B file (location=NAME.h264) or scale the video up")
         }
-        let existing: (Int, Int, PixelFormat)? = run.withLock { run in
-            guard run.session != nil, let old = run.videoInfo else { return nil }
-            return (Int(old.info.width), Int(old.info.height), run.pixelFormat)
-        }
-        if let existing {
+        if let encoding = prepared.encoding {
+            let existing = (
+                Int(encoding.videoInfo.info.width), Int(encoding.videoInfo.info.height), encoding.pixelFormat
+            )
             // After a seek upstream sends its caps again: the same ones are fine.
             guard existing == (width, height, format) else {
                 return .stream(
@@ -348,12 +362,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             Int(current.encoder.maxKeyframeInterval), frameRate: frameRate, to: &properties)
         encoderSettings.maxKeyframeInterval = Int32(clamping: properties.maxKeyFrameInterval)
         properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
-        guard let (silo, storage) = run.withLock({ run in run.silo.flatMap { silo in run.storage.map { (silo, $0) } } })
-        else {
-            return .stream(
-                GST_STREAM_ERROR_FAILED, "caps arrived before the run was prepared (the element is not in READY)")
-        }
-        let feed = FrameSiloFeed(silo: silo)
+        let feed = FrameSiloFeed(silo: prepared.silo)
         let handler = feed.outputHandler
         do throws(VTError) {
             let session = try sessions.makeCompressionSession(
@@ -366,14 +375,11 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 duration > 0 && frameRate != nil
                 ? Int(exactly: (Double(duration) / 1e9 * (frameRate ?? 0)).rounded()) : nil
             let driver = try MultiPassDriver(
-                session: session, feed: feed, storage: storage, maximumPasses: Int(current.maxPasses),
+                session: session, feed: feed, storage: prepared.storage, maximumPasses: Int(current.maxPasses),
                 expectedFramesInFirstPass: expected)
             run.withLock { run in
-                run.session = session
-                run.driver = driver
-                run.videoInfo = info
-                run.pixelFormat = format
-                run.frameRate = rate
+                run.prepared?.encoding = Encoding(
+                    session: session, driver: driver, videoInfo: info, pixelFormat: format, frameRate: rate)
                 run.activeBackend = session.activeBackendName
             }
             log.info(
@@ -395,10 +401,10 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     }
 
     func render(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
-        let (session, driver, info, format) = run.withLock { run in
-            (run.session, run.driver, run.videoInfo, run.pixelFormat)
-        }
-        guard let session, let driver, let info else { return GST_FLOW_NOT_NEGOTIATED }
+        guard let encoding = run.withLock({ $0.encoding }) else { return GST_FLOW_NOT_NEGOTIATED }
+        let (session, driver, info, format) = (
+            encoding.session, encoding.driver, encoding.videoInfo, encoding.pixelFormat
+        )
         let pts = swiftvt_buffer_pts(buffer)
         guard pts != swiftvt_clock_time_none else {
             ElementMessage.stream(
@@ -524,9 +530,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     /// the sink seeks, or writes the file and lets the EOS through.
     private func endOfStream() -> EndOfStreamAction {
         guard
-            let (session, driver) = run.withLock({ run in
-                run.session.flatMap { session in run.driver.map { (session, $0) } }
-            })
+            let (session, driver) = run.withLock({ $0.encoding.map { ($0.session, $0.driver) } })
         else {
             // After refused caps the ERROR that matters is posted already: no second one.
             if refusedCaps.hasRefused { return .failed }
@@ -559,14 +563,16 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     /// location. Posts the summary (`outcome`'s passes and frames re-encoded); false after
     /// posting an error.
     private func writeFile(_ session: CompressionSession, _ outcome: MultiPassDriver.Outcome) -> Bool {
-        let (silo, output, container, location, rate) = run.withLock { run in
-            (run.silo, run.output, run.container, run.location, run.frameRate)
-        }
-        guard let silo, let output, let description = session.formatDescription else {
+        let prepared = run.withLock { $0.prepared }
+        guard let prepared, let rate = prepared.encoding?.frameRate, let description = session.formatDescription
+        else {
             ElementMessage.stream(GST_STREAM_ERROR_FAILED, "no frame was encoded; there is nothing to write")
                 .post(from: object, isError: true)
             return false
         }
+        let (silo, output, container, location) = (
+            prepared.silo, prepared.output, prepared.container, prepared.location
+        )
         let writer = SiloWriter(silo: silo, description: description, frameRate: rate)
         let result: Result<SiloWriter.Summary, ElementMessage>
         switch container {
