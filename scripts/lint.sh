@@ -37,29 +37,27 @@ report() {
     if [ "$2" != 0 ]; then failed+=("$1"); fi
 }
 
-echo "== shellcheck"
-if ! command -v shellcheck >/dev/null 2>&1; then
-    echo "lint: shellcheck not found (Debian package shellcheck; scripts/install-deps.sh installs it)"
-    report shellcheck 1 "not run (shellcheck not found)"
-else
-    mapfile -t scripts < <(files sh)
-    output="$(shellcheck -f gcc "${scripts[@]}" 2>&1)"
+# lint_files NAME EXTENSION KIND COMMAND...: COMMAND (a Debian package of the same name) over the
+# repository's *.EXTENSION files; prints its findings and reports their count.
+lint_files() {
+    local name="$1" extension="$2" kind="$3"
+    shift 3
+    echo "== $name"
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "lint: $name not found (Debian package $name; scripts/install-deps.sh installs it)"
+        report "$name" 1 "not run ($name not found)"
+        return
+    fi
+    local listed output status
+    mapfile -t listed < <(files "$extension")
+    output="$("$@" "${listed[@]}" 2>&1)"
     status=$?
     if [ -n "$output" ]; then echo "$output"; fi
-    report shellcheck "$status" "$(grep -c . <<<"$output") finding(s) in ${#scripts[@]} shell scripts"
-fi
+    report "$name" "$status" "$(grep -c . <<<"$output") finding(s) in ${#listed[@]} $kind"
+}
 
-echo "== flake8"
-if ! command -v flake8 >/dev/null 2>&1; then
-    echo "lint: flake8 not found (Debian package flake8; scripts/install-deps.sh installs it)"
-    report flake8 1 "not run (flake8 not found)"
-else
-    mapfile -t python_files < <(files py)
-    output="$(flake8 "${python_files[@]}" 2>&1)"
-    status=$?
-    if [ -n "$output" ]; then echo "$output"; fi
-    report flake8 "$status" "$(grep -c . <<<"$output") finding(s) in ${#python_files[@]} Python files"
-fi
+lint_files shellcheck sh "shell scripts" shellcheck -f gcc
+lint_files flake8 py "Python files" flake8
 
 echo "== swift format lint"
 if ! swift format --version >/dev/null 2>&1; then

@@ -88,7 +88,7 @@ struct H265OutputCapsTests {
             }
         }
         #expect(Self.caps(described).colorimetry == "bt709")
-        #expect(Self.caps(described).pixelAspectRatio! == (12, 11))
+        #expect(Self.caps(described).pixelAspectRatio == PixelAspectRatio(horizontalSpacing: 12, verticalSpacing: 11))
     }
 
     @Test("monochrome: chroma-format 4:0:0 and bit-depth-chroma 0, as h265parse says")

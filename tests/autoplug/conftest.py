@@ -19,14 +19,12 @@ from pathlib import Path
 import pytest
 
 from autoplug_testing import MODES, RANKS
-from swiftvt_testing import ROOT, corpus_root, require
+from swiftvt_testing import ROOT, corpus_stream, require
 
 
 @pytest.fixture(scope="session")
 def stream():
-    path = corpus_root() / "h264" / "BA_MW_D.264"
-    require(path.is_file(), f"autoplug: the test corpus stream {path} (set SWIFTVT_CORPUS to the corpus folder)")
-    return path
+    return corpus_stream("h264", "BA_MW_D.264", "autoplug")
 
 
 @pytest.fixture(scope="session")

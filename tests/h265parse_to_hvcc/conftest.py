@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from h265parse_testing import manifest_path, manifest_rows
-from swiftvt_testing import PipelineRunner, corpus_root, require
+from swiftvt_testing import PipelineRunner, corpus_root, corpus_stream, require
 
 
 @pytest.fixture(scope="session")
@@ -32,11 +32,7 @@ def manifest(h265_env):
 
 @pytest.fixture(scope="session")
 def stream(h265_env):
-    def path(name):
-        found = corpus_root() / "h265" / name
-        require(found.is_file(), f"h265parse-to-hvcc: the corpus stream {name}")
-        return found
-    return path
+    return lambda name: corpus_stream("h265", name, "h265parse-to-hvcc")
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,10 @@
 """Helpers of the h265parse-to-hvcc suite (tests/h265parse_to_hvcc/): the H.265 corpus manifest,
 MD5s of decoded pictures (tests/lib/decoded_md5.py), damaged and layered copies of corpus
 streams made at test time (never committed)."""
-import csv
 import json
 import random
 
-from swiftvt_testing import ROOT, SYSTEM_PYTHON, corpus_root, run
+from swiftvt_testing import ROOT, SYSTEM_PYTHON, corpus_manifest, corpus_root, run
 
 DECODED_MD5 = ROOT / "tests" / "lib" / "decoded_md5.py"
 
@@ -16,10 +15,7 @@ def manifest_path():
 
 def manifest_rows():
     """{file: row} of the H.265 corpus manifest; {} without the corpus."""
-    if not manifest_path().is_file():
-        return {}
-    with open(manifest_path(), newline="") as table:
-        return {row["file"]: row for row in csv.DictReader(table, delimiter="\t")}
+    return corpus_manifest("h265")
 
 
 def stream_names():

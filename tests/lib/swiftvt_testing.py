@@ -13,6 +13,7 @@ are in tests/conftest.py; a test module imports helpers from here, never from a 
 - `Media`: inputs made at test time (never committed); `Probe`: ffprobe's answers.
 - `SoftwareVA`: the project's software VA driver on a private Xvfb display.
 """
+import csv
 import dataclasses
 import json
 import os
@@ -196,6 +197,23 @@ class Probe:
 
 def corpus_root():
     return Path(os.environ.get("SWIFTVT_CORPUS") or ROOT.parent / "shared" / "corpus")
+
+
+def corpus_manifest(codec):
+    """{file: row} of the corpus's `codec`/MANIFEST.tsv (codec: "h264" or "h265"); {} without it."""
+    path = corpus_root() / codec / "MANIFEST.tsv"
+    if not path.is_file():
+        return {}
+    with open(path, newline="") as table:
+        return {row["file"]: row for row in csv.DictReader(table, delimiter="\t")}
+
+
+def corpus_stream(codec, name, suite):
+    """The corpus stream `codec`/`name`, required: a skip (a failure under SWIFTVT_REQUIRE_TEST_INPUTS)
+    that names `suite` and the missing file when the corpus lacks it."""
+    path = corpus_root() / codec / name
+    require(path.is_file(), f"{suite}: the corpus stream {path} (set SWIFTVT_CORPUS to the corpus folder)")
+    return path
 
 
 class SoftwareVA:

@@ -7,12 +7,11 @@ tests/conftest.py. Helpers: tests/lib/parity_testing.py.
   stream's path (required);
 - `runner` (module): a PipelineRunner whose runs several tests assert on; `work` (module): a folder.
 """
-import csv
 import shutil
 
 import pytest
 
-from swiftvt_testing import PipelineRunner, corpus_root, require
+from swiftvt_testing import PipelineRunner, corpus_manifest, corpus_root, corpus_stream, require
 
 
 @pytest.fixture(scope="session")
@@ -27,17 +26,12 @@ def parity_env(plugin_env):
 
 @pytest.fixture(scope="session")
 def manifest(parity_env):
-    with open(corpus_root() / "h264" / "MANIFEST.tsv", newline="") as table:
-        return {row["file"]: row for row in csv.DictReader(table, delimiter="\t")}
+    return corpus_manifest("h264")
 
 
 @pytest.fixture(scope="session")
 def stream(parity_env):
-    def path(name):
-        found = corpus_root() / "h264" / name
-        require(found.is_file(), f"parity: the corpus stream {name}")
-        return found
-    return path
+    return lambda name: corpus_stream("h264", name, "parity")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from swiftvt_testing import SYSTEM_PYTHON, corpus_root, require, run
+from swiftvt_testing import SYSTEM_PYTHON, corpus_root, corpus_stream, require, run
 
 HERE = Path(__file__).parent
 
@@ -43,9 +43,7 @@ def va_env(decoding_env, software_va):
 
 @pytest.fixture(scope="session")
 def src720(decoding_env):
-    path = corpus_root() / "h264" / "VID_1280x720_cabac_temporal_direct.264"
-    require(path.is_file(), f"parity-decoding: the corpus stream {path}")
-    return path
+    return corpus_stream("h264", "VID_1280x720_cabac_temporal_direct.264", "parity-decoding")
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ struct H264OutputCaps: Equatable, Sendable {
     var width: Int
     var height: Int
     var frameRate: FrameRate?
-    var pixelAspectRatio: (width: Int, height: Int)
+    var pixelAspectRatio: PixelAspectRatio
     var colorimetry: String?
     /// "frame" when the SPS allows frames only (frame_mbs_only_flag, 7.4.2.1.1), else "field".
     var codedPictureStructure: String
@@ -27,16 +27,6 @@ struct H264OutputCaps: Equatable, Sendable {
     var bitDepthChroma: Int
     var profile: String?
     var level: String?
-
-    static func == (lhs: H264OutputCaps, rhs: H264OutputCaps) -> Bool {
-        lhs.streamFormat == rhs.streamFormat && lhs.codecData == rhs.codecData && lhs.width == rhs.width
-            && lhs.height == rhs.height && lhs.frameRate?.numerator == rhs.frameRate?.numerator
-            && lhs.frameRate?.denominator == rhs.frameRate?.denominator
-            && lhs.pixelAspectRatio == rhs.pixelAspectRatio && lhs.colorimetry == rhs.colorimetry
-            && lhs.codedPictureStructure == rhs.codedPictureStructure
-            && lhs.chromaFormat == rhs.chromaFormat && lhs.bitDepthLuma == rhs.bitDepthLuma
-            && lhs.bitDepthChroma == rhs.bitDepthChroma && lhs.profile == rhs.profile && lhs.level == rhs.level
-    }
 
     /// The VUI's frame rate (E.2.1 timing information), when it has one; kept to tell when it
     /// disagrees with upstream's.
@@ -55,11 +45,11 @@ struct H264OutputCaps: Equatable, Sendable {
         width = sps.displayWidth
         height = sps.displayHeight
         (frameRate, frameRateInVUI) = ParsedVideoCaps.frameRates(upstream: upstreamFrameRate, vui: sps.vui?.frameRate)
-        if let sar = sps.vui?.sampleAspectRatio {
-            pixelAspectRatio = (sar.width, sar.height)
-        } else {
-            pixelAspectRatio = (1, 1)
-        }
+        pixelAspectRatio =
+            sps.vui?.sampleAspectRatio.map {
+                PixelAspectRatio(
+                    horizontalSpacing: Int32(clamping: $0.width), verticalSpacing: Int32(clamping: $0.height))
+            } ?? .square
         colorimetry = Self.colorimetry(of: sps)
         codedPictureStructure = sps.frameMbsOnlyFlag ? "frame" : "field"
         bitDepthLuma = sps.bitDepthLuma
@@ -93,8 +83,8 @@ struct H264OutputCaps: Equatable, Sendable {
                 codecData: codecData)
         else { return nil }
         swiftvt_caps_set_fraction(
-            caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width),
-            Int32(clamping: pixelAspectRatio.height))
+            caps, "pixel-aspect-ratio", pixelAspectRatio.horizontalSpacing,
+            pixelAspectRatio.verticalSpacing)
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
         // Field names and types as h264parse writes them (gsth264parse.c).
         swiftvt_caps_set_string(caps, "coded-picture-structure", codedPictureStructure)

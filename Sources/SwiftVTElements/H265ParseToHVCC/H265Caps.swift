@@ -24,7 +24,7 @@ struct H265OutputCaps: Equatable, Sendable {
     /// upstream's.
     var frameRateInVUI: FrameRate?
     /// Only when the VUI states a sample aspect ratio (h265parse leaves the field out otherwise).
-    var pixelAspectRatio: (width: Int, height: Int)?
+    var pixelAspectRatio: PixelAspectRatio?
     var colorimetry: String?
     var chromaFormat: String
     var bitDepthLuma: Int
@@ -32,17 +32,6 @@ struct H265OutputCaps: Equatable, Sendable {
     var profile: String?
     var tier: String?
     var level: String?
-
-    static func == (lhs: H265OutputCaps, rhs: H265OutputCaps) -> Bool {
-        lhs.streamFormat == rhs.streamFormat && lhs.codecData == rhs.codecData && lhs.width == rhs.width
-            && lhs.height == rhs.height && lhs.frameRate?.numerator == rhs.frameRate?.numerator
-            && lhs.frameRate?.denominator == rhs.frameRate?.denominator
-            && lhs.pixelAspectRatio?.width == rhs.pixelAspectRatio?.width
-            && lhs.pixelAspectRatio?.height == rhs.pixelAspectRatio?.height && lhs.colorimetry == rhs.colorimetry
-            && lhs.chromaFormat == rhs.chromaFormat && lhs.bitDepthLuma == rhs.bitDepthLuma
-            && lhs.bitDepthChroma == rhs.bitDepthChroma && lhs.profile == rhs.profile && lhs.tier == rhs.tier
-            && lhs.level == rhs.level
-    }
 
     /// Caps for a stream whose active SPS is `sps`.
     ///
@@ -64,7 +53,9 @@ struct H265OutputCaps: Equatable, Sendable {
         // a field stream that is the field rate, and h265parse gives it as the framerate of the
         // double-height caps (decoders then output alternate fields at that rate).
         (frameRate, frameRateInVUI) = ParsedVideoCaps.frameRates(upstream: upstreamFrameRate, vui: sps.vui?.pictureRate)
-        pixelAspectRatio = sps.vui?.sampleAspectRatio
+        pixelAspectRatio = sps.vui?.sampleAspectRatio.map {
+            PixelAspectRatio(horizontalSpacing: Int32(clamping: $0.width), verticalSpacing: Int32(clamping: $0.height))
+        }
         // h265parse gives a colorimetry only with a colour description (E.3.1), unlike h264parse.
         if let vui = sps.vui, vui.videoSignalTypePresentFlag, vui.colourDescriptionPresentFlag {
             colorimetry = ParsedVideoCaps.colorimetry(
@@ -95,8 +86,8 @@ struct H265OutputCaps: Equatable, Sendable {
         else { return nil }
         if let pixelAspectRatio {
             swiftvt_caps_set_fraction(
-                caps, "pixel-aspect-ratio", Int32(clamping: pixelAspectRatio.width),
-                Int32(clamping: pixelAspectRatio.height))
+                caps, "pixel-aspect-ratio", pixelAspectRatio.horizontalSpacing,
+                pixelAspectRatio.verticalSpacing)
         }
         if let colorimetry { swiftvt_caps_set_string(caps, "colorimetry", colorimetry) }
         // Field names and types as h265parse writes them (gsth265parse.c).
