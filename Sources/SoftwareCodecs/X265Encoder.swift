@@ -21,7 +21,7 @@
 // | maxFrameDelayCount n         | frame-threads 1; n < 4: rc-lookahead 0, bframes 0, cutree 0; else        |
 // |                              | bframes <= (n - 4) / 2, rc-lookahead n - 3 - bframes (X265Encoder.       |
 // |                              | heldFrames: x265 holds look-ahead + B-frames + 3, measured)               |
-// | threadCount                  | pools n, frame-threads min(n, 16) (0 = x265 chooses)                      |
+// | threadCount                  | pools n, frame-threads min(n, 16) (1 under realTime; 0 = x265 chooses)    |
 // | expectedFrameRate            | fps (VUI timing and rate control); else the first frame's duration       |
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
@@ -262,7 +262,8 @@ final class X265Encoder: EncoderBackend {
         try set("fps", "\(fps.num)/\(fps.den)", property: .expectedFrameRate)
         if configuration.threadCount > 0 {
             try set("pools", "\(configuration.threadCount)")
-            try set("frame-threads", "\(min(configuration.threadCount, 16))")
+            // Each frame thread beyond the first holds a frame: real time keeps zerolatency's one.
+            if !properties.realTime { try set("frame-threads", "\(min(configuration.threadCount, 16))") }
         }
 
         // Rate control.

@@ -80,10 +80,12 @@ public final class CompressionSession: Sendable {
     /// - Parameters:
     ///   - backends: the encoders this session may use, in order of preference within each kind.
     ///   - outputHandler: receives every encoded frame (see ``CompressionOutputHandler``).
-    /// - Throws: ``VTError/Code/unsupportedFormat`` for a size out of 1...16384, an odd
-    ///   size with 4:2:0 chroma, or a format no backend takes; ``VTError/Code/invalidProperty``
+    ///   - codecType: ``FourCharCode/h264`` (`avc1`) or ``FourCharCode/hevc`` (`hvc1`); the
+    ///     samples carry no parameter sets, the format description does.
+    /// - Throws: ``VTError/Code/unsupportedFormat`` for another codec, no backend of the codec among
+    ///   `backends`, a size out of 1...16384, an odd size with 4:2:0 chroma, or a format no backend takes; ``VTError/Code/invalidProperty``
     ///   naming the property for impossible properties; ``VTError/Code/hardwareUnavailable``
-    ///   under ``HardwarePolicy/require``; ``VTError/Code/invalidArgument`` for a negative
+    ///   under ``HardwarePolicy/require`` (always for HEVC); ``VTError/Code/invalidArgument`` for a negative
     ///   thread count; the backend's error when the one that could take the stream failed to start.
     public init(
         width: Int, height: Int, codecType: FourCharCode = .h264, encoderSpecification: EncoderSpecification = .init(),

@@ -15,13 +15,15 @@ extension CompressionTests {
         /// Encodes `pictures` as HEVC at 12 frames per second and completes them.
         static func encode(
             _ pictures: [PixelBuffer], properties: CompressionProperties = .init(),
-            forceKeyFrameAt forced: Set<Int> = []
+            forceKeyFrameAt forced: Set<Int> = [], threadCount: Int = 0
         ) throws -> Encoded {
             let first = try #require(pictures.first)
             let frames = Mutex<[EncodedFrame]>([])
             let session = try CompressionSession(
-                width: first.width, height: first.height, codecType: .hevc, sourcePixelFormat: first.pixelFormat,
-                properties: properties, backends: [X264EncoderFactory(), X265EncoderFactory()]
+                width: first.width, height: first.height, codecType: .hevc,
+                encoderSpecification: EncoderSpecification(threadCount: threadCount),
+                sourcePixelFormat: first.pixelFormat, properties: properties,
+                backends: [X264EncoderFactory(), X265EncoderFactory()]
             ) { frame in frames.withLock { $0.append(frame) } }
             defer { session.invalidate() }
             #expect(session.activeBackendName == "x265 (software)")
@@ -276,10 +278,13 @@ extension CompressionTests {
             #expect(pts == pts.sorted())
         }
 
-        @Test("realTime: frameDelay 0 and every frame out from its own encode call")
-        func realTime() throws {
+        @Test(
+            "realTime: frameDelay 0 and every frame out from its own encode call, whatever the thread count",
+            arguments: [0, 1, 4])
+        func realTime(_ threadCount: Int) throws {
             let source = try #require(Clips.ciscoLoop(12))
-            let encoded = try Self.encode(source, properties: CompressionProperties(realTime: true))
+            let encoded = try Self.encode(
+                source, properties: CompressionProperties(realTime: true), threadCount: threadCount)
             #expect(encoded.frameDelay == 0)
             #expect(encoded.outputsAfterEncode == Array(1...12))
         }
@@ -323,6 +328,37 @@ extension CompressionTests {
             #expect(syncFrames.sorted() == [0, 8], "\(syncFrames)")
             let decoded = try Clips.decode(samples, format: try #require(session.formatDescription))
             #expect(decoded.count == 16)
+        }
+
+        @Test("colour properties reach the VUI, and so the format description")
+        func colour() throws {
+            let source = try #require(Clips.ciscoLoop(2))
+            let encoded = try Self.encode(
+                source,
+                properties: CompressionProperties(
+                    colorPrimaries: .bt2020, transferFunction: .bt2020TenBit,
+                    yCbCrMatrix: .bt2020NonConstantLuminance, fullRange: true))
+            let extensions = try #require(encoded.formatDescription?.extensions)
+            #expect(extensions.colorPrimaries == .bt2020)
+            #expect(extensions.transferFunction == .bt2020TenBit)
+            #expect(extensions.yCbCrMatrix == .bt2020NonConstantLuminance)
+            #expect(extensions.fullRange == true)
+        }
+
+        @Test("dataRateLimits: VBV keeps the clip under the limit that is far below the unlimited rate")
+        func dataRateLimits() throws {
+            let source = try #require(Clips.ciscoLoop(36))
+            let unlimited = try Self.encode(source, properties: CompressionProperties(quality: 0.8))
+            let limit = DataRateLimit(bytes: 8_000, seconds: 1)
+            let limited = try Self.encode(
+                source, properties: CompressionProperties(dataRateLimits: [limit], quality: 0.8))
+            print(
+                "x265 36 frames quality 0.8: \(unlimited.totalBytes) bytes; limited to 8000 B/s: \(limited.totalBytes)")
+            #expect(unlimited.totalBytes > 3 * limit.bytes * 2, "the limit must bite")
+            // Every window of 12 frames (one second) in decode order.
+            let sizes = limited.samples.map(\.totalSampleSize)
+            let windows = (0...(sizes.count - 12)).map { sizes[$0..<($0 + 12)].reduce(0, +) }
+            #expect(windows.allSatisfy { $0 <= limit.bytes }, "\(windows)")
         }
 
         @Test("allowTemporalCompression false and maxKeyFrameInterval: IRAP placement")
