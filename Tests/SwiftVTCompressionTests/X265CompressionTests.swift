@@ -330,6 +330,29 @@ extension CompressionTests {
             #expect(decoded.count == 16)
         }
 
+        @Test("a size off the 8x8 coding grid (318x190): conformance window, decoded at that size")
+        func conformanceWindow() throws {
+            // The clip's top-left 318x190 (a test input, copied on purpose).
+            let source = try #require(Clips.cisco).prefix(3).map { picture in
+                let out = try PixelBuffer(width: 318, height: 190, pixelFormat: .i420)
+                for (plane, input) in zip(out.planes, picture.planes) {
+                    for row in 0..<plane.height {
+                        (plane.baseAddress + row * plane.bytesPerRow).copyMemory(
+                            from: input.baseAddress + row * input.bytesPerRow, byteCount: plane.width)
+                    }
+                }
+                return out
+            }
+            let encoded = try Self.encode(source, properties: CompressionProperties(averageBitRate: 1_000_000))
+            let format = try #require(encoded.formatDescription)
+            #expect(format.dimensions.width == 318 && format.dimensions.height == 190)
+            let decoded = try Clips.decode(encoded.samples, format: format)
+            #expect(decoded.count == 3)
+            #expect(decoded.allSatisfy { $0.picture.width == 318 && $0.picture.height == 190 })
+            let psnr = zip(decoded, source).map { Self.psnrY($0.picture, $1, bitDepth: 8) }.min() ?? 0
+            #expect(psnr >= 35, "\(psnr)")
+        }
+
         @Test("colour properties reach the VUI, and so the format description")
         func colour() throws {
             let source = try #require(Clips.ciscoLoop(2))
