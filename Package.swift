@@ -61,9 +61,13 @@ let package = Package(
         // libx264 header, and forwarders that load libx264 on first use (Sources/CX264/loader.c),
         // hidden like CFFmpeg's.
         .target(name: "CX264", linkerSettings: [.linkedLibrary("dl")]),
-        // Software backends: the libavcodec decoder and the x264 encoder.
+        // libx265 header, and a forwarder of x265_api_get that loads libx265 on first use
+        // (Sources/CX265/loader.c), hidden like CX264's; every other call goes through x265_api.
+        .target(name: "CX265", linkerSettings: [.linkedLibrary("dl")]),
+        // Software backends: the libavcodec decoder and the x264 and x265 encoders.
         .target(
-            name: "SoftwareCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "H265", "CFFmpeg", "CX264"],
+            name: "SoftwareCodecs",
+            dependencies: ["SwiftVT", "MediaCore", "H264", "H265", "CFFmpeg", "CX264", "CX265"],
             swiftSettings: optimized),
         // libva (with its DRM and X11 display libraries) headers, and forwarders that load the
         // libraries on first use (Sources/CVA/loader.c), hidden like CFFmpeg's: the plugin loads
@@ -173,7 +177,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "SwiftVTCompressionTests",
-            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "SwiftVTTestSupport"],
+            dependencies: ["SwiftVT", "SoftwareCodecs", "MediaCore", "H264", "H265", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
         // FrameSilo and MultiPassStorage: files, passes, corruption, crashes, full disks.
         .testTarget(

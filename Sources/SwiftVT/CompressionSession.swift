@@ -2,7 +2,11 @@ import Glibc
 import H264
 import MediaCore
 
-/// Compresses pictures into H.264 samples: VideoToolbox's `VTCompressionSession`.
+/// Compresses pictures into H.264 or HEVC samples: VideoToolbox's `VTCompressionSession`.
+///
+/// The codec is the `codecType` given at creation (`avc1`, or `hvc1` for HEVC); only the backends
+/// of that codec (``EncoderBackendFactory/codecType``) are considered: x264 or VA-API for H.264,
+/// x265 for HEVC, which has no hardware backend.
 ///
 /// Encoding is synchronous: ``encode(_:presentationTimeStamp:duration:frameProperties:frameReference:)``
 /// hands the picture to the backend on the caller's thread and calls the output handler, on that
@@ -76,18 +80,21 @@ public final class CompressionSession: Sendable {
     /// - Parameters:
     ///   - backends: the encoders this session may use, in order of preference within each kind.
     ///   - outputHandler: receives every encoded frame (see ``CompressionOutputHandler``).
-    /// - Throws: ``VTError/Code/unsupportedFormat`` for a size out of 1...16384, an odd
-    ///   size with 4:2:0 chroma, or a format no backend takes; ``VTError/Code/invalidProperty``
+    ///   - codecType: ``FourCharCode/h264`` (`avc1`) or ``FourCharCode/hevc`` (`hvc1`); the
+    ///     samples carry no parameter sets, the format description does.
+    /// - Throws: ``VTError/Code/unsupportedFormat`` for another codec, no backend of the codec among
+    ///   `backends`, a size out of 1...16384, an odd size with 4:2:0 chroma, or a format no backend takes; ``VTError/Code/invalidProperty``
     ///   naming the property for impossible properties; ``VTError/Code/hardwareUnavailable``
-    ///   under ``HardwarePolicy/require``; ``VTError/Code/invalidArgument`` for a negative
+    ///   under ``HardwarePolicy/require`` (always for HEVC); ``VTError/Code/invalidArgument`` for a negative
     ///   thread count; the backend's error when the one that could take the stream failed to start.
     public init(
         width: Int, height: Int, codecType: FourCharCode = .h264, encoderSpecification: EncoderSpecification = .init(),
         sourcePixelFormat: PixelFormat, properties: CompressionProperties = .init(),
-        backends: [any EncoderBackendFactory], outputHandler: @escaping CompressionOutputHandler
+        backends allBackends: [any EncoderBackendFactory], outputHandler: @escaping CompressionOutputHandler
     ) throws(VTError) {
-        guard codecType == .h264 else {
-            throw VTError(.unsupportedFormat, "codec '\(codecType)' cannot be encoded; only H.264 ('avc1')")
+        guard codecType == .h264 || codecType == .hevc else {
+            throw VTError(
+                .unsupportedFormat, "codec '\(codecType)' cannot be encoded; only H.264 ('avc1') and HEVC ('hvc1')")
         }
         for (name, value) in [("width", width), ("height", height)] {
             guard value >= 1, value <= Self.maximumDimension else {
@@ -116,11 +123,28 @@ public final class CompressionSession: Sendable {
                 .invalidArgument, "threadCount \(encoderSpecification.threadCount) is negative (0 means automatic)")
         }
         try properties.validate()
+        let codecName = codecType == .hevc ? "HEVC" : "H.264"
+        if codecType == .hevc, encoderSpecification.hardwarePolicy == .require {
+            throw VTError(
+                .hardwareUnavailable,
+                "hardware encoding is required (hardwarePolicy .require) but SwiftVT has no hardware HEVC encoder "
+                    + "(its VA-API encoder writes H.264 only). Use hardwarePolicy .auto or .disable to encode HEVC "
+                    + "with x265.")
+        }
+        // Only the backends of this codec; the others are named when none is left.
+        let backends = allBackends.filter { $0.codecType == codecType }
+        guard !backends.isEmpty || allBackends.isEmpty else {
+            let given = allBackends.map { "\($0.name) writes '\($0.codecType)'" }.joined(separator: "; ")
+            throw VTError(
+                .unsupportedFormat,
+                "no \(codecName) ('\(codecType)') encoder among the backends given (\(given)); add one, e.g. "
+                    + (codecType == .hevc ? "X265EncoderFactory()" : "X264EncoderFactory()"))
+        }
         let configuration = EncoderConfiguration(
             width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties,
             threadCount: encoderSpecification.threadCount, hardwarePolicy: encoderSpecification.hardwarePolicy)
         let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend, VTError>.select(
-            policy: encoderSpecification.hardwarePolicy, factories: backends, what: "H.264 encoder",
+            policy: encoderSpecification.hardwarePolicy, factories: backends, what: "\(codecName) encoder",
             name: \.name, isHardware: \.isHardware,
             unavailableReason: {
                 $0.unavailableReason(

@@ -107,6 +107,9 @@ public protocol EncoderBackendFactory: Sendable {
     /// Shown to people: ``CompressionSession/activeBackendName``, error messages.
     var name: String { get }
     var isHardware: Bool { get }
+    /// The codec it writes: ``FourCharCode/h264`` (`avc1`) or ``FourCharCode/hevc`` (`hvc1`). A
+    /// session only considers the backends of its own codec.
+    var codecType: FourCharCode { get }
     /// nil when this backend can encode such pictures with such properties here; otherwise why
     /// not, for a person.
     func unavailableReason(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties)
@@ -151,6 +154,11 @@ public protocol EncoderBackend: AnyObject {
     /// After ``encode(_:)`` or ``flush()`` threw: what another encoder needs to go on (nil when
     /// this backend cannot tell; the frames it held are then lost).
     func takeOverAfterFailure() -> EncoderTakeover?
+}
+
+extension EncoderBackendFactory {
+    /// H.264, the codec of every backend written before HEVC encoding.
+    public var codecType: FourCharCode { .h264 }
 }
 
 extension EncoderBackend {
