@@ -145,28 +145,7 @@ public struct VUIParameters: Hashable, Sendable {
     /// Extended_SAR with a zero term.
     public var sampleAspectRatio: (width: Int, height: Int)? {
         guard aspectRatioInfoPresentFlag else { return nil }
-        switch aspectRatioIdc {
-        case 1: return (1, 1)
-        case 2: return (12, 11)
-        case 3: return (10, 11)
-        case 4: return (16, 11)
-        case 5: return (40, 33)
-        case 6: return (24, 11)
-        case 7: return (20, 11)
-        case 8: return (32, 11)
-        case 9: return (80, 33)
-        case 10: return (18, 11)
-        case 11: return (15, 11)
-        case 12: return (64, 33)
-        case 13: return (160, 99)
-        case 14: return (4, 3)
-        case 15: return (3, 2)
-        case 16: return (2, 1)
-        case 255:
-            guard sarWidth > 0 && sarHeight > 0 else { return nil }
-            return (sarWidth, sarHeight)
-        default: return nil
-        }
+        return SampleAspectRatioTable.ratio(aspectRatioIdc: aspectRatioIdc, sarWidth: sarWidth, sarHeight: sarHeight)
     }
 
     /// Frame rate as a fraction, time_scale / (2 * num_units_in_tick): E.2.1 counts ticks per
@@ -185,7 +164,7 @@ public struct VUIParameters: Hashable, Sendable {
         vui.aspectRatioInfoPresentFlag = try r.readFlag("aspect_ratio_info_present_flag")
         if vui.aspectRatioInfoPresentFlag {
             vui.aspectRatioIdc = Int(try r.readBits(8, "aspect_ratio_idc"))
-            if vui.aspectRatioIdc == 255 { // Extended_SAR
+            if vui.aspectRatioIdc == SampleAspectRatioTable.extendedSAR {
                 vui.sarWidth = Int(try r.readBits(16, "sar_width"))
                 vui.sarHeight = Int(try r.readBits(16, "sar_height"))
             }

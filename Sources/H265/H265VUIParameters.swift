@@ -72,28 +72,7 @@ public struct H265VUIParameters: Hashable, Sendable {
     /// EXTENDED_SAR with a zero term.
     public var sampleAspectRatio: (width: Int, height: Int)? {
         guard aspectRatioInfoPresentFlag else { return nil }
-        switch aspectRatioIdc {
-        case 1: return (1, 1)
-        case 2: return (12, 11)
-        case 3: return (10, 11)
-        case 4: return (16, 11)
-        case 5: return (40, 33)
-        case 6: return (24, 11)
-        case 7: return (20, 11)
-        case 8: return (32, 11)
-        case 9: return (80, 33)
-        case 10: return (18, 11)
-        case 11: return (15, 11)
-        case 12: return (64, 33)
-        case 13: return (160, 99)
-        case 14: return (4, 3)
-        case 15: return (3, 2)
-        case 16: return (2, 1)
-        case 255:
-            guard sarWidth > 0 && sarHeight > 0 else { return nil }
-            return (sarWidth, sarHeight)
-        default: return nil
-        }
+        return SampleAspectRatioTable.ratio(aspectRatioIdc: aspectRatioIdc, sarWidth: sarWidth, sarHeight: sarHeight)
     }
 
     /// Pictures per second as a fraction, vui_time_scale / vui_num_units_in_tick. Unlike H.264's
@@ -119,7 +98,7 @@ public struct H265VUIParameters: Hashable, Sendable {
         vui.aspectRatioInfoPresentFlag = try r.readFlag("aspect_ratio_info_present_flag")
         if vui.aspectRatioInfoPresentFlag {
             vui.aspectRatioIdc = Int(try r.readBits(8, "aspect_ratio_idc"))
-            if vui.aspectRatioIdc == 255 { // EXTENDED_SAR
+            if vui.aspectRatioIdc == SampleAspectRatioTable.extendedSAR {
                 vui.sarWidth = Int(try r.readBits(16, "sar_width"))
                 vui.sarHeight = Int(try r.readBits(16, "sar_height"))
             }
@@ -194,7 +173,7 @@ public struct H265VUIParameters: Hashable, Sendable {
         w.writeFlag(aspectRatioInfoPresentFlag)
         if aspectRatioInfoPresentFlag {
             w.writeBits(UInt32(truncatingIfNeeded: aspectRatioIdc), count: 8)
-            if aspectRatioIdc == 255 {
+            if aspectRatioIdc == SampleAspectRatioTable.extendedSAR {
                 w.writeBits(UInt32(truncatingIfNeeded: sarWidth), count: 16)
                 w.writeBits(UInt32(truncatingIfNeeded: sarHeight), count: 16)
             }

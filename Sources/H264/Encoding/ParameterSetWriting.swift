@@ -83,7 +83,7 @@ extension VUIParameters {
         w.writeFlag(aspectRatioInfoPresentFlag)
         if aspectRatioInfoPresentFlag {
             w.writeBits(UInt32(clamping: aspectRatioIdc), count: 8)
-            if aspectRatioIdc == 255 { // Extended_SAR (Table E-1)
+            if aspectRatioIdc == SampleAspectRatioTable.extendedSAR {
                 w.writeBits(UInt32(clamping: sarWidth), count: 16)
                 w.writeBits(UInt32(clamping: sarHeight), count: 16)
             }
