@@ -9,15 +9,16 @@ import SwiftVTFileSupport
 /// chunk. The frames come on standard input (``FrameStreamReader``); the chunk directory keeps
 /// the analysis and the compressed frames for the next step.
 ///
-/// Software (x264) only: the chunks of one file may run on hosts with different GPUs or none,
-/// and a splice needs every chunk coded with the same parameter sets and the same encoder's
-/// idea of quality.
+/// Software (x264 for H.264, x265 for H.265) only: the chunks of one file may run on hosts with
+/// different GPUs or none, and a splice needs every chunk coded with the same parameter sets and
+/// the same encoder's idea of quality.
 struct EncodeCommand {
     let chunk: ChunkDirectory
     let bitRate: Int
     let threads: Int
     let keyFrameInterval: Int
     let planPath: String?
+    let codec: FarmCodec
 
     init(_ options: FarmOptions) throws(FarmFailure) {
         guard options.positional.count == 1 else { throw .usage("encode takes one CHUNK_DIR") }
@@ -31,6 +32,7 @@ struct EncodeCommand {
             )
         }
         planPath = options.string("plan")
+        codec = try FarmCodec(options.string("codec") ?? "h264")
     }
 
     func run() throws(FarmFailure) {
@@ -41,7 +43,12 @@ struct EncodeCommand {
         properties.expectedFrameRate = reader.header.frameRate
         // High, unlike baseline (A.2.1), allows interlaced coding; the SPS saying so
         // (frame_mbs_only_flag 0) reaches the file as the chunks have it: the splice copies it.
-        properties.profileLevel = H264ProfileLevel(profile: .high)
+        if codec == .h264 { properties.profileLevel = H264ProfileLevel(profile: .high) }
+        if reader.header.fieldCoding != .progressive && codec == .h265 {
+            throw .failed(
+                "the chunk in \(chunk.path) is interlaced, and SwiftVT's HEVC encoder (x265) codes progressive pictures only; encode it with --codec h264"
+            )
+        }
         properties.fieldCoding = reader.header.fieldCoding
         MultiPassGOP.applyKeyFrameInterval(keyFrameInterval, frameRate: reader.header.frameRate, to: &properties)
         let feed = FrameSiloFeed(silo: silo)
@@ -49,9 +56,9 @@ struct EncodeCommand {
         let driver: MultiPassDriver
         do throws(VTError) {
             session = try CompressionSession(
-                width: reader.header.width, height: reader.header.height,
+                width: reader.header.width, height: reader.header.height, codecType: codec.codecType,
                 encoderSpecification: EncoderSpecification(hardwarePolicy: .disable, threadCount: threads),
-                sourcePixelFormat: .i420, properties: properties, backends: [X264EncoderFactory()],
+                sourcePixelFormat: .i420, properties: properties, backends: [codec.backend],
                 outputHandler: feed.outputHandler)
             driver = try MultiPassDriver(
                 session: session, feed: feed, storage: storage, maximumPasses: 1,
@@ -195,4 +202,19 @@ struct ChunkPlanFile {
     func write(to path: String) throws(FarmFailure) {
         try TextFile.write(Self.prefix + "\(completedPasses)\n" + plan.planFile, to: path)
     }
+}
+
+/// The codec a farm job encodes (`--codec`), and what encodes it.
+enum FarmCodec: String {
+    case h264
+    case h265
+
+    init(_ name: String) throws(FarmFailure) {
+        guard let codec = FarmCodec(rawValue: name) else { throw .usage("--codec \(name) is neither h264 nor h265") }
+        self = codec
+    }
+
+    var codecType: FourCharCode { self == .h264 ? .h264 : .hevc }
+
+    var backend: any EncoderBackendFactory { self == .h264 ? X264EncoderFactory() : X265EncoderFactory() }
 }

@@ -1,14 +1,17 @@
 import H264
+import H265
 import MediaCore
 import SwiftVT
 import SwiftVTFileSupport
 
-/// `swiftvt-farm splice`: the chunks' frames, in order, as one H.264 stream for the job's muxer
-/// (the splice file of docs/farm.md, read by `appsrc ! mp4mux ! filesink`).
+/// `swiftvt-farm splice`: the chunks' frames, in order, as one H.264 or H.265 stream for the job's
+/// muxer (the splice file of docs/farm.md, read by `appsrc ! mp4mux ! filesink`).
 ///
-/// - One set of parameter sets: every chunk must have been coded with the same SPS and PPS
-///   (the same encoder and settings), since the file has one avcC.
-/// - idr_pic_id: every chunk's encoder starts afresh, so the first IDR picture of a chunk has
+/// - One set of parameter sets: every chunk must have been coded with the same parameter sets
+///   (the same encoder and settings), since the file has one avcC or hvcC.
+/// - H.265 chunks join as they are: each starts with an IDR picture (x265's closed GOPs), which
+///   begins a coded video sequence (8.1.3) and resets the POC, and H.265 has no idr_pic_id.
+/// - H.264 idr_pic_id: every chunk's encoder starts afresh, so the first IDR picture of a chunk has
 ///   the id the previous chunk's last IDR picture may have had too. Where they are equal the
 ///   chunk's first IDR picture is given another (``IDRPictureIDRewriting``): two consecutive
 ///   IDR access units must differ (7.4.3), and where chunks meet they can be consecutive (a
@@ -108,18 +111,34 @@ struct SpliceCommand {
     private func start(
         with description: FormatDescription, segmentStart: Int64, progress: inout Progress, to output: OutputFile
     ) throws(FarmFailure) {
-        guard description.nalUnitHeaderLength == 4, let record = description.avcDecoderConfigurationRecord else {
-            throw .failed("chunk 0's frames are not H.264 with 4-byte NAL unit lengths and an avcC record")
-        }
-        do throws(H264Error) {
-            progress.idrPictureIDs = try IDRPictureIDSplicer(
-                parameterSets: description.parameterSets, nalUnitHeaderLength: 4)
-        } catch {
-            throw .failed("chunk 0's parameter sets cannot be read: \(error)")
+        let record: [UInt8]
+        switch description.codecType {
+        case .h264:
+            guard description.nalUnitHeaderLength == 4, let avcC = description.avcDecoderConfigurationRecord else {
+                throw .failed("chunk 0's frames are not H.264 with 4-byte NAL unit lengths and an avcC record")
+            }
+            record = avcC
+            do throws(H264Error) {
+                progress.idrPictureIDs = try IDRPictureIDSplicer(
+                    parameterSets: description.parameterSets, nalUnitHeaderLength: 4)
+            } catch {
+                throw .failed("chunk 0's parameter sets cannot be read: \(error)")
+            }
+        case .hevc:
+            guard description.nalUnitHeaderLength == 4, let hvcC = description.hevcDecoderConfigurationRecord else {
+                throw .failed("chunk 0's frames are not H.265 with 4-byte NAL unit lengths and an hvcC record")
+            }
+            record = hvcC
+        default:
+            throw .failed("chunk 0's frames are \(description.codecType), neither H.264 nor H.265")
         }
         progress.reference = description
+        // Version 2: the codec's four-character code follows the version (version 1 files,
+        // without it, were H.264).
         var header = Array("SVTSPLIC".utf8)
-        Self.append(UInt32(1), to: &header)
+        Self.append(UInt32(2), to: &header)
+        let code = description.codecType.bytes
+        header += [code.0, code.1, code.2, code.3]
         Self.append(UInt32(clamping: description.dimensions.width), to: &header)
         Self.append(UInt32(clamping: description.dimensions.height), to: &header)
         Self.append(UInt32(record.count), to: &header)

@@ -5,7 +5,7 @@
 // every chunk's analysis; the splice reads the chunks' silos. The job decodes (GStreamer),
 // schedules and moves the data (Dask), and muxes (mp4mux).
 //
-//   swiftvt-farm encode CHUNK_DIR --bitrate BITS_PER_SECOND [--threads N] [--max-keyframe-interval N] [--plan FILE]
+//   swiftvt-farm encode CHUNK_DIR --bitrate BITS_PER_SECOND [--codec h264|h265] [--threads N] [--max-keyframe-interval N] [--plan FILE]
 //   swiftvt-farm plan --bitrate BITS_PER_SECOND --max-passes N --completed-passes K --state DIR --out DIR CHUNK_DIR...
 //   swiftvt-farm splice --output FILE CHUNK_DIR...
 //   swiftvt-farm defaults        (the rules the job shares with the encoder, one "name value" a line)
@@ -17,7 +17,7 @@ import SwiftVTFileSupport
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
-    usage: swiftvt-farm encode CHUNK_DIR --bitrate BITS_PER_SECOND [--threads N] [--max-keyframe-interval FRAMES] [--plan FILE]
+    usage: swiftvt-farm encode CHUNK_DIR --bitrate BITS_PER_SECOND [--codec h264|h265] [--threads N] [--max-keyframe-interval FRAMES] [--plan FILE]
            swiftvt-farm plan --bitrate BITS_PER_SECOND --max-passes N --completed-passes K --state DIR --out DIR CHUNK_DIR...
            swiftvt-farm splice --output FILE CHUNK_DIR...
            swiftvt-farm defaults

@@ -46,6 +46,8 @@ def parse_arguments(argv):
                              "with INPUT's audio tracks copied")
     parser.add_argument("--bitrate", type=float, required=True, metavar="KBITS",
                         help="target average bit rate of the whole file, kbit/s")
+    parser.add_argument("--codec", choices=("h264", "h265"), default="h264",
+                        help="h264 (x264, the default) or h265 (x265, HEVC in an hvc1 track; progressive input only)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="a running Dask scheduler (tcp://HOST:8786); default: a LocalCluster on this machine")
     parser.add_argument("--workers", type=int, metavar="N",

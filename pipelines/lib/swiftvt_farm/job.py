@@ -29,7 +29,7 @@ def plural(count, word):
 def _identity(args, input_identity, chunks):
     """What the saved work of a job depends on (jobfolder: job.json)."""
     return dict(input_identity, version=jobfolder.IDENTITY_VERSION, bits_per_second=int(round(args.bitrate * 1000)),
-                max_passes=args.max_passes, encoder_threads=1, chunk_seconds=args.chunk_seconds,
+                max_passes=args.max_passes, encoder_threads=1, chunk_seconds=args.chunk_seconds, codec=args.codec,
                 chunks=[[c["first_frame"], c["frame_count"]] for c in chunks])
 
 
@@ -168,7 +168,7 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
         data = _TaskData(client, source, chunks, shared)
         data.refresh()
         timings["client"]["scatter_s"] = time.time() - t
-        settings = {"farm_tool": args.farm_tool, "bits_per_second": bits_per_second,
+        settings = {"farm_tool": args.farm_tool, "bits_per_second": bits_per_second, "codec": args.codec,
                     "encoder_threads": 1, "shared_dir": shared.path if shared else None, "pass": 1}
 
         def previous_of(number, chunk_index, plan):

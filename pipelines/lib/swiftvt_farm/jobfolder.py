@@ -160,6 +160,9 @@ class JobFolder:
             if saved.get(key) != identity[key]:
                 then = "?" if saved.get(key) is None else f"{saved[key] / unit:g}"
                 return f"{option} differs ({then} then, {identity[key] / unit:g} now)"
+        # Jobs saved before --codec existed encoded H.264.
+        if saved.get("codec", "h264") != identity["codec"]:
+            return f"--codec differs ({saved.get('codec', 'h264')} then, {identity['codec']} now)"
         if saved.get("chunks") != identity["chunks"]:
             return "the chunks differ (--chunk-seconds, or --workers with the default chunk length)"
         return None

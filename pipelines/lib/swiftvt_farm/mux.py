@@ -117,6 +117,10 @@ class _AudioTrack:
         return Gst.PadProbeReturn.HANDLED
 
 
+# The splice file's codec (docs/farm.md) -> the caps of its access units.
+SPLICE_CODECS = {b"avc1": "video/x-h264,stream-format=avc", b"hvc1": "video/x-h265,stream-format=hvc1"}
+
+
 def mux(Gst, splice_path, output, probe_info, expected_frames, demux_path=None, streams=None):
     """The splice file (contract) and `streams.audio`'s tracks of `demux_path` into OUTPUT through
     `streams.muxer` (mp4mux without `streams`), written as a hidden temporary file beside OUTPUT
@@ -131,10 +135,14 @@ def mux(Gst, splice_path, output, probe_info, expected_frames, demux_path=None, 
         magic = splice.read(8)
         if magic != b"SVTSPLIC":
             raise JobError(f"swiftvt-farm splice wrote no splice file ({magic!r})")
-        version, width, height, codec_data_size = struct.unpack("<4I", splice.read(16))
+        version, = struct.unpack("<I", splice.read(4))
+        codec = splice.read(4) if version >= 2 else b"avc1"  # version 1 carried H.264 only
+        if codec not in SPLICE_CODECS:
+            raise JobError(f"the splice file holds {codec!r}, neither H.264 (avc1) nor H.265 (hvc1)")
+        width, height, codec_data_size = struct.unpack("<3I", splice.read(12))
         codec_data = splice.read(codec_data_size)
         segment_start, = struct.unpack("<q", splice.read(8))
-        caps_text = (f"video/x-h264,stream-format=avc,alignment=au,width={width},height={height},"
+        caps_text = (f"{SPLICE_CODECS[codec]},alignment=au,width={width},height={height},"
                      f"framerate={probe_info['fps_n']}/{probe_info['fps_d']},codec_data=(buffer){codec_data.hex()}")
         caps = Gst.Caps.from_string(caps_text)
         directory = os.path.dirname(os.path.abspath(output))

@@ -411,7 +411,7 @@ def encode_chunk(chunk, input_ref, input_key, settings, previous=None):
     try:
         chunk_dir = os.path.join(private, "chunk")
         command = [farm_tool, "encode", chunk_dir, "--bitrate", str(settings["bits_per_second"]),
-                   "--threads", str(settings["encoder_threads"])]
+                   "--threads", str(settings["encoder_threads"]), "--codec", settings.get("codec", "h264")]
         if previous is None:
             ranges = [_frame_range(chunk, None, None)]
         else:
