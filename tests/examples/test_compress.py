@@ -10,12 +10,6 @@ import pytest
 from swiftvt_testing import run
 
 
-def decode_errors(path):
-    """FFmpeg's complaints when decoding `path` (empty when clean)."""
-    return subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"],
-                          capture_output=True, text=True, timeout=120).stderr.strip()
-
-
 @pytest.fixture(scope="module")
 def compressed(examples_bin, tmp_path_factory):
     output = tmp_path_factory.mktemp("compress") / "network.h264"
@@ -66,5 +60,5 @@ def test_compress_main_profile_no_b_frames_every_frame(compressed):
     assert probe == "Main,0,150", "profile, has_b_frames, frames"
 
 
-def test_compress_decodes_without_an_error(compressed):
-    assert decode_errors(compressed[2]) == ""
+def test_compress_decodes_without_an_error(probe, compressed):
+    assert probe.decode_errors(compressed[2]) == ""

@@ -10,12 +10,6 @@ import pytest
 from swiftvt_testing import run
 
 
-def decode_errors(path):
-    """FFmpeg's complaints when decoding `path` (empty when clean)."""
-    return subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"],
-                          capture_output=True, text=True, timeout=120).stderr.strip()
-
-
 @pytest.fixture(scope="module")
 def multipass(examples_bin, tmp_path_factory):
     output = tmp_path_factory.mktemp("multipass") / "multipass.h264"
@@ -39,8 +33,8 @@ def test_multipass_every_frame(multipass):
                 multipass[2]], None, check=False).strip() == "240"
 
 
-def test_multipass_decodes_without_an_error(multipass):
-    assert decode_errors(multipass[2]) == ""
+def test_multipass_decodes_without_an_error(probe, multipass):
+    assert probe.decode_errors(multipass[2]) == ""
 
 
 def test_multipass_bit_rate_within_5_percent(multipass):
