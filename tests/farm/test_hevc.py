@@ -69,8 +69,8 @@ def test_output_psnr_near_the_h264_jobs(farm_env, hevc_job, patterns_clip, farm,
     """HEVC at the same rate looks at least about as good as H.264 (x265 vs x264, both multi-pass)."""
     h264 = farm.ok(patterns_clip, tmp_path / "h264.mp4", "--bitrate", TARGET, "--workers", 2, "--chunk-seconds", 2,
                    timeout=300)
-    hevc_psnr, h264_psnr = psnr_y(farm_env, hevc_job.output, patterns_clip), psnr_y(farm_env, h264.output,
-                                                                                   patterns_clip)
+    hevc_psnr = psnr_y(farm_env, hevc_job.output, patterns_clip)
+    h264_psnr = psnr_y(farm_env, h264.output, patterns_clip)
     print(f"farm PSNR-Y at {TARGET} kbit/s: HEVC {hevc_psnr:.2f} dB, H.264 {h264_psnr:.2f} dB")
     assert hevc_psnr >= h264_psnr - 1.0
 
@@ -93,7 +93,8 @@ def test_a_job_folder_of_the_other_codec_is_not_resumed():
     identity = {"version": jobfolder.IDENTITY_VERSION, "input_size": 1, "input_sha256": "x", "farm_tool_sha256": "y",
                 "bits_per_second": 300000, "max_passes": 3, "encoder_threads": 1, "chunks": [[0, 30]],
                 "codec": "h265"}
-    assert jobfolder.JobFolder.mismatch(dict(identity, codec="h264"), identity) == "--codec differs (h264 then, h265 now)"
+    changed = jobfolder.JobFolder.mismatch(dict(identity, codec="h264"), identity)
+    assert changed == "--codec differs (h264 then, h265 now)"
     saved_before_codec_existed = {k: v for k, v in identity.items() if k != "codec"}
     assert jobfolder.JobFolder.mismatch(saved_before_codec_existed, identity) is not None
     assert jobfolder.JobFolder.mismatch(saved_before_codec_existed, dict(identity, codec="h264")) is None

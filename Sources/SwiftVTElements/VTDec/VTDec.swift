@@ -81,8 +81,6 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     /// A running session.
     struct Decoding {
         var session: DecompressionSession
-        /// Parameter sets the session has not seen yet: sent in band before the next frame.
-        var pendingInBandParameterSets: [[UInt8]] = []
     }
 
     let state = Mutex(State())

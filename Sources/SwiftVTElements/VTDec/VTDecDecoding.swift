@@ -63,11 +63,8 @@ extension VTDec {
             }
             if warn { log.warning(object, "dropping frames until the stream gives its SPS and PPS") }
             return frame.drop(by: decoder)
-        case .success(let session?):
-            let inBand = state.withLock { state in
-                defer { state.decoding?.pendingInBandParameterSets.removeAll() }
-                return state.decoding?.pendingInBandParameterSets ?? []
-            }
+        case .success(let current?):
+            let (session, inBand) = (current.session, current.inBandParameterSets)
             let timing = SampleTimingInfo(
                 duration: duration == swiftvt_clock_time_none
                     ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
@@ -89,7 +86,7 @@ extension VTDec {
                 do throws(VTError) {
                     try session.decode(
                         sampleBuffer, flags: [.enableTemporalProcessing], frameReference: UInt64(frameNumber))
-                    noteBackendChange(of: session)
+                    if session.activeBackendName != current.activeBackend { noteBackendChange(of: session) }
                 } catch {
                     if error.code == .flushing || consumer.isFlushing {
                         // A seek or a state change ended a wait for downstream: not an error.
@@ -146,20 +143,34 @@ extension VTDec {
         }
     }
 
+    /// What one frame needs of the state, read under one lock.
+    struct SessionForFrame {
+        var session: DecompressionSession
+        /// Parameter sets the session has not seen: sent in band before this frame.
+        var inBandParameterSets: [[UInt8]] = []
+        /// `active-backend` as it stands: the state is written again only when the session
+        /// changed backend while decoding.
+        var activeBackend: String
+    }
+
     /// The running session when it can decode the current description; otherwise the old one is
     /// drained and a new one made. nil when there are no parameter sets yet.
-    private func ensureSession() -> Result<DecompressionSession?, ElementMessage> {
-        let current = state.withLock { $0.session }
+    private func ensureSession() -> Result<SessionForFrame?, ElementMessage> {
+        let (current, activeBackend) = state.withLock { ($0.session, $0.activeBackend) }
         let description = input.withLock { $0.formatDescription }
         guard let description else { return .success(nil) }
         if let current {
-            if current.formatDescription == description { return .success(current) }
+            if current.formatDescription == description {
+                return .success(SessionForFrame(session: current, activeBackend: activeBackend))
+            }
             if current.canAccept(description) {
-                // Same decoder configuration: the new parameter sets go in band before the next
+                // Same decoder configuration: the new parameter sets go in band before this
                 // frame, so the running decoder learns them without a reset.
-                state.withLock { $0.decoding?.pendingInBandParameterSets = description.parameterSets }
                 log.debug(object, "the running session accepts the new parameter sets")
-                return .success(current)
+                return .success(
+                    SessionForFrame(
+                        session: current, inBandParameterSets: description.parameterSets,
+                        activeBackend: activeBackend))
             }
             log.info(object, "the stream changed beyond what the session accepts: draining and starting a new session")
             _ = drainSession(current)
@@ -191,7 +202,7 @@ extension VTDec {
                 live || session.isHardwareAccelerated
                 ? 0 : LibavcodecDecoderFactory.effectiveThreadCount(requested: Int(configuration.maxThreads))
             reportLatency(for: description, frameThreads: frameThreads, live: live)
-            return .success(session)
+            return .success(SessionForFrame(session: session, activeBackend: session.activeBackendName))
         } catch {
             state.withLock { $0.decoding = nil }
             let text: String

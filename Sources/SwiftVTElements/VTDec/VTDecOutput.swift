@@ -68,15 +68,16 @@ extension VTDec {
                 .stream(
                     GST_STREAM_ERROR_FORMAT, "the decoder produced an unsupported pixel format \(image.pixelFormat)"))
         }
-        let negotiation = state.withLock { state -> (needed: Bool, videoMeta: Bool) in
+        // One lock per picture: whether the caps must change, and what downstream takes.
+        let (needed, reference, downstreamAtStart) = state.withLock { state in
             let wanted = (format, image.width, image.height)
             let needed =
                 state.negotiated.map { $0.format != wanted.0 || $0.width != wanted.1 || $0.height != wanted.2 } ?? true
             if needed { state.negotiated = wanted }
-            return (needed, state.downstream.supportsVideoMeta)
+            return (needed, needed ? state.input?.state : nil, state.downstream)
         }
-        if negotiation.needed {
-            let reference = state.withLock { $0.input?.state }
+        var downstream = downstreamAtStart
+        if needed {
             guard
                 let output = gst_video_decoder_set_output_state(
                     decoder, format, UInt32(image.width), UInt32(image.height), reference?.pointer)
@@ -91,10 +92,10 @@ extension VTDec {
                 return GST_FLOW_NOT_NEGOTIATED
             }
             log.info(object, "output \(image.width)x\(image.height) \(image.pixelFormat)")
+            // Negotiating ran the allocation query: downstream's answer is new.
+            downstream = state.withLock { $0.downstream }
         }
-        let (useVideoMeta, downstreamPool) = state.withLock {
-            ($0.downstream.supportsVideoMeta, $0.downstream.offersPool)
-        }
+        let (useVideoMeta, downstreamPool) = (downstream.supportsVideoMeta, downstream.offersPool)
         if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
             frame.setOutput(buffer)
             return frame.finish(by: decoder)
