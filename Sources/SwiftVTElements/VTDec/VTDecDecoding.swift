@@ -102,7 +102,7 @@ extension VTDec {
                         // cannot go on, and there is nothing to fall back to.
                         ElementMessage.stream(
                             GST_STREAM_ERROR_DECODE,
-                            "the VA-API decoder failed: \(error.message). hardware=require allows no software "
+                            "the VA-API decoder failed: \(GStreamerWording.message(error)). hardware=require allows no software "
                                 + "fallback; use hardware=auto to continue in software.",
                             debug: error.description
                         ).post(from: object, isError: true)
@@ -111,7 +111,8 @@ extension VTDec {
                     }
                     log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
                     let flow = countError(
-                        .stream(GST_STREAM_ERROR_DECODE, "\(error.message)", debug: error.description))
+                        .stream(GST_STREAM_ERROR_DECODE, GStreamerWording.message(error), debug: error.description)
+                    )
                     frame.dropIfPending(by: decoder)
                     if flow != GST_FLOW_OK { return flow }
                 }
@@ -196,12 +197,10 @@ extension VTDec {
             return .success(session)
         } catch {
             state.withLock { $0.session = nil }
-            let text: String
-            if error.code == .hardwareUnavailable {
-                text = "hardware=require: \(SessionWording.gstreamer(error.message))"
-            } else {
-                text = "cannot decode this stream: \(SessionWording.gstreamer(error.message))"
-            }
+            // The hardware=require text says what failed and what to do itself.
+            let text =
+                error.code == .hardwareUnavailable
+                ? GStreamerWording.message(error) : "cannot decode this stream: \(GStreamerWording.message(error))"
             return .failure(
                 .stream(
                     error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,
