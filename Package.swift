@@ -154,7 +154,8 @@ let package = Package(
         .testTarget(
             name: "SwiftVTElementsTests",
             dependencies: [
-                "SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVTTestSupport"
+                "SwiftVTElements", "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVT",
+                "SoftwareCodecs", "VAAPICodecs", "SwiftVTTestSupport"
             ],
             swiftSettings: strictSwift),
         .testTarget(

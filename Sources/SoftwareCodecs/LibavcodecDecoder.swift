@@ -63,9 +63,7 @@ final class LibavcodecDecoder: DecoderBackend {
         {
             throw VTError(
                 .unsupportedFormat,
-                "none of the requested pixel formats \(attributes.pixelFormats) can be produced: this stream "
-                    + "decodes to \(native), and the libavcodec backend outputs that format or converts 4:2:0 to "
-                    + "NV12 (8-bit) or P010 (10-bit); add one of those to pixelFormats")
+                reason: .outputPixelFormatsUnavailable(requested: attributes.pixelFormats, decodesTo: native))
         }
         guard let codec = avcodec_find_decoder(stream.codecID) else {
             throw VTError(.unsupportedFormat, "this libavcodec was built without its \(format.codecName) decoder")
@@ -349,9 +347,7 @@ final class LibavcodecDecoder: DecoderBackend {
         // The consumer's formats of now (a downstream that renegotiated) before the session's.
         let choice = consumer?.pixelFormatPreferences.map { OutputFormatChoice(preferences: $0) } ?? outputChoice
         guard let target = choice.format(forNative: native, fullRange: attachments.fullRange ?? false) else {
-            result.status = VTError(
-                .unsupportedFormat,
-                "the stream changed to \(native), which none of the requested pixel formats can hold")
+            result.status = VTError(.unsupportedFormat, reason: .decodedFormatChanged(to: native))
             return result
         }
         if target == native {
@@ -406,11 +402,11 @@ final class LibavcodecDecoder: DecoderBackend {
             do {
                 conversionPool = try PixelBufferPool(attributes: attributes, consumer: consumer)
             } catch {
-                throw VTError(.allocationFailed, "cannot make \(format) pictures: \(error)")
+                throw VTError(.allocationFailed, reason: .outputPicturesUnavailable(format, detail: "\(error)"))
             }
         }
         guard let pool = conversionPool else {
-            throw VTError(.allocationFailed, "cannot make \(format) pictures")
+            throw VTError(.allocationFailed, reason: .outputPicturesUnavailable(format, detail: nil))
         }
         let destination: PixelBuffer
         do {
@@ -419,7 +415,7 @@ final class LibavcodecDecoder: DecoderBackend {
         } catch .flushing {
             throw VTError(.flushing, "the consumer is flushing: conversion stopped waiting for an output picture")
         } catch {
-            throw VTError(.allocationFailed, "no \(format) picture available: \(error)")
+            throw VTError(.allocationFailed, reason: .outputPicturesUnavailable(format, detail: "\(error)"))
         }
         BiPlanarConversion.convert(from: picture, to: destination)
         var attachments = picture.attachments

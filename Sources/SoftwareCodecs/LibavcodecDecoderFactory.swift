@@ -18,25 +18,26 @@ public struct LibavcodecDecoderFactory: DecoderBackendFactory {
     public var name: String { "libavcodec (software)" }
     public var isHardware: Bool { false }
 
-    public func unavailableReason(for format: FormatDescription) -> String? {
+    public func unavailableReason(for format: FormatDescription) -> VTError.Reason? {
         let codecs: Set<FourCharCode> = [.h264, .h264InBandParameterSets, .hevc, .hevcInBandParameterSets]
         guard codecs.contains(format.codecType) else {
-            return "decodes H.264 and H.265 only, and this stream's codec is '\(format.codecType)'"
+            return .other("decodes H.264 and H.265 only, and this stream's codec is '\(format.codecType)'")
         }
         if let problem = cffmpeg_load() {
-            return "libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec"
+            return .other("libavcodec could not be loaded (\(String(cString: problem))): install FFmpeg's libavcodec")
         }
         guard let stream = LibavStream(format) else {
-            return
+            return .other(
                 "the format description has no avcC or hvcC record (make it with FormatDescription(h264ParameterSets:), "
-                + "FormatDescription(hevcParameterSets:) or from the container's record)"
+                    + "FormatDescription(hevcParameterSets:) or from the container's record)")
         }
         guard avcodec_find_decoder(stream.codecID) != nil else {
-            return "this libavcodec was built without its \(format.codecName) decoder"
+            return .other("this libavcodec was built without its \(format.codecName) decoder")
         }
         if let depth = format.extensions.bitDepth, depth != 8 && depth != 10 {
-            return
+            return .other(
                 "\(depth)-bit \(format.codecName) decodes to a sample size SwiftVT has no pixel format for (8 and 10 bits only)"
+            )
         }
         return nil
     }

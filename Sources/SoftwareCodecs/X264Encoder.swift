@@ -88,13 +88,13 @@ public struct X264EncoderFactory: EncoderBackendFactory {
 
     public func unavailableReason(
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
-    ) -> String? {
+    ) -> VTError.Reason? {
         guard Self.pixelFormats.contains(pixelFormat) else {
-            return
-                "encodes NV12 and planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
+            return .inputPixelFormatNotEncoded(
+                pixelFormat, encodes: "encodes NV12 and planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits")
         }
         if let problem = cx264_load() {
-            return "libx264 could not be loaded (\(String(cString: problem))): install libx264-164"
+            return .other("libx264 could not be loaded (\(String(cString: problem))): install libx264-164")
         }
         return nil
     }

@@ -68,15 +68,16 @@ public struct X265EncoderFactory: EncoderBackendFactory {
 
     public func unavailableReason(
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
-    ) -> String? {
+    ) -> VTError.Reason? {
         guard Self.pixelFormats.contains(pixelFormat) else {
-            return "encodes planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
+            return .inputPixelFormatNotEncoded(
+                pixelFormat, encodes: "encodes planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits")
         }
         if let problem = cx265_load() {
-            return "libx265 could not be loaded (\(String(cString: problem))): install libx265-199"
+            return .other("libx265 could not be loaded (\(String(cString: problem))): install libx265-199")
         }
         if cx265_api(Int32(pixelFormat.bitDepth)) == nil {
-            return "the installed libx265 has no \(pixelFormat.bitDepth)-bit encoder of build \(cx265_build())"
+            return .other("the installed libx265 has no \(pixelFormat.bitDepth)-bit encoder of build \(cx265_build())")
         }
         return nil
     }

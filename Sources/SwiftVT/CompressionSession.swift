@@ -111,11 +111,9 @@ public final class CompressionSession: Sendable {
         case .yuv422?: subsampled = [("width", width)]
         default: subsampled = []
         }
-        let chroma = sourcePixelFormat.chromaSubsampling == .yuv422 ? "4:2:2" : "4:2:0"
         for (name, value) in subsampled where value % 2 != 0 {
             throw VTError(
-                .unsupportedFormat,
-                "\(name) \(value) is odd, and \(chroma) pictures (\(sourcePixelFormat.rawValue)) need an even \(name); crop or pad by one pixel"
+                .unsupportedFormat, reason: .oddDimension(dimension: name, value: value, pixelFormat: sourcePixelFormat)
             )
         }
         guard encoderSpecification.threadCount >= 0 else {
@@ -143,31 +141,27 @@ public final class CompressionSession: Sendable {
         let configuration = EncoderConfiguration(
             width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties,
             threadCount: encoderSpecification.threadCount, hardwarePolicy: encoderSpecification.hardwarePolicy)
-        let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend, VTError>.select(
+        let selection = BackendSelection<any EncoderBackendFactory, any EncoderBackend>.select(
             policy: encoderSpecification.hardwarePolicy, factories: backends, what: "\(codecName) encoder",
             name: \.name, isHardware: \.isHardware,
             unavailableReason: {
                 $0.unavailableReason(
                     width: width, height: height, pixelFormat: sourcePixelFormat, properties: properties)
-            },
-            message: \.message
+            }
         ) { (factory) throws(VTError) in try factory.makeBackend(configuration: configuration) }
         let chosen: (any EncoderBackendFactory, any EncoderBackend)
         let passedOver: String
         switch selection {
         case .chosen(let factory, let backend, let tried):
             chosen = (factory, backend)
-            passedOver = tried
-        case .hardwareUnavailable(let list):
-            throw VTError(
-                .hardwareUnavailable,
-                "hardware encoding is required (hardwarePolicy .require) but no hardware encoder can take these "
-                    + "pictures. Tried: \(list). Use hardwarePolicy .auto to fall back to software encoding.")
-        case .startFailed(var error, let list, let count):
-            error.message += count > 1 ? " (tried: \(list))" : ""
+            passedOver = tried.map(\.description).joined(separator: "; ")
+        case .hardwareUnavailable(let tried):
+            throw VTError(.hardwareUnavailable, reason: .hardwareRequired(.encoding, tried: tried))
+        case .startFailed(var error, let tried, let count):
+            if count > 1 { error.backendsTried = tried }
             throw error
-        case .unavailable(let list):
-            throw VTError(.unsupportedFormat, "no encoder can take these pictures. Tried: \(list)")
+        case .unavailable(let tried):
+            throw VTError(.unsupportedFormat, reason: .noBackend(.encoding, tried: tried))
         }
         self.width = width
         self.height = height
@@ -291,8 +285,9 @@ public final class CompressionSession: Sendable {
         guard image.width == width, image.height == height, image.pixelFormat == sourcePixelFormat else {
             throw VTError(
                 .invalidArgument,
-                "the picture is \(image.width)x\(image.height) '\(image.pixelFormat.rawValue)' but the session encodes "
-                    + "\(width)x\(height) '\(sourcePixelFormat.rawValue)'; create a session for the new size or format")
+                reason: .pictureMismatch(
+                    width: image.width, height: image.height, pixelFormat: image.pixelFormat, sessionWidth: width,
+                    sessionHeight: height, sessionPixelFormat: sourcePixelFormat))
         }
         guard presentationTimeStamp.isNumeric else {
             // GStreamer's clock times above 2^63 ns arrive as +infinity (MediaTime's range is

@@ -308,8 +308,7 @@ public struct CompressionProperties: Sendable, Equatable {
             )
         }
         if let profile = profileLevel, !profile.allowsBFramesAndCABAC, entropyMode == .cabac {
-            throw .invalidProperty(
-                .entropyMode, "CABAC is not allowed in the \(profile.profile.rawValue) profile; use .cavlc or nil")
+            throw .invalidProperty(.entropyMode, reason: .entropyModeNotAllowed(profile: profile.profile))
         }
         guard maxKeyFrameInterval >= 0 else {
             throw .invalidProperty(.maxKeyFrameInterval, "\(maxKeyFrameInterval) is negative (0 means no limit)")

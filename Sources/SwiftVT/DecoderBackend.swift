@@ -16,7 +16,7 @@ public protocol DecoderBackendFactory: Sendable {
     ) throws(VTError) -> any DecoderBackend
     /// nil when this backend can decode `format` here; otherwise why not, for a person
     /// (e.g. "no VA-API device with an H.264 High profile decoder").
-    func unavailableReason(for format: FormatDescription) -> String?
+    func unavailableReason(for format: FormatDescription) -> VTError.Reason?
 }
 
 /// One decoder instance. The session calls it from one thread at a time (never concurrently),

@@ -90,26 +90,22 @@ public final class DecompressionSession: Sendable {
         format: FormatDescription, specification: DecoderSpecification,
         attributes: DestinationImageBufferAttributes, factories: [any DecoderBackendFactory]
     ) throws(VTError) -> (any DecoderBackendFactory, any DecoderBackend, String) {
-        let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend, VTError>.select(
+        let selection = BackendSelection<any DecoderBackendFactory, any DecoderBackend>.select(
             policy: specification.hardwarePolicy, factories: factories, what: "\(format.codecName) decoder",
-            name: \.name, isHardware: \.isHardware, unavailableReason: { $0.unavailableReason(for: format) },
-            message: \.message
+            name: \.name, isHardware: \.isHardware, unavailableReason: { $0.unavailableReason(for: format) }
         ) { (factory) throws(VTError) in
             try factory.makeBackend(format: format, specification: specification, attributes: attributes)
         }
         switch selection {
         case .chosen(let factory, let backend, let passedOver):
-            return (factory, backend, passedOver)
-        case .hardwareUnavailable(let list):
-            throw VTError(
-                .hardwareUnavailable,
-                "hardware decoding is required, but no hardware decoder can take this stream. Tried: \(list). "
-                    + "Allow software decoding (hardwarePolicy .auto) to decode it anyway.")
-        case .startFailed(var error, let list, let count):
-            error.message += count > 1 ? " (tried: \(list))" : ""
+            return (factory, backend, passedOver.map(\.description).joined(separator: "; "))
+        case .hardwareUnavailable(let tried):
+            throw VTError(.hardwareUnavailable, reason: .hardwareRequired(.decoding, tried: tried))
+        case .startFailed(var error, let tried, let count):
+            if count > 1 { error.backendsTried = tried }
             throw error
-        case .unavailable(let list):
-            throw VTError(.unsupportedFormat, "no decoder can take this stream. Tried: \(list)")
+        case .unavailable(let tried):
+            throw VTError(.unsupportedFormat, reason: .noBackend(.decoding, tried: tried))
         }
     }
 

@@ -111,9 +111,9 @@ public protocol EncoderBackendFactory: Sendable {
     /// session only considers the backends of its own codec.
     var codecType: FourCharCode { get }
     /// nil when this backend can encode such pictures with such properties here; otherwise why
-    /// not, for a person.
+    /// not (a value each layer words in its own terms).
     func unavailableReason(width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties)
-        -> String?
+        -> VTError.Reason?
     /// An encoder for `configuration` (already validated by the session). Only called when
     /// ``unavailableReason(width:height:pixelFormat:properties:)`` returned nil. The encoder need
     /// not start its library yet: ``EncoderBackend/prepare(properties:frameRate:)`` does.

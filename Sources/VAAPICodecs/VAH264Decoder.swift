@@ -21,7 +21,7 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
 
     private func openDevice() -> Result<VADevice, VADeviceUnavailable> { cachedDevice.open() }
 
-    public func unavailableReason(for format: FormatDescription) -> String? {
+    public func unavailableReason(for format: FormatDescription) -> VTError.Reason? {
         switch chooseProfile(for: format) {
         case .success: return nil
         case .failure(let reason): return reason.reason
@@ -80,7 +80,7 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         let chosen: (VADevice, VAProfile)
         switch chooseProfile(for: format) {
         case .success(let value): chosen = value
-        case .failure(let reason): throw VTError(.unsupportedFormat, reason.reason)
+        case .failure(let unsupported): throw VTError(.unsupportedFormat, reason: unsupported.reason)
         }
         // The surfaces are NV12; I420 is written while reading back (no extra copy). Other
         // formats would need a conversion this backend does not do.
@@ -92,7 +92,9 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
                 ?? wanted.first(where: { $0 == .i420 })
         else {
             throw VTError(
-                .unsupportedFormat, "the VA path outputs NV12 or I420, and none of \(wanted) was asked for")
+                .unsupportedFormat,
+                reason: .outputPixelFormatsNotOffered(
+                    backend: "the VA path", requested: wanted, offered: [.nv12VideoRange, .i420]))
         }
         return try VAH264Decoder(
             device: chosen.0, profile: chosen.1, format: format, pixelFormat: pixelFormat,

@@ -23,7 +23,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
 
     public func unavailableReason(
         width: Int, height: Int, pixelFormat: PixelFormat, properties: CompressionProperties
-    ) -> String? {
+    ) -> VTError.Reason? {
         switch choose(width: width, height: height, pixelFormat: pixelFormat, properties: properties) {
         case .success: return nil
         case .failure(let reason): return reason.reason
@@ -37,7 +37,7 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             properties: configuration.properties)
         {
         case .success(let value): choice = value
-        case .failure(let reason): throw VTError(.unsupportedFormat, reason.reason)
+        case .failure(let unsupported): throw VTError(.unsupportedFormat, reason: unsupported.reason)
         }
         return VAH264Encoder(choice: choice, configuration: configuration)
     }
@@ -49,7 +49,9 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
         guard pixelFormat == .i420 || pixelFormat == .nv12VideoRange || pixelFormat == .nv12FullRange else {
             return .failure(
                 UnsupportedStream(
-                    "encodes 8-bit 4:2:0 pictures (I420, NV12) only, not '\(pixelFormat.rawValue)'"))
+                    reason: .inputPixelFormatNotEncoded(
+                        pixelFormat, encodes: "encodes 8-bit 4:2:0 pictures (I420, NV12) only")
+                ))
         }
         let device: VADevice
         switch openDevice() {

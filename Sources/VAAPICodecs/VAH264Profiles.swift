@@ -1,6 +1,7 @@
 import CVA
 import H264
 import MediaCore
+import SwiftVT
 
 /// Which VA-API profile decodes a stream, and why none does.
 enum VAH264Profiles {
@@ -60,6 +61,7 @@ enum VAH264Profiles {
 }
 
 struct UnsupportedStream: Error {
-    var reason: String
-    init(_ reason: String) { self.reason = reason }
+    var reason: VTError.Reason
+    init(_ text: String) { self.reason = .other(text) }
+    init(reason: VTError.Reason) { self.reason = reason }
 }

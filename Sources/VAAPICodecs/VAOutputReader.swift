@@ -78,7 +78,7 @@ final class VAOutputReader {
             do {
                 pool = try PixelBufferPool(attributes: attributes, consumer: consumer)
             } catch {
-                throw VTError(.allocationFailed, "no \(wanted) output pictures: \(error)")
+                throw VTError(.allocationFailed, reason: .outputPicturesUnavailable(wanted, detail: "\(error)"))
             }
             self.pool = pool
         }

@@ -384,7 +384,7 @@ struct CountingFactory: DecoderBackendFactory {
             inner: try inner.makeBackend(format: format, specification: specification, attributes: attributes),
             counters: counters)
     }
-    func unavailableReason(for format: FormatDescription) -> String? { inner.unavailableReason(for: format) }
+    func unavailableReason(for format: FormatDescription) -> VTError.Reason? { inner.unavailableReason(for: format) }
 }
 
 /// A hardware backend that is never available, as on a machine without a VA-API device.
@@ -397,5 +397,5 @@ struct UnavailableHardwareFactory: DecoderBackendFactory {
     ) throws(VTError) -> any DecoderBackend {
         throw VTError(.hardwareUnavailable, Self.reason)
     }
-    func unavailableReason(for format: FormatDescription) -> String? { Self.reason }
+    func unavailableReason(for format: FormatDescription) -> VTError.Reason? { .other(Self.reason) }
 }

@@ -168,3 +168,5 @@ def test_422_vtdec_require_with_a_device_refused_at_the_caps(device_env, fixture
     assert result.errors and ("swiftvtdec0: hardware=require, but the VA-API device cannot decode this "
                               "stream: chroma_format_idc 2"
                               in text(result.errors[0])), result.log[-2000:]
+    # GST_STREAM_ERROR_CODEC_NOT_FOUND: the device has no decoder for this stream.
+    assert result.error_domains()[0] == ("swiftvtdec0", "gst-stream-error-quark", 6), result.errors

@@ -2,7 +2,7 @@
 decode (Main 12) and codec_data that is no hvcC record give one ERROR from vtdec at the caps, naming
 the problem and what to do; hardware=require on H.265 fails at the state change without a device, and
 at the caps where a VA device exists (no hardware backend decodes H.265)."""
-from parity_testing import assert_one_swiftvt_error
+from parity_testing import assert_one_swiftvt_error, error_kind
 
 
 def test_an_impossible_profile_is_refused_at_the_caps(h265_corpus, runner):
@@ -31,7 +31,8 @@ def test_hardware_require_without_a_device_fails_at_the_state_change(h265_corpus
         f"filesrc location={folder / 'main_ld_cif_slices.265'} ! h265parse ! vtdec name=dec hardware=require "
         "! fakesink", timeout=60)
     assert result.ended_by == "state-change-failure", result.ended_by
-    assert_one_swiftvt_error(result, r"^dec: hardware=require, but no VA-API device")
+    error = assert_one_swiftvt_error(result, r"^dec: hardware=require, but no VA-API device")
+    assert error_kind(error) == ("dec", "resource/not-found"), error
 
 
 def test_hardware_require_with_a_device_refuses_h265_at_the_caps(h265_corpus, plugin_env, software_va, tmp_path):
@@ -40,5 +41,6 @@ def test_hardware_require_with_a_device_refuses_h265_at_the_caps(h265_corpus, pl
     result = PipelineRunner(software_va.env(plugin_env), tmp_path).error(
         f"filesrc location={folder / 'main_ld_cif_slices.265'} ! h265parse ! vtdec name=dec hardware=require "
         "! fakesink", timeout=60)
-    assert_one_swiftvt_error(
+    error = assert_one_swiftvt_error(
         result, r"^dec: hardware=require, but no hardware decoder in SwiftVT decodes H.265.*hardware=auto")
+    assert error_kind(error) == ("dec", "stream/codec-not-found"), error

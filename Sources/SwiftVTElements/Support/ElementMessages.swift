@@ -44,10 +44,7 @@ struct ElementMessage: Sendable, Error {
         // (playbin, GstDiscoverer) still say which element spoke, and the element's code never
         // spells a name of its own that a renamed or aliased instance would contradict.
         let name = Self.instanceName(of: element)
-        // Session-layer wording (Swift API names, four-character pixel format codes) becomes
-        // GStreamer's (properties, caps format names) for every message posted.
-        let wording = SessionWording.gstreamer(text)
-        let posted = name.map { "\($0): \(wording)" } ?? wording
+        let posted = name.map { "\($0): \(text)" } ?? text
         file.withCString { fileName in
             function.withCString { functionName in
                 swiftvt_post_message(

@@ -27,16 +27,6 @@ enum EncoderNotices {
         }
     }
 
-    /// The error text when hardware=require finds no hardware encoder: the session's message
-    /// (which speaks of the API's hardwarePolicy) in the element's terms.
-    static func hardwareRequiredText(_ message: String) -> String {
-        let reasons =
-            message
-            .replacing("hardware encoding is required (hardwarePolicy .require) but ", with: "")
-            .replacing(" Use hardwarePolicy .auto to fall back to software encoding.", with: "")
-        return "hardware=require, but \(reasons) Use hardware=auto to fall back to x264."
-    }
-
     /// Posts the session's pending notices from `element`;
     /// returns the session's active backend name, which may have changed.
     @discardableResult

@@ -23,7 +23,7 @@ enum HardwareRequirement {
             : ("encodes", "hardware=auto (or the vtenc element) to encode with x264")
         ElementMessage(
             domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-            text: "hardware=require, but no VA-API device here \(verb) H.264: \(SessionWording.gstreamer(reason))"
+            text: "hardware=require, but no VA-API device here \(verb) H.264: \(reason)"
                 + "\(reason.hasSuffix(".") ? "" : ".") Use \(fallback).",
             debug: reason
         ).post(from: element, isError: true)

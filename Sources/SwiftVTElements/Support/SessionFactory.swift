@@ -67,22 +67,19 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
     ) -> ElementMessage {
         if error.code == .hardwareUnavailable {
             return ElementMessage(
-                domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-                text: EncoderNotices.hardwareRequiredText(error.message), debug: error.description)
+                domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND), text: GStreamerWording.message(error),
+                debug: error.description)
         }
+        let picture = "\(width)x\(height) \(GStreamerWording.name(of: format))"
         guard let property = error.property else {
             return ElementMessage(
                 domain: .stream(GST_STREAM_ERROR_FORMAT),
-                text: "cannot encode \(width)x\(height) \(format): \(SessionWording.gstreamer(error.message))",
-                debug: error.description)
+                text: "cannot encode \(picture): \(GStreamerWording.message(error))", debug: error.description)
         }
-        // invalidProperty messages start with the API's key name; the element names its property.
-        let prefix = "\(property.rawValue): "
-        let problem = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
         return ElementMessage(
             domain: .library(GST_LIBRARY_ERROR_SETTINGS),
             text:
-                "cannot encode \(width)x\(height) \(format) (\(EncoderNotices.propertyName(property))): \(SessionWording.gstreamer(problem))",
+                "cannot encode \(picture) (\(EncoderNotices.propertyName(property))): \(GStreamerWording.problem(error))",
             debug: error.description)
     }
 }

@@ -99,7 +99,7 @@ extension VTDec {
                         // cannot go on, and there is nothing to fall back to.
                         ElementMessage.stream(
                             GST_STREAM_ERROR_DECODE,
-                            "the VA-API decoder failed: \(error.message). hardware=require allows no software "
+                            "the VA-API decoder failed: \(GStreamerWording.message(error)). hardware=require allows no software "
                                 + "fallback; use hardware=auto to continue in software.",
                             debug: error.description
                         ).post(from: object, isError: true)
@@ -108,7 +108,8 @@ extension VTDec {
                     }
                     log.warning(object, "decode of frame \(frameNumber) failed: \(error)")
                     let flow = countError(
-                        .stream(GST_STREAM_ERROR_DECODE, "\(error.message)", debug: error.description))
+                        .stream(GST_STREAM_ERROR_DECODE, GStreamerWording.message(error), debug: error.description)
+                    )
                     frame.dropIfPending(by: decoder)
                     if flow != GST_FLOW_OK { return flow }
                 }
@@ -205,12 +206,10 @@ extension VTDec {
             return .success(SessionForFrame(session: session, activeBackend: session.activeBackendName))
         } catch {
             state.withLock { $0.decoding = nil }
-            let text: String
-            if error.code == .hardwareUnavailable {
-                text = "hardware=require: \(SessionWording.gstreamer(error.message))"
-            } else {
-                text = "cannot decode this stream: \(SessionWording.gstreamer(error.message))"
-            }
+            // The hardware=require text says what failed and what to do itself.
+            let text =
+                error.code == .hardwareUnavailable
+                ? GStreamerWording.message(error) : "cannot decode this stream: \(GStreamerWording.message(error))"
             return .failure(
                 .stream(
                     error.code == .hardwareUnavailable ? GST_STREAM_ERROR_CODEC_NOT_FOUND : GST_STREAM_ERROR_DECODE,

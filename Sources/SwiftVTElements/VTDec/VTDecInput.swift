@@ -65,9 +65,9 @@ extension VTDec {
         else { return nil }
         return .stream(
             GST_STREAM_ERROR_CODEC_NOT_FOUND,
-            "hardware=require, but the VA-API device cannot decode this stream: \(SessionWording.gstreamer(reason)). "
+            "hardware=require, but the VA-API device cannot decode this stream: \(GStreamerWording.text(reason)). "
                 + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
-            debug: reason)
+            debug: reason.description)
     }
 
     /// The caps' stream-format (byte-stream when absent) and codec_data.

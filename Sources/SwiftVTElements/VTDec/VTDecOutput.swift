@@ -27,7 +27,7 @@ extension VTDec {
             let frame = CodecFrame(adopting: pending)
             guard let image = decoded.imageBuffer else {
                 let message =
-                    decoded.status.map { "a frame could not be decoded: \($0.message)" }
+                    decoded.status.map { "a frame could not be decoded: \(GStreamerWording.message($0))" }
                     ?? "the decoder dropped a frame"
                 if decoded.status != nil {
                     let flow = countError(.stream(GST_STREAM_ERROR_DECODE, message, debug: decoded.status?.description))
@@ -41,7 +41,8 @@ extension VTDec {
                 // discards it when discard-corrupted-frames is set.
                 let flow = countError(
                     .stream(
-                        GST_STREAM_ERROR_DECODE, "corrupt data in a frame: \(status.message)", debug: status.description
+                        GST_STREAM_ERROR_DECODE, "corrupt data in a frame: \(GStreamerWording.message(status))",
+                        debug: status.description
                     ))
                 if flow != GST_FLOW_OK { result = flow }
                 frame.markCorrupted()

@@ -214,7 +214,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                 text:
-                    "the new bit rate could not be applied while encoding (\(error.message)); the encoder goes on as it was"
+                    "the new bit rate could not be applied while encoding (\(GStreamerWording.message(error))); the encoder goes on as it was"
             )
             .post(from: object, isError: false)
         }
@@ -518,10 +518,10 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     private func encodingFailure(_ error: VTError, session: CompressionSession) -> String {
         let hardware = settings.withLock { $0.encoder.hardware }
         if session.isHardwareAccelerated && hardware == .require {
-            return "the VA-API encoder failed: \(error.message). hardware=require allows no software fallback; "
-                + "use hardware=auto to continue with x264."
+            return "the VA-API encoder failed: \(GStreamerWording.message(error)). hardware=require allows no "
+                + "software fallback; use hardware=auto to continue with x264."
         }
-        return "encoding failed: \(error.message)"
+        return "encoding failed: \(GStreamerWording.message(error))"
     }
 
     /// EOS: the held frames go out. GstVideoEncoder drops a flow error returned here without a

@@ -23,7 +23,7 @@ extension VTEnc {
             let frame = CodecFrame(adopting: pending)
             guard let sample = encoded.sampleBuffer, let description = sample.formatDescription else {
                 let text =
-                    encoded.status.map { "a frame could not be encoded: \($0.message)" }
+                    encoded.status.map { "a frame could not be encoded: \(GStreamerWording.message($0))" }
                     ?? "the encoder dropped a frame"
                 ElementMessage.stream(GST_STREAM_ERROR_ENCODE, text, debug: encoded.status?.description).post(
                     from: object, isError: true)

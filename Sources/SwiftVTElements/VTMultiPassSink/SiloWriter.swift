@@ -108,7 +108,8 @@ struct SiloWriter {
             let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
             return .failure(
                 ElementMessage(
-                    domain: .resource(code), text: "could not write \(output.finalPath): \(error.message)",
+                    domain: .resource(code),
+                    text: "could not write \(output.finalPath): \(GStreamerWording.message(error))",
                     debug: error.description))
         } catch {
             return .failure(.stream(GST_STREAM_ERROR_FAILED, "reading the frame silo failed: \(error)"))

@@ -231,7 +231,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 ElementMessage(
                     domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
                     text:
-                        "cannot create the frame silo and analysis storage in \(temporaryDirectory): \(error.message); set temp-location to a writable directory with room for the compressed video",
+                        "cannot create the frame silo and analysis storage in \(temporaryDirectory): \(GStreamerWording.message(error)); set temp-location to a writable directory with room for the compressed video",
                     debug: error.description
                 )
                 .post(from: object, isError: true)
@@ -246,7 +246,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         } catch {
             ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_OPEN_WRITE),
-                text: "cannot write \"\(location)\": \(error.message); "
+                text: "cannot write \"\(location)\": \(GStreamerWording.message(error)); "
                     + (error.systemError == EISDIR
                         ? "set location to a file name (e.g. \(location)/out.mp4)"
                         : "choose a location in a writable directory"),
@@ -290,12 +290,9 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             try properties.validate()
         } catch {
             let property = error.property.map { EncoderNotices.propertyName($0) } ?? "settings"
-            let prefix = error.property.map { "\($0.rawValue): " } ?? ""
-            let problem =
-                error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "\(property) with profile=\(settings.profile.nick): \(SessionWording.gstreamer(problem))",
+                text: "\(property) with profile=\(settings.profile.nick): \(GStreamerWording.problem(error))",
                 debug: error.description)
         }
         return nil
@@ -347,7 +344,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             guard existing == (width, height, format) else {
                 return .stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "the video changed from \(existing.0)x\(existing.1) \(existing.2) to \(width)x\(height) \(format) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)"
+                    "the video changed from \(existing.0)x\(existing.1) \(GStreamerWording.name(of: existing.2)) to \(width)x\(height) \(GStreamerWording.name(of: format)) mid-stream; a multi-pass file has one size and format (put videoscale/videoconvert with fixed caps in front)"
                 )
             }
             return nil
@@ -448,7 +445,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 session.isHardwareAccelerated && settings.withLock({ $0.encoder.hardware }) == .require
                 ? " hardware=require allows no software fallback; use hardware=auto to continue with x264." : ""
             ElementMessage.stream(
-                GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).\(hint)",
+                GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(GStreamerWording.message(error)).\(hint)",
                 debug: error.description
             )
             .post(from: object, isError: true)
@@ -472,13 +469,16 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         switch failure {
         case .encoding(let error, let pass):
             ElementMessage.stream(
-                GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(error.message).", debug: error.description)
+                GST_STREAM_ERROR_ENCODE, "encoding failed in pass \(pass): \(GStreamerWording.message(error)).",
+                debug: error.description)
         case .endingPass(let error, let pass):
             error.code == .multiPassStorageFailed
                 ? ElementMessage(
-                    domain: .resource(GST_RESOURCE_ERROR_WRITE), text: "\(error.message)", debug: error.description)
+                    domain: .resource(GST_RESOURCE_ERROR_WRITE), text: GStreamerWording.message(error),
+                    debug: error.description)
                 : ElementMessage.stream(
-                    GST_STREAM_ERROR_ENCODE, "ending pass \(pass) failed: \(error.message)", debug: error.description)
+                    GST_STREAM_ERROR_ENCODE, "ending pass \(pass) failed: \(GStreamerWording.message(error))",
+                    debug: error.description)
         case .startingNextPass(let error):
             ElementMessage.stream(GST_STREAM_ERROR_ENCODE, "could not start the next pass: \(error)")
         case .silo(let error):
@@ -494,7 +494,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     private static func storageMessage(_ error: VTError, what: String) -> ElementMessage {
         let code = error.code == .diskFull ? GST_RESOURCE_ERROR_NO_SPACE_LEFT : GST_RESOURCE_ERROR_WRITE
         return ElementMessage(
-            domain: .resource(code), text: "\(what) could not be written: \(error.message)",
+            domain: .resource(code), text: "\(what) could not be written: \(GStreamerWording.message(error))",
             debug: error.description)
     }
 

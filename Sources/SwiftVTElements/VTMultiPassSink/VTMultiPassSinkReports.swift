@@ -40,7 +40,9 @@ extension VTMultiPassSink {
                     "pass \(pass): QP \((quantizers.min() ?? 0).decimalText(digits: 1))...\((quantizers.max() ?? 0).decimalText(digits: 1)) (mean \(mean.decimalText(digits: 2))), ranges \(ranges.map(\.description).joined(separator: ", ")); predicted \(((plan?.predictedBits ?? 0) / 1000).decimalText(digits: 0)) kbit of \(((plan?.targetBits ?? 0) / 1000).decimalText(digits: 0))"
                 )
             case .heldFramesLost(let pass, let error):
-                log.warning(object, "pass \(pass): the encoder failed to output the frames it held: \(error.message)")
+                log.warning(
+                    object,
+                    "pass \(pass): the encoder failed to output the frames it held: \(GStreamerWording.message(error))")
             }
         }
     }
