@@ -25,6 +25,8 @@
 // | expectedFrameRate            | fps (VUI timing and rate control); else the first frame's duration       |
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
+// | picture under 64 luma samples | ctu 32 (x265 refuses a picture smaller than one CTU); under 32: refused |
+// | on a side                    | (ctu 16 corrupted libx265 3.5's heap at 48x16)                           |
 // | pixel format                 | the profile (A.3): 8-bit 4:2:0 Main, 10-bit 4:2:0 Main 10, 4:2:2 (8 or   |
 // |                              | 10 bits) Main 4:2:2 10, 4:4:4 Main 4:4:4 / Main 4:4:4 10                 |
 // | entropyMode                  | cabac or nil; cavlc is refused (HEVC codes every slice with CABAC, 9.3) |
@@ -71,6 +73,10 @@ public struct X265EncoderFactory: EncoderBackendFactory {
     ) -> String? {
         guard Self.pixelFormats.contains(pixelFormat) else {
             return "encodes planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits, not '\(pixelFormat.rawValue)'"
+        }
+        // The smallest coding tree block used (32x32, see fill) must fit in the picture.
+        guard width >= 32, height >= 32 else {
+            return "encodes pictures of 32x32 or more (one coding tree block), not \(width)x\(height)"
         }
         if let problem = cx265_load() {
             return "libx265 could not be loaded (\(String(cString: problem))): install libx265-199"
@@ -253,6 +259,11 @@ final class X265Encoder: EncoderBackend {
         try set("log-level", "error")
         try set("input-res", "\(configuration.width)x\(configuration.height)")
         try set("input-csp", Self.colorSpace(format).option)
+        // x265 refuses a picture smaller than one coding tree block ("Picture size must be at
+        // least one CTU"; 64x64 in every preset): 32x32 blocks (log2 CtbSizeY 5, 7.4.3.2.1) for a
+        // side under 64, so pictures down to 32x32 encode. Not 16x16: with them libx265 3.5
+        // corrupted the heap at 48x16 and 40x24 (found by vtenc_h265's tests).
+        if min(configuration.width, configuration.height) < 64 { try set("ctu", "32") }
         try set("annexb", "0")
         try set("repeat-headers", "0")
         try set("info", "0")
