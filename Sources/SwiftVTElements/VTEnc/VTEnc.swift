@@ -214,7 +214,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         ]
         let entropy: [ElementProperty<VTEnc>] = hevc ? [] : [EncoderProperties.entropyMode()]
         return rateProperties + entropy + [
-            EncoderProperties.hardware(default: context.defaultHardware),
+            EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
             EncoderProperties.maxThreads(),
             EncoderProperties.activeBackend()
         ]
