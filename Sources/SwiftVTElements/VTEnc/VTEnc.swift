@@ -1,7 +1,6 @@
 import CGStreamer
 import CSwiftVTShim
 import H264
-import H265
 import MediaCore
 import SoftwareCodecs
 import SwiftVT
