@@ -26,7 +26,7 @@
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
 // | picture under 64 luma samples | ctu 32 (x265 refuses a picture smaller than one CTU); under 32: refused |
-// | on a side                    | (ctu 16 corrupted libx265 3.5's heap at 48x16)                           |
+// | on a side                    | (ctu 16 corrupted the heap at 48x16; cause not found, see fill)          |
 // | pixel format                 | the profile (A.3): 8-bit 4:2:0 Main, 10-bit 4:2:0 Main 10, 4:2:2 (8 or   |
 // |                              | 10 bits) Main 4:2:2 10, 4:4:4 Main 4:4:4 / Main 4:4:4 10                 |
 // | entropyMode                  | cabac or nil; cavlc is refused (HEVC codes every slice with CABAC, 9.3) |
@@ -261,8 +261,10 @@ final class X265Encoder: EncoderBackend {
         try set("input-csp", Self.colorSpace(format).option)
         // x265 refuses a picture smaller than one coding tree block ("Picture size must be at
         // least one CTU"; 64x64 in every preset): 32x32 blocks (log2 CtbSizeY 5, 7.4.3.2.1) for a
-        // side under 64, so pictures down to 32x32 encode. Not 16x16: with them libx265 3.5
-        // corrupted the heap at 48x16 and 40x24 (found by vtenc_h265's tests).
+        // side under 64, so pictures down to 32x32 encode. Not 16x16: with ctu 16 the process's
+        // heap was corrupted at 48x16 and 40x24 (glibc "free(): invalid next size" at the drain),
+        // while x265enc encodes 40x24 with 16x16 blocks on the same libx265: the cause, in this
+        // backend or in how it drives x265, is not found yet, so sizes under 32 are refused.
         if min(configuration.width, configuration.height) < 64 { try set("ctu", "32") }
         try set("annexb", "0")
         try set("repeat-headers", "0")
