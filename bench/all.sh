@@ -19,6 +19,8 @@
 #                       bit-rate error
 #   encode-throughput   vtenc against x264enc at equal presets (medium, realtime), 720p 2000 kbit/s:
 #                       time above the floor, PSNR-Y
+#   vtenc-h265          vtenc_h265 against x265enc at equal presets (medium, realtime), 720p
+#                       1000 kbit/s: wall time, PSNR-Y
 #   plugin-load-time    gst-inspect-1.0 of the plugin against a minimal C plugin
 #   va-encode-depth     VA-API encoding against FFmpeg h264_vaapi on the software VA driver (Xvfb),
 #                       1 and 4 pictures in flight, 1 and 5 ms latency
@@ -67,7 +69,7 @@ user_plugin="${SWIFTVT_PLUGIN:-}"
 source bench/lib/common.sh
 
 benches=(decode-throughput h265-decode-throughput parse-throughput h265-parse-throughput multipass-quality
-         encode-throughput plugin-load-time va-encode-depth annexb-to-avcc)
+         encode-throughput vtenc-h265 plugin-load-time va-encode-depth annexb-to-avcc)
 read -r -a selected <<<"${SWIFTVT_BENCH_ONLY:-${benches[*]}}"
 for name in "${selected[@]}"; do
     if [ ! -f "bench/$name.sh" ] || [ "$name" = all ]; then

@@ -1,5 +1,6 @@
 import CGStreamer
 import CSwiftVTShim
+import MediaCore
 import SwiftVT
 
 /// The plugin's elements, one row per element name. Adding an element is its folder
@@ -8,7 +9,8 @@ import SwiftVT
 ///
 /// Several names may share one implementation: vtdec and vtdec_hw are one Swift type registered
 /// as two GTypes that differ in the `hardware` default (as gst-plugins-bad registers per-device
-/// elements); vtenc and vtenc_h264 are one GType under two names.
+/// elements); vtenc and vtenc_h264 are one GType under two names, and vtenc_h265 is the same
+/// Swift type registered as a third GType that writes HEVC (the row's codec).
 enum PluginElements {
     static let table: [ElementRegistration] =
         [
@@ -35,6 +37,10 @@ enum PluginElements {
                 "vtenc_h264_hw", type: "SwiftVTEncHardware", .videoEncoder(VTEnc.self),
                 rank: .aboveSoftwareWhereTheDeviceEncodes,
                 hardware: .require),
+            // Secondary rank, below x265enc (primary), as vtenc below x264enc. applemedia's name.
+            ElementRegistration(
+                "vtenc_h265", type: "SwiftVTEncH265", .videoEncoder(VTEnc.self), rank: .fixed(GST_RANK_SECONDARY),
+                codec: .hevc),
             ElementRegistration(
                 "vtmultipasssink", type: "SwiftVTMultiPassSink", .baseSink(VTMultiPassSink.self),
                 rank: .fixed(GST_RANK_NONE))
@@ -60,7 +66,8 @@ enum PluginElements {
             // element exists.
             _ = row.baseClass.elementType.debugCategory
             let type = ElementClass.registerType(
-                named: row.typeName, base: row.baseClass, defaultHardware: row.defaultHardware)
+                named: row.typeName, base: row.baseClass, defaultHardware: row.defaultHardware,
+                codecType: row.codecType)
             guard type != 0, gst_element_register(plugin, row.factoryName, row.rank.value(for: device), type) != 0
             else {
                 return false
@@ -81,16 +88,19 @@ struct ElementRegistration: Sendable {
     var rank: RankRule
     /// The default of the `hardware` property of elements that have one.
     var defaultHardware: HardwarePolicy
+    /// What an encoder row writes (``ElementClassContext/codecType``); H.264 for the others.
+    var codecType: FourCharCode
 
     init(
         _ factoryName: String, type typeName: String, _ baseClass: ElementBaseClass, rank: RankRule,
-        hardware: HardwarePolicy = .auto
+        hardware: HardwarePolicy = .auto, codec: FourCharCode = .h264
     ) {
         self.factoryName = factoryName
         self.typeName = typeName
         self.baseClass = baseClass
         self.rank = rank
         defaultHardware = hardware
+        codecType = codec
     }
 }
 

@@ -40,11 +40,19 @@ protocol EncodingElement: PropertySettingsOwner where Settings: EncoderSettingsH
 
 /// The properties vtenc and vtmultipasssink share, declared once.
 enum EncoderProperties {
-    static func hardware<Element: EncodingElement>(default value: HardwarePolicy) -> ElementProperty<Element> {
+    /// `hevc`: the blurb of vtenc_h265, which has no hardware encoder to choose (SwiftVT's VA-API
+    /// encoder writes H.264 only) and must not promise one.
+    static func hardware<Element: EncodingElement>(default value: HardwarePolicy, hevc: Bool = false)
+        -> ElementProperty<Element>
+    {
         .hardwarePolicy(
             "hardware", nick: "Hardware encoding",
-            blurb: "Whether to encode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoEncoder / "
-                + "RequireHardwareAcceleratedVideoEncoder). Takes effect when the next encoding session starts.",
+            blurb: hevc
+                ? "Whether hardware encoding is required (VideoToolbox's RequireHardwareAcceleratedVideoEncoder): "
+                    + "SwiftVT has no hardware HEVC encoder, so require fails at the state change; auto and disable "
+                    + "encode with x265."
+                : "Whether to encode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoEncoder / "
+                    + "RequireHardwareAcceleratedVideoEncoder). Takes effect when the next encoding session starts.",
             wording: EncoderHardwareWording.self, default: value, at: \Element.Settings.encoder.hardware)
     }
 

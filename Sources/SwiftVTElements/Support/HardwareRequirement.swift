@@ -29,4 +29,18 @@ enum HardwareRequirement {
         ).post(from: element, isError: true)
         return false
     }
+
+    /// hardware=require on an HEVC encoder (vtenc_h265): never met, as SwiftVT's VA-API encoder
+    /// writes H.264 only; false after posting the element's one ERROR, true for any other policy.
+    static func checkHEVCEncoding(_ policy: HardwarePolicy, element: UnsafeMutableRawPointer) -> Bool {
+        guard policy == .require else { return true }
+        ElementMessage(
+            domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
+            text: "hardware=require, but there is no hardware HEVC encoder in SwiftVT (its VA-API encoder writes "
+                + "H.264 only). Use hardware=auto or hardware=disable to encode HEVC with x265.",
+            debug: "vtenc_h265: hardware=require"
+        )
+        .post(from: element, isError: true)
+        return false
+    }
 }

@@ -48,17 +48,21 @@ final class SessionFactory<Hardware: HardwareBackendFactory>: Sendable {
 
 extension SessionFactory where Hardware == VAH264EncoderFactory {
     /// A compression session for `settings` and the element's other `properties`, prepared to
-    /// encode.
+    /// encode. H.264: the VA-API encoder, then x264. HEVC: x265 alone; the VA-API factory is not
+    /// even made (SwiftVT's VA-API encoder writes H.264 only), so vtenc_h265 never opens a device.
     func makeCompressionSession(
-        width: Int, height: Int, sourcePixelFormat: PixelFormat, settings: EncoderSettings,
-        properties: CompressionProperties, outputHandler: @escaping CompressionOutputHandler
+        codecType: FourCharCode = .h264, width: Int, height: Int, sourcePixelFormat: PixelFormat,
+        settings: EncoderSettings, properties: CompressionProperties,
+        outputHandler: @escaping CompressionOutputHandler
     ) throws(VTError) -> CompressionSession {
         var sessionProperties = properties
         settings.apply(to: &sessionProperties)
+        let backends: [any EncoderBackendFactory] =
+            codecType == .hevc ? [X265EncoderFactory()] : [hardware.current, X264EncoderFactory()]
         return try CompressionSession(
-            width: width, height: height, encoderSpecification: settings.encoderSpecification,
+            width: width, height: height, codecType: codecType, encoderSpecification: settings.encoderSpecification,
             sourcePixelFormat: sourcePixelFormat, properties: sessionProperties,
-            backends: [hardware.current, X264EncoderFactory()], outputHandler: outputHandler)
+            backends: backends, outputHandler: outputHandler)
     }
 
     /// The ERROR for a compression session that could not be made, in the element's terms.

@@ -8,21 +8,25 @@ import Synchronization
 import VAAPICodecs
 
 /// `vtenc` / `vtenc_h264` / `vtenc_h264_hw`: H.264 encoding on the VTCompressionSession model
-/// (the seeds' cases three and four).
+/// (the seeds' cases three and four); `vtenc_h265`: HEVC, the same element for the codec of its
+/// table row (``ElementClassContext/codecType``), as VideoToolbox encodes both through one
+/// session API.
 ///
 /// A GstVideoEncoder subclass: input frames are wrapped as `PixelBuffer`s (no copy), handed to a
 /// `CompressionSession` with their presentation times, and the session's sample buffers (AVCC, in
 /// decode order, SPS/PPS in the format description) become output buffers: AVCC with
 /// `codec_data` for `stream-format=avc`, Annex B with SPS/PPS before every IDR for
 /// `byte-stream` (ready for `rtph264pay`), each access unit led by an access unit delimiter as
-/// x264enc's. All encoding decisions are in the session.
+/// x264enc's. HEVC (x265) samples are hvc1 (VPS/SPS/PPS in the hvcC record, `codec_data`), and
+/// also go out as hev1 (parameter sets in band before every IRAP picture) or Annex B byte-stream.
+/// All encoding decisions are in the session.
 ///
 /// Locks: `settings`, `state` and `delivered` are never held together, and none is held while
 /// calling out (finishing frames, negotiating, posting messages).
 final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     // `encoder` is the GObject that owns this object; mutable state is behind the mutexes.
     let encoder: UnsafeMutablePointer<GstVideoEncoder>
-    static let debugCategory = DebugCategory(named: "vtenc", description: "SwiftVT H.264 encoder")
+    static let debugCategory = DebugCategory(named: "vtenc", description: "SwiftVT H.264 and HEVC encoder")
     /// Named sets of property values (GstPreset), as x264enc.
     static var implementsPreset: Bool { true }
     let log = VTEnc.debugCategory
@@ -40,8 +44,22 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     }
 
     private let settings: Mutex<Settings>
+    /// `.h264` (vtenc, vtenc_h264, vtenc_h264_hw) or `.hevc` (vtenc_h265), fixed by the GType.
+    let codecType: FourCharCode
 
-    typealias StreamFormat = H264Output.StreamFormat
+    /// The output's form, in the element's codec.
+    enum StreamFormat: Sendable, Equatable {
+        case h264(H264Output.StreamFormat)
+        case h265(H265Output.StreamFormat)
+
+        /// The caps' `stream-format`.
+        var name: String {
+            switch self {
+            case .h264(let format): format.rawValue
+            case .h265(let format): format.rawValue
+            }
+        }
+    }
 
     /// What exists while a session encodes, made together when the caps are set and dropped
     /// together at stop: no field is meaningful without the others.
@@ -88,6 +106,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     init(instance: UnsafeMutableRawPointer, context: ElementClassContext) {
         encoder = instance.assumingMemoryBound(to: GstVideoEncoder.self)
         settings = Mutex(Settings(encoder: EncoderSettings(hardware: context.defaultHardware)))
+        codecType = context.codecType
         sessions = SessionFactory(log: log, element: instance)
     }
 
@@ -96,70 +115,108 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     // MARK: Interface
 
     static func interface(for context: ElementClassContext) -> ElementInterface<VTEnc> {
+        let hevc = context.codecType == .hevc
         let hardwareOnly = context.defaultHardware == .require
+        let codecName = hevc ? "H.265" : "H.264"
         return ElementInterface(
-            longName: hardwareOnly ? "SwiftVT H.264 encoder (hardware required)" : "SwiftVT H.264 encoder",
+            longName: "SwiftVT \(codecName) encoder" + (hardwareOnly ? " (hardware required)" : ""),
             classification: hardwareOnly ? "Codec/Encoder/Video/Hardware" : "Codec/Encoder/Video",
-            description:
-                "Encodes H.264 on the VideoToolbox compression-session model: VA-API when available, x264 otherwise",
-            padTemplates: [
-                // x264enc's formats that x264 codes (not YV12), in two structures: 8-bit 4:2:0
-                // first, so that an upstream free to choose (videotestsrc, which fixates the
-                // first structure of the caps it is offered) makes what every H.264 decoder
-                // plays, as vtenc did before it took the others; x264enc's one list makes High
-                // 4:4:4 from videotestsrc. Any size down to 1x1 as x264enc: H.264 codes whole
-                // macroblocks and crops the rest (frame_crop_*_offset, 7.4.2.1.1); 4:2:0 needs
-                // even sizes and 4:2:2 an even width (refused at the caps, as x264 does).
-                .sink(
-                    "video/x-raw, format = (string) { NV12, I420 }, "
-                        + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
-                        + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
-                        + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
-                ),
-                // GstVideoEncoder's caps query puts downstream's width and height on the sink
-                // caps, so this range is also the sink's.
-                .source(
-                    "video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
-                        + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-10, high-4:2:2, high-4:4:4 }, "
-                        + "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
-                )
-            ],
-            properties: [
-                .uint(
-                    "bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
-                    0...2_000_000, default: 0, .playing, at: \.bitrateKilobits,
-                    didChange: { $0.applyBitRateChange(of: "bitrate") }),
-                .enumeration(
-                    "rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
-                    default: RateControlMode.averageBitRate, at: \.rateControl,
-                    didChange: { $0.warnIfEncoding(changed: "rate-control") }),
-                .string(
-                    "data-rate-limits", nick: "Data rate limits",
-                    blurb:
-                        "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
-                    default: "", .playing, at: \.dataRateLimits,
-                    didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
-                .double(
-                    "quality", nick: "Quality",
-                    blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
-                    0...1, default: 0.5, at: \.quality, didChange: { $0.warnIfEncoding(changed: "quality") }),
-                .boolean(
-                    "realtime", nick: "Real time",
-                    blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency",
-                    default: false,
-                    at: \.realtime),
-                EncoderProperties.allowFrameReordering(),
-                EncoderProperties.maxKeyframeInterval(
-                    blurb: "Frames between key frames at most (0 = the encoder default, 250 for x264)"),
-                .uint64(
-                    "max-keyframe-interval-duration", nick: "Maximum key frame interval duration",
-                    blurb: "Time between key frames at most, in nanoseconds (0 = no limit)", 0...UInt64.max, default: 0,
-                    at: \.maxKeyframeIntervalDuration),
-                EncoderProperties.entropyMode(),
-                EncoderProperties.hardware(default: context.defaultHardware),
-                EncoderProperties.maxThreads(),
-                EncoderProperties.activeBackend()
-            ])
+            description: hevc
+                ? "Encodes H.265 (HEVC) on the VideoToolbox compression-session model with x265"
+                : "Encodes H.264 on the VideoToolbox compression-session model: VA-API when available, x264 otherwise",
+            padTemplates: hevc ? hevcPadTemplates : h264PadTemplates,
+            properties: properties(for: context))
+    }
+
+    private static let h264PadTemplates: [PadTemplate] = [
+        // x264enc's formats that x264 codes (not YV12), in two structures: 8-bit 4:2:0
+        // first, so that an upstream free to choose (videotestsrc, which fixates the
+        // first structure of the caps it is offered) makes what every H.264 decoder
+        // plays, as vtenc did before it took the others; x264enc's one list makes High
+        // 4:4:4 from videotestsrc. Any size down to 1x1 as x264enc: H.264 codes whole
+        // macroblocks and crops the rest (frame_crop_*_offset, 7.4.2.1.1); 4:2:0 needs
+        // even sizes and 4:2:2 an even width (refused at the caps, as x264 does).
+        .sink(
+            "video/x-raw, format = (string) { NV12, I420 }, "
+                + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
+                + "width = (int) [ 1, 2147483647 ], height = (int) [ 1, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+        ),
+        // GstVideoEncoder's caps query puts downstream's width and height on the sink
+        // caps, so this range is also the sink's.
+        .source(
+            "video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
+                + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-10, high-4:2:2, high-4:4:4 }, "
+                + "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+        )
+    ]
+
+    private static let hevcPadTemplates: [PadTemplate] = [
+        // The planar formats x265 takes (x265enc's up to 10 bits; x265 reads no NV12, x265.h),
+        // 8-bit 4:2:0 first for the reason vtenc's sink gives: videotestsrc then makes Main
+        // (A.3.2), which every HEVC decoder plays, not Main 4:4:4. From 32x32: x265 codes nothing
+        // smaller than one coding tree block, and the x265 backend's smallest is 32x32 (see
+        // X265Encoder); a size off the block grid is cropped with the conformance window
+        // (7.4.3.2.1). 4:2:0 needs even sizes and 4:2:2 an even width (refused at the caps).
+        .sink(
+            "video/x-raw, format = (string) I420, "
+                + "width = (int) [ 32, 2147483647 ], height = (int) [ 32, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
+                + "width = (int) [ 32, 2147483647 ], height = (int) [ 32, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+        ),
+        // hvc1 first: the default (parameter sets in codec_data only, as mp4mux and VideoToolbox
+        // want them). The profiles x265 writes for those formats (A.3.2 to A.3.5), with its intra
+        // variants (every picture a key frame), under h265parse's names.
+        .source(
+            "video/x-h265, stream-format = (string) { hvc1, hev1, byte-stream }, alignment = (string) au, "
+                + "profile = (string) { main, main-10, main-422-10, main-444, main-444-10, main-intra, main-10-intra, "
+                + "main-422-10-intra, main-444-intra, main-444-10-intra, main-still-picture }, "
+                + "width = (int) [ 32, 16384 ], height = (int) [ 32, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+        )
+    ]
+
+    /// vtenc's properties; vtenc_h265 leaves out entropy-mode (HEVC codes every slice with CABAC,
+    /// 9.3: there is nothing to choose) and says x265 where vtenc says x264.
+    private static func properties(for context: ElementClassContext) -> [ElementProperty<VTEnc>] {
+        let hevc = context.codecType == .hevc
+        let rateProperties: [ElementProperty<VTEnc>] = [
+            .uint(
+                "bitrate", nick: "Bit rate", blurb: "Target average bit rate in kbit/s (0 = the encoder chooses)",
+                0...2_000_000, default: 0, .playing, at: \.bitrateKilobits,
+                didChange: { $0.applyBitRateChange(of: "bitrate") }),
+            .enumeration(
+                "rate-control", nick: "Rate control", blurb: "How the bit rate is controlled",
+                default: RateControlMode.averageBitRate, at: \.rateControl,
+                didChange: { $0.warnIfEncoding(changed: "rate-control") }),
+            .string(
+                "data-rate-limits", nick: "Data rate limits",
+                blurb:
+                    "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
+                default: "", .playing, at: \.dataRateLimits,
+                didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
+            .double(
+                "quality", nick: "Quality",
+                blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
+                0...1, default: 0.5, at: \.quality, didChange: { $0.warnIfEncoding(changed: "quality") }),
+            .boolean(
+                "realtime", nick: "Real time",
+                blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency",
+                default: false,
+                at: \.realtime),
+            EncoderProperties.allowFrameReordering(),
+            EncoderProperties.maxKeyframeInterval(
+                blurb: "Frames between key frames at most (0 = the encoder default, 250 for \(hevc ? "x265" : "x264"))"),
+            .uint64(
+                "max-keyframe-interval-duration", nick: "Maximum key frame interval duration",
+                blurb: "Time between key frames at most, in nanoseconds (0 = no limit)", 0...UInt64.max, default: 0,
+                at: \.maxKeyframeIntervalDuration)
+        ]
+        let entropy: [ElementProperty<VTEnc>] = hevc ? [] : [EncoderProperties.entropyMode()]
+        return rateProperties + entropy + [
+            EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
+            EncoderProperties.maxThreads(),
+            EncoderProperties.activeBackend()
+        ]
     }
 
     /// A property that takes effect when the next session starts, set while one runs (GObject
@@ -303,7 +360,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     }
 
     private func checkHardwarePolicy() -> Bool {
-        sessions.checkHardwarePolicy(settings.withLock { $0.encoder.hardware }, work: .encoding, element: object)
+        let policy = settings.withLock { $0.encoder.hardware }
+        if codecType == .hevc { return HardwareRequirement.checkHEVCEncoding(policy, element: object) }
+        return sessions.checkHardwarePolicy(policy, work: .encoding, element: object)
     }
 
     func start() -> Bool {
@@ -352,12 +411,20 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             running.invalidate()
         }
         let pad = swiftvt_video_encoder_src_pad(encoder)
+        let hevc = codecType == .hevc
+        let preferred = swiftvt_pad_peer_preferred_string(pad, "stream-format", hevc ? "hvc1" : "avc").map {
+            String(cString: $0)
+        }
         let streamFormat: StreamFormat =
-            swiftvt_pad_peer_preferred_string(pad, "stream-format", "avc").map { String(cString: $0) } == "byte-stream"
-            ? .byteStream : .avc
+            hevc
+            ? .h265(preferred.flatMap(H265Output.StreamFormat.init(rawValue:)) ?? .hvc1)
+            : .h264(preferred == "byte-stream" ? .byteStream : .avc)
+        // Downstream's H.264 profiles and levels; an HEVC profile follows the input format alone.
         let downstream =
-            pad.map { H264DownstreamConstraints(sourcePad: $0) }
-            ?? H264DownstreamConstraints(profiles: nil, levels: nil)
+            hevc
+            ? H264DownstreamConstraints(profiles: nil, levels: nil)
+            : pad.map { H264DownstreamConstraints(sourcePad: $0) }
+                ?? H264DownstreamConstraints(profiles: nil, levels: nil)
         let (properties, problem) = compressionProperties()
         if let problem {
             return ElementMessage(domain: .library(GST_LIBRARY_ERROR_SETTINGS), text: problem)
@@ -367,6 +434,13 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         switch swiftvt_video_info_interlace_mode(info) {
         case GST_VIDEO_INTERLACE_MODE_PROGRESSIVE:
             break
+        case let mode where hevc:
+            // HEVC has no interlaced coding tools: fields are coded as pictures with a pic_struct
+            // SEI (D.3.3), which the x265 backend does not write.
+            return .stream(
+                GST_STREAM_ERROR_FORMAT,
+                "interlace-mode=\(String(cString: gst_video_interlace_mode_to_string(mode))) is not encoded as HEVC "
+                    + "(x265's field coding is not wired); deinterlace upstream (deinterlace) or use vtenc for H.264")
         case GST_VIDEO_INTERLACE_MODE_INTERLEAVED, GST_VIDEO_INTERLACE_MODE_MIXED:
             // Both fields in each buffer: coded interlaced, in the caps' field order (bottom
             // field first unless the caps say top, as x264enc reads them).
@@ -381,16 +455,22 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         let profile: H264ProfileLevel.Profile?
         let level: String?
-        do throws(DownstreamRefusal) {
-            profile = try downstream.encoderProfile(lossless: sessionProperties.requestsLossless, pixelFormat: format)
-            level = try downstream.encoderLevel(
-                width: width, height: height, frameRate: sessionProperties.expectedFrameRate,
-                bitRate: sessionProperties.averageBitRate, high: profile != .main && profile != .constrainedBaseline)
-        } catch {
-            return .stream(
-                GST_STREAM_ERROR_FORMAT,
-                "cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)"
-            )
+        if hevc {
+            (profile, level) = (nil, nil)
+        } else {
+            do throws(DownstreamRefusal) {
+                profile = try downstream.encoderProfile(
+                    lossless: sessionProperties.requestsLossless, pixelFormat: format)
+                level = try downstream.encoderLevel(
+                    width: width, height: height, frameRate: sessionProperties.expectedFrameRate,
+                    bitRate: sessionProperties.averageBitRate, high: profile != .main && profile != .constrainedBaseline
+                )
+            } catch {
+                return .stream(
+                    GST_STREAM_ERROR_FORMAT,
+                    "cannot encode \(width)x\(height) \(VideoFormatMapping.gstreamerName(for: format) ?? format.description) for downstream: \(error.reason)"
+                )
+            }
         }
         if profile != nil || level != nil {
             // A level alone still needs a profile to name: the one x264 writes for the format
@@ -404,7 +484,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let handler: CompressionOutputHandler = { [delivered] frame in delivered.append(frame) }
         do throws(VTError) {
             let session = try sessions.makeCompressionSession(
-                width: width, height: height, sourcePixelFormat: format, settings: configuration,
+                codecType: codecType, width: width, height: height, sourcePixelFormat: format, settings: configuration,
                 properties: sessionProperties, outputHandler: handler)
             try session.prepareToEncodeFrames()
             EncoderNotices.post(session, from: object)
@@ -427,7 +507,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             gst_video_encoder_set_latency(encoder, latency, latency)
             log.info(
                 object,
-                "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.rawValue), \(frames) frames of delay"
+                "encoding \(width)x\(height) \(format) with \(session.activeBackendName) to \(streamFormat.name), \(frames) frames of delay"
             )
             // The output caps now, when the encoder has written its SPS/PPS already (x264 at
             // prepare): a downstream that refuses them fails the caps event with one error

@@ -6,13 +6,13 @@ import SwiftVT
 import Synchronization
 
 // vtenc's access units out: the frames the session delivered, finished in decode order, and the
-// output caps made from the encoder's SPS/PPS when they change.
+// output caps made from the encoder's parameter sets (SPS/PPS; HEVC: VPS/SPS/PPS) when they change.
 extension VTEnc {
     /// Finishes the frames the session delivered, in decode order.
     func outputDelivered() -> GstFlowReturn {
         let frames = delivered.takeAll()
         guard !frames.isEmpty else { return GST_FLOW_OK }
-        let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .avc
+        let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .h264(.avc)
         for encoded in frames {
             guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference))
             else {
@@ -60,8 +60,8 @@ extension VTEnc {
         case failed(GstFlowReturn, ElementMessage?)
     }
 
-    /// Output caps from the SPS/PPS: profile and level for everyone, codec_data for avc. nil when
-    /// the caps sent last still hold.
+    /// Output caps from the parameter sets: profile and level for everyone (and tier for HEVC),
+    /// codec_data for avc, hvc1 and hev1. nil when the caps sent last still hold.
     func negotiateIfNeeded(_ description: FormatDescription) -> Negotiation? {
         let encoding = state.withLock { state -> Encoding? in
             guard var encoding = state.encoding, encoding.negotiatedParameterSets != description.parameterSets else {
@@ -74,14 +74,21 @@ extension VTEnc {
         guard let encoding else { return nil }
         let (streamFormat, reference) = (encoding.streamFormat, encoding.inputState)
         let info = swiftvt_codec_state_info(reference.pointer)
-        guard
-            let caps = H264Output.caps(
-                description, streamFormat: streamFormat, width: encoding.width, height: encoding.height,
-                frameRate: encoding.frameRate, pixelAspectRatio: info.map { ($0.pointee.par_n, $0.pointee.par_d) },
-                downstream: encoding.downstream)
-        else {
+        let pixelAspectRatio = info.map { ($0.pointee.par_n, $0.pointee.par_d) }
+        let made: UnsafeMutablePointer<GstCaps>?
+        switch streamFormat {
+        case .h264(let format):
+            made = H264Output.caps(
+                description, streamFormat: format, width: encoding.width, height: encoding.height,
+                frameRate: encoding.frameRate, pixelAspectRatio: pixelAspectRatio, downstream: encoding.downstream)
+        case .h265(let format):
+            made = H265Output.caps(
+                description, streamFormat: format, frameRate: encoding.frameRate, pixelAspectRatio: pixelAspectRatio)
+        }
+        guard let caps = made else {
             return .failed(
-                GST_FLOW_ERROR, .stream(GST_STREAM_ERROR_FORMAT, "the encoder's parameter sets make no H.264 caps"))
+                GST_FLOW_ERROR,
+                .stream(GST_STREAM_ERROR_FORMAT, "the encoder's parameter sets make no \(codecName) caps"))
         }
         let summary = Self.capsSummary(caps)
         // Checked before the caps event: GstVideoEncoder's negotiation reports success for a
@@ -105,18 +112,21 @@ extension VTEnc {
             state.withLock { $0.encoding?.negotiatedParameterSets = nil }
             return .failed(
                 GST_FLOW_NOT_NEGOTIATED,
-                .stream(GST_STREAM_ERROR_FORMAT, "downstream refused the H.264 caps (\(summary))"))
+                .stream(GST_STREAM_ERROR_FORMAT, "downstream refused the \(codecName) caps (\(summary))"))
         }
-        log.info(object, "output caps negotiated (\(streamFormat.rawValue))")
+        log.info(object, "output caps negotiated (\(streamFormat.name))")
         return .done
     }
 
+    /// The codec's name in messages.
+    private var codecName: String { codecType == .hevc ? "H.265" : "H.264" }
+
     /// The caps as text without codec_data, for messages.
     private static func capsSummary(_ caps: UnsafeMutablePointer<GstCaps>) -> String {
-        guard let copy = gst_caps_copy(caps) else { return "video/x-h264" }
+        guard let copy = gst_caps_copy(caps) else { return "video caps" }
         defer { gst_caps_unref(copy) }
         if gst_caps_get_size(copy) > 0 { gst_structure_remove_field(gst_caps_get_structure(copy, 0), "codec_data") }
-        guard let text = gst_caps_to_string(copy) else { return "video/x-h264" }
+        guard let text = gst_caps_to_string(copy) else { return "video caps" }
         defer { g_free(text) }
         return String(cString: text)
     }
@@ -127,10 +137,20 @@ extension VTEnc {
     /// default, in avc and byte-stream alike; H.222.0 2.14 asks for one before every access unit
     /// in MPEG-TS). Byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
     /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
+    ///
+    /// HEVC has no delimiter added (x265enc writes none either; 7.4.2.4.4 makes it optional):
+    /// hvc1 is the sample as it stands, copied once for the reason above; hev1 and byte-stream are
+    /// laid out by ``H265Output/AccessUnitLayout``.
     private static func outputBuffer(
-        _ sample: SampleBuffer, description: FormatDescription, streamFormat: StreamFormat, isKeyFrame: Bool
+        _ sample: SampleBuffer, description: FormatDescription, streamFormat format: StreamFormat, isKeyFrame: Bool
     ) -> OwnedBuffer? {
         guard let data = sample.dataBuffer else { return nil }
+        let streamFormat: H264Output.StreamFormat
+        switch format {
+        case .h264(let h264): streamFormat = h264
+        case .h265(let h265):
+            return hevcOutputBuffer(data, description: description, streamFormat: h265, isKeyFrame: isKeyFrame)
+        }
         // The reference leaves the closure as a pointer (a closure of BlockBuffer cannot return a
         // noncopyable value) and is adopted again at once.
         let made = data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
@@ -154,6 +174,34 @@ extension VTEnc {
                 } else {
                     output.copyBytes(from: prefix)
                     UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]).copyMemory(from: avcc)
+                }
+            }
+            guard written != nil else { return nil }
+            return buffer.take()
+        }
+        return made.map(OwnedBuffer.init(adopting:))
+    }
+
+    /// An HEVC access unit in `streamFormat` (see ``outputBuffer(_:description:streamFormat:isKeyFrame:)``).
+    private static func hevcOutputBuffer(
+        _ data: BlockBuffer, description: FormatDescription, streamFormat: H265Output.StreamFormat, isKeyFrame: Bool
+    ) -> OwnedBuffer? {
+        let made = data.withContiguousBytes { sample -> UnsafeMutablePointer<GstBuffer>? in
+            var layout: H265Output.AccessUnitLayout?
+            if streamFormat != .hvc1 {
+                guard
+                    let rewritten = H265Output.AccessUnitLayout(
+                        sample, description: description, isKeyFrame: isKeyFrame,
+                        startCodes: streamFormat == .byteStream)
+                else { return nil }
+                layout = rewritten
+            }
+            guard let buffer = OwnedBuffer(allocating: layout?.size ?? sample.count) else { return nil }
+            let written: Void? = buffer.withWritableBytes { output in
+                if let layout {
+                    layout.write(sample, into: output)
+                } else {
+                    UnsafeMutableRawBufferPointer(rebasing: output[0..<sample.count]).copyMemory(from: sample)
                 }
             }
             guard written != nil else { return nil }

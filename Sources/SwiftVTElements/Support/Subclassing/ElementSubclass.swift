@@ -1,5 +1,6 @@
 import CGStreamer
 import CSwiftVTShim
+import MediaCore
 import SwiftVT
 import Synchronization
 
@@ -43,6 +44,9 @@ struct ElementClassContext: Sendable {
     var defaultHardware: HardwarePolicy
     /// vtdec_hw's sink caps for the VA device found at plugin load; nil without one.
     var hardwareSinkCaps: String?
+    /// What an encoder writes (vtenc and vtenc_h264: H.264; vtenc_h265: HEVC): one
+    /// implementation serves both codecs, as vtdec decodes both.
+    var codecType: FourCharCode = .h264
 }
 
 // MARK: The GObject class of a Swift element
@@ -91,7 +95,7 @@ final class ElementClass: Sendable {
     /// pointer to the Swift object (no C struct per element). The type's class data is
     /// `registration`, kept for the process: types are never unregistered.
     static func registerType(
-        named typeName: String, base: ElementBaseClass, defaultHardware: HardwarePolicy
+        named typeName: String, base: ElementBaseClass, defaultHardware: HardwarePolicy, codecType: FourCharCode = .h264
     ) -> GType {
         let existing = g_type_from_name(typeName)
         if existing != 0 { return existing }
@@ -103,7 +107,8 @@ final class ElementClass: Sendable {
             let classSize = guint16(exactly: layout.class_size)
         else { return 0 }
         let registration = Unmanaged.passRetained(
-            TypeRegistration(base: base, defaultHardware: defaultHardware, instanceSlotOffset: slotOffset)
+            TypeRegistration(
+                base: base, defaultHardware: defaultHardware, codecType: codecType, instanceSlotOffset: slotOffset)
         ).toOpaque()
         var info = GTypeInfo()
         info.class_size = classSize
@@ -139,7 +144,8 @@ final class ElementClass: Sendable {
         // set/get_property first: GObject installs a property only in a class that has them.
         wireObjectAndElement(klass)
         let context = ElementClassContext(
-            defaultHardware: registration.defaultHardware, hardwareSinkCaps: HardwareSinkCaps.current)
+            defaultHardware: registration.defaultHardware, hardwareSinkCaps: HardwareSinkCaps.current,
+            codecType: registration.codecType)
         let elementClass = ElementClass(
             registration.base.elementType, installingIn: klass, context: context,
             instanceSlotOffset: registration.instanceSlotOffset)
@@ -152,11 +158,14 @@ final class ElementClass: Sendable {
     private final class TypeRegistration: Sendable {
         let base: ElementBaseClass
         let defaultHardware: HardwarePolicy
+        let codecType: FourCharCode
         let instanceSlotOffset: Int
 
-        init(base: ElementBaseClass, defaultHardware: HardwarePolicy, instanceSlotOffset: Int) {
+        init(base: ElementBaseClass, defaultHardware: HardwarePolicy, codecType: FourCharCode, instanceSlotOffset: Int)
+        {
             self.base = base
             self.defaultHardware = defaultHardware
+            self.codecType = codecType
             self.instanceSlotOffset = instanceSlotOffset
         }
     }
