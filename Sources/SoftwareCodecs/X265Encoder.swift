@@ -25,8 +25,8 @@
 // | expectedFrameRate            | fps (VUI timing and rate control); else the first frame's duration       |
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
-// | picture under 64 luma samples | ctu 32 (x265 refuses a picture smaller than one CTU); under 32: refused |
-// | on a side                    | (ctu 16 corrupted the heap at 48x16; cause not found, see fill)          |
+// | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
+// | on a side                    | CTUs the heap was corrupted at 40x34, 48x16, 40x24 (cause not found)     |
 // | pixel format                 | the profile (A.3): 8-bit 4:2:0 Main, 10-bit 4:2:0 Main 10, 4:2:2 (8 or   |
 // |                              | 10 bits) Main 4:2:2 10, 4:4:4 Main 4:4:4 / Main 4:4:4 10                 |
 // | entropyMode                  | cabac or nil; cavlc is refused (HEVC codes every slice with CABAC, 9.3) |
@@ -75,9 +75,12 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             return .inputPixelFormatNotEncoded(
                 pixelFormat, encodes: "encodes planar 4:2:0, 4:2:2 and 4:4:4 pictures of 8 or 10 bits")
         }
-        // The smallest coding tree block used (32x32, see fill) must fit in the picture.
-        guard width >= 32, height >= 32 else {
-            return "encodes pictures of 32x32 or more (one coding tree block), not \(width)x\(height)"
+        // x265 codes nothing smaller than one coding tree block, 64x64 here: with 32x32 or 16x16
+        // blocks (x265's ctu option) the process's heap was corrupted (glibc "free(): invalid next
+        // size") at 40x34, 48x16 and 40x24, while x265enc encodes 40x24 with 16x16 blocks on the
+        // same libx265: the cause, in this backend or in how it drives x265, is not found yet.
+        guard width >= 64, height >= 64 else {
+            return .other("encodes pictures of 64x64 or more (one coding tree block), not \(width)x\(height)")
         }
         if let problem = cx265_load() {
             return .other("libx265 could not be loaded (\(String(cString: problem))): install libx265-199")
@@ -260,13 +263,6 @@ final class X265Encoder: EncoderBackend {
         try set("log-level", "error")
         try set("input-res", "\(configuration.width)x\(configuration.height)")
         try set("input-csp", Self.colorSpace(format).option)
-        // x265 refuses a picture smaller than one coding tree block ("Picture size must be at
-        // least one CTU"; 64x64 in every preset): 32x32 blocks (log2 CtbSizeY 5, 7.4.3.2.1) for a
-        // side under 64, so pictures down to 32x32 encode. Not 16x16: with ctu 16 the process's
-        // heap was corrupted at 48x16 and 40x24 (glibc "free(): invalid next size" at the drain),
-        // while x265enc encodes 40x24 with 16x16 blocks on the same libx265: the cause, in this
-        // backend or in how it drives x265, is not found yet, so sizes under 32 are refused.
-        if min(configuration.width, configuration.height) < 64 { try set("ctu", "32") }
         try set("annexb", "0")
         try set("repeat-headers", "0")
         try set("info", "0")

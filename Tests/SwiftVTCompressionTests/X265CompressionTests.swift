@@ -353,11 +353,11 @@ extension CompressionTests {
             #expect(psnr >= 35, "\(psnr)")
         }
 
-        @Test("a picture under 64 on a side: 32x32 coding tree blocks, decoded at its size; under 32 refused")
+        @Test("the smallest picture, 66x64 (off the 8x8 grid), decoded at its size; under 64 on a side refused")
         func smallPictures() throws {
-            // The clip's top-left 40x34 (a test input, copied on purpose).
+            // The clip's top-left 66x64 (a test input, copied on purpose).
             let source = try #require(Clips.cisco).prefix(3).map { picture in
-                let out = try PixelBuffer(width: 40, height: 34, pixelFormat: .i420)
+                let out = try PixelBuffer(width: 66, height: 64, pixelFormat: .i420)
                 for (plane, input) in zip(out.planes, picture.planes) {
                     for row in 0..<plane.height {
                         (plane.baseAddress + row * plane.bytesPerRow).copyMemory(
@@ -369,16 +369,16 @@ extension CompressionTests {
             let encoded = try Self.encode(source, properties: CompressionProperties(quality: 0.9))
             let sps = try Self.sequenceParameterSet(encoded)
             // CtbLog2SizeY = MinCbLog2SizeY + log2_diff_max_min_luma_coding_block_size (7-10, 7-11).
-            #expect(sps.log2MinLumaCodingBlockSizeMinus3 + 3 + sps.log2DiffMaxMinLumaCodingBlockSize == 5)
+            #expect(sps.log2MinLumaCodingBlockSizeMinus3 + 3 + sps.log2DiffMaxMinLumaCodingBlockSize == 6)
             let format = try #require(encoded.formatDescription)
             let decoded = try Clips.decode(encoded.samples, format: format)
             #expect(decoded.count == 3)
-            #expect(decoded.allSatisfy { $0.picture.width == 40 && $0.picture.height == 34 })
+            #expect(decoded.allSatisfy { $0.picture.width == 66 && $0.picture.height == 64 })
             let psnr = zip(decoded, source).map { Self.psnrY($0.picture, $1, bitDepth: 8) }.min() ?? 0
             #expect(psnr >= 40, "\(psnr)")
             #expect(throws: VTError.self) {
                 _ = try CompressionSession(
-                    width: 30, height: 64, codecType: .hevc, sourcePixelFormat: .i420,
+                    width: 48, height: 64, codecType: .hevc, sourcePixelFormat: .i420,
                     backends: [X265EncoderFactory()]
                 ) { _ in }
             }

@@ -18,8 +18,8 @@ def test_interlaced_input_is_refused_at_the_caps(runner):
     assert_one_swiftvt_error(result, r"^enc: interlace-mode=interleaved is not encoded as HEVC.*deinterlace")
 
 
-def test_a_picture_under_32x32_does_not_link(runner):
-    """x265's smallest coding tree block here is 32x32: the sink template says so (as x265enc's 16)."""
-    result = runner("videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=16,height=16 ! vtenc_h265 ! "
+def test_a_picture_under_64x64_does_not_link(runner):
+    """x265's coding tree block here is 64x64: the sink template says so (x265enc's smallest is 16)."""
+    result = runner("videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=48,height=64 ! vtenc_h265 ! "
                     "fakesink", timeout=60)
     assert result.status != 0 or result.ended_by != "eos", result.log[-2000:]

@@ -154,15 +154,15 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     private static let hevcPadTemplates: [PadTemplate] = [
         // The planar formats x265 takes (x265enc's up to 10 bits; x265 reads no NV12, x265.h),
         // 8-bit 4:2:0 first for the reason vtenc's sink gives: videotestsrc then makes Main
-        // (A.3.2), which every HEVC decoder plays, not Main 4:4:4. From 32x32: x265 codes nothing
-        // smaller than one coding tree block, and the x265 backend's smallest is 32x32 (see
-        // X265Encoder); a size off the block grid is cropped with the conformance window
+        // (A.3.2), which every HEVC decoder plays, not Main 4:4:4. From 64x64: x265 codes nothing
+        // smaller than one coding tree block, 64x64 in the x265 backend (see X265Encoder); a
+        // size off the block grid is cropped with the conformance window
         // (7.4.3.2.1). 4:2:0 needs even sizes and 4:2:2 an even width (refused at the caps).
         .sink(
             "video/x-raw, format = (string) I420, "
-                + "width = (int) [ 32, 2147483647 ], height = (int) [ 32, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                + "width = (int) [ 64, 2147483647 ], height = (int) [ 64, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]; "
                 + "video/x-raw, format = (string) { Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE }, "
-                + "width = (int) [ 32, 2147483647 ], height = (int) [ 32, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+                + "width = (int) [ 64, 2147483647 ], height = (int) [ 64, 2147483647 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
         ),
         // hvc1 first: the default (parameter sets in codec_data only, as mp4mux and VideoToolbox
         // want them). The profiles x265 writes for those formats (A.3.2 to A.3.5), with its intra
@@ -171,7 +171,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             "video/x-h265, stream-format = (string) { hvc1, hev1, byte-stream }, alignment = (string) au, "
                 + "profile = (string) { main, main-10, main-422-10, main-444, main-444-10, main-intra, main-10-intra, "
                 + "main-422-10-intra, main-444-intra, main-444-10-intra, main-still-picture }, "
-                + "width = (int) [ 32, 16384 ], height = (int) [ 32, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
+                + "width = (int) [ 64, 16384 ], height = (int) [ 64, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
         )
     ]
 
