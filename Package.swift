@@ -169,7 +169,8 @@ let package = Package(
             swiftSettings: strictSwift),
         // The VA codec layer's decisions that need no device (rate control, misc parameters).
         .testTarget(
-            name: "VAAPICodecsTests", dependencies: ["VAAPICodecs", "SwiftVT", "H264", "CVA", "SwiftVTTestSupport"],
+            name: "VAAPICodecsTests",
+            dependencies: ["VAAPICodecs", "VAPlumbing", "SwiftVT", "H264", "CVA", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
         // swiftvt-farm's own code (an executable target, tested through @testable import): the frame
         // stream reader and the options.

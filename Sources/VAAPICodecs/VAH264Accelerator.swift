@@ -73,7 +73,7 @@ final class VAH264Accelerator: H264Accelerator {
     }
 
     private static func failed(_ error: VAError) -> H264DecodingError {
-        .acceleratorFailed(error.description)
+        .acceleratorFailed(error.description, status: error.status, operation: error.call)
     }
 
     /// Decoding surfaces beyond the DPB's frames (see ``newSequence(_:)``).

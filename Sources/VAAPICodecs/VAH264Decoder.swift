@@ -198,8 +198,8 @@ final class VAH264Decoder: DecoderBackend {
         switch error {
         case .unsupported(let what):
             return VTError(.unsupportedFormat, "\(what) (not supported by the VA path)")
-        case .acceleratorFailed(let message):
-            return VTError(.decoderFailed, message)
+        case .acceleratorFailed(let message, let status, let operation):
+            return VTError(.decoderFailed, message, backendStatus: status, operation: operation)
         case .bitstream(let problem):
             return VTError(.badData, "damaged H.264 data: \(problem)")
         }

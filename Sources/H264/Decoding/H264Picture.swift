@@ -105,14 +105,15 @@ public enum H264DecodingError: Error, Sendable, CustomStringConvertible {
     /// the caller falls back to another decoder.
     case unsupported(String)
     /// The accelerator failed (a VA call failed, the device is gone): `message` says which call
-    /// and why.
-    case acceleratorFailed(String)
+    /// and why; the device API's own status and the call that returned it, when there is one,
+    /// stay values up to the session's error (VTError's backendStatus and operation).
+    case acceleratorFailed(String, status: Int32? = nil, operation: String? = nil)
 
     public var description: String {
         switch self {
         case .bitstream(let error): return error.description
         case .unsupported(let what): return what
-        case .acceleratorFailed(let message): return message
+        case .acceleratorFailed(let message, _, _): return message
         }
     }
 }
