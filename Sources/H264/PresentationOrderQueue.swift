@@ -143,6 +143,16 @@ public struct PresentationOrderQueue<Payload> {
 
     @inlinable
     mutating func placeFirst() -> Placed {
+        if reorderWindow == 0 {
+            // No later picture is output before an earlier one: output order is decoding order
+            // (H.264 pic_order_cnt_type 2, 8.2.1.3; H.265 sps_max_num_reorder_pics 0, 7.4.3.2.1),
+            // so a picture's place is its decode position, without the POC bookkeeping.
+            let first = pending.removeFirst()
+            if storedPresentationDelay == nil { storedPresentationDelay = 0 }
+            return Placed(
+                payload: first.payload, decodePosition: first.decodePosition,
+                presentationPosition: first.decodePosition + (presentationDelay ?? 0))
+        }
         if storedPresentationDelay == nil {
             // Decode position minus output position for every picture known now; their ranks can
             // only grow with more pictures, so this is at least what they need.

@@ -25,6 +25,15 @@ struct PresentationOrderQueueTests {
         return placed.map(\.presentationPosition)
     }
 
+    @Test("a window of 0: output order is decoding order, whatever the POCs say, with the stated delay")
+    func windowZeroIsDecodingOrder() {
+        // Low delay (H.265 sps_max_num_reorder_pics 0, H.264 POC type 2): each picture is placed
+        // as it comes; a POC going down (damage) does not reorder anything.
+        #expect(Self.positions([(0, 1), (2, 1), (4, 1), (0, 2), (2, 2)], window: 0) == [0, 1, 2, 3, 4])
+        #expect(Self.positions([(0, 1), (6, 1), (4, 1)], window: 0) == [0, 1, 2])
+        #expect(Self.positions([(0, 1), (2, 1)], window: 0, delay: 1) == [1, 2])
+    }
+
     @Test("hierarchical B pictures (POC step 2): output order from POC, delayed by the stated reorder depth")
     func hierarchicalB() {
         // Decoding order I0 P8 B4 b2 b6 P16 B12 b10 b14.

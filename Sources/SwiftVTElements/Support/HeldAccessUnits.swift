@@ -18,10 +18,6 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
     }
 
     private var queue: PresentationOrderQueue<Held>?
-    /// Output order is decoding order (a reorder window of 0): nothing is held, each access unit
-    /// is stamped as it comes, at this position on both grids (the queue's answer for such a
-    /// stream, without its POC bookkeeping per access unit).
-    private var nextPositionInDecodingOrder: Int64?
 
     init() {}
 
@@ -32,21 +28,16 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
 
     /// Whether access units are being placed: started by the first picture when upstream gives no
     /// time stamps.
-    var isHolding: Bool { queue != nil || nextPositionInDecodingOrder != nil }
+    var isHolding: Bool { queue != nil }
 
     mutating func start(reorderWindow: Int, presentationDelay: Int?) {
-        if reorderWindow == 0 && (presentationDelay ?? 0) == 0 {
-            nextPositionInDecodingOrder = 0
-        } else {
-            queue = PresentationOrderQueue(reorderWindow: reorderWindow, presentationDelay: presentationDelay)
-        }
+        queue = PresentationOrderQueue(reorderWindow: reorderWindow, presentationDelay: presentationDelay)
     }
 
     /// Gives up everything held (a flush, a seek; released by the caller, outside its lock);
     /// positions start again at 0. `stopping` also ends holding until the next ``start``.
     mutating func discardAll(stopping: Bool) -> OwnedBufferList {
         var discarded = OwnedBufferList()
-        if nextPositionInDecodingOrder != nil { nextPositionInDecodingOrder = stopping ? nil : 0 }
         guard var current = queue else { return discarded }
         for held in current.reset() { discarded.append(OwnedBuffer(adopting: held.buffer)) }
         queue = stopping ? nil : current
@@ -64,14 +55,8 @@ struct HeldAccessUnits: ~Copyable, @unchecked Sendable {
         _ buffer: consuming OwnedBuffer, inputByteCount: Int, epoch: Int, pictureOrderCount: Int64,
         timestamps: inout DerivedTimestamps
     ) -> OwnedBufferList {
-        var list = OwnedBufferList()
-        if let position = nextPositionInDecodingOrder {
-            nextPositionInDecodingOrder = position + 1
-            timestamps.stamp(buffer, decodePosition: position, presentationPosition: position)
-            list.append(buffer, inputByteCount: inputByteCount)
-            return list
-        }
         let held = Held(buffer: buffer.take(), inputByteCount: inputByteCount)
+        var list = OwnedBufferList()
         guard queue != nil else {
             // Not holding: nothing to order it against.
             list.append(OwnedBuffer(adopting: held.buffer), inputByteCount: inputByteCount)

@@ -210,10 +210,8 @@ final class ElementClass: Sendable {
     /// The Swift object of a GObject instance of a registered type, borrowed (nil before
     /// instance_init or after finalize).
     static func element(of instance: UnsafeMutableRawPointer?) -> AnyObject? {
-        guard let instance, let elementClass = of(instance: instance),
-            let object = (instance + elementClass.instanceSlotOffset).load(as: UnsafeMutableRawPointer?.self)
-        else { return nil }
-        return Unmanaged<AnyObject>.fromOpaque(object).takeUnretainedValue()
+        guard let instance else { return nil }
+        return element(of: instance, slotOffset: of(instance: instance)?.instanceSlotOffset)
     }
 
     /// The GObject and GstElement vfuncs of every element: properties by id, finalize, and the
