@@ -43,12 +43,13 @@ public struct H265SliceLongTermPicture: Hashable, Sendable {
 /// The beginning of slice_segment_header(), 7.3.6.1 / 7.4.7.1: what tells which picture a slice
 /// segment belongs to, the picture's POC and its reference picture set.
 ///
-/// Where parsing stops, and why: after slice_temporal_mvp_enabled_flag, the end of the part that
-/// non-IDR pictures alone carry. That is everything access-unit assembly (7.4.2.4.4), POC (8.3.1)
-/// and the RPS (8.3.2) read. What follows (SAO flags, reference list sizes and modification,
-/// weighted prediction tables, QP and deblocking, entry points, the header extension) decides how
-/// a slice is reconstructed, depends on NumPicTotalCurr and the weights' chroma format, and
-/// belongs with the decoder that will need it; `parsedBitCount` says where the rest begins.
+/// Where parsing stops, and why (``Extent``): by default after slice_temporal_mvp_enabled_flag,
+/// the end of the part that non-IDR pictures alone carry. That is everything access-unit assembly
+/// (7.4.2.4.4), POC (8.3.1) and the RPS (8.3.2) read. `.throughQuantizer` goes on to
+/// slice_qp_delta (SAO flags, reference list sizes and modification, the weighted prediction
+/// table): the slice's QP, which an encoder's rate control reads back (``sliceQpY``). Deblocking,
+/// entry points and the header extension decide how a slice is reconstructed and belong with the
+/// decoder that will need them; `parsedBitCount` says where the rest begins.
 ///
 /// A dependent slice segment (dependent_slice_segment_flag 1) carries none of the fields after
 /// slice_segment_address: they are those of the preceding independent slice segment (7.4.7.1),
@@ -90,6 +91,36 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
     public var longTermPictures: [H265SliceLongTermPicture] = []
     /// slice_temporal_mvp_enabled_flag; 0 when absent.
     public var sliceTemporalMVPEnabledFlag = false
+
+    // From here on read only with `Extent.throughQuantizer`.
+
+    /// slice_sao_luma_flag, slice_sao_chroma_flag; 0 when absent.
+    public var sliceSaoLumaFlag = false
+    public var sliceSaoChromaFlag = false
+    /// num_ref_idx_l0_active_minus1 (0...14): the PPS's default unless overridden (7.4.7.1).
+    public var numRefIdxL0ActiveMinus1 = 0
+    /// num_ref_idx_l1_active_minus1 (B slices).
+    public var numRefIdxL1ActiveMinus1 = 0
+    /// list_entry_l0[i] when ref_pic_list_modification_flag_l0 is 1 (7.3.6.2); else empty.
+    public var listEntryL0: [Int] = []
+    /// list_entry_l1[i] (B slices).
+    public var listEntryL1: [Int] = []
+    public var mvdL1ZeroFlag = false
+    public var cabacInitFlag = false
+    /// collocated_from_l0_flag; inferred 1 when absent (7.4.7.1).
+    public var collocatedFromL0Flag = true
+    public var collocatedRefIdx = 0
+    /// pred_weight_table() (7.3.6.3) of P slices under weighted_pred_flag and B slices under
+    /// weighted_bipred_flag; nil otherwise.
+    public var predictionWeights: H265PredictionWeightTable?
+    /// MaxNumMergeCand = 5 - five_minus_max_num_merge_cand (7-53); 5 for I slices.
+    public var maxNumMergeCand = 5
+    /// slice_qp_delta.
+    public var sliceQpDelta = 0
+    /// SliceQpY = 26 + init_qp_minus26 + slice_qp_delta (7-54): the QP the slice starts from,
+    /// before any cu_qp_delta (7.4.9.14). Encoders code their picture-level (rate-control) QP
+    /// here and their adaptive quantization as cu_qp_delta.
+    public var sliceQpY = 26
     /// Bits of the RBSP (after the NAL unit header) read; the unparsed rest of the header starts
     /// here.
     public var parsedBitCount = 0
@@ -152,6 +183,9 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
         /// Up to slice_temporal_mvp_enabled_flag: the reference picture set and the long-term
         /// pictures included (what a decoder needs before the reference lists).
         case throughTemporalMVP
+        /// Up to slice_qp_delta: also the SAO flags, the reference list sizes and modification,
+        /// the weighted prediction table and the merge candidates (``sliceQpY``).
+        case throughQuantizer
         /// Up to slice_pic_order_cnt_lsb: everything that places the slice in its picture and the
         /// picture in its access unit and in output order (7.4.2.4.4, 8.3.1), read from at most
         /// `maxPictureFieldBytes` bytes. A parser that only finds access units reads no more: the
@@ -164,17 +198,19 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
     /// 5 (slice_type) + 1 + 2 + 16 bits, and one emulation prevention byte per two bytes.
     static let maxPictureFieldBytes = 24
 
-    /// `parse(nalUnit:pictureParameterSet:sequenceParameterSet:)` for an array.
+    /// `parse(nalUnit:pictureParameterSet:sequenceParameterSet:extent:)` for an array.
     public static func parse(
         nalUnit: [UInt8],
         pictureParameterSet: (Int) -> H265PictureParameterSet?,
-        sequenceParameterSet: (Int) -> H265SequenceParameterSet?
+        sequenceParameterSet: (Int) -> H265SequenceParameterSet?,
+        extent: Extent = .throughTemporalMVP
     ) throws(H265Error) -> H265SliceSegmentHeader {
         try nalUnit.withUnsafeBytes { bytes in
             Result { () throws(H265Error) -> H265SliceSegmentHeader in
                 try parse(
-                    nalUnit: bytes, pictureParameterSet: pictureParameterSet, sequenceParameterSet: sequenceParameterSet
-                )
+                    nalUnit: bytes, pictureParameterSet: pictureParameterSet,
+                    sequenceParameterSet: sequenceParameterSet,
+                    extent: extent)
             }
         }.get()
     }
@@ -239,8 +275,74 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
                 slice.sliceTemporalMVPEnabledFlag = try r.readFlag("slice_temporal_mvp_enabled_flag")
             }
         }
+        if extent == .throughQuantizer {
+            try parseThroughQuantizer(&r, into: &slice, pps: pps, sps: sps)
+        }
         slice.parsedBitCount = r.bitPosition
         return slice
+    }
+
+    /// 7.3.6.1 from the SAO flags through slice_qp_delta, with the semantics of 7.4.7.1.
+    static func parseThroughQuantizer(
+        _ r: inout H265BitReader, into slice: inout H265SliceSegmentHeader, pps: H265PictureParameterSet,
+        sps: H265SequenceParameterSet
+    ) throws(H265Error) {
+        // The screen content extension can put the current picture in its own lists, which
+        // changes pred_weight_table's presence conditions and adds use_integer_mv_flag.
+        guard !pps.screenContentCodingExtensionFlag else {
+            throw H265Error.unsupported("slice headers of pictures with the screen content coding extension")
+        }
+        let chroma = sps.chromaArrayType != 0
+        if sps.sampleAdaptiveOffsetEnabledFlag {
+            slice.sliceSaoLumaFlag = try r.readFlag("slice_sao_luma_flag")
+            if chroma { slice.sliceSaoChromaFlag = try r.readFlag("slice_sao_chroma_flag") }
+        }
+        let isB = slice.sliceType == .b
+        if slice.sliceType == .p || isB {
+            slice.numRefIdxL0ActiveMinus1 = pps.numRefIdxL0DefaultActiveMinus1
+            slice.numRefIdxL1ActiveMinus1 = pps.numRefIdxL1DefaultActiveMinus1
+            if try r.readFlag("num_ref_idx_active_override_flag") {
+                slice.numRefIdxL0ActiveMinus1 = try r.readUE("num_ref_idx_l0_active_minus1", max: 14)
+                if isB { slice.numRefIdxL1ActiveMinus1 = try r.readUE("num_ref_idx_l1_active_minus1", max: 14) }
+            }
+            let pictures = slice.numPicTotalCurr
+            if pps.listsModificationPresentFlag && pictures > 1 {
+                // 7.3.6.2: each entry is Ceil(Log2(NumPicTotalCurr)) bits, 0...NumPicTotalCurr - 1.
+                if try r.readFlag("ref_pic_list_modification_flag_l0") {
+                    for _ in 0...slice.numRefIdxL0ActiveMinus1 {
+                        slice.listEntryL0.append(
+                            try r.readBits(ceilLog2(pictures), "list_entry_l0", max: pictures &- 1))
+                    }
+                }
+                if isB, try r.readFlag("ref_pic_list_modification_flag_l1") {
+                    for _ in 0...slice.numRefIdxL1ActiveMinus1 {
+                        slice.listEntryL1.append(
+                            try r.readBits(ceilLog2(pictures), "list_entry_l1", max: pictures &- 1))
+                    }
+                }
+            }
+            if isB { slice.mvdL1ZeroFlag = try r.readFlag("mvd_l1_zero_flag") }
+            if pps.cabacInitPresentFlag { slice.cabacInitFlag = try r.readFlag("cabac_init_flag") }
+            if slice.sliceTemporalMVPEnabledFlag {
+                if isB { slice.collocatedFromL0Flag = try r.readFlag("collocated_from_l0_flag") }
+                let listSizeMinus1 =
+                    slice.collocatedFromL0Flag ? slice.numRefIdxL0ActiveMinus1 : slice.numRefIdxL1ActiveMinus1
+                if listSizeMinus1 > 0 {
+                    slice.collocatedRefIdx = try r.readUE("collocated_ref_idx", max: listSizeMinus1)
+                }
+            }
+            if (pps.weightedPredFlag && slice.sliceType == .p) || (pps.weightedBipredFlag && isB) {
+                slice.predictionWeights = try H265PredictionWeightTable.parse(
+                    &r, l0Count: slice.numRefIdxL0ActiveMinus1 &+ 1,
+                    l1Count: isB ? slice.numRefIdxL1ActiveMinus1 &+ 1 : 0, chroma: chroma)
+            }
+            slice.maxNumMergeCand = 5 &- (try r.readUE("five_minus_max_num_merge_cand", max: 4))
+        }
+        // 7.4.7.1: SliceQpY in -QpBdOffsetY...+51, QpBdOffsetY = 6 * bit_depth_luma_minus8.
+        let base = 26 &+ pps.initQpMinus26
+        let lowest = -6 &* sps.bitDepthLumaMinus8
+        slice.sliceQpDelta = try r.readSE("slice_qp_delta", range: (lowest &- base)...(51 &- base))
+        slice.sliceQpY = base &+ slice.sliceQpDelta
     }
 
     /// slice_segment_header() from dependent_slice_segment_flag through slice_pic_order_cnt_lsb
@@ -416,5 +518,91 @@ public struct H265SliceSegmentHeader: Hashable, Sendable {
             }
         }
         if sps.temporalMVPEnabledFlag { w.writeFlag(sliceTemporalMVPEnabledFlag) }
+    }
+}
+
+/// pred_weight_table() (7.3.6.3, 7.4.7.3): explicit weighted prediction of a slice. Each list
+/// entry is there for every reference index: without the screen content extension no reference
+/// picture has the current picture's POC, so every luma_weight_lX_flag is coded.
+public struct H265PredictionWeightTable: Sendable, Hashable {
+    /// One component's coded weight: delta_luma_weight_lX[i] and luma_offset_lX[i], or
+    /// delta_chroma_weight_lX[i][j] and delta_chroma_offset_lX[i][j].
+    public struct Weight: Sendable, Hashable {
+        public var deltaWeight: Int
+        public var offset: Int
+
+        public init(deltaWeight: Int, offset: Int) {
+            self.deltaWeight = deltaWeight
+            self.offset = offset
+        }
+    }
+
+    /// One reference index's weights; nil where its flag is 0 (the default weight
+    /// 2^denominator, offset 0).
+    public struct Entry: Sendable, Hashable {
+        public var luma: Weight?
+        /// Cb and Cr.
+        public var chroma: [Weight]?
+
+        public init(luma: Weight? = nil, chroma: [Weight]? = nil) {
+            self.luma = luma
+            self.chroma = chroma
+        }
+    }
+
+    /// luma_log2_weight_denom, 0...7.
+    public var lumaLog2WeightDenom = 0
+    /// ChromaLog2WeightDenom = luma_log2_weight_denom + delta_chroma_log2_weight_denom, 0...7.
+    public var chromaLog2WeightDenom = 0
+    public var l0: [Entry] = []
+    public var l1: [Entry] = []
+
+    static func parse(_ r: inout H265BitReader, l0Count: Int, l1Count: Int, chroma: Bool) throws(H265Error)
+        -> H265PredictionWeightTable
+    {
+        var table = H265PredictionWeightTable()
+        table.lumaLog2WeightDenom = try r.readUE("luma_log2_weight_denom", max: 7)
+        table.chromaLog2WeightDenom = table.lumaLog2WeightDenom
+        if chroma {
+            let delta = try r.readSE(
+                "delta_chroma_log2_weight_denom", range: (-table.lumaLog2WeightDenom)...(7 &- table.lumaLog2WeightDenom)
+            )
+            table.chromaLog2WeightDenom = table.lumaLog2WeightDenom &+ delta
+        }
+        table.l0 = try parseList(&r, count: l0Count, chroma: chroma)
+        if l1Count > 0 { table.l1 = try parseList(&r, count: l1Count, chroma: chroma) }
+        return table
+    }
+
+    /// One list: the luma flags, the chroma flags, then each index's values (7.3.6.3). The
+    /// offsets' ranges depend on high_precision_offsets_enabled_flag and are not checked here;
+    /// the deltas of the weights are -128...127 (7.4.7.3).
+    private static func parseList(_ r: inout H265BitReader, count: Int, chroma: Bool) throws(H265Error) -> [Entry] {
+        var lumaFlags: [Bool] = []
+        for _ in 0..<count { lumaFlags.append(try r.readFlag("luma_weight_lX_flag")) }
+        var chromaFlags = [Bool](repeating: false, count: count)
+        if chroma {
+            for index in 0..<count { chromaFlags[index] = try r.readFlag("chroma_weight_lX_flag") }
+        }
+        var entries: [Entry] = []
+        for index in 0..<count {
+            var entry = Entry()
+            if lumaFlags[index] {
+                let weight = try r.readSE("delta_luma_weight_lX", range: -128...127)
+                let offset = Int(try r.readSE("luma_offset_lX"))
+                entry.luma = Weight(deltaWeight: weight, offset: offset)
+            }
+            if chromaFlags[index] {
+                var planes: [Weight] = []
+                for _ in 0..<2 {
+                    let weight = try r.readSE("delta_chroma_weight_lX", range: -128...127)
+                    let offset = Int(try r.readSE("delta_chroma_offset_lX"))
+                    planes.append(Weight(deltaWeight: weight, offset: offset))
+                }
+                entry.chroma = planes
+            }
+            entries.append(entry)
+        }
+        return entries
     }
 }

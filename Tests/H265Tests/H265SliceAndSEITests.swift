@@ -67,6 +67,99 @@ struct H265SliceSegmentHeaderTests {
         #expect(parsed.numPicTotalCurr == 2)
     }
 
+    /// A B slice written through slice_qp_delta with every optional part present: SAO flags,
+    /// overridden list sizes, a list modification (NumPicTotalCurr 3: 2-bit entries), cabac_init,
+    /// collocated_ref_idx and a pred_weight_table with luma and chroma weights (7.3.6.1-7.3.6.3).
+    @Test func bSliceThroughQuantizer() throws {
+        var sps = Self.sps
+        sps.sampleAdaptiveOffsetEnabledFlag = true
+        var pps = Self.pps
+        pps.listsModificationPresentFlag = true
+        pps.cabacInitPresentFlag = true
+        pps.weightedBipredFlag = true
+        pps.initQpMinus26 = 2
+        var slice = H265TestStreams.slice(.trailR, lsb: 12, sliceType: .b)
+        slice.sliceTemporalMVPEnabledFlag = true
+        var w = BitWriter()
+        slice.writeParsedPart(to: &w, pps: pps, sps: sps)
+        w.writeFlag(true) // slice_sao_luma_flag
+        w.writeFlag(false) // slice_sao_chroma_flag
+        w.writeFlag(true) // num_ref_idx_active_override_flag
+        w.writeUE(1) // num_ref_idx_l0_active_minus1
+        w.writeUE(0) // num_ref_idx_l1_active_minus1
+        w.writeFlag(true) // ref_pic_list_modification_flag_l0
+        w.writeBits(2, count: 2) // list_entry_l0[0]
+        w.writeBits(0, count: 2) // list_entry_l0[1]
+        w.writeFlag(false) // ref_pic_list_modification_flag_l1
+        w.writeFlag(true) // mvd_l1_zero_flag
+        w.writeFlag(true) // cabac_init_flag
+        w.writeFlag(true) // collocated_from_l0_flag
+        w.writeUE(1) // collocated_ref_idx
+        w.writeUE(6) // luma_log2_weight_denom
+        w.writeSE(-1) // delta_chroma_log2_weight_denom
+        w.writeFlag(true) // luma_weight_l0_flag[0]
+        w.writeFlag(false) // luma_weight_l0_flag[1]
+        w.writeFlag(false) // chroma_weight_l0_flag[0]
+        w.writeFlag(true) // chroma_weight_l0_flag[1]
+        w.writeSE(3) // delta_luma_weight_l0[0]
+        w.writeSE(-4) // luma_offset_l0[0]
+        for value: Int32 in [2, -7, -1, 0] { w.writeSE(value) } // Cb and Cr of entry 1
+        w.writeFlag(false) // luma_weight_l1_flag[0]
+        w.writeFlag(false) // chroma_weight_l1_flag[0]
+        w.writeUE(2) // five_minus_max_num_merge_cand
+        w.writeSE(-5) // slice_qp_delta
+        let end = w.bitCount
+        w.writeBits(0x5A, count: 8)
+        w.writeRBSPTrailingBits()
+        let nal = slice.nalUnitHeader.bytes + RBSP.insertEmulationPrevention(w.bytes)
+        let parsed = try H265SliceSegmentHeader.parse(
+            nalUnit: nal, pictureParameterSet: { $0 == pps.picParameterSetID ? pps : nil },
+            sequenceParameterSet: { $0 == sps.seqParameterSetID ? sps : nil }, extent: .throughQuantizer)
+        #expect(parsed.sliceSaoLumaFlag && !parsed.sliceSaoChromaFlag)
+        #expect(parsed.numRefIdxL0ActiveMinus1 == 1 && parsed.numRefIdxL1ActiveMinus1 == 0)
+        #expect(parsed.listEntryL0 == [2, 0] && parsed.listEntryL1 == [])
+        #expect(parsed.mvdL1ZeroFlag && parsed.cabacInitFlag)
+        #expect(parsed.collocatedFromL0Flag && parsed.collocatedRefIdx == 1)
+        let weights = try #require(parsed.predictionWeights)
+        #expect(weights.lumaLog2WeightDenom == 6 && weights.chromaLog2WeightDenom == 5)
+        typealias Weight = H265PredictionWeightTable.Weight
+        #expect(
+            weights.l0 == [
+                .init(luma: Weight(deltaWeight: 3, offset: -4), chroma: nil),
+                .init(
+                    luma: nil,
+                    chroma: [Weight(deltaWeight: 2, offset: -7), Weight(deltaWeight: -1, offset: 0)])
+            ])
+        #expect(weights.l1 == [.init(luma: nil, chroma: nil)])
+        #expect(parsed.maxNumMergeCand == 3)
+        #expect(parsed.sliceQpDelta == -5 && parsed.sliceQpY == 23, "26 + init_qp_minus26 2 - 5 (7-54)")
+        #expect(parsed.parsedBitCount == end)
+        // The default extent stops after slice_temporal_mvp_enabled_flag.
+        let short = try Self.parse(nal, pps: pps, sps: sps)
+        #expect(short.predictionWeights == nil && short.sliceQpY == 26)
+
+        // An I slice (IDR) has only the SAO flags and the QP; SliceQpY stays within 51 (7.4.7.1).
+        var idr = H265TestStreams.slice(.idrWithRADL)
+        idr.sliceType = .i
+        func idrNAL(qpDelta: Int32) -> [UInt8] {
+            var w = BitWriter()
+            idr.writeParsedPart(to: &w, pps: pps, sps: sps)
+            w.writeFlag(false)
+            w.writeFlag(true)
+            w.writeSE(qpDelta)
+            w.writeRBSPTrailingBits()
+            return idr.nalUnitHeader.bytes + RBSP.insertEmulationPrevention(w.bytes)
+        }
+        func parseIDR(_ nal: [UInt8]) throws -> H265SliceSegmentHeader {
+            try H265SliceSegmentHeader.parse(
+                nalUnit: nal, pictureParameterSet: { _ in pps }, sequenceParameterSet: { _ in sps },
+                extent: .throughQuantizer)
+        }
+        #expect(try parseIDR(idrNAL(qpDelta: 23)).sliceQpY == 51)
+        #expect(h265Error { _ = try parseIDR(idrNAL(qpDelta: 24)) }?.field == "slice_qp_delta")
+        #expect(h265Error { _ = try parseIDR(idrNAL(qpDelta: -29)) }?.field == "slice_qp_delta")
+    }
+
     @Test func rejectsOutOfRangeValues() throws {
         func rejection(
             _ type: H265NALUnitType = .trailR, sps: H265SequenceParameterSet = Self.sps,
