@@ -15,6 +15,8 @@ struct PlanCommand {
     let bitRate: Int
     let maximumPasses: Int
     let completedPasses: Int
+    /// The codec the chunks were encoded in (the rate control's frame-type ratios differ).
+    let codec: FarmCodec
     let stateDirectory: String
     let outputDirectory: String
 
@@ -24,6 +26,7 @@ struct PlanCommand {
         bitRate = try options.integer("bitrate", in: 1...2_000_000_000)
         maximumPasses = try options.integer("max-passes", in: 1...10)
         completedPasses = try options.integer("completed-passes", in: 1...10)
+        codec = try FarmCodec(options.string("codec") ?? "h264")
         stateDirectory = try options.requiredString("state")
         outputDirectory = try options.requiredString("out")
     }
@@ -33,7 +36,8 @@ struct PlanCommand {
         try TextFile.makeDirectory(stateDirectory)
         try TextFile.makeDirectory(outputDirectory)
         let state = PlannerState(directory: stateDirectory)
-        var rateControl = MultiPassRateControl(targetBitRate: Double(bitRate), maximumPasses: maximumPasses)
+        var rateControl = MultiPassRateControl(
+            targetBitRate: Double(bitRate), maximumPasses: maximumPasses, codecType: codec.codecType)
         let previous = completedPasses >= 2 ? try state.readRecords() : [:]
         var remeasurements = completedPasses >= 2 ? try state.readRemeasurements() : []
         for record in records {

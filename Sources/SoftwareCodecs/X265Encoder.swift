@@ -139,6 +139,9 @@ final class X265Encoder: EncoderBackend {
     /// The parameters the encoder was opened with (x265_picture_init reads them); owned here.
     private var parameters: UnsafeMutablePointer<x265_param>?
     private(set) var formatDescription: FormatDescription?
+    /// The encoder's PPS and SPS, parsed once per open: each picture's slice QP is read back from
+    /// its first slice segment header (``sliceQuantizer(_:)``).
+    private var parameterSets: (pps: H265PictureParameterSet, sps: H265SequenceParameterSet)?
     private(set) var frameDelay = 0
     private var frameRate = 30.0
     private var openedProperties: CompressionProperties?
@@ -384,7 +387,35 @@ final class X265Encoder: EncoderBackend {
                 .maxFrameDelayCount,
                 "x265 needs \(frameDelay) frames of delay with these settings, more than \(count); raise the count")
         }
-        formatDescription = try headers(opened)
+        let description = try headers(opened)
+        formatDescription = description
+        parameterSets = Self.parsedParameterSets(description)
+    }
+
+    private static func parsedParameterSets(_ description: FormatDescription)
+        -> (pps: H265PictureParameterSet, sps: H265SequenceParameterSet)?
+    {
+        guard let ppsBytes = description.hevcPictureParameterSets.first,
+            let spsBytes = description.hevcSequenceParameterSets.first,
+            let pps = try? H265PictureParameterSet.parse(nalUnit: ppsBytes),
+            let sps = try? H265SequenceParameterSet.parse(nalUnit: spsBytes)
+        else { return nil }
+        return (pps, sps)
+    }
+
+    /// The picture's rate-control QP: SliceQpY of its first slice segment (H.265 7-54), where
+    /// x265 codes the frame QP its rate control chose (or the forced one); adaptive quantization
+    /// and cutree move each CU from there with cu_qp_delta (7.4.9.14). This, not x265's
+    /// frame_stats.qp (the mean after those offsets), is what a forced QP reproduces: forcing a
+    /// first pass's mean QP added the offsets twice and coded the 720p clip 25 % over its target.
+    /// nil when the header does not parse (then the mean is used).
+    private func sliceQuantizer(_ nalUnit: UnsafeRawBufferPointer) -> Double? {
+        guard let (pps, sps) = parameterSets,
+            let header = try? H265SliceSegmentHeader.parse(
+                nalUnit: nalUnit, pictureParameterSet: { $0 == pps.picParameterSetID ? pps : nil },
+                sequenceParameterSet: { $0 == sps.seqParameterSetID ? sps : nil }, extent: .throughQuantizer)
+        else { return nil }
+        return Double(header.sliceQpY)
     }
 
     /// The VPS, SPS and PPS as an `hvc1` format description (hvcC).
@@ -522,6 +553,7 @@ final class X265Encoder: EncoderBackend {
         var data: [UInt8] = []
         var isIRAP = false
         var referenced = false
+        var sliceQuantizer: Double?
         for index in 0..<Int(count) {
             let nal = nals[index]
             guard let payload = nal.payload, nal.sizeBytes > 4 else { continue }
@@ -533,6 +565,11 @@ final class X265Encoder: EncoderBackend {
                 // non-reference picture (7.4.2.2), every other VCL type may be referenced.
                 if (16...23).contains(nal.type) { isIRAP = true }
                 if nal.type > 14 || nal.type % 2 == 1 { referenced = true }
+                if sliceQuantizer == nil {
+                    // After the 4-byte length (annexb 0).
+                    sliceQuantizer = self.sliceQuantizer(
+                        UnsafeRawBufferPointer(start: payload + 4, count: Int(nal.sizeBytes) - 4))
+                }
             default:
                 break
             }
@@ -559,7 +596,7 @@ final class X265Encoder: EncoderBackend {
             frameReference: info.frameReference,
             analysis: EncodedFrameAnalysis(
                 frameType: Self.analysisFrameType(output.sliceType, isIDR: isIRAP),
-                quantizer: info.quantizer ?? min(51, max(0, output.frameData.qp))),
+                quantizer: sliceQuantizer ?? info.quantizer ?? min(51, max(0, output.frameData.qp))),
             encoderName: "x265")
     }
 }

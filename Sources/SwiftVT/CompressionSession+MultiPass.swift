@@ -45,7 +45,8 @@ extension CompressionSession {
             }
             state.multiPass = MultiPassState(
                 storage: storage,
-                rateControl: MultiPassRateControl(targetBitRate: Double(bitRate), maximumPasses: maximumPasses))
+                rateControl: MultiPassRateControl(
+                    targetBitRate: Double(bitRate), maximumPasses: maximumPasses, codecType: codecType))
         }
     }
 

@@ -33,6 +33,8 @@ public final class CompressionSession: Sendable {
     public let width: Int
     public let height: Int
     public let sourcePixelFormat: PixelFormat
+    /// `avc1` (H.264) or `hvc1` (HEVC), as given at creation.
+    public let codecType: FourCharCode
     /// The backend encoding now, e.g. `x264 (software)`; under ``HardwarePolicy/auto`` it
     /// changes when a hardware encoder fails and software takes over (``backendFailure``).
     public var activeBackendName: String { activeName.name }
@@ -166,6 +168,7 @@ public final class CompressionSession: Sendable {
         self.width = width
         self.height = height
         self.sourcePixelFormat = sourcePixelFormat
+        self.codecType = codecType
         let activeName = ActiveBackendName(chosen.0.name)
         var backend = chosen.1
         if encoderSpecification.hardwarePolicy == .auto, chosen.0.isHardware,

@@ -167,6 +167,53 @@ extension CompressionTests {
             #expect(psnr >= 35)
         }
 
+        @Test(
+            "the analysis QP is the slice QP (7-54): a forced QP comes back whole on I, P and B pictures, with weighted prediction on; ABR's are whole QPs too"
+        )
+        func analysisQuantizerIsTheSliceQP() throws {
+            let source = try #require(Clips.ciscoLoop(3))
+            let first = try #require(source.first)
+            let factory = X265EncoderFactory()
+            let properties = CompressionProperties(averageBitRate: 500_000)
+            let backend = try factory.makeBackend(
+                configuration: EncoderConfiguration(
+                    width: first.width, height: first.height, pixelFormat: first.pixelFormat, properties: properties,
+                    threadCount: 1))
+            // A forced QP per frame, away from what the rate control would pick, and not one x265's
+            // AQ and cutree offsets leave as the frame's mean (frame_stats.qp).
+            func forced(_ index: Int) -> Double { Double(24 + (index * 7) % 17) + 0.25 }
+            try backend.prepare(properties: properties, frameRate: 12)
+            let ppsBytes = try #require(backend.formatDescription?.hevcPictureParameterSets.first)
+            #expect(
+                try H265PictureParameterSet.parse(nalUnit: ppsBytes).weightedPredFlag,
+                "x265 codes P slices with pred_weight_table (7.3.6.3), which the QP follows")
+            let duration = Encoder.frameDuration12
+            for pass in 0..<2 {
+                if pass > 0 { try backend.prepare(properties: properties, frameRate: 12) }
+                var frames: [EncodedFrame] = []
+                for (index, picture) in source.enumerated() {
+                    frames += try backend.encode(
+                        EncoderFrameRequest(
+                            image: picture, presentationTimeStamp: duration.multiplied(by: index),
+                            duration: duration, frameType: index == 0 ? .idr : .automatic,
+                            frameReference: UInt64(index), quantizer: pass == 1 ? forced(index) : nil))
+                }
+                frames += try backend.flush()
+                #expect(frames.count == source.count)
+                let types = Set(frames.compactMap { $0.analysis?.frameType })
+                for frame in frames {
+                    let quantizer = try #require(frame.analysis?.quantizer)
+                    #expect(quantizer == quantizer.rounded(), "a slice QP is whole: \(quantizer)")
+                    if pass == 1 {
+                        #expect(quantizer == forced(Int(frame.frameReference)).rounded())
+                    }
+                }
+                if pass == 1 {
+                    #expect(types.isSuperset(of: [.idr, .predicted, .bidirectional]), "\(types)")
+                }
+            }
+        }
+
         @Test("hvcC: parses, and its VPS/SPS/PPS are the format description's, VPS first")
         func decoderConfigurationRecord() throws {
             let source = try #require(Clips.ciscoLoop(3))

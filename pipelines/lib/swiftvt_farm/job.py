@@ -278,6 +278,7 @@ def run_job(args, client, Gst, source, info, index, farm_tool, timings, wall_sta
             staging = folder.stage_plan(number)
             text = planner.run_tool([farm_tool, "plan", "--bitrate", str(bits_per_second),
                                      "--max-passes", str(args.max_passes), "--completed-passes", str(number),
+                                     "--codec", args.codec,
                                      "--state", os.path.join(staging, "state"), "--out", os.path.join(staging, "plans")]
                                     + chunk_dirs, "swiftvt-farm plan")
             folder.commit_plan(number, staging, text, {"frames_reencoded": frames_reencoded})
