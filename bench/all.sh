@@ -21,6 +21,8 @@
 #                       time above the floor, PSNR-Y
 #   vtenc-h265          vtenc_h265 against x265enc at equal presets (medium, realtime), 720p
 #                       1000 kbit/s: wall time, PSNR-Y
+#   multipass-h265      vtmultipasssink codec=h265 against x265's two-pass (the x265 CLI), 720p
+#                       1000 kbit/s: PSNR-Y, bit-rate error, time
 #   plugin-load-time    gst-inspect-1.0 of the plugin against a minimal C plugin
 #   va-encode-depth     VA-API encoding against FFmpeg h264_vaapi on the software VA driver (Xvfb),
 #                       1 and 4 pictures in flight, 1 and 5 ms latency
@@ -69,7 +71,7 @@ user_plugin="${SWIFTVT_PLUGIN:-}"
 source bench/lib/common.sh
 
 benches=(decode-throughput h265-decode-throughput parse-throughput h265-parse-throughput multipass-quality
-         encode-throughput vtenc-h265 plugin-load-time va-encode-depth annexb-to-avcc)
+         encode-throughput vtenc-h265 multipass-h265 plugin-load-time va-encode-depth annexb-to-avcc)
 read -r -a selected <<<"${SWIFTVT_BENCH_ONLY:-${benches[*]}}"
 for name in "${selected[@]}"; do
     if [ ! -f "bench/$name.sh" ] || [ "$name" = all ]; then

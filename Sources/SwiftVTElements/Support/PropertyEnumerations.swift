@@ -1,4 +1,5 @@
 import CGStreamer
+import MediaCore
 import SwiftVT
 
 // The enumeration types of the elements' properties. Their numbers are the ones the plugin has
@@ -39,7 +40,7 @@ enum DecoderHardwareWording: HardwarePolicyWording {
 /// software.
 enum EncoderHardwareWording: HardwarePolicyWording {
     static var typeName: String { "SwiftVTEncoderHardwarePolicy" }
-    static var softwareBackend: String { "x264" }
+    static var softwareBackend: String { "x264; x265 for H.265" }
 }
 
 /// A ``HardwarePolicy`` as the GEnum of one kind of element; numbers and nicks are the same for
@@ -148,6 +149,46 @@ enum ProfileSetting: Int32, PropertyEnumeration {
         case .main: .main
         case .constrainedBaseline: .constrainedBaseline
         case .baseline: .baseline
+        }
+    }
+}
+
+/// vtmultipasssink's `codec`: the coding standard of the file (VideoToolbox's codec type,
+/// `kCMVideoCodecType_H264` or `kCMVideoCodecType_HEVC`).
+enum CodecSetting: Int32, PropertyEnumeration {
+    case h264 = 0
+    case h265 = 1
+
+    static var typeName: String { "SwiftVTCodec" }
+    var number: Int32 { rawValue }
+
+    var nick: String {
+        switch self {
+        case .h264: "h264"
+        case .h265: "h265"
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .h264: "H.264/AVC (x264, or VA-API hardware)"
+        case .h265: "H.265/HEVC (x265)"
+        }
+    }
+
+    /// The session's codec type.
+    var codecType: FourCharCode {
+        switch self {
+        case .h264: .h264
+        case .h265: .hevc
+        }
+    }
+
+    /// The standard's name in messages.
+    var standardName: String {
+        switch self {
+        case .h264: "H.264"
+        case .h265: "H.265"
         }
     }
 }

@@ -46,7 +46,8 @@ struct MuxingPipeline: ~Copyable {
         // The video request pad by name: linking by caps could pick another request pad, since
         // appsrc answers caps queries only once it runs.
         guard gst_element_link_pads(source, "src", mux, "video_%u") != 0, gst_element_link(mux, sink) != 0 else {
-            throw Failure(message: "\(muxer) does not take this H.264 stream")
+            let media = gst_caps_get_structure(caps.pointer, 0).flatMap { gst_structure_get_name($0) }
+            throw Failure(message: "\(muxer) does not take \(media.map { String(cString: $0) } ?? "this stream")")
         }
         guard gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else {
             throw Failure(message: "could not start writing \(location)")

@@ -1,16 +1,20 @@
 import CGStreamer
 import CSwiftVTShim
 import H264
+import H265
 import MediaCore
 import SwiftVT
 
 /// Reads a ``FrameSilo`` out in decode order into a file: an Annex B byte stream written
 /// directly, or MP4/QuickTime through GStreamer's own muxer in an internal pipeline
 /// (`appsrc ! mp4mux ! filesink`), so the container is the one every GStreamer user knows.
+/// H.264 (avc1 samples) or H.265 (hvc1 samples), as the description says.
 struct SiloWriter {
     let silo: FrameSilo
     let description: FormatDescription
     let frameRate: FrameRate
+
+    private var isHEVC: Bool { description.codecType == .hevc }
 
     struct Summary {
         var frames = 0
@@ -43,7 +47,9 @@ struct SiloWriter {
     /// Two IDR access units in a row must differ in idr_pic_id (7.4.3). A range re-encoded by a
     /// fresh encoder starts at id 0 and can follow an IDR picture of the same id (the encoder's
     /// key-frame interval landing right after a scene cut); that IDR picture is given another id.
-    private func idrPictureIDs() -> Result<IDRPictureIDSplicer, ElementMessage> {
+    /// H.265 has no idr_pic_id (7.3.6.1): its samples go as they are (nil).
+    private func idrPictureIDs() -> Result<IDRPictureIDSplicer?, ElementMessage> {
+        if isHEVC { return .success(nil) }
         do throws(H264Error) {
             return .success(
                 try IDRPictureIDSplicer(
@@ -53,12 +59,12 @@ struct SiloWriter {
         }
     }
 
-    /// The access unit to write: as the silo gave it, or with another idr_pic_id.
+    /// The access unit to write: as the silo gave it (nil), or with another idr_pic_id.
     private static func spliced(
-        _ bytes: UnsafeRawBufferPointer, _ idrPictureIDs: inout IDRPictureIDSplicer
+        _ bytes: UnsafeRawBufferPointer, _ idrPictureIDs: inout IDRPictureIDSplicer?
     ) throws(VTError) -> [UInt8]? {
         do throws(H264Error) {
-            return try idrPictureIDs.next(bytes)
+            return try idrPictureIDs?.next(bytes)
         } catch {
             throw VTError(.corrupt, "an IDR picture in the frame silo cannot be given another idr_pic_id: \(error)")
         }
@@ -66,10 +72,33 @@ struct SiloWriter {
 
     // MARK: Annex B
 
-    /// Annex B access units (``H264Output/AnnexBLayout``: an AUD, start codes, SPS/PPS before every IDR).
+    /// Where the bytes of one Annex B access unit go, and how many: H.264's layout (an AUD, start
+    /// codes, SPS/PPS before every IDR) or H.265's (start codes, VPS/SPS/PPS before every IRAP
+    /// picture, as vtenc_h265's byte-stream and the x265 CLI write). nil when the sample is not
+    /// length-prefixed NAL units.
+    private func annexBLayout(
+        _ sample: UnsafeRawBufferPointer, isKeyFrame: Bool
+    ) -> (size: Int, write: (UnsafeMutableRawBufferPointer) -> Void)? {
+        if isHEVC {
+            guard
+                let layout = H265Output.AccessUnitLayout(
+                    sample, description: description, isKeyFrame: isKeyFrame, startCodes: true)
+            else { return nil }
+            return (layout.size, { layout.write(sample, into: $0) })
+        }
+        // An access unit delimiter first in every access unit, as vtenc and x264enc write byte
+        // streams (7.4.1.2.3; H.222.0 asks for them when the file goes into TS).
+        guard
+            let layout = H264Output.AnnexBLayout(
+                sample, description: description, isKeyFrame: isKeyFrame, delimited: true)
+        else { return nil }
+        return (layout.size, { layout.write(sample, into: $0) })
+    }
+
+    /// Annex B access units (``annexBLayout(_:isKeyFrame:)``).
     func writeAnnexB(to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
         var tally = Tally()
-        var idrPictureIDs: IDRPictureIDSplicer
+        var idrPictureIDs: IDRPictureIDSplicer?
         switch self.idrPictureIDs() {
         case .success(let splicer): idrPictureIDs = splicer
         case .failure(let message): return .failure(message)
@@ -86,18 +115,13 @@ struct SiloWriter {
                 tally.add(
                     sample, size: rewritten?.count ?? data.count, pts: nanoseconds(sample.presentationTimeStamp),
                     duration: nanoseconds(sample.duration))
-                try (rewritten.map { BlockBuffer($0) } ?? data).withContiguousBytes { avcc in
-                    // An access unit delimiter first in every access unit, as vtenc and x264enc
-                    // write byte streams (7.4.1.2.3; H.222.0 asks for them when the file goes into TS).
-                    guard
-                        let layout = H264Output.AnnexBLayout(
-                            avcc, description: description, isKeyFrame: sample.isSync, delimited: true)
-                    else {
+                try (rewritten.map { BlockBuffer($0) } ?? data).withContiguousBytes { lengthPrefixed in
+                    guard let layout = annexBLayout(lengthPrefixed, isKeyFrame: sample.isSync) else {
                         throw VTError(
                             .corrupt, "a sample in the frame silo is not a sequence of length-prefixed NAL units")
                     }
                     if unit.count < layout.size { unit = [UInt8](repeating: 0, count: layout.size) }
-                    unit.withUnsafeMutableBytes { layout.write(avcc, into: $0) }
+                    unit.withUnsafeMutableBytes { layout.write($0) }
                     // (An untyped closure: a typed-throws one here crashes Swift 6.3's IR generation.)
                     try unit.withUnsafeBytes { bytes in
                         try output.append(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.size]))
@@ -119,13 +143,24 @@ struct SiloWriter {
 
     // MARK: MP4 / QuickTime
 
+    /// The caps of the samples: avc (avc1) or hvc1, with codec_data, so the muxer writes the
+    /// sample entry Apple's players require for HEVC (hvc1, parameter sets in hvcC only).
+    private func containerCaps() -> UnsafeMutablePointer<GstCaps>? {
+        if isHEVC {
+            return H265Output.caps(description, streamFormat: .hvc1, frameRate: frameRate, pixelAspectRatio: nil)
+        }
+        return H264Output.caps(
+            description, streamFormat: .avc, width: Int(description.dimensions.width),
+            height: Int(description.dimensions.height), frameRate: frameRate)
+    }
+
     func writeContainer(muxer: String, to output: PartialOutputFile) -> Result<Summary, ElementMessage> {
-        guard
-            let caps = H264Output.caps(
-                description, streamFormat: .avc, width: Int(description.dimensions.width),
-                height: Int(description.dimensions.height), frameRate: frameRate)
-        else {
-            return .failure(.stream(GST_STREAM_ERROR_FAILED, "could not describe the H.264 stream as caps"))
+        guard let caps = containerCaps() else {
+            return .failure(
+                .stream(
+                    GST_STREAM_ERROR_FAILED,
+                    "could not describe the \(isHEVC ? "H.265" : "H.264") stream as caps (its parameter sets do not parse)"
+                ))
         }
         var failure: MuxingPipeline.Failure?
         let started: MuxingPipeline? = {
@@ -145,7 +180,7 @@ struct SiloWriter {
         }
         var timeStamps = MuxerTimeStamps()
         var tally = Tally()
-        var idrPictureIDs: IDRPictureIDSplicer
+        var idrPictureIDs: IDRPictureIDSplicer?
         switch self.idrPictureIDs() {
         case .success(let splicer): idrPictureIDs = splicer
         case .failure(let message): return .failure(message)

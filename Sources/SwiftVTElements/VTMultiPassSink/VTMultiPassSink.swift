@@ -8,7 +8,7 @@ import SwiftVT
 import Synchronization
 import VAAPICodecs
 
-/// `vtmultipasssink`: multi-pass H.264 encoding in one pipeline run (VideoToolbox's
+/// `vtmultipasssink`: multi-pass H.264 or H.265 encoding (`codec`) in one pipeline run (VideoToolbox's
 /// `VTMultiPassStorage` + `VTFrameSilo` model, the way AVAssetExportSession uses it).
 ///
 /// Pass 1 encodes the frames as they arrive into a ``FrameSilo`` while the session records its
@@ -18,7 +18,9 @@ import VAAPICodecs
 /// new frames replace the old in the silo. When no further pass is wanted the silo is read out in
 /// decode order into the file — `.mp4`/`.mov` through `mp4mux`/`qtmux` in an internal pipeline,
 /// `.h264`/`.264` as an Annex B byte stream — under a temporary name that is renamed to
-/// `location` only when the file is complete; then the pipeline's EOS is posted.
+/// `location` only when the file is complete; then the pipeline's EOS is posted. H.265 (x265)
+/// goes through the same storage, silo and rate control; only the file's layout differs (hvc1 in
+/// MP4/QuickTime, `.h265`/`.265` Annex B).
 ///
 /// The passes themselves (ranges, seeks, pass ends, passes cut short or taken back, what the
 /// summary counts) are ``MultiPassDriver``'s: the sink feeds it buffers and EOS, does what it
@@ -37,7 +39,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     // VTMultiPassSinkReports.swift (the messages about the passes) uses is internal, not private.
     let sink: UnsafeMutablePointer<GstBaseSink>
     static let debugCategory = DebugCategory(
-        named: "vtmultipasssink", description: "SwiftVT multi-pass H.264 file sink")
+        named: "vtmultipasssink", description: "SwiftVT multi-pass H.264/H.265 file sink")
     let log = VTMultiPassSink.debugCategory
     var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(sink) }
 
@@ -50,6 +52,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         var tempLocation: String?
         var keepTemporaryFiles = false
         var profile = ProfileSetting.high
+        var codec = CodecSetting.h264
     }
 
     let settings: Mutex<Settings>
@@ -109,9 +112,9 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 
     static func interface(for context: ElementClassContext) -> ElementInterface<VTMultiPassSink> {
         ElementInterface(
-            longName: "SwiftVT multi-pass H.264 file sink", classification: "Sink/File/Video/Encoder",
+            longName: "SwiftVT multi-pass H.264/H.265 file sink", classification: "Sink/File/Video/Encoder",
             description:
-                "Encodes H.264 in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
+                "Encodes H.264 or H.265 (codec) in several passes in one pipeline run (VideoToolbox's multi-pass model: analysis storage and a "
                 + "frame silo; later passes re-encode only the time ranges the rate control asks for) and writes the file. "
                 // GObject cannot hide the properties GstBaseSink installs: what they do here is said
                 // where gst-inspect-1.0 users read, in the element's description.
@@ -119,9 +122,10 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 + "throttle-time, render-delay, processing-deadline, ts-offset, max-lateness and qos have no effect (blocksize neither: "
                 + "it only pulls); with sync=true every pass runs in real time, and frames dropped by throttle-time, max-lateness "
                 + "or qos are missing from the file",
-            // 8-bit 4:2:0, whose profiles the `profile` property names. Sizes as vtenc's: from
-            // 1x1 (an Annex B file takes them; mp4mux and qtmux take 16x16 and larger, which
-            // set_caps checks against `location`) to 16384, where x264 and VA-API devices stop.
+            // 8-bit 4:2:0, whose H.264 profiles the `profile` property names (H.265: Main). Sizes
+            // as vtenc's: from 1x1 (an H.264 Annex B file takes them; mp4mux and qtmux take 16x16
+            // and larger, x265 64x64, which set_caps checks) to 16384, where x264 and VA-API
+            // devices stop.
             padTemplates: [
                 .sink(
                     "video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
@@ -131,7 +135,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 .string(
                     "location", nick: "Location",
                     blurb:
-                        "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (Annex B byte stream). It appears only "
+                        "The file to write: .mp4 (mp4mux), .mov (qtmux), .h264 or .264 (H.264 Annex B byte stream), .h265, .265 "
+                        + "or .hevc (H.265 Annex B byte stream). It appears only "
                         + "when complete (written under a temporary name beside it, then renamed)",
                     default: nil, at: \.location),
                 .uint(
@@ -151,10 +156,17 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                     "keep-temporary-files", nick: "Keep temporary files",
                     blurb: "Keep the analysis storage after the run (for inspection); the frame silo is always removed",
                     default: false, at: \.keepTemporaryFiles),
+                .enumeration(
+                    "codec", nick: "Codec",
+                    blurb:
+                        "Coding standard of the file (VideoToolbox's codec type): h264, or h265 (HEVC Main, with x265; "
+                        + "in MP4/QuickTime as hvc1)", default: CodecSetting.h264, at: \.codec),
                 EncoderProperties.hardware(default: context.defaultHardware),
                 .enumeration(
-                    "profile", nick: "Profile", blurb: "H.264 profile of the output", default: ProfileSetting.high,
-                    at: \.profile),
+                    "profile", nick: "Profile",
+                    blurb:
+                        "H.264 profile of the output (codec=h264); H.265 files are Main (high and main are taken, the "
+                        + "baseline profiles refused)", default: ProfileSetting.high, at: \.profile),
                 EncoderProperties.entropyMode(),
                 EncoderProperties.allowFrameReordering(),
                 EncoderProperties.maxKeyframeInterval(
@@ -185,11 +197,14 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 
     private func prepareRun() -> Bool {
         let current = settings.withLock { $0 }
-        // hardware=require: whether a VA-API device here encodes H.264 at all, before any file
-        // is touched (the factory keeps the opened device for this run's sessions).
-        guard sessions.checkHardwarePolicy(current.encoder.hardware, work: .encoding, element: object) else {
-            return false
-        }
+        // hardware=require: whether a VA-API device here encodes H.264 at all (none encodes
+        // HEVC), before any file is touched (the factory keeps the opened device for this run's
+        // sessions).
+        let hardwareAllowed =
+            current.codec == .h265
+            ? HardwareRequirement.checkHEVCEncoding(current.encoder.hardware, element: object)
+            : sessions.checkHardwarePolicy(current.encoder.hardware, work: .encoding, element: object)
+        guard hardwareAllowed else { return false }
         refusedCaps.forget()
         if let problem = Self.settingsProblem(current) {
             problem.post(from: object, isError: true)
@@ -198,7 +213,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard let location = current.location, !location.isEmpty else {
             ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-                text: "no location set; set location to the file to write (.mp4, .mov, .h264 or .264)"
+                text:
+                    "no location set; set location to the file to write (\(OutputContainer.extensions(for: current.codec)))"
             )
             .post(from: object, isError: true)
             return false
@@ -206,7 +222,18 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         guard let container = OutputContainer(location: location) else {
             ElementMessage(
                 domain: .resource(GST_RESOURCE_ERROR_SETTINGS),
-                text: "cannot tell the file type of \"\(location)\"; end location with .mp4, .mov, .h264 or .264"
+                text:
+                    "cannot tell the file type of \"\(location)\"; end location with \(OutputContainer.extensions(for: current.codec))"
+            )
+            .post(from: object, isError: true)
+            return false
+        }
+        if let written = container.annexBCodec, written != current.codec {
+            ElementMessage(
+                domain: .resource(GST_RESOURCE_ERROR_SETTINGS),
+                text:
+                    "\"\(location)\" names an \(written.standardName) byte stream, but codec=\(current.codec.nick); end location with "
+                    + "\(OutputContainer.extensions(for: current.codec)), or set codec=\(written.nick)"
             )
             .post(from: object, isError: true)
             return false
@@ -275,12 +302,16 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     /// (which upstream would send again with every buffer).
     private static func settingsProblem(_ settings: Settings) -> ElementMessage? {
         let interval = settings.encoder.maxKeyframeInterval
-        guard interval == 0 || interval >= minimumGOPLength else {
+        // H.264 only: an H.265 slice segment header has no idr_pic_id to repeat (H.265 7.3.6.1).
+        guard settings.codec == .h265 || interval == 0 || interval >= minimumGOPLength else {
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                 text:
                     "max-keyframe-interval=\(interval) is too short for multi-pass encoding; use 0 or at least \(minimumGOPLength). Re-encoded ranges start each with a fresh encoder, whose first IDR picture has idr_pic_id 0: with GOPs of at least \(minimumGOPLength) frames the encoder places no IDR picture right after another, so none is consecutive, so a spliced IDR never repeats its neighbour's idr_pic_id (7.4.3)"
             )
+        }
+        if settings.codec == .h265 {
+            return hevcSettingsProblem(settings)
         }
         // The profile's own rules (no CABAC in Baseline, A.2.1) are the session's: asked here
         // with the settings alone, before any frame.
@@ -294,6 +325,26 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                 text: "\(property) with profile=\(settings.profile.nick): \(GStreamerWording.problem(error))",
                 debug: error.description)
+        }
+        return nil
+    }
+
+    /// H.265 settings the x265 session would refuse at the caps: said at the state change. HEVC
+    /// has one entropy coder (CABAC, H.265 9.3) and no Baseline profile (A.3 starts at Main).
+    private static func hevcSettingsProblem(_ settings: Settings) -> ElementMessage? {
+        if settings.encoder.entropyMode == .cavlc {
+            return ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text:
+                    "entropy-mode=cavlc with codec=h265: HEVC codes every slice segment with CABAC (H.265 9.3) and has no CAVLC; "
+                    + "use entropy-mode=auto or cabac, or codec=h264")
+        }
+        if settings.profile == .baseline || settings.profile == .constrainedBaseline {
+            return ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text:
+                    "profile=\(settings.profile.nick) with codec=h265: HEVC has no Baseline profile (its lowest is Main, "
+                    + "H.265 A.3.2, which the file uses); set profile=main or high, or codec=h264")
         }
         return nil
     }
@@ -328,7 +379,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 GST_STREAM_ERROR_FAILED, "caps arrived before the run was prepared (the element is not in READY)")
         }
         let container = prepared.container
-        if container != .annexB, width < 16 || height < 16 {
+        let codec = settings.withLock { $0.codec }
+        if container.annexBCodec == nil, codec == .h264, width < 16 || height < 16 {
             // mp4mux's and qtmux's H.264 caps start at 16x16 (x264enc ! mp4mux fails the same
             // way, with not-negotiated): said here, before a pass is encoded for nothing.
             return .stream(
@@ -358,12 +410,14 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         MultiPassGOP.applyKeyFrameInterval(
             Int(current.encoder.maxKeyframeInterval), frameRate: frameRate, to: &properties)
         encoderSettings.maxKeyframeInterval = Int32(clamping: properties.maxKeyFrameInterval)
-        properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue)
+        // H.265: the profile follows the input (Main for 8-bit 4:2:0), as vtenc_h265's.
+        if current.codec == .h264 { properties.profileLevel = H264ProfileLevel(profile: current.profile.sessionValue) }
         let feed = FrameSiloFeed(silo: prepared.silo)
         let handler = feed.outputHandler
         do throws(VTError) {
             let session = try sessions.makeCompressionSession(
-                width: width, height: height, sourcePixelFormat: format, settings: encoderSettings,
+                codecType: current.codec.codecType, width: width, height: height, sourcePixelFormat: format,
+                settings: encoderSettings,
                 properties: properties, outputHandler: handler)
             let duration = swiftvt_pad_peer_duration(swiftvt_base_sink_pad(sink))
             // Upstream's duration (for progress only) may be anything: a count that is no Int
@@ -381,7 +435,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
             }
             log.info(
                 object,
-                "pass 1: encoding \(width)x\(height) \(format) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes"
+                "pass 1: encoding \(width)x\(height) \(format) as \(current.codec.standardName) at \(current.bitrateKilobits) kbit/s with \(session.activeBackendName), up to \(current.maxPasses) passes"
             )
             return nil
         } catch {
@@ -576,7 +630,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         let writer = SiloWriter(silo: silo, description: description, frameRate: rate)
         let result: Result<SiloWriter.Summary, ElementMessage>
         switch container {
-        case .annexB: result = writer.writeAnnexB(to: output)
+        case .h264AnnexB, .h265AnnexB: result = writer.writeAnnexB(to: output)
         case .mp4, .quickTime: result = writer.writeContainer(muxer: container == .mp4 ? "mp4mux" : "qtmux", to: output)
         }
         let summary: SiloWriter.Summary
@@ -625,7 +679,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
 enum OutputContainer: String, CustomStringConvertible {
     case mp4
     case quickTime = "mov"
-    case annexB = "h264"
+    case h264AnnexB = "h264"
+    case h265AnnexB = "h265"
 
     init?(location: String) {
         let lower = location.lowercased()
@@ -634,17 +689,34 @@ enum OutputContainer: String, CustomStringConvertible {
         } else if lower.hasSuffix(".mov") {
             self = .quickTime
         } else if lower.hasSuffix(".h264") || lower.hasSuffix(".264") {
-            self = .annexB
+            self = .h264AnnexB
+        } else if lower.hasSuffix(".h265") || lower.hasSuffix(".265") || lower.hasSuffix(".hevc") {
+            self = .h265AnnexB
         } else {
             return nil
         }
+    }
+
+    /// The standard an Annex B file's name says it holds; nil for containers, which take both.
+    var annexBCodec: CodecSetting? {
+        switch self {
+        case .mp4, .quickTime: nil
+        case .h264AnnexB: .h264
+        case .h265AnnexB: .h265
+        }
+    }
+
+    /// The endings `location` may have for `codec`, for messages.
+    static func extensions(for codec: CodecSetting) -> String {
+        codec == .h265 ? ".mp4, .mov, .h265, .265 or .hevc" : ".mp4, .mov, .h264 or .264"
     }
 
     var description: String {
         switch self {
         case .mp4: "MP4 through mp4mux"
         case .quickTime: "QuickTime through qtmux"
-        case .annexB: "H.264 Annex B byte stream"
+        case .h264AnnexB: "H.264 Annex B byte stream"
+        case .h265AnnexB: "H.265 Annex B byte stream"
         }
     }
 }
