@@ -14,6 +14,19 @@ extension H265ProfileTierLevel {
         return nil
     }
 
+    /// Every profile the stream conforms to, by GStreamer's names: its own
+    /// (``gstreamerProfileName``) first, then those of the other profiles its
+    /// general_profile_compatibility_flag[j] names (A.3: a Main stream x265 writes with flag 2 set
+    /// is a Main 10 stream too, which a Main 10 decoder takes).
+    public var gstreamerConformingProfileNames: [String] {
+        guard let general, let own = gstreamerProfileName else { return [] }
+        var names = [own]
+        for idc in 1...4 where general.isCompatible(withProfile: idc) {
+            if let name = Self.profileName(idc: idc, general), !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
     private static func profileName(idc: Int, _ profile: Profile) -> String? {
         switch idc {
         case 1: return "main"

@@ -6,7 +6,9 @@ encoder, as an application that only has pictures would, and prints what happene
 
     parity_untimed.py ENCODER OUTPUT [FRAMES] [TIMEOUT]
 
-Run by tests/parity/test_parity_untimed.py (issue 16, row 2) for vtenc and for x264enc, its peer."""
+Run by tests/parity/test_parity_encoder.py (issue 16, row 2) for vtenc and for x264enc, its peer, and
+by tests/vtenc_h265/test_parity.py for vtenc_h265 and x265enc (an encoder whose name holds 265 writes
+video/x-h265)."""
 import json
 import sys
 import time
@@ -30,7 +32,8 @@ def main(encoder: str, output: str, count: int, timeout: float) -> int:
     Gst.init(None)
     pipeline = Gst.parse_launch(
         f"appsrc name=src format=bytes caps=video/x-raw,format=I420,width={WIDTH},height={HEIGHT},framerate=30/1 "
-        f"! {encoder} ! video/x-h264,stream-format=byte-stream ! identity name=counter "
+        f"! {encoder} ! video/x-{'h265' if '265' in encoder else 'h264'},stream-format=byte-stream "
+        "! identity name=counter "
         f"! filesink location=\"{output}\"")
     source = pipeline.get_by_name("src")
     frames_out = 0

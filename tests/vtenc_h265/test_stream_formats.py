@@ -50,3 +50,28 @@ def test_hev1_in_mp4_has_the_hev1_sample_entry_and_decodes(runner, work, h265_en
     runner.eos(f"{SOURCE} ! vtenc_h265 ! video/x-h265,stream-format=hev1 ! mp4mux ! filesink location={path}",
                timeout=120)
     assert stream_fields(h265_env, path, "codec_tag_string,nb_read_frames") == "hev1,30"
+
+
+def array_completeness(mp4):
+    """(NAL unit type, array_completeness) of each array of the first hvcC box in `mp4` (ISO/IEC
+    14496-15 8.3.3.1.2: 22 bytes of header, then numOfArrays and per array one byte of
+    array_completeness(1) reserved(1) NAL_unit_type(6), numNalus(16), each unit's length and bytes)."""
+    data = mp4.read_bytes()
+    at = data.index(b"hvcC") + 4
+    offset, arrays = at + 23, []
+    for _ in range(data[at + 22]):
+        head, count = data[offset], int.from_bytes(data[offset + 1:offset + 3], "big")
+        arrays.append((head & 0x3F, head >> 7))
+        offset += 3
+        for _ in range(count):
+            offset += 2 + int.from_bytes(data[offset:offset + 2], "big")
+    return arrays
+
+
+@pytest.mark.parametrize("stream_format, complete", [("hvc1", 1), ("hev1", 0)])
+def test_hvcc_array_completeness_says_where_the_parameter_sets_are(runner, work, stream_format, complete):
+    """hvc1: every VPS/SPS/PPS in hvcC only (array_completeness 1); hev1: more may come in band (0)."""
+    path = work / f"completeness-{stream_format}.mp4"
+    runner.eos(f"{SOURCE} ! vtenc_h265 ! video/x-h265,stream-format={stream_format} ! mp4mux ! "
+               f"filesink location={path}", timeout=120)
+    assert array_completeness(path) == [(32, complete), (33, complete), (34, complete)]

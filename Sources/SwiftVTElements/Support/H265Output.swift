@@ -21,19 +21,23 @@ enum H265Output {
 
     /// `video/x-h265` for the description's active SPS with the fields h265parse writes
     /// (``H265OutputCaps``: size, chroma format, bit depths, profile, tier, level), the input's
-    /// frame rate and pixel aspect ratio, and `codec_data` for hvc1 and hev1. nil when the
-    /// description holds no SPS that parses or no hvcC record.
+    /// frame rate and pixel aspect ratio, and `codec_data` for hvc1 and hev1; `profile` and
+    /// `level` replace the stream's own labels (``H265DownstreamConstraints/labels(for:format:)``:
+    /// a profile it conforms to, a higher level). nil when the description holds no SPS that
+    /// parses or no hvcC record.
     static func caps(
         _ description: FormatDescription, streamFormat: StreamFormat, frameRate: FrameRate,
-        pixelAspectRatio: (Int32, Int32)?
+        pixelAspectRatio: (Int32, Int32)?, profile: String? = nil, level: String? = nil
     ) -> UnsafeMutablePointer<GstCaps>? {
         guard let spsBytes = description.hevcSequenceParameterSets.first,
             let sps = try? H265SequenceParameterSet.parse(nalUnit: spsBytes),
             let codecData = hvcC(description, streamFormat: streamFormat)
         else { return nil }
-        let fields = H265OutputCaps(
+        var fields = H265OutputCaps(
             sps: sps, codecData: codecData, streamFormat: streamFormat == .hvc1 ? .hvc1 : .hev1,
             picturesAreFields: false, upstreamFrameRate: frameRate.isKnown ? frameRate : nil)
+        if let profile { fields.profile = profile }
+        if let level { fields.level = level }
         guard let caps = fields.makeCaps() else { return nil }
         let structure = gst_caps_get_structure(caps, 0)
         // An encoder's caps, as vtenc's and x265enc's: no `parsed` (a parser's field).

@@ -71,8 +71,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var pixelFormat: PixelFormat
         var frameRate: FrameRate
         var streamFormat: StreamFormat
-        /// Downstream's profiles and levels, for the output caps' labels.
+        /// Downstream's profiles and levels, for the output caps' labels (H.264, and H.265).
         var downstream: H264DownstreamConstraints
+        var hevcDownstream: H265DownstreamConstraints?
         /// Time stamps made up for input frames without any (see encode(_:)).
         var untimedFrames = UntimedFrameClock()
         /// The SPS/PPS the output caps were made for.
@@ -491,7 +492,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             let encoding = Encoding(
                 session: session, inputState: CodecStateReference(input), width: width, height: height,
                 pixelFormat: format,
-                frameRate: rate, streamFormat: streamFormat, downstream: downstream)
+                frameRate: rate, streamFormat: streamFormat, downstream: downstream,
+                hevcDownstream: hevc ? pad.map { H265DownstreamConstraints(sourcePad: $0) } : nil)
             state.withLock { state in
                 state.encoding = encoding
                 state.activeBackend = session.activeBackendName

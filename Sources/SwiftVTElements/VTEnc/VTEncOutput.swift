@@ -1,6 +1,7 @@
 import CGStreamer
 import CSwiftVTShim
 import H264
+import H265
 import MediaCore
 import SwiftVT
 import Synchronization
@@ -82,8 +83,26 @@ extension VTEnc {
                 description, streamFormat: format, width: encoding.width, height: encoding.height,
                 frameRate: encoding.frameRate, pixelAspectRatio: pixelAspectRatio, downstream: encoding.downstream)
         case .h265(let format):
+            // The labels downstream takes, or why none fits: said at the caps, with what to do.
+            var labels: (profile: String?, level: String?) = (nil, nil)
+            if let constraints = encoding.hevcDownstream, let spsBytes = description.hevcSequenceParameterSets.first,
+                let sps = try? H265SequenceParameterSet.parse(nalUnit: spsBytes)
+            {
+                do throws(DownstreamRefusal) {
+                    labels = try constraints.labels(for: sps, format: encoding.pixelFormat)
+                } catch {
+                    state.withLock { $0.encoding?.negotiatedParameterSets = nil }
+                    return .failed(
+                        GST_FLOW_NOT_NEGOTIATED,
+                        .stream(
+                            GST_STREAM_ERROR_FORMAT,
+                            "cannot encode \(encoding.width)x\(encoding.height) \(GStreamerWording.name(of: encoding.pixelFormat)) for downstream: \(error.reason)"
+                        ))
+                }
+            }
             made = H265Output.caps(
-                description, streamFormat: format, frameRate: encoding.frameRate, pixelAspectRatio: pixelAspectRatio)
+                description, streamFormat: format, frameRate: encoding.frameRate, pixelAspectRatio: pixelAspectRatio,
+                profile: labels.profile, level: labels.level)
         }
         guard let caps = made else {
             return .failed(
@@ -104,7 +123,7 @@ extension VTEnc {
                 GST_FLOW_NOT_NEGOTIATED,
                 .stream(
                     GST_STREAM_ERROR_FORMAT,
-                    "downstream does not accept the stream vtenc makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"
+                    "downstream does not accept the stream this encoder makes (\(summary)); downstream takes \(peer.map { String(cString: $0) } ?? "nothing")"
                 ))
         }
         gst_video_codec_state_unref(output)
