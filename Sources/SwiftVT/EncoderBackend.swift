@@ -43,9 +43,9 @@ public struct EncoderFrameRequest {
     public var frameType: EncoderFrameType
     public var frameReference: UInt64
     /// The frame's quantizer (H.264 QP, 0...51, may be fractional) when the session's multi-pass
-    /// rate control decided it; nil = the backend's own rate control decides. A backend that
-    /// honours it spreads the fraction over the macroblocks (QP is an integer per macroblock,
-    /// 7.4.5 mb_qp_delta), so the frame's average is the fractional value.
+    /// rate control decided it; nil = the backend's own rate control decides. x264 spreads the
+    /// fraction over the macroblocks (QP is an integer per macroblock, 7.4.5 mb_qp_delta), so the
+    /// frame's average is the fractional value; x265 rounds it (forceqp is whole).
     public var quantizer: Double?
 
     public init(

@@ -1,4 +1,5 @@
 """vtmultipasssink's test helpers (tests/multipass_sink/; fixtures in its conftest.py)."""
+import dataclasses
 import re
 import subprocess
 
@@ -14,6 +15,26 @@ SOURCE_CAPS = ["rawvideoparse", f"width={WIDTH}", f"height={HEIGHT}", "format=i4
 def source(path):
     """filesrc of a raw I420 720p clip, parsed."""
     return ["filesrc", f"location={path}", "!", *SOURCE_CAPS]
+
+
+@dataclasses.dataclass
+class Launched:
+    """A multi-pass run of the 720p clip into `output`, as gst-launch-1.0 -m ended it."""
+    status: int
+    log: str
+    output: object
+
+    def written(self):
+        """The file, once the run is known to have succeeded."""
+        assert self.status == 0, f"the multi-pass pipeline failed:\n{self.log[-3000:]}"
+        return self.output
+
+
+def launch_multipass(env, clip, output, *properties, timeout=300):
+    """vtmultipasssink location=OUTPUT bitrate=1000 PROPERTIES... on the raw 720p `clip`."""
+    status, log = launch(env, *source(clip), "!", "vtmultipasssink", f"location={output}", "bitrate=1000",
+                         *properties, check=False, timeout=timeout)
+    return Launched(status, log, output)
 
 
 def launch(env, *description, timeout=300, messages=True, extra=(), stdin=None, check=True):

@@ -10,36 +10,25 @@ picture; settings that cannot make HEVC are refused at the state change with one
 sink and nothing written (a .h264 location, hardware=require, entropy-mode=cavlc, a baseline
 profile), and a picture smaller than x265's 64x64 coding tree block at the caps.
 """
-import dataclasses
 import subprocess
 
 import pytest
 
-from multipass_sink_testing import FRAME_BYTES, HEIGHT, RATE, WIDTH, kbps, launch, read_frames, source
+from multipass_sink_testing import FRAME_BYTES, HEIGHT, RATE, WIDTH, kbps, launch, launch_multipass, read_frames, source
 from swiftvt_testing import PipelineRunner, require_tools, run
 
 SINK = "vtmultipasssink"
 
 
-@dataclasses.dataclass
-class Launched:
-    status: int
-    log: str
-    output: object
-
-
 @pytest.fixture(scope="module")
 def multipass(sink_env, clip, tmp_path_factory):
     output = tmp_path_factory.mktemp("hevc") / "multipass.mp4"
-    status, log = launch(sink_env, *source(clip), "!", SINK, "codec=h265", f"location={output}", "bitrate=1000",
-                         check=False, timeout=600)
-    return Launched(status, log, output)
+    return launch_multipass(sink_env, clip, output, "codec=h265", timeout=600)
 
 
 @pytest.fixture(scope="module")
 def written(multipass):
-    assert multipass.status == 0, f"the multi-pass HEVC pipeline failed:\n{multipass.log[-3000:]}"
-    return multipass.output
+    return multipass.written()
 
 
 def test_pipeline_succeeds(multipass):

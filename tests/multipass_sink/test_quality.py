@@ -6,33 +6,20 @@ of the target, more than one pass ran; PSNR-Y against the source at least x264en
 ABR's at the same achieved size (its bitrate property tuned until its size is within 1 % of ours)
 plus 0.2 dB. The run is made once (module fixture) and asserted on by each test.
 """
-import dataclasses
-
 import pytest
 
-from multipass_sink_testing import decoded_pts, kbps, launch, psnr_y, source
+from multipass_sink_testing import decoded_pts, kbps, launch, launch_multipass, psnr_y, source
 from swiftvt_testing import run
-
-
-@dataclasses.dataclass
-class Launched:
-    status: int
-    log: str
-    output: object
 
 
 @pytest.fixture(scope="module")
 def multipass(sink_env, clip, tmp_path_factory):
-    output = tmp_path_factory.mktemp("quality") / "multipass.mp4"
-    status, log = launch(sink_env, *source(clip), "!", "vtmultipasssink", f"location={output}", "bitrate=1000",
-                         check=False)
-    return Launched(status, log, output)
+    return launch_multipass(sink_env, clip, tmp_path_factory.mktemp("quality") / "multipass.mp4")
 
 
 @pytest.fixture(scope="module")
 def written(multipass):
-    assert multipass.status == 0, f"the multi-pass pipeline failed:\n{multipass.log[-3000:]}"
-    return multipass.output
+    return multipass.written()
 
 
 def test_pipeline_succeeds(multipass):

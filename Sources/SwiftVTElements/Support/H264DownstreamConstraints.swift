@@ -20,20 +20,8 @@ struct H264DownstreamConstraints: Sendable {
 
     /// The peer of an encoder's source pad.
     init(sourcePad pad: UnsafeMutablePointer<GstPad>) {
-        profiles = Self.strings(pad, field: "profile")
-        levels = Self.strings(pad, field: "level")
-    }
-
-    private static func strings(_ pad: UnsafeMutablePointer<GstPad>, field: String) -> [String]? {
-        guard let values = swiftvt_pad_peer_restricted_strings(pad, "video/x-h264", field) else { return nil }
-        defer { g_strfreev(values) }
-        var result: [String] = []
-        var index = 0
-        while let value = values[index] {
-            result.append(String(cString: value))
-            index += 1
-        }
-        return result
+        profiles = downstreamAllowedStrings(pad, mediaType: "video/x-h264", field: "profile")
+        levels = downstreamAllowedStrings(pad, mediaType: "video/x-h264", field: "level")
     }
 
     /// The caps profile names a stream of `sps` may carry (its own first): a stream that
@@ -183,4 +171,19 @@ struct H264DownstreamConstraints: Sendable {
 struct DownstreamRefusal: Error {
     let reason: String
     init(_ reason: String) { self.reason = reason }
+}
+
+/// The values downstream of an encoder's source pad allows for the string `field` of its
+/// `mediaType` caps (`profile`, `level`), in its order of preference; nil when it takes any (ANY
+/// caps, or a structure without the field).
+func downstreamAllowedStrings(_ pad: UnsafeMutablePointer<GstPad>, mediaType: String, field: String) -> [String]? {
+    guard let values = swiftvt_pad_peer_restricted_strings(pad, mediaType, field) else { return nil }
+    defer { g_strfreev(values) }
+    var result: [String] = []
+    var index = 0
+    while let value = values[index] {
+        result.append(String(cString: value))
+        index += 1
+    }
+    return result
 }

@@ -23,20 +23,8 @@ struct H265DownstreamConstraints: Sendable {
 
     /// The peer of an encoder's source pad.
     init(sourcePad pad: UnsafeMutablePointer<GstPad>) {
-        profiles = Self.strings(pad, field: "profile")
-        levels = Self.strings(pad, field: "level")
-    }
-
-    private static func strings(_ pad: UnsafeMutablePointer<GstPad>, field: String) -> [String]? {
-        guard let values = swiftvt_pad_peer_restricted_strings(pad, "video/x-h265", field) else { return nil }
-        defer { g_strfreev(values) }
-        var result: [String] = []
-        var index = 0
-        while let value = values[index] {
-            result.append(String(cString: value))
-            index += 1
-        }
-        return result
+        profiles = downstreamAllowedStrings(pad, mediaType: "video/x-h265", field: "profile")
+        levels = downstreamAllowedStrings(pad, mediaType: "video/x-h265", field: "level")
     }
 
     /// The profile and level to put in the caps for a stream of `sps` coded from `format` (nil:
