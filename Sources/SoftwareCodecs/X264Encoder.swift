@@ -38,6 +38,7 @@
 // | colorPrimaries ...           | vui.i_colorprim, vui.i_transfer, vui.i_colmatrix (H.273 code points)      |
 // | fullRange                    | vui.b_fullrange (nil: from the pixel format, '420f' = full)               |
 // | fieldCoding                  | b_interlaced = 1, b_tff = top field first (interlaced only)              |
+// | min/maxAllowedFrameQP        | rc.i_qp_min, rc.i_qp_max (+ QpBdOffsetY at 10 bits: x264 counts QP'Y)    |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -128,7 +129,9 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .colorPrimaries: "H.273 code point, written to the VUI",
             .transferFunction: "H.273 code point, written to the VUI",
             .yCbCrMatrix: "H.273 code point, written to the VUI",
-            .fullRange: "Bool, written to the VUI (video_full_range_flag)"
+            .fullRange: "Bool, written to the VUI (video_full_range_flag)",
+            .minAllowedFrameQP: "QP 0...51: rc.i_qp_min (+ 12 at 10 bits, QP'Y), every mode and forced QPs",
+            .maxAllowedFrameQP: "QP 0...51: rc.i_qp_max (+ 12 at 10 bits, QP'Y), every mode and forced QPs"
         ]
     }
 }
@@ -343,6 +346,13 @@ final class X264Encoder: EncoderBackend {
             // and needs the offset taken off at 10.
             p.rc.f_rf_constant -= Float(6 * (p.i_bitdepth - 8))
         }
+
+        // QP bounds, in QPY (7.4.2.2); x264 counts QP'Y = QPY + QpBdOffsetY at 10 bits, as for the
+        // CRF above. They hold in every mode (x264 clips each macroblock's QP, AQ included) and
+        // for forced QPs.
+        let offset = 6 * (p.i_bitdepth - 8)
+        if let low = properties.minAllowedFrameQP { p.rc.i_qp_min = Int32(low) + offset }
+        if let high = properties.maxAllowedFrameQP { p.rc.i_qp_max = Int32(high) + offset }
 
         // VUI colour description (E.2.1).
         if let primaries = properties.colorPrimaries { p.vui.i_colorprim = Int32(primaries.rawValue) }

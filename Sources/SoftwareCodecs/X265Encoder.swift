@@ -25,6 +25,7 @@
 // | expectedFrameRate            | fps (VUI timing and rate control); else the first frame's duration       |
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
+// | min/maxAllowedFrameQP        | qpmin, qpmax                                                             |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
 // | on a side                    | CTUs the heap was corrupted at 40x34, 48x16, 40x24 (cause not found)     |
 // | pixel format                 | the profile (A.3): 8-bit 4:2:0 Main, 10-bit 4:2:0 Main 10, 4:2:2 (8 or   |
@@ -123,7 +124,9 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .colorPrimaries: "H.273 code point, written to the VUI",
             .transferFunction: "H.273 code point, written to the VUI",
             .yCbCrMatrix: "H.273 code point, written to the VUI",
-            .fullRange: "Bool, written to the VUI (video_full_range_flag)"
+            .fullRange: "Bool, written to the VUI (video_full_range_flag)",
+            .minAllowedFrameQP: "QP 0...51: qpmin, every mode and forced QPs",
+            .maxAllowedFrameQP: "QP 0...51: qpmax, every mode and forced QPs"
         ]
     }
 }
@@ -287,6 +290,9 @@ final class X265Encoder: EncoderBackend {
         } else {
             try set("crf", "\(Self.crf(quality: properties.quality))", property: .quality)
         }
+        // QP bounds (x265 counts QPY, as the slice header: 7.4.7.1).
+        if let low = properties.minAllowedFrameQP { try set("qpmin", "\(low)", property: .minAllowedFrameQP) }
+        if let high = properties.maxAllowedFrameQP { try set("qpmax", "\(high)", property: .maxAllowedFrameQP) }
         if let buffer = DataRateBuffer.planningInside(limits: properties.dataRateLimits) {
             try set("vbv-maxrate", "\(max(1, buffer.bitsPerSecond / 1000))", property: .dataRateLimits)
             try set("vbv-bufsize", "\(max(1, buffer.bufferBits / 1000))", property: .dataRateLimits)

@@ -43,10 +43,14 @@ extension CompressionSession {
                     .dataRateLimits,
                     "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove them")
             }
-            state.multiPass = MultiPassState(
-                storage: storage,
-                rateControl: MultiPassRateControl(
-                    targetBitRate: Double(bitRate), maximumPasses: maximumPasses, codecType: codecType))
+            var rateControl = MultiPassRateControl(
+                targetBitRate: Double(bitRate), maximumPasses: maximumPasses, codecType: codecType)
+            // The QP bounds bound the quantizers later passes force, too.
+            let allowed = state.properties.allowedFrameQPs
+            let high = min(rateControl.quantizerRange.upperBound, Double(allowed.upperBound))
+            let low = min(max(rateControl.quantizerRange.lowerBound, Double(allowed.lowerBound)), high)
+            rateControl.quantizerRange = low...high
+            state.multiPass = MultiPassState(storage: storage, rateControl: rateControl)
         }
     }
 

@@ -222,6 +222,17 @@ public struct CompressionProperties: Sendable, Equatable {
     /// Frames or fields (``FieldCoding``); interlaced coding needs a profile that allows field
     /// macroblocks (frame_mbs_only_flag 0: Main or High, not Baseline, A.2.1).
     public var fieldCoding: FieldCoding = .progressive
+    /// The lowest and highest QP a frame may be coded at (`kVTCompressionPropertyKey_MinAllowedFrameQP`,
+    /// `MaxAllowedFrameQP`), 0...51 (the 8-bit luma QP range, H.264 7.4.2.2, H.265 7.4.3.3); nil =
+    /// the encoder's own bounds. They bound every rate-control mode and multi-pass's quantizers.
+    public var minAllowedFrameQP: Int?
+    public var maxAllowedFrameQP: Int?
+
+    /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
+    public var allowedFrameQPs: ClosedRange<Int> {
+        let low = min(max(minAllowedFrameQP ?? 0, 0), 51)
+        return low...max(low, min(maxAllowedFrameQP ?? 51, 51))
+    }
 
     public init(
         averageBitRate: Int? = nil, dataRateLimits: [DataRateLimit] = [], quality: Double? = nil,
@@ -323,6 +334,24 @@ public struct CompressionProperties: Sendable, Equatable {
         if let count = maxFrameDelayCount, count < 0 {
             throw .invalidProperty(.maxFrameDelayCount, "\(count) is negative (nil means unlimited)")
         }
+        for (key, value) in [
+            (CompressionPropertyKey.minAllowedFrameQP, minAllowedFrameQP), (.maxAllowedFrameQP, maxAllowedFrameQP)
+        ] {
+            if let value, !(0...51).contains(value) {
+                throw .invalidProperty(key, "QP \(value) is outside 0...51 (nil means the encoder's own bound)")
+            }
+        }
+        if let low = minAllowedFrameQP, let high = maxAllowedFrameQP, low > high {
+            throw .invalidProperty(
+                .minAllowedFrameQP,
+                "the minimum QP \(low) is above the maximum QP \(high); lower the minimum or raise the maximum")
+        }
+        if requestsLossless, let low = minAllowedFrameQP, low > 0 {
+            throw .invalidProperty(
+                .minAllowedFrameQP,
+                "QP \(low) rules out lossless coding, which quality \(quality ?? 1) asks for (it codes at QP 0); lower the quality or drop the bound"
+            )
+        }
     }
 
     /// The value of `key`, for comparisons and messages.
@@ -345,6 +374,8 @@ public struct CompressionProperties: Sendable, Equatable {
         case .yCbCrMatrix: yCbCrMatrix != other.yCbCrMatrix
         case .fullRange: fullRange != other.fullRange
         case .fieldCoding: fieldCoding != other.fieldCoding
+        case .minAllowedFrameQP: minAllowedFrameQP != other.minAllowedFrameQP
+        case .maxAllowedFrameQP: maxAllowedFrameQP != other.maxAllowedFrameQP
         }
     }
 }
@@ -355,6 +386,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case averageBitRate, dataRateLimits, quality, realTime, profileLevel, entropyMode, allowFrameReordering
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
+    case minAllowedFrameQP, maxAllowedFrameQP
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [
@@ -422,7 +454,9 @@ extension EncodedFrame {
 /// The encoder's own account of one coded frame.
 public struct EncodedFrameAnalysis: Sendable, Equatable {
     public var frameType: AnalysisFrameType
-    /// The frame's average quantizer (QP) as coded.
+    /// The frame's quantizer (QP) as its rate control set it: the picture-level QP that forcing
+    /// the same value in a later pass reproduces (x264's frame QP, x265's slice QP), before the
+    /// per-block offsets of adaptive quantization and the macroblock or CU tree.
     public var quantizer: Double
 
     public init(frameType: AnalysisFrameType, quantizer: Double) {

@@ -20,6 +20,9 @@ struct VAH264RateControl: Equatable {
     /// HRD buffer (bits) and the rate-control window (ms).
     var bufferBits: Int
     var windowMilliseconds: Int
+    /// The QPs a picture may have (``CompressionProperties/allowedFrameQPs``): CQP and forced
+    /// QPs are clamped into them, CBR/VBR pass them to the device as min_qp and max_qp.
+    var allowedQuantizers: ClosedRange<Int> = 0...51
 
     /// The mode `properties` ask for (see ``VAH264EncoderFactory/supportedProperties``), and
     /// what a device lacking it gets instead. Data rate limits become the HRD buffer and the
@@ -47,7 +50,7 @@ struct VAH264RateControl: Equatable {
             return (
                 VAH264RateControl(
                     mode: .cqp, quantizer: min(max(quantizer, 0), 51), bitsPerSecond: 0, targetPercentage: 100,
-                    bufferBits: 0, windowMilliseconds: 1000), ignored
+                    bufferBits: 0, windowMilliseconds: 1000, allowedQuantizers: properties.allowedFrameQPs), ignored
             )
         }
         let limit = properties.strictestDataRateLimit
@@ -97,7 +100,8 @@ struct VAH264RateControl: Equatable {
                 mode: mode, quantizer: 26, bitsPerSecond: bitsPerSecond,
                 targetPercentage: mode == .cbr
                     ? 100 : max(1, min(100, Int((Double(average) * 100 / Double(peak)).rounded()))),
-                bufferBits: max(bufferBits, 1), windowMilliseconds: max(window, 1)), notices
+                bufferBits: max(bufferBits, 1), windowMilliseconds: max(window, 1),
+                allowedQuantizers: properties.allowedFrameQPs), notices
         )
     }
 
@@ -114,14 +118,15 @@ struct VAH264RateControl: Equatable {
     /// The QP of a picture: the one the multi-pass rate control chose (rounded: VA takes one QP
     /// per picture in CQP), else the CQP value with the I/B offsets.
     func pictureQuantizer(type: H264CodingType, forced: Double?) -> Int {
-        if let forced { return min(max(Int(forced.rounded()), 0), 51) }
+        let (low, high) = (allowedQuantizers.lowerBound, allowedQuantizers.upperBound)
+        if let forced { return min(max(Int(forced.rounded()), low), high) }
         let offset: Int
         switch type {
         case .idr, .intra: offset = -3
         case .predicted: offset = 0
         case .bidirectional: offset = 2
         }
-        return min(max(quantizer + offset, 0), 51)
+        return min(max(quantizer + offset, low), high)
     }
 }
 
@@ -281,8 +286,9 @@ enum VAH264EncodeParameters {
             rc.target_percentage = UInt32(clamping: rateControl.targetPercentage)
             rc.window_size = UInt32(clamping: rateControl.windowMilliseconds)
             rc.initial_qp = 26
-            rc.min_qp = 1
-            rc.max_qp = 51
+            // 1 unless bounded: QP 0 only where asked for (min_qp 0 means "the driver's own").
+            rc.min_qp = UInt32(max(rateControl.allowedQuantizers.lowerBound, 1))
+            rc.max_qp = UInt32(rateControl.allowedQuantizers.upperBound)
             result.append(("rate control", misc(VAEncMiscParameterTypeRateControl, rc)))
             var hrd = VAEncMiscParameterHRD()
             hrd.buffer_size = UInt32(clamping: rateControl.bufferBits)

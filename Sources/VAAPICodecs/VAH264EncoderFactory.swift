@@ -190,7 +190,9 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             .colorPrimaries: "H.273 code point, written to the VUI",
             .transferFunction: "H.273 code point, written to the VUI",
             .yCbCrMatrix: "H.273 code point, written to the VUI",
-            .fullRange: "Bool, written to the VUI (video_full_range_flag)"
+            .fullRange: "Bool, written to the VUI (video_full_range_flag)",
+            .minAllowedFrameQP: "QP 0...51: CQP and forced QPs clamped; CBR/VBR: VAEncMiscParameterRateControl.min_qp",
+            .maxAllowedFrameQP: "QP 0...51: CQP and forced QPs clamped; CBR/VBR: VAEncMiscParameterRateControl.max_qp"
         ]
     }
 }

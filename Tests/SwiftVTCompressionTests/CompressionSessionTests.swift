@@ -42,6 +42,48 @@ extension CompressionTests {
             }
         }
 
+        @Test(
+            "QP bounds (MinAllowedFrameQP/MaxAllowedFrameQP): every slice QP within them, at a starved bit rate and at near-lossless quality; bad bounds refused by name"
+        )
+        func frameQPBounds() throws {
+            let source = try #require(Clips.ciscoLoop(2))
+            func sliceQPs(_ properties: CompressionProperties) throws -> [Int] {
+                let encoded = try Encoder.encode(source, properties: properties)
+                #expect(encoded.sliceHeaders.count == source.count)
+                return encoded.sliceHeaders.map(\.sliceQPY)
+            }
+            // 20 kbit/s wants QPs near 51; a maximum of 30 holds them there (the rate overshoots).
+            var starved = CompressionProperties(averageBitRate: 20_000)
+            #expect(try sliceQPs(starved).contains { $0 > 30 }, "unbounded, the starved rate goes above 30")
+            starved.maxAllowedFrameQP = 30
+            let capped = try sliceQPs(starved)
+            #expect(capped.allSatisfy { $0 <= 30 }, "\(capped)")
+            // Quality 0.97 is CRF 1.5: QPs near 0; a minimum of 28 holds them up.
+            var fine = CompressionProperties(quality: 0.97)
+            #expect(try sliceQPs(fine).contains { $0 < 28 }, "unbounded, near-lossless quality goes below 28")
+            fine.minAllowedFrameQP = 28
+            let floored = try sliceQPs(fine)
+            #expect(floored.allSatisfy { $0 >= 28 }, "\(floored)")
+            for (low, high, key) in [
+                (30, 20, CompressionPropertyKey.minAllowedFrameQP), (52, nil, .minAllowedFrameQP),
+                (nil, -1, .maxAllowedFrameQP)
+            ] as [(Int?, Int?, CompressionPropertyKey)] {
+                var bad = CompressionProperties(averageBitRate: 500_000)
+                bad.minAllowedFrameQP = low
+                bad.maxAllowedFrameQP = high
+                do {
+                    try bad.validate()
+                    Issue.record("bounds \(String(describing: low))...\(String(describing: high)) were accepted")
+                } catch { #expect(error.property == key, "\(error)") }
+            }
+            var lossless = CompressionProperties(quality: 1)
+            lossless.minAllowedFrameQP = 1
+            do {
+                try lossless.validate()
+                Issue.record("a minimum QP above 0 was accepted with lossless quality")
+            } catch { #expect(error.property == .minAllowedFrameQP) }
+        }
+
         @Test("allowFrameReordering false: no B slices (the default has some)")
         func noReordering() throws {
             let source = try #require(Clips.ciscoLoop(24))

@@ -214,6 +214,24 @@ extension CompressionTests {
             }
         }
 
+        @Test("QP bounds: x265's slice QPs stay within min/maxAllowedFrameQP at a starved rate and at fine quality")
+        func frameQPBounds() throws {
+            let source = try #require(Clips.ciscoLoop(2))
+            func sliceQPs(_ properties: CompressionProperties) throws -> [Double] {
+                try Self.encode(source, properties: properties).frames.compactMap { $0.analysis?.quantizer }
+            }
+            var starved = CompressionProperties(averageBitRate: 20_000)
+            #expect(try sliceQPs(starved).contains { $0 > 30 })
+            starved.maxAllowedFrameQP = 30
+            let capped = try sliceQPs(starved)
+            #expect(capped.count == source.count && capped.allSatisfy { $0 <= 30 }, "\(capped)")
+            var fine = CompressionProperties(quality: 0.95)
+            #expect(try sliceQPs(fine).contains { $0 < 28 })
+            fine.minAllowedFrameQP = 28
+            let floored = try sliceQPs(fine)
+            #expect(floored.count == source.count && floored.allSatisfy { $0 >= 28 }, "\(floored)")
+        }
+
         @Test("hvcC: parses, and its VPS/SPS/PPS are the format description's, VPS first")
         func decoderConfigurationRecord() throws {
             let source = try #require(Clips.ciscoLoop(3))

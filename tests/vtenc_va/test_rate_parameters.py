@@ -1,6 +1,7 @@
 """Rate control, HRD, frame rate and quality level as the driver received them (was section 3 of
 tests/vtenc-va.sh): the misc parameters match vtenc's properties (CBR, VBR with a peak, constant QP
-from quality)."""
+from quality); the QP bounds (min/max-allowed-frame-qp, issue 36) reach the device as min_qp and
+max_qp in CBR/VBR and clamp the pictures' QP in constant QP."""
 import pytest
 
 from va_client_testing import PERSONALITY, clean, driver_complaint, trace_header_field
@@ -9,6 +10,10 @@ RUNS = {
     "rc-cbr": ("cisco", ["rate-control=cbr", "bitrate=500"]),
     "rc-vbr": ("hd30", ["bitrate=800", "data-rate-limits=200000,1", "realtime=true"]),
     "rc-cqp": ("cisco", ["rate-control=quality", "quality=0.6", "max-keyframe-interval=4"]),
+    "rc-cbr-bounded": ("cisco", ["rate-control=cbr", "bitrate=500", "min-allowed-frame-qp=24",
+                                 "max-allowed-frame-qp=40"]),
+    "rc-cqp-bounded": ("cisco", ["rate-control=quality", "quality=0.6", "max-keyframe-interval=4",
+                                 "min-allowed-frame-qp=19", "max-allowed-frame-qp=21"]),
 }
 
 # run: [(pattern a parameter-log line must match, what it shows)]
@@ -21,6 +26,7 @@ EXPECTED = {
         (r"^encmisc ratecontrol bits_per_second=409090 target_percentage=100 window_size=1000 ",
          "CBR at the rate that holds 500 kbit over every second"),
         (r"^encmisc hrd buffer_size=125000 initial_buffer_fullness=93750", "HRD buffer of a quarter second, 3/4 full"),
+        (r"^encmisc ratecontrol .*min_qp=1 max_qp=51$", "no bounds set: QP 1...51, as before the bounds existed"),
         (r"^encmisc framerate 12/1", "frame rate 12/1"),
         # radeonsi's EncQualityRange (32) is the size of a bit-field (Mesa vlVaQualityBits), not a
         # number of levels: the balanced preset is valid bit + preset 1.
@@ -45,6 +51,15 @@ EXPECTED = {
         (r"^encpic type=I .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=17",
          "I pictures (51 x 0.4 - 3)"),
         (r"^encpic type=B .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=B .*qp=22", "B pictures"),
+        (r"^encpic type=P .*qp=20", "P pictures at QP 20"),
+    ],
+    "rc-cbr-bounded": [
+        (r"^encmisc ratecontrol bits_per_second=409090 .*min_qp=24 max_qp=40", "the bounds as min_qp and max_qp"),
+    ],
+    "rc-cqp-bounded": [
+        # I 17 and B 22 clamped into 19...21; P stays at 20.
+        (r"^encpic type=I .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=19", "I pictures raised to 19"),
+        (r"^encpic type=B .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=B .*qp=21", "B pictures lowered to 21"),
         (r"^encpic type=P .*qp=20", "P pictures at QP 20"),
     ],
 }

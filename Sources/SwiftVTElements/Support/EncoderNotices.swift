@@ -24,6 +24,8 @@ enum EncoderNotices {
         case .maxFrameDelayCount: "max-frame-delay"
         case .colorPrimaries, .transferFunction, .yCbCrMatrix, .fullRange: "colorimetry (from the caps)"
         case .fieldCoding: "interlace-mode (from the caps)"
+        case .minAllowedFrameQP: "min-allowed-frame-qp"
+        case .maxAllowedFrameQP: "max-allowed-frame-qp"
         }
     }
 

@@ -11,6 +11,9 @@ struct EncoderSettings: Sendable {
     var allowFrameReordering = true
     var maxKeyframeInterval: Int32 = 0
     var maxThreads: Int32 = 0
+    /// -1: unset (the encoder's own bound).
+    var minAllowedFrameQP: Int32 = -1
+    var maxAllowedFrameQP: Int32 = -1
 
     /// The backend choice and threads.
     var encoderSpecification: EncoderSpecification {
@@ -24,6 +27,8 @@ struct EncoderSettings: Sendable {
         properties.allowFrameReordering = allowFrameReordering
         properties.maxKeyFrameInterval = Int(maxKeyframeInterval)
         properties.entropyMode = entropyMode.sessionValue
+        properties.minAllowedFrameQP = minAllowedFrameQP >= 0 ? Int(minAllowedFrameQP) : nil
+        properties.maxAllowedFrameQP = maxAllowedFrameQP >= 0 ? Int(maxAllowedFrameQP) : nil
     }
 }
 
@@ -80,6 +85,26 @@ enum EncoderProperties {
         .int(
             "max-threads", nick: "Maximum threads", blurb: "Encoding threads of the software encoder (0 = automatic)",
             0...256, default: 0, at: \Element.Settings.encoder.maxThreads)
+    }
+
+    /// `min-allowed-frame-qp` and `max-allowed-frame-qp` (VideoToolbox's MinAllowedFrameQP and
+    /// MaxAllowedFrameQP; x264enc's qp-min/qp-max, vah264enc's min-qp/max-qp).
+    static func frameQPBounds<Element: EncodingElement>() -> [ElementProperty<Element>] {
+        [
+            .int(
+                "min-allowed-frame-qp", nick: "Minimum allowed frame QP",
+                blurb:
+                    "Lowest QP a frame may be coded at, 0...51 (VideoToolbox's MinAllowedFrameQP; x264enc qp-min, "
+                    + "vah264enc min-qp), in every rate-control mode; -1 = the encoder's own", -1...51, default: -1,
+                at: \Element.Settings.encoder.minAllowedFrameQP),
+            .int(
+                "max-allowed-frame-qp", nick: "Maximum allowed frame QP",
+                blurb:
+                    "Highest QP a frame may be coded at, 0...51 (VideoToolbox's MaxAllowedFrameQP; x264enc qp-max, "
+                    + "vah264enc max-qp), in every rate-control mode: a quality floor that a bit rate may overshoot "
+                    + "to keep; -1 = the encoder's own", -1...51, default: -1,
+                at: \Element.Settings.encoder.maxAllowedFrameQP)
+        ]
     }
 
     static func activeBackend<Element: EncodingElement>() -> ElementProperty<Element> {

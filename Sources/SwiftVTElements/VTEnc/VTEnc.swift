@@ -213,7 +213,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 at: \.maxKeyframeIntervalDuration)
         ]
         let entropy: [ElementProperty<VTEnc>] = hevc ? [] : [EncoderProperties.entropyMode()]
-        return rateProperties + entropy + [
+        return rateProperties + EncoderProperties.frameQPBounds() + entropy + [
             EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
             EncoderProperties.maxThreads(),
             EncoderProperties.activeBackend()
