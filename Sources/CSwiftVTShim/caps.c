@@ -66,3 +66,11 @@ void swiftvt_structure_set_int(GstStructure *structure, const char *field, gint 
 void swiftvt_structure_set_double(GstStructure *structure, const char *field, gdouble value) {
     gst_structure_set(structure, field, G_TYPE_DOUBLE, value, NULL);
 }
+
+void swiftvt_structure_set_uint64(GstStructure *structure, const char *field, guint64 value) {
+    gst_structure_set(structure, field, G_TYPE_UINT64, value, NULL);
+}
+
+void swiftvt_structure_set_boolean(GstStructure *structure, const char *field, gboolean value) {
+    gst_structure_set(structure, field, G_TYPE_BOOLEAN, value, NULL);
+}

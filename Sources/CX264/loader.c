@@ -9,6 +9,7 @@
 #include "CX264.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,3 +96,20 @@ FORWARD(void, x264_encoder_close, "x264_encoder_close", (x264_t *encoder), (enco
 FORWARD(int, x264_encoder_delayed_frames, "x264_encoder_delayed_frames", (x264_t *encoder), (encoder))
 FORWARD(int, x264_encoder_maximum_delayed_frames, "x264_encoder_maximum_delayed_frames", (x264_t *encoder),
         (encoder))
+
+/* x264's own logger prints "x264 [level]: message" to stderr; this one prints errors only, as
+ * x264's does at the error level the backend otherwise sets (its warning that PSNR is measured
+ * with psy optimisations on is about benchmarking, not about the stream). */
+static void cx264_quiet_log(void *private_data, int level, const char *format, va_list arguments) {
+    (void)private_data;
+    if (level > X264_LOG_ERROR)
+        return;
+    fputs("x264 [error]: ", stderr);
+    vfprintf(stderr, format, arguments);
+}
+
+void cx264_set_quiet_info_logging(x264_param_t *param) {
+    param->i_log_level = X264_LOG_INFO;
+    param->pf_log = cx264_quiet_log;
+    param->p_log_private = NULL;
+}

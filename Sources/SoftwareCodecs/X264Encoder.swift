@@ -39,6 +39,7 @@
 // | fullRange                    | vui.b_fullrange (nil: from the pixel format, '420f' = full)               |
 // | fieldCoding                  | b_interlaced = 1, b_tff = top field first (interlaced only)              |
 // | min/maxAllowedFrameQP        | rc.i_qp_min, rc.i_qp_max (+ QpBdOffsetY at 10 bits: x264 counts QP'Y)    |
+// | calculatesMeanSquaredError   | analyse.b_psnr; pic_out.prop.f_psnr[0] (luma) as the frame's MSE         |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -131,7 +132,8 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .yCbCrMatrix: "H.273 code point, written to the VUI",
             .fullRange: "Bool, written to the VUI (video_full_range_flag)",
             .minAllowedFrameQP: "QP 0...51: rc.i_qp_min (+ 12 at 10 bits, QP'Y), every mode and forced QPs",
-            .maxAllowedFrameQP: "QP 0...51: rc.i_qp_max (+ 12 at 10 bits, QP'Y), every mode and forced QPs"
+            .maxAllowedFrameQP: "QP 0...51: rc.i_qp_max (+ 12 at 10 bits, QP'Y), every mode and forced QPs",
+            .calculatesMeanSquaredError: "Bool: analyse.b_psnr, each frame's luma PSNR as MSE"
         ]
     }
 }
@@ -350,6 +352,12 @@ final class X264Encoder: EncoderBackend {
         // QP bounds, in QPY (7.4.2.2); x264 counts QP'Y = QPY + QpBdOffsetY at 10 bits, as for the
         // CRF above. They hold in every mode (x264 clips each macroblock's QP, AQ included) and
         // for forced QPs.
+        // Per-frame PSNR (x264 measures it on the reconstructed picture; off by default, it costs
+        // a pass over every plane).
+        if properties.calculatesMeanSquaredError {
+            p.analyse.b_psnr = 1
+            cx264_set_quiet_info_logging(&p)
+        }
         let offset = 6 * (p.i_bitdepth - 8)
         if let low = properties.minAllowedFrameQP { p.rc.i_qp_min = Int32(low) + offset }
         if let high = properties.maxAllowedFrameQP { p.rc.i_qp_max = Int32(high) + offset }
@@ -678,7 +686,10 @@ final class X264Encoder: EncoderBackend {
                 // When the QP was not forced, x264's own (see startedFrameQuantizers; the slice
                 // header's QP is not it: x264 picks slice_qp_delta to save mb_qp_delta bits, up
                 // to 6 QP below the frame QP in P pictures under the macroblock tree).
-                quantizer: info.quantizer ?? Double(min(51, max(0, frameQuantizer ?? 0)))),
+                quantizer: info.quantizer ?? Double(min(51, max(0, frameQuantizer ?? 0))),
+                lumaMeanSquaredError: parameters.analyse.b_psnr != 0
+                    ? EncodedFrameAnalysis.meanSquaredError(
+                        psnr: Double(output.prop.f_psnr.0), bitDepth: Int(parameters.i_bitdepth)) : nil),
             encoderName: "x264")
     }
 }

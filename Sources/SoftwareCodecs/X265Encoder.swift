@@ -26,6 +26,8 @@
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
 // | min/maxAllowedFrameQP        | qpmin, qpmax                                                             |
+// | calculatesMeanSquaredError   | not measured: x265 turns psnr off below log level info (Encoder::        |
+// |                              | configure), and info would print x265's own lines on stderr              |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
 // | on a side                    | CTUs the heap was corrupted at 40x34, 48x16, 40x24 (cause not found)     |
 // | pixel format                 | the profile (A.3): 8-bit 4:2:0 Main, 10-bit 4:2:0 Main 10, 4:2:2 (8 or   |

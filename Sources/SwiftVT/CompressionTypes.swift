@@ -1,3 +1,4 @@
+import Glibc
 import MediaCore
 
 /// How the encoder is chosen and configured (VideoToolbox's encoder specification).
@@ -227,6 +228,10 @@ public struct CompressionProperties: Sendable, Equatable {
     /// the encoder's own bounds. They bound every rate-control mode and multi-pass's quantizers.
     public var minAllowedFrameQP: Int?
     public var maxAllowedFrameQP: Int?
+    /// Measure each frame's luma MSE against its input (`kVTCompressionPropertyKey_CalculateMeanSquaredError`):
+    /// ``EncodedFrameAnalysis/lumaMeanSquaredError``, where the backend can (x264; not x265, which
+    /// measures only when it logs at info level, nor VA-API).
+    public var calculatesMeanSquaredError = false
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -376,6 +381,7 @@ public struct CompressionProperties: Sendable, Equatable {
         case .fieldCoding: fieldCoding != other.fieldCoding
         case .minAllowedFrameQP: minAllowedFrameQP != other.minAllowedFrameQP
         case .maxAllowedFrameQP: maxAllowedFrameQP != other.maxAllowedFrameQP
+        case .calculatesMeanSquaredError: calculatesMeanSquaredError != other.calculatesMeanSquaredError
         }
     }
 }
@@ -386,7 +392,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case averageBitRate, dataRateLimits, quality, realTime, profileLevel, entropyMode, allowFrameReordering
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
-    case minAllowedFrameQP, maxAllowedFrameQP
+    case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [
@@ -458,10 +464,22 @@ public struct EncodedFrameAnalysis: Sendable, Equatable {
     /// the same value in a later pass reproduces (x264's frame QP, x265's slice QP), before the
     /// per-block offsets of adaptive quantization and the macroblock or CU tree.
     public var quantizer: Double
+    /// The mean squared error of the coded luma against the input, where the backend measures it
+    /// and ``CompressionProperties/calculatesMeanSquaredError`` asked for it (VideoToolbox's
+    /// CalculateMeanSquaredError and its per-frame quality metrics); nil otherwise.
+    public var lumaMeanSquaredError: Double?
 
-    public init(frameType: AnalysisFrameType, quantizer: Double) {
+    public init(frameType: AnalysisFrameType, quantizer: Double, lumaMeanSquaredError: Double? = nil) {
         self.frameType = frameType
         self.quantizer = quantizer
+        self.lumaMeanSquaredError = lumaMeanSquaredError
+    }
+
+    /// The luma MSE from a PSNR in dB of samples of `bitDepth` bits: peak^2 / 10^(PSNR / 10),
+    /// peak = 2^bitDepth - 1 (encoders report PSNR; a PSNR of infinity is an MSE of 0).
+    public static func meanSquaredError(psnr: Double, bitDepth: Int) -> Double {
+        let peak = Double((1 << bitDepth) - 1)
+        return psnr.isFinite ? peak * peak / pow(10, psnr / 10) : 0
     }
 }
 

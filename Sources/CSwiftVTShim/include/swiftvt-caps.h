@@ -25,6 +25,8 @@ GstBuffer *swiftvt_caps_get_buffer(const GstCaps *caps, const char *field);
 void swiftvt_structure_set_string(GstStructure *structure, const char *field, const char *value);
 void swiftvt_structure_set_int(GstStructure *structure, const char *field, gint value);
 void swiftvt_structure_set_double(GstStructure *structure, const char *field, gdouble value);
+void swiftvt_structure_set_uint64(GstStructure *structure, const char *field, guint64 value);
+void swiftvt_structure_set_boolean(GstStructure *structure, const char *field, gboolean value);
 
 G_END_DECLS
 

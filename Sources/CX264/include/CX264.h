@@ -21,6 +21,12 @@ static inline void cx264_picture_set_plane(x264_picture_t *picture, int index, u
     }
 }
 
+/// Lets x264 measure per-frame PSNR without its info lines on stderr: x264 measures PSNR only
+/// at log level info or above (validate_parameters turns b_psnr off below), so the level is
+/// raised and this logger prints only errors, as x264's own does at the error level the backend
+/// sets otherwise (loader.c).
+void cx264_set_quiet_info_logging(x264_param_t *param);
+
 static inline int cx264_build(void) { return X264_BUILD; }
 static inline int cx264_csp_i420(void) { return X264_CSP_I420; }
 static inline int cx264_csp_nv12(void) { return X264_CSP_NV12; }

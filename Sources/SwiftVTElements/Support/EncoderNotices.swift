@@ -26,6 +26,7 @@ enum EncoderNotices {
         case .fieldCoding: "interlace-mode (from the caps)"
         case .minAllowedFrameQP: "min-allowed-frame-qp"
         case .maxAllowedFrameQP: "max-allowed-frame-qp"
+        case .calculatesMeanSquaredError: "frame-stats"
         }
     }
 

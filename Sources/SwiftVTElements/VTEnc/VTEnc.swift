@@ -41,6 +41,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var quality = 0.5
         var realtime = false
         var maxKeyframeIntervalDuration: UInt64 = 0
+        var frameStatistics = false
     }
 
     private let settings: Mutex<Settings>
@@ -213,7 +214,14 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 at: \.maxKeyframeIntervalDuration)
         ]
         let entropy: [ElementProperty<VTEnc>] = hevc ? [] : [EncoderProperties.entropyMode()]
-        return rateProperties + EncoderProperties.frameQPBounds() + entropy + [
+        let statistics: ElementProperty<VTEnc> = .boolean(
+            "frame-stats", nick: "Frame statistics",
+            blurb:
+                "Post the element message vtenc-frame-stats for every frame: pts, dts, frame-type, keyframe, qp, bits, and "
+                + "mse-y/psnr-y where the encoder measures them (x264: VideoToolbox's CalculateMeanSquaredError, asked "
+                + "for when the encoding session starts; nvh264enc's frame-stats)", default: false, .playing,
+            at: \.frameStatistics)
+        return rateProperties + EncoderProperties.frameQPBounds() + entropy + [statistics] + [
             EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
             EncoderProperties.maxThreads(),
             EncoderProperties.activeBackend()
@@ -307,6 +315,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         properties.realTime = current.realtime
         properties.maxKeyFrameIntervalDuration = Double(current.maxKeyframeIntervalDuration) / 1e9
+        properties.calculatesMeanSquaredError = current.frameStatistics
         current.encoder.apply(to: &properties)
         return (properties, nil)
     }

@@ -14,6 +14,8 @@ extension VTEnc {
         let frames = delivered.takeAll()
         guard !frames.isEmpty else { return GST_FLOW_OK }
         let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .h264(.avc)
+        let postsStatistics = withSettings { $0.frameStatistics }
+        let bitDepth = state.withLock { $0.encoding?.pixelFormat.bitDepth } ?? 8
         for encoded in frames {
             guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference))
             else {
@@ -43,6 +45,10 @@ extension VTEnc {
                     sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey)
             else {
                 return GST_FLOW_ERROR
+            }
+            if postsStatistics {
+                FrameStatistics(encoded, sample: sample, outputBytes: buffer.size, bitDepth: bitDepth).post(
+                    from: encoder)
             }
             frame.setOutput(buffer)
             frame.setSyncPoint(isKey)

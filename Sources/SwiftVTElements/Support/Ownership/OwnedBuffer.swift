@@ -37,6 +37,9 @@ struct OwnedBuffer: ~Copyable, @unchecked Sendable {
         body(pointer)
     }
 
+    /// The bytes the buffer holds (gst_buffer_get_size).
+    var size: Int { Int(gst_buffer_get_size(pointer)) }
+
     // MARK: Time stamps and flags (GST_BUFFER_* macros)
 
     var presentationTimeStamp: GstClockTime {
