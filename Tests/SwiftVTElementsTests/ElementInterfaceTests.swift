@@ -64,7 +64,8 @@ struct ElementInterfaceTests {
             "realtime": "true", "allow-frame-reordering": "false", "max-keyframe-interval": "48",
             "max-keyframe-interval-duration": "2000000000", "entropy-mode": "cavlc", "hardware": "disable",
             "max-threads": "3", "location": "/tmp/out.mp4", "max-passes": "2", "temp-location": "/tmp",
-            "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true"
+            "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true",
+            "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true"
         ]
         var checked = 0
         for factory in Self.elements {
@@ -106,7 +107,11 @@ struct ElementInterfaceTests {
         }
         let encoderSpecs = Self.ownProperties(of: encoder)
         let sinkSpecs = Self.ownProperties(of: sink)
-        for name in ["hardware", "entropy-mode", "allow-frame-reordering", "max-threads", "active-backend"] {
+        for name in [
+            "hardware", "entropy-mode", "allow-frame-reordering", "max-threads", "active-backend",
+            "min-allowed-frame-qp",
+            "max-allowed-frame-qp"
+        ] {
             let a = try #require(encoderSpecs[name])
             let b = try #require(sinkSpecs[name])
             #expect(a.pointee.value_type == b.pointee.value_type, "\(name)")
