@@ -40,6 +40,8 @@
 // | fieldCoding                  | b_interlaced = 1, b_tff = top field first (interlaced only)              |
 // | min/maxAllowedFrameQP        | rc.i_qp_min, rc.i_qp_max (+ QpBdOffsetY at 10 bits: x264 counts QP'Y)    |
 // | calculatesMeanSquaredError   | analyse.b_psnr; pic_out.prop.f_psnr[0] (luma) as the frame's MSE         |
+// | maxConsecutiveBFrames        | i_bframe                                                                 |
+// | referenceBufferCount         | i_frame_reference (B-pyramid off below 3)                                |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -133,7 +135,9 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .fullRange: "Bool, written to the VUI (video_full_range_flag)",
             .minAllowedFrameQP: "QP 0...51: rc.i_qp_min (+ 12 at 10 bits, QP'Y), every mode and forced QPs",
             .maxAllowedFrameQP: "QP 0...51: rc.i_qp_max (+ 12 at 10 bits, QP'Y), every mode and forced QPs",
-            .calculatesMeanSquaredError: "Bool: analyse.b_psnr, each frame's luma PSNR as MSE"
+            .calculatesMeanSquaredError: "Bool: analyse.b_psnr, each frame's luma PSNR as MSE",
+            .maxConsecutiveBFrames: "0...16: i_bframe (x264's adaptive B-frame decision places up to that many)",
+            .referenceBufferCount: "1...16: i_frame_reference; B-pyramid off below 3 (max_num_ref_frames <= count)"
         ]
     }
 }
@@ -290,7 +294,14 @@ final class X264Encoder: EncoderBackend {
         applyDataRateLimits(properties, to: &p)
 
         // GOP.
+        if let count = properties.maxConsecutiveBFrames { p.i_bframe = Int32(count) }
         if !properties.usesBFrames { p.i_bframe = 0 }
+        if let count = properties.referenceBufferCount {
+            // i_frame_reference bounds P references; x264 writes max_num_ref_frames as that plus
+            // what B-pyramid and B references need, so the pyramid goes where it would exceed the count.
+            p.i_frame_reference = Int32(count)
+            if count < 3 { p.i_bframe_pyramid = X264_B_PYRAMID_NONE }
+        }
         var keyint = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : Int(p.i_keyint_max)
         if properties.maxKeyFrameIntervalDuration > 0 {
             keyint = min(keyint, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))

@@ -26,6 +26,8 @@
 // | colorPrimaries ...           | colorprim, transfer, colormatrix (H.273 code points, E.3.1)               |
 // | fullRange                    | range full/limited (video_full_range_flag)                               |
 // | min/maxAllowedFrameQP        | qpmin, qpmax                                                             |
+// | maxConsecutiveBFrames        | bframes                                                                  |
+// | referenceBufferCount         | ref (b-pyramid off below 3)                                              |
 // | calculatesMeanSquaredError   | not measured: x265 turns psnr off below log level info (Encoder::        |
 // |                              | configure), and info would print x265's own lines on stderr              |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
@@ -128,7 +130,9 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .yCbCrMatrix: "H.273 code point, written to the VUI",
             .fullRange: "Bool, written to the VUI (video_full_range_flag)",
             .minAllowedFrameQP: "QP 0...51: qpmin, every mode and forced QPs",
-            .maxAllowedFrameQP: "QP 0...51: qpmax, every mode and forced QPs"
+            .maxAllowedFrameQP: "QP 0...51: qpmax, every mode and forced QPs",
+            .maxConsecutiveBFrames: "0...16: bframes",
+            .referenceBufferCount: "1...16: ref; b-pyramid off below 3"
         ]
     }
 }
@@ -301,7 +305,16 @@ final class X265Encoder: EncoderBackend {
         }
 
         // GOP.
+        if let count = properties.maxConsecutiveBFrames {
+            try set("bframes", "\(count)", property: .maxConsecutiveBFrames)
+        }
         if !properties.usesBFrames { try set("bframes", "0", property: .allowFrameReordering) }
+        if let count = properties.referenceBufferCount {
+            // x265's ref (1...16) bounds the pictures each one refers to; the DPB it signals
+            // also holds the B-pyramid's reference, which goes where the count is too small.
+            try set("ref", "\(count)", property: .referenceBufferCount)
+            if count < 3 { try set("b-pyramid", "0", property: .referenceBufferCount) }
+        }
         var keyint = properties.maxKeyFrameInterval > 0 ? properties.maxKeyFrameInterval : Int(p.pointee.keyframeMax)
         if properties.maxKeyFrameIntervalDuration > 0 {
             keyint = min(keyint, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))

@@ -232,6 +232,14 @@ public struct CompressionProperties: Sendable, Equatable {
     /// ``EncodedFrameAnalysis/lumaMeanSquaredError``, where the backend can (x264; not x265, which
     /// measures only when it logs at info level, nor VA-API).
     public var calculatesMeanSquaredError = false
+    /// B-frames in a row at most (0...16; nil = the encoder's own: x264 and x265 up to 3 or 4,
+    /// VA-API 2). VideoToolbox only allows or forbids them (``allowFrameReordering``); the peers
+    /// count them (x264enc bframes, vah264enc b-frames). Needs ``allowFrameReordering``.
+    public var maxConsecutiveBFrames: Int?
+    /// Reference frames at most (`kVTCompressionPropertyKey_ReferenceBufferCount`; H.264
+    /// max_num_ref_frames, 7.4.2.1.1; H.265 sps_max_dec_pic_buffering_minus1, 7.4.3.2.1), 1...16;
+    /// nil = the encoder's own. With 1, B-frames (which refer to two) are not coded.
+    public var referenceBufferCount: Int?
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -279,7 +287,7 @@ public struct CompressionProperties: Sendable, Equatable {
     /// B-frames are allowed: reordering on, temporal compression on, and a profile that has them.
     public var usesBFrames: Bool {
         allowFrameReordering && allowTemporalCompression && (profileLevel?.allowsBFramesAndCABAC ?? true)
-            && maxFrameDelayCount != 0
+            && maxFrameDelayCount != 0 && maxConsecutiveBFrames != 0 && referenceBufferCount != 1
     }
 
     /// Checks every value on its own and against the others.
@@ -346,6 +354,27 @@ public struct CompressionProperties: Sendable, Equatable {
                 throw .invalidProperty(key, "QP \(value) is outside 0...51 (nil means the encoder's own bound)")
             }
         }
+        if let count = maxConsecutiveBFrames {
+            guard (0...16).contains(count) else {
+                throw .invalidProperty(
+                    .maxConsecutiveBFrames, "\(count) B-frames is outside 0...16 (nil: the encoder's own)")
+            }
+            if count > 0 && !allowFrameReordering {
+                throw .invalidProperty(
+                    .maxConsecutiveBFrames,
+                    "\(count) B-frames need frame reordering, which allowFrameReordering false forbids; allow it or ask for 0"
+                )
+            }
+            if count > 0 && realTime {
+                throw .invalidProperty(
+                    .maxConsecutiveBFrames,
+                    "\(count) B-frames would hold frames back, which realTime forbids (no frame delay); drop one or the other"
+                )
+            }
+        }
+        if let count = referenceBufferCount, !(1...16).contains(count) {
+            throw .invalidProperty(.referenceBufferCount, "\(count) reference frames is outside 1...16 (7.4.2.1.1)")
+        }
         if let low = minAllowedFrameQP, let high = maxAllowedFrameQP, low > high {
             throw .invalidProperty(
                 .minAllowedFrameQP,
@@ -382,6 +411,8 @@ public struct CompressionProperties: Sendable, Equatable {
         case .minAllowedFrameQP: minAllowedFrameQP != other.minAllowedFrameQP
         case .maxAllowedFrameQP: maxAllowedFrameQP != other.maxAllowedFrameQP
         case .calculatesMeanSquaredError: calculatesMeanSquaredError != other.calculatesMeanSquaredError
+        case .maxConsecutiveBFrames: maxConsecutiveBFrames != other.maxConsecutiveBFrames
+        case .referenceBufferCount: referenceBufferCount != other.referenceBufferCount
         }
     }
 }
@@ -392,7 +423,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case averageBitRate, dataRateLimits, quality, realTime, profileLevel, entropyMode, allowFrameReordering
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
-    case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError
+    case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [

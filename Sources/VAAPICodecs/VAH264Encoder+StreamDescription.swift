@@ -18,11 +18,20 @@ extension VAH264Encoder {
         }
         if !properties.allowTemporalCompression { idrPeriod = 1 }
         var bFrames =
-            properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline ? 2 : 0
+            properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline
+            ? (properties.maxConsecutiveBFrames ?? 2) : 0
         if let delay = properties.maxFrameDelayCount { bFrames = min(bFrames, delay) }
         if bFrames > 0 && options.maxList1References == 0 {
-            // The device cannot code B pictures: I/P only. Reordering is allowed, not asked for,
-            // so this is not a property the session failed to honour.
+            // The device cannot code B pictures: I/P only. Reordering allowed but not asked for
+            // is no property the session failed to honour; B-frames asked for by count are.
+            if let asked = properties.maxConsecutiveBFrames {
+                let text = "the VA-API device codes no B pictures (its list 1 takes no reference); \(asked) asked for"
+                if strict {
+                    throw .invalidProperty(
+                        .maxConsecutiveBFrames, "\(text), and hardware=require tries nothing else; ask for 0")
+                }
+                notices.append(EncoderNotice(property: .maxConsecutiveBFrames, message: "\(text): coding I and P only"))
+            }
             bFrames = 0
         }
         return H264GOPStructure(idrPeriod: idrPeriod, consecutiveBFrames: bFrames)

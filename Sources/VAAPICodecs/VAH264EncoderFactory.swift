@@ -192,7 +192,11 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             .yCbCrMatrix: "H.273 code point, written to the VUI",
             .fullRange: "Bool, written to the VUI (video_full_range_flag)",
             .minAllowedFrameQP: "QP 0...51: CQP and forced QPs clamped; CBR/VBR: VAEncMiscParameterRateControl.min_qp",
-            .maxAllowedFrameQP: "QP 0...51: CQP and forced QPs clamped; CBR/VBR: VAEncMiscParameterRateControl.max_qp"
+            .maxAllowedFrameQP: "QP 0...51: CQP and forced QPs clamped; CBR/VBR: VAEncMiscParameterRateControl.max_qp",
+            .maxConsecutiveBFrames:
+                "0...16: B pictures between anchors (default 2), where the device takes a list 1 reference (else I/P, with a notice)",
+            .referenceBufferCount:
+                "1...16: at most; the encoder refers to 1 (P) or 2 (B) frames, so 1 means no B pictures"
         ]
     }
 }

@@ -65,7 +65,8 @@ struct ElementInterfaceTests {
             "max-keyframe-interval-duration": "2000000000", "entropy-mode": "cavlc", "hardware": "disable",
             "max-threads": "3", "location": "/tmp/out.mp4", "max-passes": "2", "temp-location": "/tmp",
             "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true",
-            "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true"
+            "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true",
+            "b-frames": "2", "reference-buffer-count": "3"
         ]
         var checked = 0
         for factory in Self.elements {
@@ -110,7 +111,7 @@ struct ElementInterfaceTests {
         for name in [
             "hardware", "entropy-mode", "allow-frame-reordering", "max-threads", "active-backend",
             "min-allowed-frame-qp",
-            "max-allowed-frame-qp"
+            "max-allowed-frame-qp", "b-frames", "reference-buffer-count"
         ] {
             let a = try #require(encoderSpecs[name])
             let b = try #require(sinkSpecs[name])

@@ -1,7 +1,8 @@
 """Rate control, HRD, frame rate and quality level as the driver received them (was section 3 of
 tests/vtenc-va.sh): the misc parameters match vtenc's properties (CBR, VBR with a peak, constant QP
 from quality); the QP bounds (min/max-allowed-frame-qp, issue 36) reach the device as min_qp and
-max_qp in CBR/VBR and clamp the pictures' QP in constant QP."""
+max_qp in CBR/VBR and clamp the pictures' QP in constant QP; b-frames sets the B pictures between
+anchors (ip_period) and reference-buffer-count=1 leaves them out (max_num_ref_frames 1)."""
 import pytest
 
 from va_client_testing import PERSONALITY, clean, driver_complaint, trace_header_field
@@ -14,6 +15,9 @@ RUNS = {
                                  "max-allowed-frame-qp=40"]),
     "rc-cqp-bounded": ("cisco", ["rate-control=quality", "quality=0.6", "max-keyframe-interval=4",
                                  "min-allowed-frame-qp=19", "max-allowed-frame-qp=21"]),
+    "gop-b0": ("cisco", ["bitrate=500", "b-frames=0"]),
+    "gop-b3": ("cisco", ["bitrate=500", "b-frames=3"]),
+    "gop-ref1": ("cisco", ["bitrate=500", "reference-buffer-count=1"]),
 }
 
 # run: [(pattern a parameter-log line must match, what it shows)]
@@ -56,6 +60,13 @@ EXPECTED = {
     "rc-cbr-bounded": [
         (r"^encmisc ratecontrol bits_per_second=409090 .*min_qp=24 max_qp=40", "the bounds as min_qp and max_qp"),
     ],
+    "gop-b3": [
+        (r"^encseq .*ip_period=4 .*max_num_ref_frames=2", "three B pictures between anchors, two references"),
+        (r"^encpic type=B ", "B pictures"),
+    ],
+    "gop-ref1": [
+        (r"^encseq .*ip_period=1 .*max_num_ref_frames=1", "one reference: no B pictures"),
+    ],
     "rc-cqp-bounded": [
         # I 17 and B 22 clamped into 19...21; P stays at 20.
         (r"^encpic type=I .*qp=20" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=19", "I pictures raised to 19"),
@@ -88,6 +99,11 @@ def test_parameter_received(encoded, name, pattern, what):
 
 def test_realtime_codes_no_b_pictures(encoded):
     assert encoded("rc-vbr").params.count("type=B") == 0
+
+
+@pytest.mark.parametrize("name", ["gop-b0", "gop-ref1"])
+def test_no_b_pictures_where_asked(encoded, name):
+    assert encoded(name).params.count("type=B") == 0 and encoded(name).params.count("type=P") > 0
 
 
 def test_constant_qp_has_no_rate_control_parameter(encoded):

@@ -27,6 +27,8 @@ enum EncoderNotices {
         case .minAllowedFrameQP: "min-allowed-frame-qp"
         case .maxAllowedFrameQP: "max-allowed-frame-qp"
         case .calculatesMeanSquaredError: "frame-stats"
+        case .maxConsecutiveBFrames: "b-frames"
+        case .referenceBufferCount: "reference-buffer-count"
         }
     }
 

@@ -14,6 +14,10 @@ struct EncoderSettings: Sendable {
     /// -1: unset (the encoder's own bound).
     var minAllowedFrameQP: Int32 = -1
     var maxAllowedFrameQP: Int32 = -1
+    /// -1: the encoder's own.
+    var bFrames: Int32 = -1
+    /// 0: the encoder's own.
+    var referenceBufferCount: Int32 = 0
 
     /// The backend choice and threads.
     var encoderSpecification: EncoderSpecification {
@@ -29,6 +33,8 @@ struct EncoderSettings: Sendable {
         properties.entropyMode = entropyMode.sessionValue
         properties.minAllowedFrameQP = minAllowedFrameQP >= 0 ? Int(minAllowedFrameQP) : nil
         properties.maxAllowedFrameQP = maxAllowedFrameQP >= 0 ? Int(maxAllowedFrameQP) : nil
+        properties.maxConsecutiveBFrames = bFrames >= 0 ? Int(bFrames) : nil
+        properties.referenceBufferCount = referenceBufferCount > 0 ? Int(referenceBufferCount) : nil
     }
 }
 
@@ -104,6 +110,26 @@ enum EncoderProperties {
                     + "vah264enc max-qp), in every rate-control mode: a quality floor that a bit rate may overshoot "
                     + "to keep; -1 = the encoder's own", -1...51, default: -1,
                 at: \Element.Settings.encoder.maxAllowedFrameQP)
+        ]
+    }
+
+    /// `b-frames` (vah264enc's name, x264enc's bframes: VideoToolbox has only
+    /// AllowFrameReordering) and `reference-buffer-count` (VideoToolbox's ReferenceBufferCount;
+    /// x264enc ref, vah264enc ref-frames).
+    static func gopStructure<Element: EncodingElement>() -> [ElementProperty<Element>] {
+        [
+            .int(
+                "b-frames", nick: "B-frames",
+                blurb:
+                    "B-frames in a row at most (vah264enc b-frames, x264enc bframes; VideoToolbox only allows or forbids "
+                    + "them: allow-frame-reordering); 0 = none, -1 = the encoder's own (x264 3, x265 4, VA-API 2)",
+                -1...16, default: -1, at: \Element.Settings.encoder.bFrames),
+            .int(
+                "reference-buffer-count", nick: "Reference buffer count",
+                blurb:
+                    "Reference frames at most (VideoToolbox's ReferenceBufferCount; x264enc ref, vah264enc ref-frames); "
+                    + "1 codes no B-frames (they refer to two); 0 = the encoder's own", 0...16, default: 0,
+                at: \Element.Settings.encoder.referenceBufferCount)
         ]
     }
 

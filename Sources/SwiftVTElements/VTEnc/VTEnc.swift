@@ -221,11 +221,12 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 + "mse-y/psnr-y where the encoder measures them (x264: VideoToolbox's CalculateMeanSquaredError, asked "
                 + "for when the encoding session starts; nvh264enc's frame-stats)", default: false, .playing,
             at: \.frameStatistics)
-        return rateProperties + EncoderProperties.frameQPBounds() + entropy + [statistics] + [
-            EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
-            EncoderProperties.maxThreads(),
-            EncoderProperties.activeBackend()
-        ]
+        return rateProperties + EncoderProperties.frameQPBounds() + EncoderProperties.gopStructure() + entropy
+            + [statistics] + [
+                EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
+                EncoderProperties.maxThreads(),
+                EncoderProperties.activeBackend()
+            ]
     }
 
     /// A property that takes effect when the next session starts, set while one runs (GObject

@@ -176,7 +176,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 ),
                 EncoderProperties.maxThreads(),
                 EncoderProperties.activeBackend()
-            ] + EncoderProperties.frameQPBounds())
+            ] + EncoderProperties.frameQPBounds() + EncoderProperties.gopStructure())
     }
 
     // MARK: Lifecycle
