@@ -42,6 +42,8 @@
 // | calculatesMeanSquaredError   | analyse.b_psnr; pic_out.prop.f_psnr[0] (luma) as the frame's MSE         |
 // | maxConsecutiveBFrames        | i_bframe                                                                 |
 // | referenceBufferCount         | i_frame_reference (B-pyramid off below 3)                                |
+// | spatialAdaptiveQP = false    | rc.i_aq_mode = X264_AQ_NONE                                              |
+// | suggestedLookAheadFrameCount | rc.i_lookahead (0: no macroblock tree); maxFrameDelayCount wins          |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -137,7 +139,9 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .maxAllowedFrameQP: "QP 0...51: rc.i_qp_max (+ 12 at 10 bits, QP'Y), every mode and forced QPs",
             .calculatesMeanSquaredError: "Bool: analyse.b_psnr, each frame's luma PSNR as MSE",
             .maxConsecutiveBFrames: "0...16: i_bframe (x264's adaptive B-frame decision places up to that many)",
-            .referenceBufferCount: "1...16: i_frame_reference; B-pyramid off below 3 (max_num_ref_frames <= count)"
+            .referenceBufferCount: "1...16: i_frame_reference; B-pyramid off below 3 (max_num_ref_frames <= count)",
+            .spatialAdaptiveQP: "Bool: false = rc.i_aq_mode X264_AQ_NONE",
+            .suggestedLookAheadFrameCount: "0...250: rc.i_lookahead (0 also turns the macroblock tree off)"
         ]
     }
 }
@@ -149,8 +153,18 @@ private let x264Timescale: Int32 = 90_000
 final class X264Encoder: EncoderBackend {
     private let configuration: EncoderConfiguration
     private var encoder: OpaquePointer?
-    /// The parameters the encoder was opened with, as x264 completed them (for reconfig).
-    private var parameters = x264_param_t()
+    /// The parameters the encoder was opened with, as x264 completed them (x264_encoder_parameters:
+    /// what it codes with; for reconfig, and read back by the tests).
+    private(set) var parameters = x264_param_t()
+    /// What x264 opened with for adaptive quantization and look-ahead, as x264_encoder_parameters
+    /// says (read back by the tests): spatial AQ is on when aq-mode is set with a strength (x264
+    /// turns aq-mode 0 into 1 at strength 0 under the macroblock tree, which needs its offsets).
+    var openedAdaptiveQuantization: (spatial: Bool, lookahead: Int, macroblockTree: Bool) {
+        (
+            parameters.rc.i_aq_mode != 0 && parameters.rc.f_aq_strength > 0, Int(parameters.rc.i_lookahead),
+            parameters.rc.b_mb_tree != 0
+        )
+    }
     private(set) var formatDescription: FormatDescription?
     private(set) var frameDelay = 0
     private var frameRate = 30.0
@@ -363,6 +377,12 @@ final class X264Encoder: EncoderBackend {
         // QP bounds, in QPY (7.4.2.2); x264 counts QP'Y = QPY + QpBdOffsetY at 10 bits, as for the
         // CRF above. They hold in every mode (x264 clips each macroblock's QP, AQ included) and
         // for forced QPs.
+        if !properties.spatialAdaptiveQP { p.rc.i_aq_mode = X264_AQ_NONE }
+        if let count = properties.suggestedLookAheadFrameCount, properties.maxFrameDelayCount == nil {
+            // The macroblock tree needs a look-ahead: off without one (as x264 itself turns it).
+            p.rc.i_lookahead = Int32(count)
+            if count == 0 { p.rc.b_mb_tree = 0 }
+        }
         // Per-frame PSNR (x264 measures it on the reconstructed picture; off by default, it costs
         // a pass over every plane).
         if properties.calculatesMeanSquaredError {

@@ -28,6 +28,8 @@
 // | min/maxAllowedFrameQP        | qpmin, qpmax                                                             |
 // | maxConsecutiveBFrames        | bframes                                                                  |
 // | referenceBufferCount         | ref (b-pyramid off below 3)                                              |
+// | spatialAdaptiveQP = false    | aq-mode 0                                                                |
+// | suggestedLookAheadFrameCount | rc-lookahead (bframes below it; 0: cutree 0); maxFrameDelayCount wins    |
 // | calculatesMeanSquaredError   | not measured: x265 turns psnr off below log level info (Encoder::        |
 // |                              | configure), and info would print x265's own lines on stderr              |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
@@ -132,7 +134,9 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .minAllowedFrameQP: "QP 0...51: qpmin, every mode and forced QPs",
             .maxAllowedFrameQP: "QP 0...51: qpmax, every mode and forced QPs",
             .maxConsecutiveBFrames: "0...16: bframes",
-            .referenceBufferCount: "1...16: ref; b-pyramid off below 3"
+            .referenceBufferCount: "1...16: ref; b-pyramid off below 3",
+            .spatialAdaptiveQP: "Bool: false = aq-mode 0",
+            .suggestedLookAheadFrameCount: "0...250: rc-lookahead (B-frames cut below it; 0: no cutree)"
         ]
     }
 }
@@ -309,6 +313,16 @@ final class X265Encoder: EncoderBackend {
             try set("bframes", "\(count)", property: .maxConsecutiveBFrames)
         }
         if !properties.usesBFrames { try set("bframes", "0", property: .allowFrameReordering) }
+        if !properties.spatialAdaptiveQP { try set("aq-mode", "0", property: .spatialAdaptiveQP) }
+        if let count = properties.suggestedLookAheadFrameCount, properties.maxFrameDelayCount == nil {
+            // x265 wants a look-ahead longer than its B-frame run: B-frames are cut to fit, and
+            // cutree, which needs a look-ahead, goes with the last of it.
+            try set("rc-lookahead", "\(count)", property: .suggestedLookAheadFrameCount)
+            if Int(p.pointee.bframes) >= count {
+                try set("bframes", "\(max(0, count - 1))", property: .suggestedLookAheadFrameCount)
+            }
+            if count == 0 { try set("cutree", "0", property: .suggestedLookAheadFrameCount) }
+        }
         if let count = properties.referenceBufferCount {
             // x265's ref (1...16) bounds the pictures each one refers to; the DPB it signals
             // also holds the B-pyramid's reference, which goes where the count is too small.

@@ -240,6 +240,13 @@ public struct CompressionProperties: Sendable, Equatable {
     /// max_num_ref_frames, 7.4.2.1.1; H.265 sps_max_dec_pic_buffering_minus1, 7.4.3.2.1), 1...16;
     /// nil = the encoder's own. With 1, B-frames (which refer to two) are not coded.
     public var referenceBufferCount: Int?
+    /// false turns the encoder's spatial adaptive quantization off (`kVTCompressionPropertyKey_SpatialAdaptiveQPLevel`
+    /// = `kVTQPModulationLevel_Disable`): every block of a picture at its QP, what PSNR rewards and
+    /// the eye does not; true (the default) leaves the encoder's own.
+    public var spatialAdaptiveQP = true
+    /// Frames the rate control looks ahead (`kVTCompressionPropertyKey_SuggestedLookAheadFrameCount`),
+    /// 0...250; nil = the encoder's own. A suggestion: an encoder without a look-ahead ignores it.
+    public var suggestedLookAheadFrameCount: Int?
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -372,6 +379,9 @@ public struct CompressionProperties: Sendable, Equatable {
                 )
             }
         }
+        if let count = suggestedLookAheadFrameCount, !(0...250).contains(count) {
+            throw .invalidProperty(.suggestedLookAheadFrameCount, "\(count) frames is outside 0...250")
+        }
         if let count = referenceBufferCount, !(1...16).contains(count) {
             throw .invalidProperty(.referenceBufferCount, "\(count) reference frames is outside 1...16 (7.4.2.1.1)")
         }
@@ -413,6 +423,8 @@ public struct CompressionProperties: Sendable, Equatable {
         case .calculatesMeanSquaredError: calculatesMeanSquaredError != other.calculatesMeanSquaredError
         case .maxConsecutiveBFrames: maxConsecutiveBFrames != other.maxConsecutiveBFrames
         case .referenceBufferCount: referenceBufferCount != other.referenceBufferCount
+        case .spatialAdaptiveQP: spatialAdaptiveQP != other.spatialAdaptiveQP
+        case .suggestedLookAheadFrameCount: suggestedLookAheadFrameCount != other.suggestedLookAheadFrameCount
         }
     }
 }
@@ -424,6 +436,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
+    case spatialAdaptiveQP, suggestedLookAheadFrameCount
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [

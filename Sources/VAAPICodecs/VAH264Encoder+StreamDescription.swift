@@ -17,6 +17,15 @@ extension VAH264Encoder {
                 idrPeriod, max(1, Int(clampingTowardZero: properties.maxKeyFrameIntervalDuration * frameRate)))
         }
         if !properties.allowTemporalCompression { idrPeriod = 1 }
+        if let count = properties.suggestedLookAheadFrameCount {
+            // A suggestion (VideoToolbox's SuggestedLookAheadFrameCount): said, not refused.
+            notices.append(
+                EncoderNotice(
+                    property: .suggestedLookAheadFrameCount,
+                    message:
+                        "VA-API encoders take no look-ahead count; \(count) frames suggested, the device's own rate control applies"
+                ))
+        }
         var bFrames =
             properties.usesBFrames && !properties.realTime && choice.profileName != .constrainedBaseline
             ? (properties.maxConsecutiveBFrames ?? 2) : 0

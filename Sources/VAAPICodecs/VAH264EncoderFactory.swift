@@ -64,6 +64,12 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     "fieldCoding: the VA-API encoder codes frames only, not \(properties.fieldCoding.rawValue) pictures"
                 ))
         }
+        if !properties.spatialAdaptiveQP {
+            return .failure(
+                UnsupportedStream(
+                    "adaptive quantization off was asked for, and VA-API has no switch for a device's adaptive quantization"
+                ))
+        }
         if properties.requestsLossless {
             return .failure(
                 UnsupportedStream(
@@ -196,7 +202,10 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             .maxConsecutiveBFrames:
                 "0...16: B pictures between anchors (default 2), where the device takes a list 1 reference (else I/P, with a notice)",
             .referenceBufferCount:
-                "1...16: at most; the encoder refers to 1 (P) or 2 (B) frames, so 1 means no B pictures"
+                "1...16: at most; the encoder refers to 1 (P) or 2 (B) frames, so 1 means no B pictures",
+            .spatialAdaptiveQP:
+                "true only: VA-API has no switch for adaptive quantization (false chooses another backend)",
+            .suggestedLookAheadFrameCount: "ignored with a notice: VA-API encoders take no look-ahead count"
         ]
     }
 }

@@ -1,10 +1,11 @@
 import H264
 import MediaCore
-import SoftwareCodecs
 import SwiftVT
 import SwiftVTTestSupport
 import Synchronization
 import Testing
+
+@testable import SoftwareCodecs
 
 /// Every suite of this target runs one test at a time: x264 uses both cores for each encode,
 /// and the memory test needs a quiet heap.
@@ -82,6 +83,37 @@ extension CompressionTests {
                 try lossless.validate()
                 Issue.record("a minimum QP above 0 was accepted with lossless quality")
             } catch { #expect(error.property == .minAllowedFrameQP) }
+        }
+
+        @Test(
+            "spatialAdaptiveQP false and suggestedLookAheadFrameCount reach x264 as it opens (x264_encoder_parameters: aq-mode, rc-lookahead, mbtree)"
+        )
+        func adaptiveQuantizationAndLookAhead() throws {
+            let source = try #require(Clips.cisco)
+            let first = try #require(source.first)
+            /// (aq mode, look-ahead, macroblock tree) as x264 opened with them.
+            func opened(_ change: (inout CompressionProperties) -> Void) throws -> (
+                spatial: Bool, lookahead: Int, macroblockTree: Bool
+            ) {
+                var properties = CompressionProperties(averageBitRate: 500_000)
+                change(&properties)
+                let backend = try X264EncoderFactory().makeBackend(
+                    configuration: EncoderConfiguration(
+                        width: first.width, height: first.height, pixelFormat: first.pixelFormat,
+                        properties: properties, threadCount: 1))
+                try backend.prepare(properties: properties, frameRate: 12)
+                defer { _ = try? backend.flush() }
+                return try #require(backend as? X264Encoder).openedAdaptiveQuantization
+            }
+            let standard = try opened { _ in }
+            #expect(standard.spatial && standard.lookahead == 40 && standard.macroblockTree, "\(standard)")
+            #expect(try !opened { $0.spatialAdaptiveQP = false }.spatial)
+            #expect(try opened { $0.suggestedLookAheadFrameCount = 10 }.lookahead == 10)
+            let none = try opened { $0.suggestedLookAheadFrameCount = 0 }
+            #expect(none.lookahead == 0 && !none.macroblockTree, "\(none)")
+            var bad = CompressionProperties(averageBitRate: 500_000)
+            bad.suggestedLookAheadFrameCount = 251
+            #expect(throws: VTError.self) { try bad.validate() }
         }
 
         @Test("allowFrameReordering false: no B slices (the default has some)")

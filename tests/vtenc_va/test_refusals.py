@@ -40,3 +40,20 @@ def test_auto_encodes_with_x264(vtenc, sources, va_env, without_display, name, v
     assert run.ok, run.why()
     assert run.backend == X264, f"active-backend {run.backend!r}"
     assert frame_count(va_env, run.output) == 9
+
+
+def test_adaptive_qp_off_under_require_is_one_error(vtenc, sources):
+    """VA-API has no switch for a device's adaptive quantization (issue 36): spatial-adaptive-qp=disable
+    cannot be honoured there."""
+    run = vtenc.encode("aq-off-require", sources["cisco"], "hardware=require", "spatial-adaptive-qp=disable")
+    errors = swiftvt_errors(run.result)
+    assert len(errors) == 1, run.why()
+    assert "adaptive quantization off was asked for, and VA-API has no switch" in errors[0]["message"], \
+        errors[0]["message"]
+
+
+def test_adaptive_qp_off_under_auto_encodes_with_x264(vtenc, sources, va_env):
+    run = vtenc.encode("aq-off-auto", sources["cisco"], "spatial-adaptive-qp=disable")
+    assert run.ok, run.why()
+    assert run.backend == X264, f"active-backend {run.backend!r}"
+    assert frame_count(va_env, run.output) == 9

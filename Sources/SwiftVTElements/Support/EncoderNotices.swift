@@ -29,6 +29,8 @@ enum EncoderNotices {
         case .calculatesMeanSquaredError: "frame-stats"
         case .maxConsecutiveBFrames: "b-frames"
         case .referenceBufferCount: "reference-buffer-count"
+        case .spatialAdaptiveQP: "spatial-adaptive-qp"
+        case .suggestedLookAheadFrameCount: "lookahead"
         }
     }
 

@@ -18,6 +18,9 @@ struct EncoderSettings: Sendable {
     var bFrames: Int32 = -1
     /// 0: the encoder's own.
     var referenceBufferCount: Int32 = 0
+    var spatialAdaptiveQP = SpatialAdaptiveQPSetting.automatic
+    /// -1: the encoder's own.
+    var lookahead: Int32 = -1
 
     /// The backend choice and threads.
     var encoderSpecification: EncoderSpecification {
@@ -35,6 +38,8 @@ struct EncoderSettings: Sendable {
         properties.maxAllowedFrameQP = maxAllowedFrameQP >= 0 ? Int(maxAllowedFrameQP) : nil
         properties.maxConsecutiveBFrames = bFrames >= 0 ? Int(bFrames) : nil
         properties.referenceBufferCount = referenceBufferCount > 0 ? Int(referenceBufferCount) : nil
+        properties.spatialAdaptiveQP = spatialAdaptiveQP != .disable
+        properties.suggestedLookAheadFrameCount = lookahead >= 0 ? Int(lookahead) : nil
     }
 }
 
@@ -130,6 +135,27 @@ enum EncoderProperties {
                     "Reference frames at most (VideoToolbox's ReferenceBufferCount; x264enc ref, vah264enc ref-frames); "
                     + "1 codes no B-frames (they refer to two); 0 = the encoder's own", 0...16, default: 0,
                 at: \Element.Settings.encoder.referenceBufferCount)
+        ]
+    }
+
+    /// `spatial-adaptive-qp` (VideoToolbox's SpatialAdaptiveQPLevel; x264enc/nvh264enc aq) and
+    /// `lookahead` (VideoToolbox's SuggestedLookAheadFrameCount; x264enc/nvh264enc rc-lookahead).
+    static func adaptiveQuantization<Element: EncodingElement>() -> [ElementProperty<Element>] {
+        [
+            .enumeration(
+                "spatial-adaptive-qp", nick: "Spatial adaptive QP",
+                blurb:
+                    "Adaptive quantization within pictures (VideoToolbox's SpatialAdaptiveQPLevel; x264enc and nvh264enc "
+                    + "aq): auto, the encoder's own, or disable (every block at the picture's QP; VA-API cannot, so the "
+                    + "software encoder is used, or hardware=require fails)",
+                default: SpatialAdaptiveQPSetting.automatic,
+                at: \Element.Settings.encoder.spatialAdaptiveQP),
+            .int(
+                "lookahead", nick: "Look-ahead",
+                blurb:
+                    "Frames the rate control looks ahead (VideoToolbox's SuggestedLookAheadFrameCount; x264enc and "
+                    + "nvh264enc rc-lookahead); -1 = the encoder's own, 0 = none; VA-API devices take no count (said in a "
+                    + "warning)", -1...250, default: -1, at: \Element.Settings.encoder.lookahead)
         ]
     }
 

@@ -192,3 +192,27 @@ enum CodecSetting: Int32, PropertyEnumeration {
         }
     }
 }
+
+/// The encoders' `spatial-adaptive-qp` (VideoToolbox's SpatialAdaptiveQPLevel:
+/// kVTQPModulationLevel_Default or _Disable).
+enum SpatialAdaptiveQPSetting: Int32, PropertyEnumeration {
+    case automatic = 0
+    case disable = 1
+
+    static var typeName: String { "SwiftVTSpatialAdaptiveQP" }
+    var number: Int32 { rawValue }
+
+    var nick: String {
+        switch self {
+        case .automatic: "auto"
+        case .disable: "disable"
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .automatic: "The encoder's own adaptive quantization"
+        case .disable: "None: every block at the picture's QP"
+        }
+    }
+}

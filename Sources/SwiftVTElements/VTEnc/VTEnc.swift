@@ -221,7 +221,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 + "mse-y/psnr-y where the encoder measures them (x264: VideoToolbox's CalculateMeanSquaredError, asked "
                 + "for when the encoding session starts; nvh264enc's frame-stats)", default: false, .playing,
             at: \.frameStatistics)
-        return rateProperties + EncoderProperties.frameQPBounds() + EncoderProperties.gopStructure() + entropy
+        return rateProperties + EncoderProperties.frameQPBounds() + EncoderProperties.gopStructure()
+            + EncoderProperties.adaptiveQuantization() + entropy
             + [statistics] + [
                 EncoderProperties.hardware(default: context.defaultHardware, hevc: hevc),
                 EncoderProperties.maxThreads(),

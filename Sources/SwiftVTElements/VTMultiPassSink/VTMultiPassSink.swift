@@ -176,7 +176,8 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
                 ),
                 EncoderProperties.maxThreads(),
                 EncoderProperties.activeBackend()
-            ] + EncoderProperties.frameQPBounds() + EncoderProperties.gopStructure())
+            ] + EncoderProperties.frameQPBounds() + EncoderProperties.gopStructure()
+                + EncoderProperties.adaptiveQuantization())
     }
 
     // MARK: Lifecycle
