@@ -44,6 +44,7 @@
 // | referenceBufferCount         | i_frame_reference (B-pyramid off below 3)                                |
 // | spatialAdaptiveQP = false    | rc.i_aq_mode = X264_AQ_NONE                                              |
 // | suggestedLookAheadFrameCount | rc.i_lookahead (0: no macroblock tree); maxFrameDelayCount wins          |
+// | slicesPerPicture             | i_slice_count                                                            |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -141,7 +142,8 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .maxConsecutiveBFrames: "0...16: i_bframe (x264's adaptive B-frame decision places up to that many)",
             .referenceBufferCount: "1...16: i_frame_reference; B-pyramid off below 3 (max_num_ref_frames <= count)",
             .spatialAdaptiveQP: "Bool: false = rc.i_aq_mode X264_AQ_NONE",
-            .suggestedLookAheadFrameCount: "0...250: rc.i_lookahead (0 also turns the macroblock tree off)"
+            .suggestedLookAheadFrameCount: "0...250: rc.i_lookahead (0 also turns the macroblock tree off)",
+            .slicesPerPicture: "1...64: i_slice_count (x264 caps it at the macroblock rows)"
         ]
     }
 }
@@ -378,6 +380,7 @@ final class X264Encoder: EncoderBackend {
         // CRF above. They hold in every mode (x264 clips each macroblock's QP, AQ included) and
         // for forced QPs.
         if !properties.spatialAdaptiveQP { p.rc.i_aq_mode = X264_AQ_NONE }
+        if let count = properties.slicesPerPicture { p.i_slice_count = Int32(count) }
         if let count = properties.suggestedLookAheadFrameCount, properties.maxFrameDelayCount == nil {
             // The macroblock tree needs a look-ahead: off without one (as x264 itself turns it).
             p.rc.i_lookahead = Int32(count)

@@ -30,6 +30,7 @@
 // | referenceBufferCount         | ref (b-pyramid off below 3)                                              |
 // | spatialAdaptiveQP = false    | aq-mode 0                                                                |
 // | suggestedLookAheadFrameCount | rc-lookahead (bframes below it; 0: cutree 0); maxFrameDelayCount wins    |
+// | slicesPerPicture             | slices (independent slice segments, at most one per CTU row)             |
 // | calculatesMeanSquaredError   | not measured: x265 turns psnr off below log level info (Encoder::        |
 // |                              | configure), and info would print x265's own lines on stderr              |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
@@ -136,7 +137,8 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .maxConsecutiveBFrames: "0...16: bframes",
             .referenceBufferCount: "1...16: ref; b-pyramid off below 3",
             .spatialAdaptiveQP: "Bool: false = aq-mode 0",
-            .suggestedLookAheadFrameCount: "0...250: rc-lookahead (B-frames cut below it; 0: no cutree)"
+            .suggestedLookAheadFrameCount: "0...250: rc-lookahead (B-frames cut below it; 0: no cutree)",
+            .slicesPerPicture: "1...64: slices (at most one per CTU row)"
         ]
     }
 }
@@ -314,6 +316,8 @@ final class X265Encoder: EncoderBackend {
         }
         if !properties.usesBFrames { try set("bframes", "0", property: .allowFrameReordering) }
         if !properties.spatialAdaptiveQP { try set("aq-mode", "0", property: .spatialAdaptiveQP) }
+        // x265's slices are independent slice segments split at CTU rows (at most one per row).
+        if let count = properties.slicesPerPicture { try set("slices", "\(count)", property: .slicesPerPicture) }
         if let count = properties.suggestedLookAheadFrameCount, properties.maxFrameDelayCount == nil {
             // x265 wants a look-ahead longer than its B-frame run: B-frames are cut to fit, and
             // cutree, which needs a look-ahead, goes with the last of it.

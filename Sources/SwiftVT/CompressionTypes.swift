@@ -247,6 +247,10 @@ public struct CompressionProperties: Sendable, Equatable {
     /// Frames the rate control looks ahead (`kVTCompressionPropertyKey_SuggestedLookAheadFrameCount`),
     /// 0...250; nil = the encoder's own. A suggestion: an encoder without a look-ahead ignores it.
     public var suggestedLookAheadFrameCount: Int?
+    /// Slices per picture (x264enc slices, vah264enc num-slices; VideoToolbox has no key): 1...64,
+    /// nil = the encoder's own (one). Each slice is decodable on its own (H.264 7.4.3, H.265
+    /// 7.4.7.1: independent slice segments), for error resilience and parallel decoding.
+    public var slicesPerPicture: Int?
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -379,6 +383,9 @@ public struct CompressionProperties: Sendable, Equatable {
                 )
             }
         }
+        if let count = slicesPerPicture, !(1...64).contains(count) {
+            throw .invalidProperty(.slicesPerPicture, "\(count) slices is outside 1...64")
+        }
         if let count = suggestedLookAheadFrameCount, !(0...250).contains(count) {
             throw .invalidProperty(.suggestedLookAheadFrameCount, "\(count) frames is outside 0...250")
         }
@@ -425,6 +432,7 @@ public struct CompressionProperties: Sendable, Equatable {
         case .referenceBufferCount: referenceBufferCount != other.referenceBufferCount
         case .spatialAdaptiveQP: spatialAdaptiveQP != other.spatialAdaptiveQP
         case .suggestedLookAheadFrameCount: suggestedLookAheadFrameCount != other.suggestedLookAheadFrameCount
+        case .slicesPerPicture: slicesPerPicture != other.slicesPerPicture
         }
     }
 }
@@ -436,7 +444,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
-    case spatialAdaptiveQP, suggestedLookAheadFrameCount
+    case spatialAdaptiveQP, suggestedLookAheadFrameCount, slicesPerPicture
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [

@@ -64,6 +64,12 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     "fieldCoding: the VA-API encoder codes frames only, not \(properties.fieldCoding.rawValue) pictures"
                 ))
         }
+        if let count = properties.slicesPerPicture, count > 1 {
+            return .failure(
+                UnsupportedStream(
+                    "\(count) slices per picture were asked for, and SwiftVT's VA-API encoder codes one slice per picture"
+                ))
+        }
         if !properties.spatialAdaptiveQP {
             return .failure(
                 UnsupportedStream(
@@ -205,7 +211,8 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                 "1...16: at most; the encoder refers to 1 (P) or 2 (B) frames, so 1 means no B pictures",
             .spatialAdaptiveQP:
                 "true only: VA-API has no switch for adaptive quantization (false chooses another backend)",
-            .suggestedLookAheadFrameCount: "ignored with a notice: VA-API encoders take no look-ahead count"
+            .suggestedLookAheadFrameCount: "ignored with a notice: VA-API encoders take no look-ahead count",
+            .slicesPerPicture: "1 only (more chooses another backend)"
         ]
     }
 }

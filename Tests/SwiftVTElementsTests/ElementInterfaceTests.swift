@@ -66,7 +66,8 @@ struct ElementInterfaceTests {
             "max-threads": "3", "location": "/tmp/out.mp4", "max-passes": "2", "temp-location": "/tmp",
             "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true",
             "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true",
-            "b-frames": "2", "reference-buffer-count": "3", "spatial-adaptive-qp": "disable", "lookahead": "10"
+            "b-frames": "2", "reference-buffer-count": "3", "spatial-adaptive-qp": "disable", "lookahead": "10",
+            "slices": "4"
         ]
         var checked = 0
         for factory in Self.elements {
@@ -111,7 +112,7 @@ struct ElementInterfaceTests {
         for name in [
             "hardware", "entropy-mode", "allow-frame-reordering", "max-threads", "active-backend",
             "min-allowed-frame-qp",
-            "max-allowed-frame-qp", "b-frames", "reference-buffer-count", "spatial-adaptive-qp", "lookahead"
+            "max-allowed-frame-qp", "b-frames", "reference-buffer-count", "spatial-adaptive-qp", "lookahead", "slices"
         ] {
             let a = try #require(encoderSpecs[name])
             let b = try #require(sinkSpecs[name])

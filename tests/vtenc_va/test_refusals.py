@@ -57,3 +57,17 @@ def test_adaptive_qp_off_under_auto_encodes_with_x264(vtenc, sources, va_env):
     assert run.ok, run.why()
     assert run.backend == X264, f"active-backend {run.backend!r}"
     assert frame_count(va_env, run.output) == 9
+
+
+def test_slices_under_require_is_one_error(vtenc, sources):
+    run = vtenc.encode("slices-require", sources["cisco"], "hardware=require", "slices=2")
+    errors = swiftvt_errors(run.result)
+    assert len(errors) == 1, run.why()
+    assert "2 slices per picture were asked for, and SwiftVT's VA-API encoder codes one" in errors[0]["message"], \
+        errors[0]["message"]
+
+
+def test_slices_under_auto_encode_with_x264(vtenc, sources, va_env):
+    run = vtenc.encode("slices-auto", sources["cisco"], "slices=2")
+    assert run.ok and run.backend == X264, run.why()
+    assert frame_count(va_env, run.output) == 9

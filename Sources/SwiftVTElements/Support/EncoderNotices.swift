@@ -31,6 +31,7 @@ enum EncoderNotices {
         case .referenceBufferCount: "reference-buffer-count"
         case .spatialAdaptiveQP: "spatial-adaptive-qp"
         case .suggestedLookAheadFrameCount: "lookahead"
+        case .slicesPerPicture: "slices"
         }
     }
 

@@ -21,6 +21,8 @@ struct EncoderSettings: Sendable {
     var spatialAdaptiveQP = SpatialAdaptiveQPSetting.automatic
     /// -1: the encoder's own.
     var lookahead: Int32 = -1
+    /// 0: the encoder's own (one).
+    var slices: Int32 = 0
 
     /// The backend choice and threads.
     var encoderSpecification: EncoderSpecification {
@@ -40,6 +42,7 @@ struct EncoderSettings: Sendable {
         properties.referenceBufferCount = referenceBufferCount > 0 ? Int(referenceBufferCount) : nil
         properties.spatialAdaptiveQP = spatialAdaptiveQP != .disable
         properties.suggestedLookAheadFrameCount = lookahead >= 0 ? Int(lookahead) : nil
+        properties.slicesPerPicture = slices > 0 ? Int(slices) : nil
     }
 }
 
@@ -155,7 +158,13 @@ enum EncoderProperties {
                 blurb:
                     "Frames the rate control looks ahead (VideoToolbox's SuggestedLookAheadFrameCount; x264enc and "
                     + "nvh264enc rc-lookahead); -1 = the encoder's own, 0 = none; VA-API devices take no count (said in a "
-                    + "warning)", -1...250, default: -1, at: \Element.Settings.encoder.lookahead)
+                    + "warning)", -1...250, default: -1, at: \Element.Settings.encoder.lookahead),
+            .int(
+                "slices", nick: "Slices",
+                blurb:
+                    "Slices per picture, each decodable on its own (x264enc slices, vah264enc num-slices; VideoToolbox has "
+                    + "no key); 0 = the encoder's own (one). SwiftVT's VA-API encoder codes one: more chooses x264, or "
+                    + "hardware=require fails", 0...64, default: 0, at: \Element.Settings.encoder.slices)
         ]
     }
 
