@@ -1,5 +1,6 @@
 """Issue 32 row 17, what gst-inspect-1.0 shows: each element's `hardware` enumeration names its own
-software backend (the decoders libavcodec and not x264, the encoders x264 and not libavcodec);
+software backend (the decoders libavcodec and not x264, the encoders x264, and x265 for H.265, and
+not libavcodec);
 vtmultipasssink's description says which inherited GstBaseSink properties have no effect, and they
 have none: with them set the sink writes the same H.264 stream, every frame. Read as data through
 Python GI (inspect_element), what gst-inspect-1.0 prints from."""
@@ -11,10 +12,13 @@ from swiftvt_testing import run
 INHERITED = ("max-bitrate", "throttle-time", "render-delay", "processing-deadline")
 
 
+ENCODERS = "x264; x265 for H.265"
+
+
 @pytest.mark.parametrize("element, named, other", [
-    ("vtdec", "libavcodec", "x264"), ("vtdec_hw", "libavcodec", "x264"), ("vtenc", "x264", "libavcodec"),
-    ("vtenc_h264", "x264", "libavcodec"), ("vtenc_h264_hw", "x264", "libavcodec"),
-    ("vtmultipasssink", "x264", "libavcodec")])
+    ("vtdec", "libavcodec", "x264"), ("vtdec_hw", "libavcodec", "x264"), ("vtenc", ENCODERS, "libavcodec"),
+    ("vtenc_h264", ENCODERS, "libavcodec"), ("vtenc_h264_hw", ENCODERS, "libavcodec"),
+    ("vtenc_h265", ENCODERS, "libavcodec"), ("vtmultipasssink", ENCODERS, "libavcodec")])
 def test_hardware_enumeration_names_its_software_backend(misc_env, element, named, other):
     hardware = inspect_element(misc_env, element)["properties"]["hardware"]
     labels = "\n".join([hardware["blurb"]] + [f"({v['value']}): {v['nick']} - {v['name']}" for v in hardware["enum"]])
