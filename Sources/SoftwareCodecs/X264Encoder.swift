@@ -45,6 +45,7 @@
 // | spatialAdaptiveQP = false    | rc.i_aq_mode = X264_AQ_NONE                                              |
 // | suggestedLookAheadFrameCount | rc.i_lookahead (0: no macroblock tree); maxFrameDelayCount wins          |
 // | slicesPerPicture             | i_slice_count                                                            |
+// | constantQuantizers           | X264_RC_CQP: i_qp_constant P, f_ip_factor/f_pb_factor from I and B       |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -143,7 +144,9 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .referenceBufferCount: "1...16: i_frame_reference; B-pyramid off below 3 (max_num_ref_frames <= count)",
             .spatialAdaptiveQP: "Bool: false = rc.i_aq_mode X264_AQ_NONE",
             .suggestedLookAheadFrameCount: "0...250: rc.i_lookahead (0 also turns the macroblock tree off)",
-            .slicesPerPicture: "1...64: i_slice_count (x264 caps it at the macroblock rows)"
+            .slicesPerPicture: "1...64: i_slice_count (x264 caps it at the macroblock rows)",
+            .constantQuantizers:
+                "I, P, B QPs 0...51: X264_RC_CQP, i_qp_constant = P, f_ip_factor and f_pb_factor from the others"
         ]
     }
 }
@@ -185,8 +188,10 @@ final class X264Encoder: EncoderBackend {
         /// The limits under ABR; empty under CRF, where reconfig changes them.
         var abrLimits: [DataRateLimit]
         var vbv: Bool
+        var constantQuantizers: FrameTypeQuantizers?
 
         init(_ properties: CompressionProperties) {
+            constantQuantizers = properties.constantQuantizers
             abrBitRate = properties.averageBitRate
             abrLimits = properties.averageBitRate == nil ? [] : properties.dataRateLimits
             vbv = !properties.dataRateLimits.isEmpty
@@ -300,7 +305,16 @@ final class X264Encoder: EncoderBackend {
         p.i_fps_den = fps.den
 
         // Rate control.
-        if let bitRate = properties.averageBitRate {
+        if let qps = properties.constantQuantizers {
+            // x264 derives the I and B QPs from the P QP and the step ratios (ratecontrol.c:
+            // qp_constant[I] = P - 6 log2(ipratio) + 0.5, rounded down; B likewise), which give
+            // these back; referenced B pictures get the mean of the B and P QPs.
+            p.rc.i_rc_method = X264_RC_CQP
+            p.rc.i_qp_constant = Int32(qps.predicted)
+            let ratios = qps.stepRatios
+            p.rc.f_ip_factor = Float(ratios.intraToPredicted)
+            p.rc.f_pb_factor = Float(ratios.predictedToBidirectional)
+        } else if let bitRate = properties.averageBitRate {
             p.rc.i_rc_method = X264_RC_ABR
             p.rc.i_bitrate = kilobits(bitRate)
         } else {

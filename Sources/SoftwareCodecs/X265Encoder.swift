@@ -31,6 +31,7 @@
 // | spatialAdaptiveQP = false    | aq-mode 0                                                                |
 // | suggestedLookAheadFrameCount | rc-lookahead (bframes below it; 0: cutree 0); maxFrameDelayCount wins    |
 // | slicesPerPicture             | slices (independent slice segments, at most one per CTU row)             |
+// | constantQuantizers           | qp P, ipratio/pbratio from I and B                                       |
 // | calculatesMeanSquaredError   | not measured: x265 turns psnr off below log level info (Encoder::        |
 // |                              | configure), and info would print x265's own lines on stderr              |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
@@ -138,7 +139,8 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .referenceBufferCount: "1...16: ref; b-pyramid off below 3",
             .spatialAdaptiveQP: "Bool: false = aq-mode 0",
             .suggestedLookAheadFrameCount: "0...250: rc-lookahead (B-frames cut below it; 0: no cutree)",
-            .slicesPerPicture: "1...64: slices (at most one per CTU row)"
+            .slicesPerPicture: "1...64: slices (at most one per CTU row)",
+            .constantQuantizers: "I, P, B QPs 0...51: qp = P, ipratio and pbratio from the others"
         ]
     }
 }
@@ -295,7 +297,13 @@ final class X265Encoder: EncoderBackend {
         }
 
         // Rate control.
-        if let bitRate = properties.averageBitRate {
+        if let qps = properties.constantQuantizers {
+            // x265's constant QP is the P QP; I and B come from the step ratios, as in x264.
+            let ratios = qps.stepRatios
+            try set("qp", "\(qps.predicted)", property: .constantQuantizers)
+            try set("ipratio", "\(ratios.intraToPredicted)", property: .constantQuantizers)
+            try set("pbratio", "\(ratios.predictedToBidirectional)", property: .constantQuantizers)
+        } else if let bitRate = properties.averageBitRate {
             try set("bitrate", "\(Self.kilobits(bitRate))", property: .averageBitRate)
         } else if properties.requestsLossless {
             try set("lossless", "1", property: .quality)

@@ -251,6 +251,11 @@ public struct CompressionProperties: Sendable, Equatable {
     /// nil = the encoder's own (one). Each slice is decodable on its own (H.264 7.4.3, H.265
     /// 7.4.7.1: independent slice segments), for error resilience and parallel decoding.
     public var slicesPerPicture: Int?
+    /// Constant QP per frame type (vah264enc rate-control=cqp with qpi/qpp/qpb, x264enc quantizer,
+    /// nvh264enc qp-const-*; VideoToolbox has no key): no rate control, every I, P and B picture at
+    /// its QP (an encoder may code the B pictures other frames refer to between the B and P QPs,
+    /// as x264 and x265 do). Wins over a bit rate and quality; nil = rate control.
+    public var constantQuantizers: FrameTypeQuantizers?
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -383,6 +388,16 @@ public struct CompressionProperties: Sendable, Equatable {
                 )
             }
         }
+        if let qps = constantQuantizers {
+            for (name, qp) in [("I", qps.intra), ("P", qps.predicted), ("B", qps.bidirectional)]
+            where !(0...51).contains(qp) {
+                throw .invalidProperty(.constantQuantizers, "the \(name) pictures' QP \(qp) is outside 0...51")
+            }
+            if averageBitRate != nil || !dataRateLimits.isEmpty {
+                throw .invalidProperty(
+                    .constantQuantizers, "constant QPs control no rate: remove averageBitRate and dataRateLimits")
+            }
+        }
         if let count = slicesPerPicture, !(1...64).contains(count) {
             throw .invalidProperty(.slicesPerPicture, "\(count) slices is outside 1...64")
         }
@@ -433,6 +448,7 @@ public struct CompressionProperties: Sendable, Equatable {
         case .spatialAdaptiveQP: spatialAdaptiveQP != other.spatialAdaptiveQP
         case .suggestedLookAheadFrameCount: suggestedLookAheadFrameCount != other.suggestedLookAheadFrameCount
         case .slicesPerPicture: slicesPerPicture != other.slicesPerPicture
+        case .constantQuantizers: constantQuantizers != other.constantQuantizers
         }
     }
 }
@@ -444,7 +460,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
-    case spatialAdaptiveQP, suggestedLookAheadFrameCount, slicesPerPicture
+    case spatialAdaptiveQP, suggestedLookAheadFrameCount, slicesPerPicture, constantQuantizers
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [
@@ -538,3 +554,23 @@ public struct EncodedFrameAnalysis: Sendable, Equatable {
 /// Receives every output of a compression session, in decode order, on the thread that called
 /// `encode` or `completeFrames`, with no session lock held.
 public typealias CompressionOutputHandler = @Sendable (EncodedFrame) -> Void
+
+/// The QP of each frame type under constant QP (``CompressionProperties/constantQuantizers``).
+public struct FrameTypeQuantizers: Sendable, Hashable {
+    public var intra: Int
+    public var predicted: Int
+    public var bidirectional: Int
+
+    public init(intra: Int, predicted: Int, bidirectional: Int) {
+        self.intra = intra
+        self.predicted = predicted
+        self.bidirectional = bidirectional
+    }
+
+    /// x264's and x265's way to say it: the P QP, and the I and B ones as quantizer-step ratios
+    /// (ipratio, pbratio: the step doubles every 6 QP, H.264 8.5.12.1, H.265 8.6.2), from which
+    /// they round back to these QPs.
+    public var stepRatios: (intraToPredicted: Double, predictedToBidirectional: Double) {
+        (pow(2, Double(predicted - intra) / 6), pow(2, Double(bidirectional - predicted) / 6))
+    }
+}

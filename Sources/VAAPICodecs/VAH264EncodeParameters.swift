@@ -12,8 +12,12 @@ struct VAH264RateControl: Equatable {
     }
 
     var mode: Mode
-    /// CQP: the P picture QP (I is 3 lower, B 2 higher: x264's ipratio 1.4 and pbratio 1.3).
+    /// CQP: the P picture QP (I is 3 lower, B 2 higher: x264's ipratio 1.4 and pbratio 1.3,
+    /// unless ``CompressionProperties/constantQuantizers`` names each).
     var quantizer: Int
+    /// CQP: the I and B pictures' QP relative to the P pictures'.
+    var intraOffset = -3
+    var bidirectionalOffset = 2
     /// CBR/VBR: bits_per_second (VBR: the peak) and target_percentage (VBR: target / peak).
     var bitsPerSecond: Int
     var targetPercentage: Int
@@ -32,6 +36,14 @@ struct VAH264RateControl: Equatable {
         _ properties: CompressionProperties, frameRate: Double, offered modes: UInt32, strict: Bool
     ) throws(VTError) -> (VAH264RateControl, [EncoderNotice]) {
         let quantizer = Int((51 * (1 - (properties.quality ?? (1 - 23.0 / 51)))).rounded())
+        if let qps = properties.constantQuantizers {
+            var constant = VAH264RateControl(
+                mode: .cqp, quantizer: qps.predicted, bitsPerSecond: 0, targetPercentage: 100, bufferBits: 0,
+                windowMilliseconds: 1000, allowedQuantizers: properties.allowedFrameQPs)
+            constant.intraOffset = qps.intra - qps.predicted
+            constant.bidirectionalOffset = qps.bidirectional - qps.predicted
+            return (constant, [])
+        }
         guard let average = properties.averageBitRate else {
             // The factory refused a device without CQP for quality-based encoding. VA's
             // constant QP has no rate to hold a limit with (x264's CRF takes a VBV; VA's CQP
@@ -122,9 +134,9 @@ struct VAH264RateControl: Equatable {
         if let forced { return min(max(Int(forced.rounded()), low), high) }
         let offset: Int
         switch type {
-        case .idr, .intra: offset = -3
+        case .idr, .intra: offset = intraOffset
         case .predicted: offset = 0
-        case .bidirectional: offset = 2
+        case .bidirectional: offset = bidirectionalOffset
         }
         return min(max(quantizer + offset, low), high)
     }

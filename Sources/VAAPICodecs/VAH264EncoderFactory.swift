@@ -212,7 +212,8 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             .spatialAdaptiveQP:
                 "true only: VA-API has no switch for adaptive quantization (false chooses another backend)",
             .suggestedLookAheadFrameCount: "ignored with a notice: VA-API encoders take no look-ahead count",
-            .slicesPerPicture: "1 only (more chooses another backend)"
+            .slicesPerPicture: "1 only (more chooses another backend)",
+            .constantQuantizers: "I, P, B QPs 0...51: VA_RC_CQP, each picture at its type's QP"
         ]
     }
 }

@@ -15,6 +15,7 @@ RUNS = {
                                  "max-allowed-frame-qp=40"]),
     "rc-cqp-bounded": ("cisco", ["rate-control=quality", "quality=0.6", "max-keyframe-interval=4",
                                  "min-allowed-frame-qp=19", "max-allowed-frame-qp=21"]),
+    "rc-cqp-types": ("cisco", ["rate-control=cqp", "qp-i=20", "qp-p=30", "qp-b=36", "max-keyframe-interval=4"]),
     "gop-b0": ("cisco", ["bitrate=500", "b-frames=0"]),
     "gop-b3": ("cisco", ["bitrate=500", "b-frames=3"]),
     "gop-ref1": ("cisco", ["bitrate=500", "reference-buffer-count=1"]),
@@ -59,6 +60,12 @@ EXPECTED = {
     ],
     "rc-cbr-bounded": [
         (r"^encmisc ratecontrol bits_per_second=409090 .*min_qp=24 max_qp=40", "the bounds as min_qp and max_qp"),
+    ],
+    "rc-cqp-types": [
+        (r"^encconfig .*rc=cqp", "constant QP for rate-control=cqp"),
+        (r"^encpic type=I .*qp=30" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=20", "I pictures at qp-i"),
+        (r"^encpic type=P .*qp=30", "P pictures at qp-p"),
+        (r"^encpic type=B .*qp=30" if PERSONALITY == "mesa" else r"^encpic type=B .*qp=36", "B pictures at qp-b"),
     ],
     "gop-b3": [
         (r"^encseq .*ip_period=4 .*max_num_ref_frames=2", "three B pictures between anchors, two references"),

@@ -32,6 +32,7 @@ enum EncoderNotices {
         case .spatialAdaptiveQP: "spatial-adaptive-qp"
         case .suggestedLookAheadFrameCount: "lookahead"
         case .slicesPerPicture: "slices"
+        case .constantQuantizers: "qp-i, qp-p, qp-b"
         }
     }
 

@@ -67,6 +67,7 @@ enum RateControlMode: Int32, PropertyEnumeration {
     case averageBitRate = 0
     case constantBitRate = 1
     case constantQuality = 2
+    case constantQP = 3
 
     static var typeName: String { "SwiftVTRateControl" }
     var number: Int32 { rawValue }
@@ -76,6 +77,7 @@ enum RateControlMode: Int32, PropertyEnumeration {
         case .averageBitRate: "abr"
         case .constantBitRate: "cbr"
         case .constantQuality: "quality"
+        case .constantQP: "cqp"
         }
     }
 
@@ -84,6 +86,7 @@ enum RateControlMode: Int32, PropertyEnumeration {
         case .averageBitRate: "Average bit rate (bitrate, kbit/s)"
         case .constantBitRate: "Constant bit rate: bitrate as a hard limit over one second"
         case .constantQuality: "Constant quality (quality, 0...1)"
+        case .constantQP: "Constant QP per frame type (qp-i, qp-p, qp-b), no rate control"
         }
     }
 }

@@ -42,6 +42,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var realtime = false
         var maxKeyframeIntervalDuration: UInt64 = 0
         var frameStatistics = false
+        var quantizerI: UInt32 = 23
+        var quantizerP: UInt32 = 26
+        var quantizerB: UInt32 = 28
     }
 
     private let settings: Mutex<Settings>
@@ -196,6 +199,20 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                     "Hard limits as BYTES,SECONDS pairs separated by ';' (VideoToolbox's DataRateLimits), e.g. \"250000,1;400000,2\"",
                 default: "", .playing, at: \.dataRateLimits,
                 didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
+            .uint(
+                "qp-i", nick: "QP of I pictures",
+                blurb: "QP of the I pictures with rate-control=cqp (vah264enc qpi, nvh264enc qp-const-i)", 0...51,
+                default: 23, at: \.quantizerI, didChange: { $0.warnIfEncoding(changed: "qp-i") }),
+            .uint(
+                "qp-p", nick: "QP of P pictures",
+                blurb: "QP of the P pictures with rate-control=cqp (vah264enc qpp, x264enc quantizer)", 0...51,
+                default: 26, at: \.quantizerP, didChange: { $0.warnIfEncoding(changed: "qp-p") }),
+            .uint(
+                "qp-b", nick: "QP of B pictures",
+                blurb:
+                    "QP of the B pictures with rate-control=cqp (vah264enc qpb); B pictures other frames refer to are "
+                    + "coded between it and qp-p with x264 and x265", 0...51, default: 28, at: \.quantizerB,
+                didChange: { $0.warnIfEncoding(changed: "qp-b") }),
             .double(
                 "quality", nick: "Quality",
                 blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
@@ -251,11 +268,13 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     /// so silence would pass for success.
     private func applyBitRateChange(of name: String) {
         guard let session = state.withLock({ $0.session }) else { return }
-        if name == "bitrate", settings.withLock({ $0.rateControl }) == .constantQuality {
+        let mode = settings.withLock { $0.rateControl }
+        if mode == .constantQuality || mode == .constantQP {
             // rate-control (which picks what bitrate means) is fixed while a session runs.
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text: "bitrate is not used with rate-control=quality (quality decides the rate); set rate-control=abr "
+                text:
+                    "\(name) is not used with rate-control=\(mode.nick) (\(mode == .constantQP ? "qp-i, qp-p and qp-b decide" : "quality decides") the rate); set rate-control=abr "
                     + "or cbr before the stream starts; the encoder goes on as it was"
             )
             .post(from: object, isError: false)
@@ -296,6 +315,18 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         switch current.rateControl {
         case .constantQuality:
             properties.quality = current.quality
+        case .constantQP:
+            properties.constantQuantizers = FrameTypeQuantizers(
+                intra: Int(current.quantizerI), predicted: Int(current.quantizerP),
+                bidirectional: Int(current.quantizerB))
+            // No rate to control: bitrate and data-rate-limits are not used (said at the caps).
+            if bitrate != nil || !current.dataRateLimits.isEmpty {
+                return (
+                    properties,
+                    "bitrate and data-rate-limits are not used with rate-control=cqp (qp-i, qp-p and qp-b decide the rate); "
+                        + "unset them or choose rate-control=abr or cbr"
+                )
+            }
         case .constantBitRate:
             guard let bitrate else {
                 return (properties, "rate-control=cbr needs a bitrate (kbit/s); set bitrate or use rate-control=abr")
