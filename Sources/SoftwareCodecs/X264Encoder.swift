@@ -46,6 +46,8 @@
 // | suggestedLookAheadFrameCount | rc.i_lookahead (0: no macroblock tree); maxFrameDelayCount wins          |
 // | slicesPerPicture             | i_slice_count                                                            |
 // | constantQuantizers           | X264_RC_CQP: i_qp_constant P, f_ip_factor/f_pb_factor from I and B       |
+// | masteringDisplayColorVolume  | mastering_display (SEI with each IDR picture)                            |
+// | contentLightLevelInfo        | content_light_level (SEI with each IDR picture)                          |
 //
 // Output: b_annexb = 0, so x264 writes each NAL unit with a 4-byte big-endian length instead of a
 // start code: the payload is AVCC as it stands. b_repeat_headers = 0: the SPS/PPS come from
@@ -146,7 +148,9 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .suggestedLookAheadFrameCount: "0...250: rc.i_lookahead (0 also turns the macroblock tree off)",
             .slicesPerPicture: "1...64: i_slice_count (x264 caps it at the macroblock rows)",
             .constantQuantizers:
-                "I, P, B QPs 0...51: X264_RC_CQP, i_qp_constant = P, f_ip_factor and f_pb_factor from the others"
+                "I, P, B QPs 0...51: X264_RC_CQP, i_qp_constant = P, f_ip_factor and f_pb_factor from the others",
+            .masteringDisplayColorVolume: "mastering_display: the SEI with every IDR picture",
+            .contentLightLevelInfo: "content_light_level: the SEI with every IDR picture"
         ]
     }
 }
@@ -409,6 +413,26 @@ final class X264Encoder: EncoderBackend {
         let offset = 6 * (p.i_bitdepth - 8)
         if let low = properties.minAllowedFrameQP { p.rc.i_qp_min = Int32(low) + offset }
         if let high = properties.maxAllowedFrameQP { p.rc.i_qp_max = Int32(high) + offset }
+
+        // HDR SEI with each IDR picture (x264 writes them into the keyframes' access units).
+        if let display = properties.masteringDisplayColorVolume {
+            p.mastering_display.b_mastering_display = 1
+            p.mastering_display.i_green_x = Int32(display.green.x)
+            p.mastering_display.i_green_y = Int32(display.green.y)
+            p.mastering_display.i_blue_x = Int32(display.blue.x)
+            p.mastering_display.i_blue_y = Int32(display.blue.y)
+            p.mastering_display.i_red_x = Int32(display.red.x)
+            p.mastering_display.i_red_y = Int32(display.red.y)
+            p.mastering_display.i_white_x = Int32(display.whitePoint.x)
+            p.mastering_display.i_white_y = Int32(display.whitePoint.y)
+            p.mastering_display.i_display_max = Int64(display.maxLuminance)
+            p.mastering_display.i_display_min = Int64(display.minLuminance)
+        }
+        if let level = properties.contentLightLevelInfo {
+            p.content_light_level.b_cll = 1
+            p.content_light_level.i_max_cll = Int32(level.maxContentLightLevel)
+            p.content_light_level.i_max_fall = Int32(level.maxPictureAverageLightLevel)
+        }
 
         // VUI colour description (E.2.1).
         if let primaries = properties.colorPrimaries { p.vui.i_colorprim = Int32(primaries.rawValue) }

@@ -32,6 +32,8 @@
 // | suggestedLookAheadFrameCount | rc-lookahead (bframes below it; 0: cutree 0); maxFrameDelayCount wins    |
 // | slicesPerPicture             | slices (independent slice segments, at most one per CTU row)             |
 // | constantQuantizers           | qp P, ipratio/pbratio from I and B                                       |
+// | masteringDisplayColorVolume  | master-display "G(x,y)B(x,y)R(x,y)WP(x,y)L(max,min)"                     |
+// | contentLightLevelInfo        | max-cll "MaxCLL,MaxFALL"                                                 |
 // | calculatesMeanSquaredError   | not measured: x265 turns psnr off below log level info (Encoder::        |
 // |                              | configure), and info would print x265's own lines on stderr              |
 // | picture under 64 luma samples | refused: x265 codes nothing smaller than one 64x64 CTU; with smaller   |
@@ -140,7 +142,9 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .spatialAdaptiveQP: "Bool: false = aq-mode 0",
             .suggestedLookAheadFrameCount: "0...250: rc-lookahead (B-frames cut below it; 0: no cutree)",
             .slicesPerPicture: "1...64: slices (at most one per CTU row)",
-            .constantQuantizers: "I, P, B QPs 0...51: qp = P, ipratio and pbratio from the others"
+            .constantQuantizers: "I, P, B QPs 0...51: qp = P, ipratio and pbratio from the others",
+            .masteringDisplayColorVolume: "master-display",
+            .contentLightLevelInfo: "max-cll"
         ]
     }
 }
@@ -363,6 +367,19 @@ final class X265Encoder: EncoderBackend {
                 try set(
                     "rc-lookahead", "\(count - Self.lookaheadOverhead - bframes)", property: .maxFrameDelayCount)
             }
+        }
+
+        // HDR SEI (D.2.28, D.2.35), in x265's own text: G, B, R, white point, luminance max, min.
+        if let d = properties.masteringDisplayColorVolume {
+            let text =
+                "G(\(d.green.x),\(d.green.y))B(\(d.blue.x),\(d.blue.y))R(\(d.red.x),\(d.red.y))"
+                + "WP(\(d.whitePoint.x),\(d.whitePoint.y))L(\(d.maxLuminance),\(d.minLuminance))"
+            try set("master-display", text, property: .masteringDisplayColorVolume)
+        }
+        if let level = properties.contentLightLevelInfo {
+            try set(
+                "max-cll", "\(level.maxContentLightLevel),\(level.maxPictureAverageLightLevel)",
+                property: .contentLightLevelInfo)
         }
 
         // VUI colour description (E.3.1).

@@ -256,6 +256,13 @@ public struct CompressionProperties: Sendable, Equatable {
     /// its QP (an encoder may code the B pictures other frames refer to between the B and P QPs,
     /// as x264 and x265 do). Wins over a bit rate and quality; nil = rate control.
     public var constantQuantizers: FrameTypeQuantizers?
+    /// The mastering display (`kVTCompressionPropertyKey_MasteringDisplayColorVolume`, SMPTE ST
+    /// 2086): written as the mastering display colour volume SEI (H.264 D.1.29, H.265 D.2.28) with
+    /// every IDR/IRAP picture; nil = none.
+    public var masteringDisplayColorVolume: MasteringDisplayColorVolume?
+    /// MaxCLL and MaxFALL (`kVTCompressionPropertyKey_ContentLightLevelInfo`, CTA-861.3): the
+    /// content light level information SEI (H.264 D.1.31, H.265 D.2.35); nil = none.
+    public var contentLightLevelInfo: ContentLightLevelInfo?
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -449,6 +456,8 @@ public struct CompressionProperties: Sendable, Equatable {
         case .suggestedLookAheadFrameCount: suggestedLookAheadFrameCount != other.suggestedLookAheadFrameCount
         case .slicesPerPicture: slicesPerPicture != other.slicesPerPicture
         case .constantQuantizers: constantQuantizers != other.constantQuantizers
+        case .masteringDisplayColorVolume: masteringDisplayColorVolume != other.masteringDisplayColorVolume
+        case .contentLightLevelInfo: contentLightLevelInfo != other.contentLightLevelInfo
         }
     }
 }
@@ -461,6 +470,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
     case spatialAdaptiveQP, suggestedLookAheadFrameCount, slicesPerPicture, constantQuantizers
+    case masteringDisplayColorVolume, contentLightLevelInfo
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [
@@ -572,5 +582,50 @@ public struct FrameTypeQuantizers: Sendable, Hashable {
     /// they round back to these QPs.
     public var stepRatios: (intraToPredicted: Double, predictedToBidirectional: Double) {
         (pow(2, Double(predicted - intra) / 6), pow(2, Double(bidirectional - predicted) / 6))
+    }
+}
+
+/// A CIE 1931 chromaticity in 0.00002 units (0...50000), as the mastering display SEI codes it.
+public struct Chromaticity: Sendable, Hashable {
+    public var x: UInt16
+    public var y: UInt16
+
+    public init(x: UInt16, y: UInt16) {
+        self.x = x
+        self.y = y
+    }
+}
+
+/// SMPTE ST 2086 mastering display colour volume, in the units of its SEI message (H.265
+/// D.3.28): primaries and white point in 0.00002, luminance in 0.0001 cd/m^2.
+public struct MasteringDisplayColorVolume: Sendable, Hashable {
+    public var green: Chromaticity
+    public var blue: Chromaticity
+    public var red: Chromaticity
+    public var whitePoint: Chromaticity
+    public var maxLuminance: UInt32
+    public var minLuminance: UInt32
+
+    public init(
+        green: Chromaticity, blue: Chromaticity, red: Chromaticity, whitePoint: Chromaticity, maxLuminance: UInt32,
+        minLuminance: UInt32
+    ) {
+        self.green = green
+        self.blue = blue
+        self.red = red
+        self.whitePoint = whitePoint
+        self.maxLuminance = maxLuminance
+        self.minLuminance = minLuminance
+    }
+}
+
+/// CTA-861.3 content light level: MaxCLL and MaxFALL in cd/m^2 (0 = unknown).
+public struct ContentLightLevelInfo: Sendable, Hashable {
+    public var maxContentLightLevel: UInt16
+    public var maxPictureAverageLightLevel: UInt16
+
+    public init(maxContentLightLevel: UInt16, maxPictureAverageLightLevel: UInt16) {
+        self.maxContentLightLevel = maxContentLightLevel
+        self.maxPictureAverageLightLevel = maxPictureAverageLightLevel
     }
 }

@@ -64,6 +64,12 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     "fieldCoding: the VA-API encoder codes frames only, not \(properties.fieldCoding.rawValue) pictures"
                 ))
         }
+        if properties.masteringDisplayColorVolume != nil || properties.contentLightLevelInfo != nil {
+            return .failure(
+                UnsupportedStream(
+                    "HDR metadata (mastering display, content light level) was given, and SwiftVT's VA-API encoder writes no SEI for it"
+                ))
+        }
         if let count = properties.slicesPerPicture, count > 1 {
             return .failure(
                 UnsupportedStream(
@@ -213,7 +219,9 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                 "true only: VA-API has no switch for adaptive quantization (false chooses another backend)",
             .suggestedLookAheadFrameCount: "ignored with a notice: VA-API encoders take no look-ahead count",
             .slicesPerPicture: "1 only (more chooses another backend)",
-            .constantQuantizers: "I, P, B QPs 0...51: VA_RC_CQP, each picture at its type's QP"
+            .constantQuantizers: "I, P, B QPs 0...51: VA_RC_CQP, each picture at its type's QP",
+            .masteringDisplayColorVolume: "not written (chooses another backend)",
+            .contentLightLevelInfo: "not written (chooses another backend)"
         ]
     }
 }

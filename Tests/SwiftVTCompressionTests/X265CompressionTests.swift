@@ -232,6 +232,46 @@ extension CompressionTests {
             #expect(floored.count == source.count && floored.allSatisfy { $0 >= 28 }, "\(floored)")
         }
 
+        @Test(
+            "HDR metadata: masteringDisplayColorVolume and contentLightLevelInfo come back from the IRAP sample's SEI through H265SEI"
+        )
+        func hdrMetadataSEI() throws {
+            let source = try #require(Clips.cisco)
+            var properties = CompressionProperties(averageBitRate: 500_000)
+            let display = MasteringDisplayColorVolume(
+                green: Chromaticity(x: 8500, y: 39850), blue: Chromaticity(x: 6550, y: 2300),
+                red: Chromaticity(x: 35400, y: 14600), whitePoint: Chromaticity(x: 15635, y: 16450),
+                maxLuminance: 10_000_000, minLuminance: 1)
+            properties.masteringDisplayColorVolume = display
+            properties.contentLightLevelInfo = ContentLightLevelInfo(
+                maxContentLightLevel: 1000, maxPictureAverageLightLevel: 400)
+            let encoded = try Self.encode(source, properties: properties)
+            let first = try #require(encoded.samples.first { $0.isSync })
+            let bytes = try #require(first.dataBuffer?.copyToArray())
+            var messages: [H265SEIMessage] = []
+            var offset = 0
+            while offset + 4 < bytes.count {
+                let length = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+                let unit = Array(bytes[(offset + 4)..<min(bytes.count, offset + 4 + length)])
+                if let type = unit.first.map({ $0 >> 1 & 0x3F }), type == 39 {
+                    messages += try H265SEI.parse(nalUnit: unit, activeSequenceParameterSet: nil).messages
+                }
+                offset += 4 + length
+            }
+            var expected = H265MasteringDisplayColourVolume()
+            expected.displayPrimariesX = [8500, 6550, 35400]
+            expected.displayPrimariesY = [39850, 2300, 14600]
+            expected.whitePointX = 15635
+            expected.whitePointY = 16450
+            expected.maxDisplayMasteringLuminance = 10_000_000
+            expected.minDisplayMasteringLuminance = 1
+            var light = H265ContentLightLevel()
+            light.maxContentLightLevel = 1000
+            light.maxPicAverageLightLevel = 400
+            #expect(messages.contains(.masteringDisplayColourVolume(expected)), "\(messages)")
+            #expect(messages.contains(.contentLightLevel(light)), "\(messages)")
+        }
+
         @Test("hvcC: parses, and its VPS/SPS/PPS are the format description's, VPS first")
         func decoderConfigurationRecord() throws {
             let source = try #require(Clips.ciscoLoop(3))

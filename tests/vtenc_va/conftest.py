@@ -81,7 +81,11 @@ def sources(corpus_inputs, va_env, tmp_path_factory):
     # exactly 60: the clip is as many frames as the file holds.
     hd30 = hd + ["!", "identity", "eos-after=30"]
     return {"cisco": Source(cisco, md5_of(raw_clip), 9), "hd": Source(hd, hd_md5, 300), "hd30": Source(hd30, None, 30),
-            "small": Source(small, md5_of(small_raw), small_raw.stat().st_size // (152 * 100 * 3 // 2))}
+            "small": Source(small, md5_of(small_raw), small_raw.stat().st_size // (152 * 100 * 3 // 2)),
+            # The same frames with HDR metadata in the caps (mastering display, content light level).
+            "cisco-hdr": Source(cisco + ["!", "video/x-raw,mastering-display-info=(string)35400:14600:8500:39850:6550:"
+                                         "2300:15635:16450:10000000:1,content-light-level=(string)1000:400"],
+                                md5_of(raw_clip), 9)}
 
 
 @dataclasses.dataclass

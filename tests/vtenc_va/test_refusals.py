@@ -71,3 +71,9 @@ def test_slices_under_auto_encode_with_x264(vtenc, sources, va_env):
     run = vtenc.encode("slices-auto", sources["cisco"], "slices=2")
     assert run.ok and run.backend == X264, run.why()
     assert frame_count(va_env, run.output) == 9
+
+
+def test_hdr_metadata_under_auto_encodes_with_x264(vtenc, sources, va_env):
+    """SwiftVT's VA-API encoder writes no HDR SEI: caps carrying it choose x264 (issue 36)."""
+    run = vtenc.encode("hdr-auto", sources["cisco-hdr"], "hardware=auto")
+    assert run.ok and run.backend == X264, run.why()

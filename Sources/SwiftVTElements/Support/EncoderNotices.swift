@@ -33,6 +33,8 @@ enum EncoderNotices {
         case .suggestedLookAheadFrameCount: "lookahead"
         case .slicesPerPicture: "slices"
         case .constantQuantizers: "qp-i, qp-p, qp-b"
+        case .masteringDisplayColorVolume: "mastering-display-info (from the caps)"
+        case .contentLightLevelInfo: "content-light-level (from the caps)"
         }
     }
 

@@ -474,6 +474,11 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         var sessionProperties = properties
         if let framesPerSecond = rate.framesPerSecond { sessionProperties.expectedFrameRate = framesPerSecond }
+        // HDR metadata in the caps (mastering-display-info, content-light-level) becomes the SEI.
+        if let caps = input.pointee.caps {
+            (sessionProperties.masteringDisplayColorVolume, sessionProperties.contentLightLevelInfo) =
+                HDRMetadataCaps.read(caps)
+        }
         switch swiftvt_video_info_interlace_mode(info) {
         case GST_VIDEO_INTERLACE_MODE_PROGRESSIVE:
             break
