@@ -17,6 +17,7 @@
 // |                              | strictest limit's rate, 40 % of it as buffer (measured on the 720p clip)|
 // | realTime                     | preset "veryfast" + tune "zerolatency" (no look-ahead, no B-frames,      |
 // |                              | sliced threads); otherwise preset "medium"                               |
+// | prioritizeEncodingSpeed...   | preset "veryfast" (no tune)                                              |
 // | pixel format                 | i_csp I420/NV12/I422/I444, with X264_CSP_HIGH_DEPTH and i_bitdepth 10    |
 // |                              | for the 10-bit planar formats (libx264-164 codes both); x264 writes      |
 // |                              | profile_idc from it: High 10, High 4:2:2, High 4:4:4 Predictive          |
@@ -150,7 +151,8 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .constantQuantizers:
                 "I, P, B QPs 0...51: X264_RC_CQP, i_qp_constant = P, f_ip_factor and f_pb_factor from the others",
             .masteringDisplayColorVolume: "mastering_display: the SEI with every IDR picture",
-            .contentLightLevelInfo: "content_light_level: the SEI with every IDR picture"
+            .contentLightLevelInfo: "content_light_level: the SEI with every IDR picture",
+            .prioritizeEncodingSpeedOverQuality: "Bool: preset veryfast (without realtime's zerolatency tune)"
         ]
     }
 }
@@ -274,7 +276,7 @@ final class X264Encoder: EncoderBackend {
         _ properties: CompressionProperties, configuration: EncoderConfiguration, frameRate: Double
     ) throws(VTError) -> x264_param_t {
         var p = x264_param_t()
-        let preset = properties.realTime ? "veryfast" : "medium"
+        let preset = properties.realTime || properties.prioritizeEncodingSpeedOverQuality ? "veryfast" : "medium"
         let status =
             properties.realTime
             ? x264_param_default_preset(&p, preset, "zerolatency") : x264_param_default_preset(&p, preset, nil)

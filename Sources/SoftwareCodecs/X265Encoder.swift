@@ -14,6 +14,7 @@
 // | dataRateLimits               | vbv-maxrate, vbv-bufsize of DataRateBuffer.planningInside (as x264's)     |
 // | realTime                     | preset veryfast + tune zerolatency (no B-frames, no look-ahead, one      |
 // |                              | frame thread); otherwise preset medium                                   |
+// | prioritizeEncodingSpeed...   | preset veryfast (no tune)                                                |
 // | allowFrameReordering = false | bframes 0                                                                |
 // | maxKeyFrameInterval N        | keyint N (the session also forces an IDR after N frames)                  |
 // | maxKeyFrameIntervalDuration  | keyint <= duration * frame rate; the session forces the IDR in time       |
@@ -144,7 +145,8 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .slicesPerPicture: "1...64: slices (at most one per CTU row)",
             .constantQuantizers: "I, P, B QPs 0...51: qp = P, ipratio and pbratio from the others",
             .masteringDisplayColorVolume: "master-display",
-            .contentLightLevelInfo: "max-cll"
+            .contentLightLevelInfo: "max-cll",
+            .prioritizeEncodingSpeedOverQuality: "Bool: preset veryfast (no tune)"
         ]
     }
 }
@@ -267,7 +269,7 @@ final class X265Encoder: EncoderBackend {
     private func fill(_ p: UnsafeMutablePointer<x265_param>, _ properties: CompressionProperties, frameRate: Double)
         throws(VTError)
     {
-        let preset = properties.realTime ? "veryfast" : "medium"
+        let preset = properties.realTime || properties.prioritizeEncodingSpeedOverQuality ? "veryfast" : "medium"
         let tune: String? = properties.realTime ? "zerolatency" : nil
         let status = cx265_param_default_preset(api, p, preset, tune)
         guard status == 0 else {

@@ -263,6 +263,10 @@ public struct CompressionProperties: Sendable, Equatable {
     /// MaxCLL and MaxFALL (`kVTCompressionPropertyKey_ContentLightLevelInfo`, CTA-861.3): the
     /// content light level information SEI (H.264 D.1.31, H.265 D.2.35); nil = none.
     public var contentLightLevelInfo: ContentLightLevelInfo?
+    /// Trade compression for speed (`kVTCompressionPropertyKey_PrioritizeEncodingSpeedOverQuality`;
+    /// x264enc speed-preset, vah264enc target-usage): the encoder's fast settings without real
+    /// time's limits (look-ahead and B-frames stay).
+    public var prioritizeEncodingSpeedOverQuality = false
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -458,6 +462,8 @@ public struct CompressionProperties: Sendable, Equatable {
         case .constantQuantizers: constantQuantizers != other.constantQuantizers
         case .masteringDisplayColorVolume: masteringDisplayColorVolume != other.masteringDisplayColorVolume
         case .contentLightLevelInfo: contentLightLevelInfo != other.contentLightLevelInfo
+        case .prioritizeEncodingSpeedOverQuality:
+            prioritizeEncodingSpeedOverQuality != other.prioritizeEncodingSpeedOverQuality
         }
     }
 }
@@ -470,7 +476,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
     case spatialAdaptiveQP, suggestedLookAheadFrameCount, slicesPerPicture, constantQuantizers
-    case masteringDisplayColorVolume, contentLightLevelInfo
+    case masteringDisplayColorVolume, contentLightLevelInfo, prioritizeEncodingSpeedOverQuality
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [

@@ -30,7 +30,8 @@ extension VAH264Encoder {
             buffers.append(
                 try .holding(
                     &sequence, connection: connection, context: context, type: VAEncSequenceParameterBufferType))
-            let qualityLevel = options.qualityLevel(realTime: properties.realTime)
+            let qualityLevel = options.qualityLevel(
+                realTime: properties.realTime || properties.prioritizeEncodingSpeedOverQuality)
             for (_, bytes) in VAH264EncodeParameters.miscParameters(
                 rateControl: rateControl, frameRate: VAH264EncodeParameters.frameRateFraction(frameRate),
                 qualityLevel: qualityLevel)

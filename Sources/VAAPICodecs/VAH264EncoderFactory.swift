@@ -221,7 +221,9 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
             .slicesPerPicture: "1 only (more chooses another backend)",
             .constantQuantizers: "I, P, B QPs 0...51: VA_RC_CQP, each picture at its type's QP",
             .masteringDisplayColorVolume: "not written (chooses another backend)",
-            .contentLightLevelInfo: "not written (chooses another backend)"
+            .contentLightLevelInfo: "not written (chooses another backend)",
+            .prioritizeEncodingSpeedOverQuality:
+                "Bool: the device's fastest quality level (VAEncMiscParameterBufferQualityLevel)"
         ]
     }
 }

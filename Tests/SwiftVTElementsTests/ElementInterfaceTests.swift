@@ -67,7 +67,8 @@ struct ElementInterfaceTests {
             "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true",
             "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true",
             "b-frames": "2", "reference-buffer-count": "3", "spatial-adaptive-qp": "disable", "lookahead": "10",
-            "slices": "4", "qp-i": "18", "qp-p": "22", "qp-b": "24"
+            "slices": "4", "qp-i": "18", "qp-p": "22", "qp-b": "24",
+            "prioritize-speed": "true"
         ]
         var checked = 0
         for factory in Self.elements {
@@ -112,7 +113,8 @@ struct ElementInterfaceTests {
         for name in [
             "hardware", "entropy-mode", "allow-frame-reordering", "max-threads", "active-backend",
             "min-allowed-frame-qp",
-            "max-allowed-frame-qp", "b-frames", "reference-buffer-count", "spatial-adaptive-qp", "lookahead", "slices"
+            "max-allowed-frame-qp", "b-frames", "reference-buffer-count", "spatial-adaptive-qp", "lookahead", "slices",
+            "prioritize-speed"
         ] {
             let a = try #require(encoderSpecs[name])
             let b = try #require(sinkSpecs[name])

@@ -17,6 +17,7 @@ RUNS = {
                                  "min-allowed-frame-qp=19", "max-allowed-frame-qp=21"]),
     "rc-cqp-types": ("cisco", ["rate-control=cqp", "qp-i=20", "qp-p=30", "qp-b=36", "max-keyframe-interval=4"]),
     "gop-b0": ("cisco", ["bitrate=500", "b-frames=0"]),
+    "speed": ("cisco", ["bitrate=500", "prioritize-speed=true"]),
     "gop-b3": ("cisco", ["bitrate=500", "b-frames=3"]),
     "gop-ref1": ("cisco", ["bitrate=500", "reference-buffer-count=1"]),
 }
@@ -66,6 +67,11 @@ EXPECTED = {
         (r"^encpic type=I .*qp=30" if PERSONALITY == "mesa" else r"^encpic type=I .*qp=20", "I pictures at qp-i"),
         (r"^encpic type=P .*qp=30", "P pictures at qp-p"),
         (r"^encpic type=B .*qp=30" if PERSONALITY == "mesa" else r"^encpic type=B .*qp=36", "B pictures at qp-b"),
+    ],
+    "speed": [
+        (r"^encmisc quality level=0$" if PERSONALITY == "mesa" else r"^encmisc quality level=7",
+         "prioritize-speed: the fastest quality level"),
+        (r"^encpic type=B ", "B pictures kept (unlike realtime)"),
     ],
     "gop-b3": [
         (r"^encseq .*ip_period=4 .*max_num_ref_frames=2", "three B pictures between anchors, two references"),

@@ -35,6 +35,7 @@ enum EncoderNotices {
         case .constantQuantizers: "qp-i, qp-p, qp-b"
         case .masteringDisplayColorVolume: "mastering-display-info (from the caps)"
         case .contentLightLevelInfo: "content-light-level (from the caps)"
+        case .prioritizeEncodingSpeedOverQuality: "prioritize-speed"
         }
     }
 

@@ -23,6 +23,7 @@ struct EncoderSettings: Sendable {
     var lookahead: Int32 = -1
     /// 0: the encoder's own (one).
     var slices: Int32 = 0
+    var prioritizeSpeed = false
 
     /// The backend choice and threads.
     var encoderSpecification: EncoderSpecification {
@@ -43,6 +44,7 @@ struct EncoderSettings: Sendable {
         properties.spatialAdaptiveQP = spatialAdaptiveQP != .disable
         properties.suggestedLookAheadFrameCount = lookahead >= 0 ? Int(lookahead) : nil
         properties.slicesPerPicture = slices > 0 ? Int(slices) : nil
+        properties.prioritizeEncodingSpeedOverQuality = prioritizeSpeed
     }
 }
 
@@ -164,7 +166,14 @@ enum EncoderProperties {
                 blurb:
                     "Slices per picture, each decodable on its own (x264enc slices, vah264enc num-slices; VideoToolbox has "
                     + "no key); 0 = the encoder's own (one). SwiftVT's VA-API encoder codes one: more chooses x264, or "
-                    + "hardware=require fails", 0...64, default: 0, at: \Element.Settings.encoder.slices)
+                    + "hardware=require fails", 0...64, default: 0, at: \Element.Settings.encoder.slices),
+            .boolean(
+                "prioritize-speed", nick: "Prioritize speed",
+                blurb:
+                    "Encode faster at some cost in compression (VideoToolbox's PrioritizeEncodingSpeedOverQuality; "
+                    + "x264enc speed-preset, vah264enc target-usage): x264/x265 preset veryfast, the VA-API device's fastest "
+                    + "quality level; unlike realtime, look-ahead and B-frames stay", default: false,
+                at: \Element.Settings.encoder.prioritizeSpeed)
         ]
     }
 
