@@ -42,6 +42,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var realtime = false
         var maxKeyframeIntervalDuration: UInt64 = 0
         var frameStatistics = false
+        /// H.264 only: an access unit delimiter first in every access unit.
+        var accessUnitDelimiters = true
         var quantizerI: UInt32 = 23
         var quantizerP: UInt32 = 26
         var quantizerB: UInt32 = 28
@@ -230,7 +232,18 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 blurb: "Time between key frames at most, in nanoseconds (0 = no limit)", 0...UInt64.max, default: 0,
                 at: \.maxKeyframeIntervalDuration)
         ]
-        let entropy: [ElementProperty<VTEnc>] = hevc ? [] : [EncoderProperties.entropyMode()]
+        let entropy: [ElementProperty<VTEnc>] =
+            hevc
+            ? []
+            : [
+                EncoderProperties.entropyMode(),
+                .boolean(
+                    "aud", nick: "Access unit delimiters",
+                    blurb:
+                        "An access unit delimiter (H.264 7.3.2.4) first in every access unit, in every stream format "
+                        + "(x264enc's aud; MPEG-TS wants them, H.222.0 2.14.1); false saves 6 bytes a frame",
+                    default: true, .playing, at: \.accessUnitDelimiters)
+            ]
         let statistics: ElementProperty<VTEnc> = .boolean(
             "frame-stats", nick: "Frame statistics",
             blurb:

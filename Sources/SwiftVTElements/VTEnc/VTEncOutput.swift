@@ -14,7 +14,7 @@ extension VTEnc {
         let frames = delivered.takeAll()
         guard !frames.isEmpty else { return GST_FLOW_OK }
         let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .h264(.avc)
-        let postsStatistics = withSettings { $0.frameStatistics }
+        let (postsStatistics, delimited) = withSettings { ($0.frameStatistics, $0.accessUnitDelimiters) }
         let bitDepth = state.withLock { $0.encoding?.pixelFormat.bitDepth } ?? 8
         for encoded in frames {
             guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference))
@@ -42,7 +42,8 @@ extension VTEnc {
             let isKey = sample.isSync
             guard
                 let buffer = Self.outputBuffer(
-                    sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey)
+                    sample, description: description, streamFormat: streamFormat, isKeyFrame: isKey,
+                    delimited: delimited)
             else {
                 return GST_FLOW_ERROR
             }
@@ -166,8 +167,10 @@ extension VTEnc {
     /// HEVC has no delimiter added (x265enc writes none either; 7.4.2.4.4 makes it optional):
     /// hvc1 is the sample as it stands, copied once for the reason above; hev1 and byte-stream are
     /// laid out by ``H265Output/AccessUnitLayout``.
+    /// `delimited`: an access unit delimiter first (H.264's `aud`, on by default as x264enc's).
     private static func outputBuffer(
-        _ sample: SampleBuffer, description: FormatDescription, streamFormat format: StreamFormat, isKeyFrame: Bool
+        _ sample: SampleBuffer, description: FormatDescription, streamFormat format: StreamFormat, isKeyFrame: Bool,
+        delimited: Bool
     ) -> OwnedBuffer? {
         guard let data = sample.dataBuffer else { return nil }
         let streamFormat: H264Output.StreamFormat
@@ -184,10 +187,10 @@ extension VTEnc {
             if streamFormat == .byteStream {
                 guard
                     let annexB = H264Output.AnnexBLayout(
-                        avcc, description: description, isKeyFrame: isKeyFrame, delimited: true)
+                        avcc, description: description, isKeyFrame: isKeyFrame, delimited: delimited)
                 else { return nil }
                 layout = annexB
-            } else {
+            } else if delimited {
                 guard let delimiter = H264Output.delimiterPrefix(avcc, description: description) else { return nil }
                 prefix = delimiter
             }
@@ -207,7 +210,7 @@ extension VTEnc {
         return made.map(OwnedBuffer.init(adopting:))
     }
 
-    /// An HEVC access unit in `streamFormat` (see ``outputBuffer(_:description:streamFormat:isKeyFrame:)``).
+    /// An HEVC access unit in `streamFormat` (see ``outputBuffer(_:description:streamFormat:isKeyFrame:delimited:)``).
     private static func hevcOutputBuffer(
         _ data: BlockBuffer, description: FormatDescription, streamFormat: H265Output.StreamFormat, isKeyFrame: Bool
     ) -> OwnedBuffer? {
