@@ -282,7 +282,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     private func applyBitRateChange(of name: String) {
         guard let session = state.withLock({ $0.session }) else { return }
         let mode = settings.withLock { $0.rateControl }
-        if mode == .constantQuality || mode == .constantQP {
+        // Under quality the limits still apply (x264's VBV under CRF); under cqp nothing does.
+        if (name == "bitrate" && mode == .constantQuality) || mode == .constantQP {
             // rate-control (which picks what bitrate means) is fixed while a session runs.
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
