@@ -204,19 +204,10 @@ final class X265Encoder: EncoderBackend {
 
     // MARK: Parameters
 
-    /// The properties x265 cannot honour, refused by name before an encoder is made.
+    /// The properties x265 cannot honour, refused by name before an encoder is made (what HEVC
+    /// itself rules out, CAVLC and H.264 profiles, is ``CompressionProperties/validate(codecType:)``'s).
     static func refuseUnsupported(_ properties: CompressionProperties) throws(VTError) {
-        if properties.entropyMode == .cavlc {
-            throw .invalidProperty(
-                .entropyMode,
-                "HEVC has no CAVLC: every slice segment is coded with CABAC (H.265 9.3); use .cabac or nil")
-        }
-        if let profileLevel = properties.profileLevel {
-            throw .invalidProperty(
-                .profileLevel,
-                "\(profileLevel.profile.rawValue) is an H.264 profile; the HEVC profile follows the pixel format (Main, Main 10, Main 4:2:2 10, Main 4:4:4), leave profileLevel nil"
-            )
-        }
+        try properties.validate(codecType: .hevc)
         if properties.fieldCoding != .progressive {
             throw .invalidProperty(.fieldCoding, "the x265 backend codes progressive frames only")
         }

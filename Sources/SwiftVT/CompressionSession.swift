@@ -122,7 +122,7 @@ public final class CompressionSession: Sendable {
             throw VTError(
                 .invalidArgument, "threadCount \(encoderSpecification.threadCount) is negative (0 means automatic)")
         }
-        try properties.validate()
+        try properties.validate(codecType: codecType)
         let codecName = codecType == .hevc ? "HEVC" : "H.264"
         if codecType == .hevc, encoderSpecification.hardwarePolicy == .require {
             throw VTError(
@@ -217,7 +217,7 @@ public final class CompressionSession: Sendable {
             var new = state.properties
             update(&new)
             guard new != state.properties else { return }
-            try new.validate()
+            try new.validate(codecType: codecType)
             if state.propertiesLocked {
                 let old = state.properties
                 for key in CompressionPropertyKey.allCases where new.differs(from: old, in: key) {

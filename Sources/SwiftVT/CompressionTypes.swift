@@ -317,10 +317,24 @@ public struct CompressionProperties: Sendable, Equatable {
             && maxFrameDelayCount != 0 && maxConsecutiveBFrames != 0 && referenceBufferCount != 1
     }
 
-    /// Checks every value on its own and against the others.
+    /// Checks every value on its own and against the others, and against the codec
+    /// (`codecType` ``FourCharCode/hevc``: no CAVLC, H.265 9.3; no H.264 profile).
     ///
     /// - Throws: ``VTError/Code/invalidProperty`` naming the first property at fault.
-    public func validate() throws(VTError) {
+    public func validate(codecType: FourCharCode = .h264) throws(VTError) {
+        if codecType == .hevc {
+            if entropyMode == .cavlc {
+                throw .invalidProperty(
+                    .entropyMode,
+                    "HEVC has no CAVLC: every slice segment is coded with CABAC (H.265 9.3); use .cabac or nil")
+            }
+            if let profileLevel {
+                throw .invalidProperty(
+                    .profileLevel,
+                    "\(profileLevel.profile.rawValue) is an H.264 profile; the HEVC profile follows the pixel format (Main, Main 10, Main 4:2:2 10, Main 4:4:4), leave profileLevel nil"
+                )
+            }
+        }
         if let rate = averageBitRate, rate <= 0 {
             throw .invalidProperty(.averageBitRate, "\(rate) bits per second is not positive")
         }
@@ -564,6 +578,13 @@ public struct EncodedFrameAnalysis: Sendable, Equatable {
     public static func meanSquaredError(psnr: Double, bitDepth: Int) -> Double {
         let peak = Double((1 << bitDepth) - 1)
         return psnr.isFinite ? peak * peak / pow(10, psnr / 10) : 0
+    }
+
+    /// The inverse: PSNR in dB of `lumaMeanSquaredError` (100 for an MSE of 0); nil without one.
+    public func lumaPSNR(bitDepth: Int) -> Double? {
+        guard let mse = lumaMeanSquaredError else { return nil }
+        let peak = Double((1 << bitDepth) - 1)
+        return mse > 0 ? 10 * log10(peak * peak / mse) : 100
     }
 }
 

@@ -154,7 +154,7 @@ REFUSED = {
                        RESOURCE_SETTINGS),
     "hardware=require": ("no hardware HEVC encoder", "state-change-failure", "out.mp4", ["hardware=require"],
                          RESOURCE_NOT_FOUND),
-    "entropy-mode=cavlc": ("HEVC codes every slice segment with CABAC", "state-change-failure", "out.mp4",
+    "entropy-mode=cavlc": ("HEVC has no CAVLC", "state-change-failure", "out.mp4",
                            ["entropy-mode=cavlc"], SETTINGS),
     "profile=baseline": ("HEVC has no Baseline profile", "state-change-failure", "out.mp4", ["profile=baseline"],
                          SETTINGS),

@@ -9,20 +9,10 @@ import SwiftVT
 /// which profile and level to ask the encoder for, and how to label the stream it made.
 ///
 /// nil means downstream takes any value (ANY caps, or a structure without the field).
-struct H264DownstreamConstraints: Sendable {
+struct H264DownstreamConstraints: DownstreamProfileLevelConstraints {
+    static let mediaType = "video/x-h264"
     var profiles: [String]?
     var levels: [String]?
-
-    init(profiles: [String]?, levels: [String]?) {
-        self.profiles = profiles
-        self.levels = levels
-    }
-
-    /// The peer of an encoder's source pad.
-    init(sourcePad pad: UnsafeMutablePointer<GstPad>) {
-        profiles = downstreamAllowedStrings(pad, mediaType: "video/x-h264", field: "profile")
-        levels = downstreamAllowedStrings(pad, mediaType: "video/x-h264", field: "level")
-    }
 
     /// The caps profile names a stream of `sps` may carry (its own first): a stream that
     /// conforms to a profile's constraints also conforms to the wider profiles listed.
@@ -173,17 +163,32 @@ struct DownstreamRefusal: Error {
     init(_ reason: String) { self.reason = reason }
 }
 
-/// The values downstream of an encoder's source pad allows for the string `field` of its
-/// `mediaType` caps (`profile`, `level`), in its order of preference; nil when it takes any (ANY
-/// caps, or a structure without the field).
-func downstreamAllowedStrings(_ pad: UnsafeMutablePointer<GstPad>, mediaType: String, field: String) -> [String]? {
-    guard let values = swiftvt_pad_peer_restricted_strings(pad, mediaType, field) else { return nil }
-    defer { g_strfreev(values) }
-    var result: [String] = []
-    var index = 0
-    while let value = values[index] {
-        result.append(String(cString: value))
-        index += 1
+/// What both encoders read of downstream's caps: the profiles and levels it allows for their
+/// media type, nil for each it does not restrict (ANY caps, or a structure without the field).
+protocol DownstreamProfileLevelConstraints: Sendable {
+    static var mediaType: String { get }
+    var profiles: [String]? { get }
+    var levels: [String]? { get }
+    init(profiles: [String]?, levels: [String]?)
+}
+
+extension DownstreamProfileLevelConstraints {
+    /// The peer of an encoder's source pad.
+    init(sourcePad pad: UnsafeMutablePointer<GstPad>) {
+        self.init(
+            profiles: Self.allowedStrings(pad, field: "profile"), levels: Self.allowedStrings(pad, field: "level"))
     }
-    return result
+
+    /// The values downstream allows for the string `field`, in its order of preference.
+    private static func allowedStrings(_ pad: UnsafeMutablePointer<GstPad>, field: String) -> [String]? {
+        guard let values = swiftvt_pad_peer_restricted_strings(pad, mediaType, field) else { return nil }
+        defer { g_strfreev(values) }
+        var result: [String] = []
+        var index = 0
+        while let value = values[index] {
+            result.append(String(cString: value))
+            index += 1
+        }
+        return result
+    }
 }

@@ -12,20 +12,10 @@ import MediaCore
 /// stream), and a bitstream of one level to every higher level of its tier (A.4.1).
 ///
 /// nil means downstream takes any value (ANY caps, or a structure without the field).
-struct H265DownstreamConstraints: Sendable {
+struct H265DownstreamConstraints: DownstreamProfileLevelConstraints {
+    static let mediaType = "video/x-h265"
     var profiles: [String]?
     var levels: [String]?
-
-    init(profiles: [String]?, levels: [String]?) {
-        self.profiles = profiles
-        self.levels = levels
-    }
-
-    /// The peer of an encoder's source pad.
-    init(sourcePad pad: UnsafeMutablePointer<GstPad>) {
-        profiles = downstreamAllowedStrings(pad, mediaType: "video/x-h265", field: "profile")
-        levels = downstreamAllowedStrings(pad, mediaType: "video/x-h265", field: "level")
-    }
 
     /// The profile and level to put in the caps for a stream of `sps` coded from `format` (nil:
     /// the stream's own), or the reason none downstream allows fits.

@@ -1,6 +1,5 @@
 import CGStreamer
 import CSwiftVTShim
-import Glibc
 import MediaCore
 import SwiftVT
 
@@ -21,7 +20,7 @@ struct FrameStatistics {
     var quantizer: Double?
     var bits: Int
     var lumaMeanSquaredError: Double?
-    var bitDepth: Int
+    var lumaPSNR: Double?
 
     init(_ frame: EncodedFrame, sample: SampleBuffer, outputBytes: Int, bitDepth: Int) {
         presentationTimeStamp = sample.presentationTimeStamp
@@ -30,7 +29,7 @@ struct FrameStatistics {
         bits = outputBytes * 8
         quantizer = frame.analysis?.quantizer
         lumaMeanSquaredError = frame.analysis?.lumaMeanSquaredError
-        self.bitDepth = max(8, bitDepth)
+        lumaPSNR = frame.analysis?.lumaPSNR(bitDepth: max(8, bitDepth))
         switch frame.analysis?.frameType {
         case .idr?: frameType = "IDR"
         case .intra?: frameType = "I"
@@ -38,13 +37,6 @@ struct FrameStatistics {
         case .bidirectional?: frameType = "B"
         case nil: frameType = "unknown"
         }
-    }
-
-    /// PSNR in dB of the luma MSE (peak 2^bitDepth - 1); nil without an MSE, 100 for an MSE of 0.
-    var lumaPSNR: Double? {
-        guard let mse = lumaMeanSquaredError else { return nil }
-        let peak = Double((1 << bitDepth) - 1)
-        return mse > 0 ? 10 * log10(peak * peak / mse) : 100
     }
 
     func post(from encoder: UnsafeMutablePointer<GstVideoEncoder>) {

@@ -333,12 +333,16 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
     /// H.265 settings the x265 session would refuse at the caps: said at the state change. HEVC
     /// has one entropy coder (CABAC, H.265 9.3) and no Baseline profile (A.3 starts at Main).
     private static func hevcSettingsProblem(_ settings: Settings) -> ElementMessage? {
-        if settings.encoder.entropyMode == .cavlc {
+        var properties = CompressionProperties()
+        settings.encoder.apply(to: &properties)
+        do throws(VTError) {
+            try properties.validate(codecType: .hevc)
+        } catch {
+            let property = error.property.map { EncoderNotices.propertyName($0) } ?? "settings"
             return ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
-                text:
-                    "entropy-mode=cavlc with codec=h265: HEVC codes every slice segment with CABAC (H.265 9.3) and has no CAVLC; "
-                    + "use entropy-mode=auto or cabac, or codec=h264")
+                text: "\(property) with codec=h265: \(GStreamerWording.problem(error)); or set codec=h264",
+                debug: error.description)
         }
         if settings.profile == .baseline || settings.profile == .constrainedBaseline {
             return ElementMessage(
