@@ -67,7 +67,7 @@ let package = Package(
         // Software backends: the libavcodec decoder and the x264 and x265 encoders.
         .target(
             name: "SoftwareCodecs",
-            dependencies: ["SwiftVT", "MediaCore", "H264", "H265", "CFFmpeg", "CX264", "CX265"],
+            dependencies: ["SwiftVT", "MediaCore", "NALBitstream", "H264", "H265", "CFFmpeg", "CX264", "CX265"],
             swiftSettings: optimized),
         // libva (with its DRM and X11 display libraries) headers, and forwarders that load the
         // libraries on first use (Sources/CVA/loader.c), hidden like CFFmpeg's: the plugin loads
@@ -79,7 +79,7 @@ let package = Package(
         // Hardware backends: the VA-API H.264 decoder (the H264 layer's decoding state machine
         // over a VA accelerator).
         .target(
-            name: "VAAPICodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "VAPlumbing", "CVA"],
+            name: "VAAPICodecs", dependencies: ["SwiftVT", "MediaCore", "NALBitstream", "H264", "VAPlumbing", "CVA"],
             swiftSettings: optimized),
         .plugin(
             name: "InstallGStreamerPlugin",
@@ -97,7 +97,8 @@ let package = Package(
         .target(
             name: "SwiftVTElements",
             dependencies: [
-                "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "SwiftVT", "SoftwareCodecs", "VAAPICodecs"
+                "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "NALBitstream", "SwiftVT", "SoftwareCodecs",
+                "VAAPICodecs"
             ],
             // Debug builds (`swift test`) also register the elements of test builds only
             // (Elements.swift's testBuildOnly); the release plugin users install never has them.
@@ -148,7 +149,8 @@ let package = Package(
         .testTarget(
             name: "MediaCoreTests", dependencies: ["MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(
-            name: "H264Tests", dependencies: ["H264", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
+            name: "H264Tests", dependencies: ["H264", "MediaCore", "NALBitstream", "SwiftVTTestSupport"],
+            swiftSettings: strictSwift),
         .testTarget(
             name: "H265Tests", dependencies: ["H265", "MediaCore", "SwiftVTTestSupport"], swiftSettings: strictSwift),
         .testTarget(

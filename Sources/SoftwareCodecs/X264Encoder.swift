@@ -68,6 +68,7 @@
 import CX264
 import H264
 import MediaCore
+import NALBitstream
 import SwiftVT
 
 /// The software H.264 encoder: libx264 (4:2:0 from I420 or NV12; 4:2:2 and 4:4:4 planar; each
@@ -577,6 +578,15 @@ final class X264Encoder: EncoderBackend {
             let step = Int(((clamped - whole) * Double(Self.offsetSteps)).rounded())
             if step > 0, let offsets = uniformQuantizerOffsets(step: step) {
                 picture.prop.quant_offsets = offsets
+            }
+        }
+        if let captions = request.closedCaptions {
+            // A/53 captions as user_data_registered_itu_t_t35 (payloadType 4, D.1.6), written in
+            // the access unit of this picture wherever reordering puts it.
+            for payload in captions.userDataRegisteredPayloads {
+                _ = payload.withUnsafeBufferPointer { bytes in
+                    cx264_picture_add_sei(&picture, 4, bytes.baseAddress, Int32(bytes.count))
+                }
             }
         }
         let token = nextToken

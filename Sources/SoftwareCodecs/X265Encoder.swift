@@ -535,9 +535,28 @@ final class X265Encoder: EncoderBackend {
             presentationTimeStamp: request.presentationTimeStamp, duration: request.duration,
             frameReference: request.frameReference, quantizer: request.quantizer.map { min(max($0, 0), 51) })
         remember(pts90k, request.presentationTimeStamp)
+        // A/53 captions as user_data_registered_itu_t_t35 (payloadType 4, H.265 D.2.6) in this
+        // picture's access unit: x265 copies userSEI into its frame during the call, so the
+        // payloads are lent from one buffer for the call only.
+        let captionPayloads = request.closedCaptions?.userDataRegisteredPayloads ?? []
+        var captionBytes = captionPayloads.flatMap { $0 }
         // The planes are read inside this call only (x265 copies them into its own frame).
         let frame = try withExtendedLifetime(image) { () throws(VTError) -> EncodedFrame? in
-            try encodeOnce(encoder, input: &picture)
+            guard !captionPayloads.isEmpty else { return try encodeOnce(encoder, input: &picture) }
+            return try captionBytes.withUnsafeMutableBufferPointer { bytes throws(VTError) -> EncodedFrame? in
+                var offset = 0
+                var messages = captionPayloads.map { payload -> x265_sei_payload in
+                    defer { offset += payload.count }
+                    return x265_sei_payload(
+                        payloadSize: Int32(payload.count), payloadType: USER_DATA_REGISTERED_ITU_T_T35,
+                        payload: bytes.baseAddress.map { $0 + offset })
+                }
+                return try messages.withUnsafeMutableBufferPointer { list throws(VTError) -> EncodedFrame? in
+                    picture.userSEI = x265_sei(numPayloads: Int32(list.count), payloads: list.baseAddress)
+                    defer { picture.userSEI = x265_sei() }
+                    return try encodeOnce(encoder, input: &picture)
+                }
+            }
         }
         return frame.map { [$0] } ?? []
     }

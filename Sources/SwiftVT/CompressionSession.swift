@@ -352,7 +352,9 @@ public final class CompressionSession: Sendable {
             frames += try backend.encode(
                 EncoderFrameRequest(
                     image: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
-                    frameType: taken.frameType, frameReference: frameReference, quantizer: taken.quantizer))
+                    frameType: taken.frameType, frameReference: frameReference, quantizer: taken.quantizer,
+                    closedCaptions: frameProperties.closedCaptions?.isEmpty == false
+                        ? frameProperties.closedCaptions : nil))
         } catch {
             failure = error
         }

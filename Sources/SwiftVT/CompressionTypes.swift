@@ -1,5 +1,6 @@
 import Glibc
 import MediaCore
+import NALBitstream
 
 /// How the encoder is chosen and configured (VideoToolbox's encoder specification).
 public struct EncoderSpecification: Sendable {
@@ -503,8 +504,16 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
 public struct FrameProperties: Sendable {
     /// Make this frame an IDR frame (`kVTEncodeFrameOptionKey_ForceKeyFrame`).
     public var forceKeyFrame: Bool
+    /// Closed captions of this picture (SwiftVT's; VideoToolbox has no such option: GStreamer's
+    /// encoders take them from GstVideoCaptionMeta), written as ATSC A/53 user data SEI in the
+    /// picture's access unit (x264, x265, VA-API on a device that takes raw packed headers; a
+    /// device that does not says so once in a notice, and the captions are dropped).
+    public var closedCaptions: ClosedCaptionData?
 
-    public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
+    public init(forceKeyFrame: Bool = false, closedCaptions: ClosedCaptionData? = nil) {
+        self.forceKeyFrame = forceKeyFrame
+        self.closedCaptions = closedCaptions
+    }
 }
 
 /// One output of a compression session (the arguments of VideoToolbox's output callback).

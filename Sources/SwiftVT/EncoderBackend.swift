@@ -1,4 +1,5 @@
 import MediaCore
+import NALBitstream
 
 /// What an encoder is made for: fixed for the session's life except the rate-control properties.
 public struct EncoderConfiguration: Sendable {
@@ -47,10 +48,13 @@ public struct EncoderFrameRequest {
     /// fraction over the macroblocks (QP is an integer per macroblock, 7.4.5 mb_qp_delta), so the
     /// frame's average is the fractional value; x265 rounds it (forceqp is whole).
     public var quantizer: Double?
+    /// Caption data to write with this picture (A/53 user data SEI, in the access unit of the
+    /// picture, so in decoding order with it); nil for none.
+    public var closedCaptions: ClosedCaptionData?
 
     public init(
         image: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime, frameType: EncoderFrameType,
-        frameReference: UInt64, quantizer: Double? = nil
+        frameReference: UInt64, quantizer: Double? = nil, closedCaptions: ClosedCaptionData? = nil
     ) {
         self.image = image
         self.presentationTimeStamp = presentationTimeStamp
@@ -58,6 +62,7 @@ public struct EncoderFrameRequest {
         self.frameType = frameType
         self.frameReference = frameReference
         self.quantizer = quantizer
+        self.closedCaptions = closedCaptions
     }
 }
 

@@ -63,7 +63,9 @@ extension VAH264Encoder {
         ]
         let packed =
             options.packedHeaders
-            & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
+            & UInt32(
+                VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE
+                    | VA_ENC_PACKED_HEADER_RAW_DATA)
         if packed != 0 { attributes.append(VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: packed)) }
         let config = try VAConfig(
             connection: connection, profile: choice.profile, entrypoint: endpoint.entrypoint, attributes: attributes)

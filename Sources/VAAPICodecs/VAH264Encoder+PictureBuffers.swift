@@ -64,6 +64,14 @@ extension VAH264Encoder {
                     nalUnit: try written { () throws(H264WritingError) in try pps.writeNALUnit() }, context: context)
             }
         }
+        if let captions = picture.frame.closedCaptions, packed & UInt32(VA_ENC_PACKED_HEADER_RAW_DATA) != 0 {
+            // A/53 captions: an SEI NAL unit of user_data_registered_itu_t_t35 messages (D.1.6)
+            // after the parameter sets and before the slices (7.4.1.2.3), in the access unit of
+            // the picture they came with.
+            buffers += try packedHeader(
+                VAEncPackedHeaderRawData,
+                nalUnit: H264NALUnitWriter.nalUnit(type: .sei, nalRefIdc: 0, rbsp: captions.seiRBSP), context: context)
+        }
         var header = picture.sliceHeader(
             structure: structure, pictureParameterSet: pps, sliceQpDelta: qp - 26 - pps.picInitQpMinus26)
         if !entropyVerified {

@@ -1,6 +1,7 @@
 import CVA
 import H264
 import MediaCore
+import NALBitstream
 import SwiftVT
 import VAPlumbing
 
@@ -34,6 +35,8 @@ final class VAH264Encoder: EncoderBackend {
     let configuration: EncoderConfiguration
     var connection: VADisplayConnection { choice.device.connection }
     var notices: [EncoderNotice] = []
+    /// Whether the notice that this device drops captions went out (said once per encoder).
+    var reportedCaptionsDropped = false
     /// The SPS/PPS the stream is described with: SwiftVT's own, until a coded picture shows the
     /// device's (VAH264Encoder+StreamDescription).
     var streamDescription: FormatDescription?
@@ -51,6 +54,7 @@ final class VAH264Encoder: EncoderBackend {
         var duration: MediaTime
         var frameReference: UInt64
         var quantizer: Double?
+        var closedCaptions: ClosedCaptionData?
     }
 
     // The stream (made by prepare).
@@ -187,9 +191,24 @@ final class VAH264Encoder: EncoderBackend {
                 operation: error.call)
         }
         timeStamps.noteInput(presentationTimeStamp: request.presentationTimeStamp)
+        var captions = request.closedCaptions
+        if captions != nil, options.packedHeaders & UInt32(VA_ENC_PACKED_HEADER_RAW_DATA) == 0 {
+            // The SEI would go in as a raw packed header, which this device does not take.
+            captions = nil
+            if !reportedCaptionsDropped {
+                reportedCaptionsDropped = true
+                notices.append(
+                    EncoderNotice(
+                        property: nil,
+                        message:
+                            "closed captions are dropped: the VA-API device takes no raw packed headers "
+                            + "(VA_ENC_PACKED_HEADER_RAW_DATA), which carry their SEI; hardware=disable writes them "
+                            + "with x264"))
+            }
+        }
         let held = HeldFrame(
             sourceSlot: slot, presentationTimeStamp: request.presentationTimeStamp, duration: request.duration,
-            frameReference: request.frameReference, quantizer: request.quantizer)
+            frameReference: request.frameReference, quantizer: request.quantizer, closedCaptions: captions)
         let pictures = planner.submit(held, forceIDR: request.frameType == .idr)
         return try code(pictures, includesRequest: true, drain: false)
     }
@@ -274,7 +293,8 @@ final class VAH264Encoder: EncoderBackend {
                 requests.append(
                     EncoderFrameRequest(
                         image: image, presentationTimeStamp: frame.presentationTimeStamp, duration: frame.duration,
-                        frameType: .automatic, frameReference: frame.frameReference, quantizer: frame.quantizer))
+                        frameType: .automatic, frameReference: frame.frameReference, quantizer: frame.quantizer,
+                        closedCaptions: frame.closedCaptions))
             } else {
                 lost.append(frame.frameReference)
             }

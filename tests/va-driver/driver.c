@@ -203,7 +203,7 @@ static const struct named_bit rate_control_names[] = {
 };
 static const struct named_bit packed_header_names[] = {
     { "sequence", VA_ENC_PACKED_HEADER_SEQUENCE }, { "picture", VA_ENC_PACKED_HEADER_PICTURE },
-    { "slice", VA_ENC_PACKED_HEADER_SLICE }, { "none", 0 }, { NULL, 0 },
+    { "slice", VA_ENC_PACKED_HEADER_SLICE }, { "raw", VA_ENC_PACKED_HEADER_RAW_DATA }, { "none", 0 }, { NULL, 0 },
 };
 
 /* A comma-separated list of names restricting what the encoder offers; unset: everything. An

@@ -25,7 +25,10 @@
 #define NUM_CONFIG_ATTRIBUTES 4        /* of a decoding config */
 #define NUM_ENCODE_CONFIG_ATTRIBUTES 8 /* of an encoding config: the most vaQueryConfigAttributes returns */
 #define ENCODE_RATE_CONTROLS (VA_RC_CQP | VA_RC_CBR | VA_RC_VBR)
-#define ENCODE_PACKED_HEADERS (VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE)
+/* Raw data: whole NAL units the client writes (SEI), placed in submission order like iHD's. */
+#define ENCODE_PACKED_HEADERS                                                                                         \
+    (VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_PICTURE | VA_ENC_PACKED_HEADER_SLICE |                      \
+     VA_ENC_PACKED_HEADER_RAW_DATA)
 /* VAConfigAttribEncMaxRefFrames: 4 references in list 0, 1 in list 1 (bits 16..31). */
 #define ENCODE_MAX_REF_FRAMES (4u | (1u << 16))
 #define ENCODE_QUALITY_LEVELS 7

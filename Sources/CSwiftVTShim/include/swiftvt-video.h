@@ -63,4 +63,10 @@ static inline GstPad *swiftvt_video_encoder_src_pad(GstVideoEncoder *encoder) { 
 
 G_END_DECLS
 
+/// The GstVideoCaptionMeta after `*state` on `buffer` (start with *state NULL), NULL after the
+/// last: a buffer may carry several (gst_buffer_get_video_caption_meta is a macro giving the first).
+static inline GstVideoCaptionMeta *swiftvt_buffer_next_caption_meta(GstBuffer *buffer, gpointer *state) {
+    return (GstVideoCaptionMeta *)gst_buffer_iterate_meta_filtered(buffer, state, GST_VIDEO_CAPTION_META_API_TYPE);
+}
+
 #endif

@@ -4,6 +4,8 @@
 #define CX264_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <x264.h>
 
 /// Loads libx264 (see loader.c); NULL on success, else what went wrong. Must succeed before any
@@ -19,6 +21,30 @@ static inline void cx264_picture_set_plane(x264_picture_t *picture, int index, u
         picture->img.plane[index] = data;
         picture->img.i_stride[index] = stride;
     }
+}
+
+/// Gives `picture` one SEI message to write in its access unit (x264_picture_t.extra_sei): x264
+/// keeps the picture (and so the message) through look-ahead and reordering, and frees each
+/// payload and the payload array with sei_free once written, so both are malloc'd copies here.
+/// 0 on success, -1 when memory ran out (the picture then carries no message).
+static inline int cx264_picture_add_sei(x264_picture_t *picture, int payload_type, const uint8_t *bytes, int size) {
+    if (size <= 0 || picture->extra_sei.num_payloads < 0) return -1;
+    uint8_t *copy = malloc((size_t)size);
+    int count = picture->extra_sei.num_payloads;
+    x264_sei_payload_t *payloads = realloc(picture->extra_sei.payloads, sizeof(*payloads) * (size_t)(count + 1));
+    if (!copy || !payloads) {
+        free(copy);
+        if (payloads) picture->extra_sei.payloads = payloads;
+        return -1;
+    }
+    memcpy(copy, bytes, (size_t)size);
+    payloads[count].payload_size = size;
+    payloads[count].payload_type = payload_type;
+    payloads[count].payload = copy;
+    picture->extra_sei.payloads = payloads;
+    picture->extra_sei.num_payloads = count + 1;
+    picture->extra_sei.sei_free = free;
+    return 0;
 }
 
 /// Lets x264 measure per-frame PSNR without its info lines on stderr: x264 measures PSNR only

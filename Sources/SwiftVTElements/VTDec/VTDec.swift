@@ -19,7 +19,7 @@ import VAAPICodecs
 /// and queries it answers), `VTDecInput.swift` (input caps and what downstream takes),
 /// `VTDecDecoding.swift` (frames into the session) and `VTDecOutput.swift` (pictures out).
 ///
-/// Locks: `settings`, `state`, `input` and `pictureHashes` are never held together, and none is held while
+/// Locks: `settings`, `state`, `input`, `pictureHashes` and `captions` are never held together, and none is held while
 /// calling out of the element (finishing frames, negotiating, queries, posting messages, calls
 /// into the session): each is taken for a few field reads or writes. `input` (the sample
 /// builder) is the one held across work, the reading of one input frame, which may rewrite the
@@ -89,6 +89,8 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     /// verify-picture-hash: the hashes of the pictures in flight, by frame number; streaming
     /// thread only, like `input`.
     let pictureHashes = Mutex(PictureHashBook())
+    /// The A/53 captions of the pictures in flight, by frame number; streaming thread only.
+    let captions = Mutex(CaptionBook())
     let sessions: SessionFactory<VAH264DecoderFactory>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     let refusedCaps = CapsRefusals()
@@ -210,6 +212,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
         state.resetSession(keepingBackendName: false)
         input.withLock { $0 = .h264(H264SampleBuilder()) }
         pictureHashes.withLock { $0 = PictureHashBook() }
+        captions.withLock { $0 = CaptionBook() }
         refusedCaps.forget()
         consumer.setFlushing(false)
         consumer.setGrowthPermitted(false)
@@ -230,6 +233,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
         state.resetSession(keepingBackendName: true)
         input.withLock { $0 = .h264(H264SampleBuilder()) }
         pictureHashes.withLock { $0 = PictureHashBook() }
+        captions.withLock { $0 = CaptionBook() }
         delivered.discardAll()
         return true
     }

@@ -75,13 +75,17 @@ extension VTDec {
                 let sampleBuffer = try H264SampleBuilder.sampleBuffer(
                     unit, original: input.blockBuffer(), inBandParameterSets: inBand,
                     formatDescription: session.formatDescription, timing: timing, isSync: isSync)
+                let description = session.formatDescription
+                let inputBuffer = frame.inputBuffer
                 if let converted = unit.convertedBytes {
                     converted.withUnsafeBytes {
-                        notePictureHash(frameNumber: frameNumber, sample: $0, description: session.formatDescription)
+                        notePictureHash(frameNumber: frameNumber, sample: $0, description: description)
+                        noteCaptions(frameNumber: frameNumber, input: inputBuffer, sample: $0, description: description)
                     }
                 } else {
-                    notePictureHash(
-                        frameNumber: frameNumber, sample: input.bytes, description: session.formatDescription)
+                    notePictureHash(frameNumber: frameNumber, sample: input.bytes, description: description)
+                    noteCaptions(
+                        frameNumber: frameNumber, input: inputBuffer, sample: input.bytes, description: description)
                 }
                 do throws(VTError) {
                     try session.decode(

@@ -2,6 +2,7 @@ import CGStreamer
 import CSwiftVTShim
 import H264
 import MediaCore
+import NALBitstream
 import SoftwareCodecs
 import SwiftVT
 import Synchronization
@@ -52,9 +53,9 @@ extension VTDec {
             let pts =
                 decoded.presentationTimeStamp.isValid || framePTS == swiftvt_clock_time_none
                 ? decoded.presentationTimeStamp : MediaTime(gstreamerNanoseconds: UInt64(framePTS))
-            verifyPictureHash(
-                of: image, frameNumber: UInt32(truncatingIfNeeded: decoded.frameReference), presentationTimeStamp: pts)
-            let flow = finish(frame, with: image)
+            let frameNumber = UInt32(truncatingIfNeeded: decoded.frameReference)
+            verifyPictureHash(of: image, frameNumber: frameNumber, presentationTimeStamp: pts)
+            let flow = finish(frame, with: image, captions: takeCaptions(frameNumber: frameNumber))
             if flow != GST_FLOW_OK && result == GST_FLOW_OK { result = flow }
         }
         return result
@@ -62,7 +63,9 @@ extension VTDec {
 
     /// Gives the frame its picture (wrapped or copied, after negotiating a new format) and
     /// finishes it; drops it when that fails.
-    private func finish(_ frame: consuming CodecFrame, with image: PixelBuffer) -> GstFlowReturn {
+    private func finish(_ frame: consuming CodecFrame, with image: PixelBuffer, captions: ClosedCaptionData?)
+        -> GstFlowReturn
+    {
         guard let format = VideoFormatMapping.gstreamerFormat(for: image.pixelFormat) else {
             _ = frame.drop(by: decoder)
             return countError(
@@ -99,11 +102,11 @@ extension VTDec {
         let (useVideoMeta, downstreamPool) = (downstream.supportsVideoMeta, downstream.offersPool)
         if useVideoMeta, let buffer = VideoFormatMapping.wrap(image, format: format) {
             frame.setOutput(buffer)
-            return frame.finish(by: decoder)
+            return finishAttaching(captions, to: frame)
         }
         if !downstreamPool {
             switch copyForDownstreamWithoutVideoMeta(image, format: format, into: frame) {
-            case .copied: return frame.finish(by: decoder)
+            case .copied: return finishAttaching(captions, to: frame)
             case .failed(let flow):
                 _ = frame.drop(by: decoder)
                 return flow
@@ -138,6 +141,16 @@ extension VTDec {
         guard copied != nil else {
             _ = frame.drop(by: decoder)
             return GST_FLOW_ERROR
+        }
+        return finishAttaching(captions, to: frame)
+    }
+
+    /// Finishes a frame whose output buffer is set, with its captions as a GstVideoCaptionMeta
+    /// (the buffer was made for this frame, so it is writable).
+    private func finishAttaching(_ captions: ClosedCaptionData?, to frame: consuming CodecFrame) -> GstFlowReturn {
+        if let captions, let output = frame.outputBuffer, gst_mini_object_is_writable(&output.pointee.mini_object) != 0
+        {
+            CaptionMeta.attach(captions, to: output)
         }
         return frame.finish(by: decoder)
     }

@@ -84,6 +84,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var untimedFrames = UntimedFrameClock()
         /// The SPS/PPS the output caps were made for.
         var negotiatedParameterSets: [[UInt8]]?
+        /// Whether unwritable caption metas were warned about (once per stream).
+        var warnedMalformedCaptions = false
     }
 
     struct State: SessionElementState {
@@ -488,10 +490,10 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         var sessionProperties = properties
         if let framesPerSecond = rate.framesPerSecond { sessionProperties.expectedFrameRate = framesPerSecond }
-        // HDR metadata in the caps (mastering-display-info, content-light-level) becomes the SEI.
-        if let caps = input.pointee.caps {
-            (sessionProperties.masteringDisplayColorVolume, sessionProperties.contentLightLevelInfo) =
-                HDRMetadataCaps.read(caps)
+        // Colorimetry in the caps becomes the VUI; HDR metadata (mastering-display-info,
+        // content-light-level) the SEI.
+        if let caps = input.pointee.caps, let info {
+            VideoSignalCaps.apply(caps: caps, info: info.pointee, to: &sessionProperties)
         }
         switch swiftvt_video_info_interlace_mode(info) {
         case GST_VIDEO_INTERLACE_MODE_PROGRESSIVE:
@@ -617,6 +619,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let session = snapshot.session
         let pts = snapshot.presentationTime
         let forceKeyFrame = frame.isForceKeyFrame
+        // GstVideoCaptionMeta on the frame: written as A/53 SEI with its picture, as x264enc does.
+        let (captions, malformedCaptions) = CaptionMeta.read(input)
+        if malformedCaptions { warnMalformedCaptions() }
         guard
             let image = MappedVideoFrame.pixelBuffer(
                 input, info: swiftvt_codec_state_info(snapshot.inputState.pointer),
@@ -635,7 +640,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 presentationTimeStamp: MediaTime(gstreamerNanoseconds: UInt64(pts)),
                 duration: duration == swiftvt_clock_time_none
                     ? .invalid : MediaTime(gstreamerNanoseconds: UInt64(duration)),
-                frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame), frameReference: UInt64(frameNumber))
+                frameProperties: FrameProperties(forceKeyFrame: forceKeyFrame, closedCaptions: captions),
+                frameReference: UInt64(frameNumber))
         } catch {
             noteBackend(of: session, known: snapshot.activeBackend)
             ElementMessage.stream(
@@ -646,6 +652,23 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         }
         noteBackend(of: session, known: snapshot.activeBackend)
         return GST_FLOW_OK
+    }
+
+    /// One WARNING per stream for caption metas that cannot be written (a type GStreamer added
+    /// later, or bytes that are not their type's layout); the frame is encoded without them.
+    private func warnMalformedCaptions() {
+        let first = state.withLock { state -> Bool in
+            guard state.encoding?.warnedMalformedCaptions == false else { return false }
+            state.encoding?.warnedMalformedCaptions = true
+            return true
+        }
+        guard first else { return }
+        ElementMessage.stream(
+            GST_STREAM_ERROR_FORMAT,
+            "a GstVideoCaptionMeta on an input frame is not CEA-708 (raw or CDP) or CEA-608 (raw or S334-1A) data "
+                + "of its type's layout; those captions are not written (check the element that attached them)"
+        )
+        .post(from: object, isError: false)
     }
 
     /// Posts the session's notices and keeps active-backend current (written only when it

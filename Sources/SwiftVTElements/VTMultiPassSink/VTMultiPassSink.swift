@@ -410,6 +410,7 @@ final class VTMultiPassSink: BaseSinkSubclass, EncodingElement, @unchecked Senda
         var properties = CompressionProperties(averageBitRate: Int(current.bitrateKilobits) * 1000)
         let frameRate = rate.framesPerSecond
         properties.expectedFrameRate = frameRate
+        VideoSignalCaps.apply(caps: caps, info: info.info, to: &properties)
         // GOPs are the unit of re-encoding: 0 means MultiPassGOP's automatic interval.
         var encoderSettings = current.encoder
         MultiPassGOP.applyKeyFrameInterval(
