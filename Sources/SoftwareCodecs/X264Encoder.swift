@@ -124,6 +124,7 @@ public struct X264EncoderFactory: EncoderBackendFactory {
             .averageBitRate: "bits per second, > 0: ABR (within a few percent over a clip)",
             .dataRateLimits:
                 "[(bytes, seconds)], each > 0: VBV of DataRateBuffer.planningInside (90 % of the strictest rate, 40 % as buffer)",
+            .hrdBuffer: "rate and size: vbv_max_bitrate and vbv_buffer_size (kbit), signalled as NAL HRD (VBR)",
             .quality: "0...1 when no bit rate is set: CRF 51 * (1 - quality)",
             .realTime: "Bool: preset veryfast + tune zerolatency (no frame delay)",
             .profileLevel:
@@ -201,7 +202,7 @@ final class X264Encoder: EncoderBackend {
             constantQuantizers = properties.constantQuantizers
             abrBitRate = properties.averageBitRate
             abrLimits = properties.averageBitRate == nil ? [] : properties.dataRateLimits
-            vbv = !properties.dataRateLimits.isEmpty
+            vbv = properties.plannedVBV != nil
         }
     }
 
@@ -458,9 +459,12 @@ final class X264Encoder: EncoderBackend {
     /// VBV rate (x264: "max bitrate less than average bitrate, assuming CBR"): a hard limit wins
     /// over the average.
     private static func applyDataRateLimits(_ properties: CompressionProperties, to p: inout x264_param_t) {
-        guard let buffer = DataRateBuffer.planningInside(limits: properties.dataRateLimits) else { return }
+        guard let buffer = properties.plannedVBV else { return }
         p.rc.i_vbv_max_bitrate = Int32(clamping: max(1, buffer.bitsPerSecond / 1000))
         p.rc.i_vbv_buffer_size = Int32(clamping: max(1, buffer.bufferBits / 1000))
+        // An HRD buffer asked for by name is signalled: hrd_parameters() in the VUI (E.1.2) with
+        // buffering period and picture timing SEI, VBR (cbr_flag 0: no filler data).
+        if properties.hrdBuffer != nil { p.i_nal_hrd = X264_NAL_HRD_VBR }
     }
 
     /// A frame rate as a fraction (1000 * rate / 1000, reduced by nothing: x264 reduces it).

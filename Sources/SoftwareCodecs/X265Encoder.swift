@@ -123,6 +123,7 @@ public struct X265EncoderFactory: EncoderBackendFactory {
             .averageBitRate: "bits per second, > 0: ABR",
             .dataRateLimits:
                 "[(bytes, seconds)], each > 0: VBV of DataRateBuffer.planningInside (90 % of the strictest rate, 40 % as buffer)",
+            .hrdBuffer: "rate and size: vbv-maxrate and vbv-bufsize (kbit), signalled with hrd=1",
             .quality: "0...1 when no bit rate is set: CRF 51 * (1 - quality); 1 = lossless",
             .realTime: "Bool: preset veryfast + tune zerolatency (no frame delay)",
             .entropyMode: "cabac only (HEVC has no CAVLC)",
@@ -310,9 +311,12 @@ final class X265Encoder: EncoderBackend {
         // QP bounds (x265 counts QPY, as the slice header: 7.4.7.1).
         if let low = properties.minAllowedFrameQP { try set("qpmin", "\(low)", property: .minAllowedFrameQP) }
         if let high = properties.maxAllowedFrameQP { try set("qpmax", "\(high)", property: .maxAllowedFrameQP) }
-        if let buffer = DataRateBuffer.planningInside(limits: properties.dataRateLimits) {
-            try set("vbv-maxrate", "\(max(1, buffer.bitsPerSecond / 1000))", property: .dataRateLimits)
-            try set("vbv-bufsize", "\(max(1, buffer.bufferBits / 1000))", property: .dataRateLimits)
+        if let buffer = properties.plannedVBV {
+            let key: CompressionPropertyKey = properties.hrdBuffer != nil ? .hrdBuffer : .dataRateLimits
+            try set("vbv-maxrate", "\(max(1, buffer.bitsPerSecond / 1000))", property: key)
+            try set("vbv-bufsize", "\(max(1, buffer.bufferBits / 1000))", property: key)
+            // An HRD buffer asked for by name is signalled in the VPS and SPS VUI (E.2.2).
+            if properties.hrdBuffer != nil { try set("hrd", "1", property: key) }
         }
 
         // GOP.

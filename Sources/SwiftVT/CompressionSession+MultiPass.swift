@@ -43,6 +43,11 @@ extension CompressionSession {
                     .dataRateLimits,
                     "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove them")
             }
+            guard state.properties.hrdBuffer == nil else {
+                throw .invalidProperty(
+                    .hrdBuffer,
+                    "cannot be combined with multi-pass encoding (its allocation is over the whole clip); remove it")
+            }
             var rateControl = MultiPassRateControl(
                 targetBitRate: Double(bitRate), maximumPasses: maximumPasses, codecType: codecType)
             // The QP bounds bound the quantizers later passes force, too.

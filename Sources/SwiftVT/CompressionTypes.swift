@@ -196,6 +196,13 @@ public struct CompressionProperties: Sendable, Equatable {
     /// Hard caps: no window of `seconds` (in decode time) holds more than `bytes`; several
     /// windows allowed, every one held (``dataRateBuffer(frameRate:)``).
     public var dataRateLimits: [DataRateLimit]
+    /// The hypothetical reference decoder's buffer (H.264 and H.265 Annex C; x264's and x265's
+    /// VBV): the peak rate entering it and its size, which the stream neither overflows nor
+    /// underflows (x264enc vbv-buf-capacity, vah264enc cpb-size, nvh264enc max-bitrate and
+    /// vbv-buffer-size; VideoToolbox expresses buffers through DataRateLimits only, which derive
+    /// one when this is nil). Its rate at or below ``averageBitRate`` means constant bit rate, above
+    /// it a VBR peak. x264 and x265 signal it in the VUI's HRD parameters (E.1.2, VBR: cbr_flag 0).
+    public var hrdBuffer: DataRateBuffer?
     /// 0...1, used when no bit rate is set.
     public var quality: Double?
     /// Encode for live use: no look-ahead, no frame reordering delay.
@@ -309,7 +316,13 @@ public struct CompressionProperties: Sendable, Equatable {
     /// The leaky-bucket buffer (x264's VBV, VA's HRD) that holds every one of
     /// ``dataRateLimits`` as a hard limit, nil when there is none. See ``DataRateBuffer``.
     public func dataRateBuffer(frameRate: Double) -> DataRateBuffer? {
-        DataRateBuffer(limits: dataRateLimits, frameRate: frameRate)
+        hrdBuffer ?? DataRateBuffer(limits: dataRateLimits, frameRate: frameRate)
+    }
+
+    /// The VBV of an encoder whose rate control plans far inside its buffer (x264, x265): the
+    /// HRD buffer as given, else ``DataRateBuffer/planningInside(limits:)`` of the limits.
+    public var plannedVBV: DataRateBuffer? {
+        hrdBuffer ?? DataRateBuffer.planningInside(limits: dataRateLimits)
     }
 
     /// B-frames are allowed: reordering on, temporal compression on, and a profile that has them.
@@ -357,6 +370,26 @@ public struct CompressionProperties: Sendable, Equatable {
                     .dataRateLimits,
                     "a limit of \(limit.bytes) bytes per \(limit.seconds) seconds is out of range: at most \(Int(DataRateLimit.highestBitsPerSecond / 8)) bytes per second, "
                         + "over windows of at most \(Int(DataRateLimit.longestWindow)) seconds")
+            }
+        }
+        if let buffer = hrdBuffer {
+            let highest = Int(DataRateLimit.highestBitsPerSecond)
+            guard (1...highest).contains(buffer.bitsPerSecond), (1...highest).contains(buffer.bufferBits) else {
+                throw .invalidProperty(
+                    .hrdBuffer,
+                    "a buffer of \(buffer.bufferBits) bits filled at \(buffer.bitsPerSecond) bit/s is out of range: both "
+                        + "positive, at most \(highest)")
+            }
+            if !dataRateLimits.isEmpty {
+                throw .invalidProperty(
+                    .hrdBuffer,
+                    "data rate limits describe a buffer of their own: give either the limits or the HRD buffer")
+            }
+            if let average = averageBitRate, average > buffer.bitsPerSecond {
+                throw .invalidProperty(
+                    .hrdBuffer,
+                    "the buffer's peak rate \(buffer.bitsPerSecond) bit/s is below the average bit rate \(average) bit/s, "
+                        + "which could never be reached; raise the peak or lower the average")
             }
         }
         if let quality, !(0...1).contains(quality) {
@@ -419,9 +452,10 @@ public struct CompressionProperties: Sendable, Equatable {
             where !(0...51).contains(qp) {
                 throw .invalidProperty(.constantQuantizers, "the \(name) pictures' QP \(qp) is outside 0...51")
             }
-            if averageBitRate != nil || !dataRateLimits.isEmpty {
+            if averageBitRate != nil || !dataRateLimits.isEmpty || hrdBuffer != nil {
                 throw .invalidProperty(
-                    .constantQuantizers, "constant QPs control no rate: remove averageBitRate and dataRateLimits")
+                    .constantQuantizers,
+                    "constant QPs control no rate: remove averageBitRate, dataRateLimits and hrdBuffer")
             }
         }
         if let count = slicesPerPicture, !(1...64).contains(count) {
@@ -451,6 +485,7 @@ public struct CompressionProperties: Sendable, Equatable {
         switch key {
         case .averageBitRate: averageBitRate != other.averageBitRate
         case .dataRateLimits: dataRateLimits != other.dataRateLimits
+        case .hrdBuffer: hrdBuffer != other.hrdBuffer
         case .quality: quality != other.quality
         case .realTime: realTime != other.realTime
         case .profileLevel: profileLevel != other.profileLevel
@@ -486,7 +521,7 @@ public struct CompressionProperties: Sendable, Equatable {
 /// The names of the ``CompressionProperties`` (VideoToolbox's property keys), for
 /// ``CompressionSession/supportedProperties(for:)`` and error messages.
 public enum CompressionPropertyKey: String, CaseIterable, Sendable {
-    case averageBitRate, dataRateLimits, quality, realTime, profileLevel, entropyMode, allowFrameReordering
+    case averageBitRate, dataRateLimits, hrdBuffer, quality, realTime, profileLevel, entropyMode, allowFrameReordering
     case maxKeyFrameInterval, maxKeyFrameIntervalDuration, expectedFrameRate, allowTemporalCompression
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
@@ -495,7 +530,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [
-        .averageBitRate, .dataRateLimits, .quality
+        .averageBitRate, .dataRateLimits, .hrdBuffer, .quality
     ]
 }
 

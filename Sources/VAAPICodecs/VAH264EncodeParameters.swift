@@ -49,13 +49,13 @@ struct VAH264RateControl: Equatable {
             // constant QP has no rate to hold a limit with (x264's CRF takes a VBV; VA's CQP
             // takes no HRD parameters), so limits without a bit rate are said to be ignored.
             let ignored =
-                properties.dataRateLimits.isEmpty
+                properties.dataRateLimits.isEmpty && properties.hrdBuffer == nil
                 ? []
                 : [
                     EncoderNotice(
-                        property: .dataRateLimits,
+                        property: properties.hrdBuffer != nil ? .hrdBuffer : .dataRateLimits,
                         message:
-                            "the VA-API encoder holds data rate limits only with a bit rate (VBR peak or CBR); without one "
+                            "the VA-API encoder holds data rate limits and HRD buffers only with a bit rate (VBR peak or CBR); without one "
                             + "it codes constant QP and the limits are not applied. Set bitrate, or use hardware=disable (x264 "
                             + "holds them in CRF)")
                 ]

@@ -194,6 +194,8 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                 "bits per second, > 0: VA_RC_VBR at that target (peak = target), or VA_RC_CBR when a data rate limit equals it",
             .dataRateLimits:
                 "[(bytes, seconds)] with a bit rate: DataRateBuffer's rate is the VBR peak (CBR rate when it is below the average) and its buffer the HRD buffer; without a bit rate not applied (CQP), with a notice",
+            .hrdBuffer:
+                "rate and size with a bit rate: the VBR peak (CBR rate when it is at the average) and the HRD buffer_size; without a bit rate not applied (CQP), with a notice",
             .quality: "0...1 when no bit rate is set: VA_RC_CQP at QP 51 * (1 - quality) (P; I 3 lower, B 2 higher)",
             .realTime: "Bool: no B pictures, the device's fastest quality level",
             .profileLevel:

@@ -67,7 +67,7 @@ struct ElementInterfaceTests {
             "keep-temporary-files": "true", "profile": "main", "verify-picture-hash": "true",
             "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true",
             "b-frames": "2", "reference-buffer-count": "3", "spatial-adaptive-qp": "disable", "lookahead": "10",
-            "slices": "4", "qp-i": "18", "qp-p": "22", "qp-b": "24",
+            "slices": "4", "qp-i": "18", "qp-p": "22", "qp-b": "24", "max-bitrate": "1500", "vbv-buffer-size": "750",
             "prioritize-speed": "true", "aud": "false"
         ]
         var checked = 0

@@ -1,8 +1,9 @@
 """Rate control, HRD, frame rate and quality level as the driver received them (was section 3 of
 tests/vtenc-va.sh): the misc parameters match vtenc's properties (CBR, VBR with a peak, constant QP
-from quality); the QP bounds (min/max-allowed-frame-qp, issue 36) reach the device as min_qp and
-max_qp in CBR/VBR and clamp the pictures' QP in constant QP; b-frames sets the B pictures between
-anchors (ip_period) and reference-buffer-count=1 leaves them out (max_num_ref_frames 1)."""
+from quality; max-bitrate and vbv-buffer-size as the peak and HRD buffer, issue 36); the QP bounds
+(min/max-allowed-frame-qp, issue 36) reach the device as min_qp and max_qp in CBR/VBR and clamp the
+pictures' QP in constant QP; b-frames sets the B pictures between anchors (ip_period) and
+reference-buffer-count=1 leaves them out (max_num_ref_frames 1)."""
 import pytest
 
 from va_client_testing import PERSONALITY, clean, driver_complaint, trace_header_field
@@ -10,6 +11,8 @@ from va_client_testing import PERSONALITY, clean, driver_complaint, trace_header
 RUNS = {
     "rc-cbr": ("cisco", ["rate-control=cbr", "bitrate=500"]),
     "rc-vbr": ("hd30", ["bitrate=800", "data-rate-limits=200000,1", "realtime=true"]),
+    "rc-vbv": ("hd30", ["bitrate=800", "max-bitrate=1200", "vbv-buffer-size=300"]),
+    "rc-cbr-vbv": ("cisco", ["rate-control=cbr", "bitrate=500", "vbv-buffer-size=250"]),
     "rc-cqp": ("cisco", ["rate-control=quality", "quality=0.6", "max-keyframe-interval=4"]),
     "rc-cbr-bounded": ("cisco", ["rate-control=cbr", "bitrate=500", "min-allowed-frame-qp=24",
                                  "max-allowed-frame-qp=40"]),
@@ -50,6 +53,18 @@ EXPECTED = {
         (r"^encmisc hrd buffer_size=400000 ", "HRD buffer = a quarter of the 200000-byte window"),
         (r"^encmisc quality level=0$" if PERSONALITY == "mesa" else r"^encmisc quality level=7",
          "realtime: the fastest quality level"),
+    ],
+    "rc-vbv": [
+        # max-bitrate and vbv-buffer-size as given (issue 36): no derivation from limits.
+        (r"^encconfig .*rc=vbr", "VBR config for an average under max-bitrate"),
+        (r"^encmisc ratecontrol bits_per_second=1200000 target_percentage=67 window_size=1000 ",
+         "VBR peak = max-bitrate, target 800/1200"),
+        (r"^encmisc hrd buffer_size=300000 initial_buffer_fullness=225000", "HRD buffer = vbv-buffer-size, 3/4 full"),
+    ],
+    "rc-cbr-vbv": [
+        (r"^encconfig .*rc=cbr", "CBR config"),
+        (r"^encmisc ratecontrol bits_per_second=500000 target_percentage=100 ", "CBR at bitrate"),
+        (r"^encmisc hrd buffer_size=250000 ", "HRD buffer = vbv-buffer-size"),
     ],
     "rc-cqp": [
         (r"^encconfig .*rc=cqp", "constant QP for rate-control=quality"),

@@ -12,6 +12,7 @@ enum EncoderNotices {
         switch key {
         case .averageBitRate: "bitrate"
         case .dataRateLimits: "data-rate-limits"
+        case .hrdBuffer: "max-bitrate, vbv-buffer-size"
         case .quality: "quality"
         case .realTime: "realtime"
         case .profileLevel: "profile (from downstream caps)"

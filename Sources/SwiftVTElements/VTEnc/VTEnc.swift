@@ -38,6 +38,9 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var bitrateKilobits: UInt32 = 0
         var rateControl = RateControlMode.averageBitRate
         var dataRateLimits = ""
+        /// max-bitrate and vbv-buffer-size (kbit/s, kbit; 0 = unset).
+        var maxBitrateKilobits: UInt32 = 0
+        var bufferKilobits: UInt32 = 0
         var quality = 0.5
         var realtime = false
         var maxKeyframeIntervalDuration: UInt64 = 0
@@ -204,6 +207,22 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 default: "", .playing, at: \.dataRateLimits,
                 didChange: { $0.applyBitRateChange(of: "data-rate-limits") }),
             .uint(
+                "max-bitrate", nick: "Maximum bit rate",
+                blurb:
+                    "Peak rate in kbit/s filling the decoder's buffer (H.264/H.265 Annex C HRD, x264's VBV; nvh264enc "
+                    + "max-bitrate, x264enc vbv max rate, vah264enc's VBR peak): above bitrate it is a VBR peak, equal "
+                    + "to it CBR; written to the VUI's HRD parameters. 0 = none (bitrate when vbv-buffer-size is set)",
+                0...2_000_000, default: 0, .playing, at: \.maxBitrateKilobits,
+                didChange: { $0.applyBitRateChange(of: "max-bitrate") }),
+            .uint(
+                "vbv-buffer-size", nick: "VBV buffer size",
+                blurb:
+                    "Decoder buffer size in kbit (nvh264enc vbv-buffer-size, vah264enc cpb-size; x264enc's "
+                    + "vbv-buf-capacity in time); the stream never under- or overflows it at max-bitrate. 0 = one "
+                    + "second at the peak rate when max-bitrate is set, else none",
+                0...2_000_000, default: 0, .playing, at: \.bufferKilobits,
+                didChange: { $0.applyBitRateChange(of: "vbv-buffer-size") }),
+            .uint(
                 "qp-i", nick: "QP of I pictures",
                 blurb: "QP of the I pictures with rate-control=cqp (vah264enc qpi, nvh264enc qp-const-i)", 0...51,
                 default: 23, at: \.quantizerI, didChange: { $0.warnIfEncoding(changed: "qp-i") }),
@@ -308,6 +327,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             try session.setProperties { current in
                 current.averageBitRate = properties.averageBitRate
                 current.dataRateLimits = properties.dataRateLimits
+                current.hrdBuffer = properties.hrdBuffer
             }
             log.info(
                 object,
@@ -336,11 +356,13 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 intra: Int(current.quantizerI), predicted: Int(current.quantizerP),
                 bidirectional: Int(current.quantizerB))
             // No rate to control: bitrate and data-rate-limits are not used (said at the caps).
-            if bitrate != nil || !current.dataRateLimits.isEmpty {
+            if bitrate != nil || !current.dataRateLimits.isEmpty || current.maxBitrateKilobits > 0
+                || current.bufferKilobits > 0
+            {
                 return (
                     properties,
-                    "bitrate and data-rate-limits are not used with rate-control=cqp (qp-i, qp-p and qp-b decide the rate); "
-                        + "unset them or choose rate-control=abr or cbr"
+                    "bitrate, data-rate-limits, max-bitrate and vbv-buffer-size are not used with rate-control=cqp (qp-i, "
+                        + "qp-p and qp-b decide the rate); unset them or choose rate-control=abr or cbr"
                 )
             }
         case .constantBitRate:
@@ -348,8 +370,18 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 return (properties, "rate-control=cbr needs a bitrate (kbit/s); set bitrate or use rate-control=abr")
             }
             properties.averageBitRate = bitrate
-            // Constant bit rate: the average is also the limit over every second.
-            properties.dataRateLimits = [DataRateLimit(bytes: bitrate / 8, seconds: 1)]
+            // Constant bit rate: the average is also the limit over every second (or the
+            // buffer's rate, when vbv-buffer-size sizes it below).
+            if current.bufferKilobits == 0 {
+                properties.dataRateLimits = [DataRateLimit(bytes: bitrate / 8, seconds: 1)]
+            }
+            if current.maxBitrateKilobits > 0, Int(current.maxBitrateKilobits) * 1000 != bitrate {
+                return (
+                    properties,
+                    "rate-control=cbr codes at bitrate (\(bitrate / 1000) kbit/s); max-bitrate (\(current.maxBitrateKilobits) "
+                        + "kbit/s) is a VBR peak: unset it or use rate-control=abr"
+                )
+            }
         case .averageBitRate:
             properties.averageBitRate = bitrate
         }
@@ -361,6 +393,30 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 )
             }
             properties.dataRateLimits += limits
+        }
+        if current.maxBitrateKilobits > 0 || current.bufferKilobits > 0 {
+            guard current.dataRateLimits.isEmpty else {
+                return (
+                    properties,
+                    "data-rate-limits and max-bitrate/vbv-buffer-size both describe the decoder's buffer; use one or the other"
+                )
+            }
+            let peak = current.maxBitrateKilobits > 0 ? Int(current.maxBitrateKilobits) * 1000 : bitrate
+            guard let peak else {
+                return (
+                    properties,
+                    "vbv-buffer-size needs the rate that fills the buffer: set max-bitrate (or bitrate)"
+                )
+            }
+            if let bitrate, peak < bitrate {
+                return (
+                    properties,
+                    "max-bitrate \(peak / 1000) kbit/s is below bitrate \(bitrate / 1000) kbit/s, a peak the average would "
+                        + "exceed; raise max-bitrate or lower bitrate"
+                )
+            }
+            properties.hrdBuffer = DataRateBuffer(
+                bitsPerSecond: peak, bufferBits: current.bufferKilobits > 0 ? Int(current.bufferKilobits) * 1000 : peak)
         }
         properties.realTime = current.realtime
         properties.maxKeyFrameIntervalDuration = Double(current.maxKeyframeIntervalDuration) / 1e9
