@@ -154,7 +154,8 @@ public struct X264EncoderFactory: EncoderBackendFactory {
                 "I, P, B QPs 0...51: X264_RC_CQP, i_qp_constant = P, f_ip_factor and f_pb_factor from the others",
             .masteringDisplayColorVolume: "mastering_display: the SEI with every IDR picture",
             .contentLightLevelInfo: "content_light_level: the SEI with every IDR picture",
-            .prioritizeEncodingSpeedOverQuality: "Bool: preset veryfast (without realtime's zerolatency tune)"
+            .prioritizeEncodingSpeedOverQuality: "Bool: preset veryfast (without realtime's zerolatency tune)",
+            .intraRefresh: "Bool: b_intra_refresh over i_keyint_max frames, recovery point SEI (x264 keeps 1 reference)"
         ]
     }
 }
@@ -354,6 +355,7 @@ final class X264Encoder: EncoderBackend {
             let automatic = p.i_keyint_min > 0 ? p.i_keyint_min : min(p.i_keyint_max / 10, 25)
             p.i_keyint_min = max(automatic, 2)
         }
+        if properties.intraRefresh { p.b_intra_refresh = 1 }
         if let count = properties.maxFrameDelayCount {
             p.i_sync_lookahead = 0
             p.b_sliced_threads = 1

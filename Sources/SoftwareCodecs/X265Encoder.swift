@@ -212,6 +212,12 @@ final class X265Encoder: EncoderBackend {
         if properties.fieldCoding != .progressive {
             throw .invalidProperty(.fieldCoding, "the x265 backend codes progressive frames only")
         }
+        if properties.intraRefresh {
+            // x265's --intra-refresh writes no recovery point SEI (D.3.8): a decoder joining
+            // the stream could not tell when its pictures are whole again.
+            throw .invalidProperty(
+                .intraRefresh, "x265's intra refresh writes no recovery point SEI; HEVC streams keep key frames")
+        }
     }
 
     /// CRF for `quality` 0...1 (x264's mapping); nil is x265's default 28.

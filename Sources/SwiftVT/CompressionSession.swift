@@ -486,8 +486,10 @@ private struct EncodeDecision {
 extension CompressionProperties {
     /// The key-frame properties as limits for the session's ``H264IDRSchedule``.
     var idrLimits: H264IDRLimits {
+        // Under intra refresh the key-frame interval is the refresh period, which the encoder
+        // keeps: no IDR picture is forced after it.
         H264IDRLimits(
-            maxFrameInterval: maxKeyFrameInterval, maxDuration: maxKeyFrameIntervalDuration,
-            everyFrame: !allowTemporalCompression)
+            maxFrameInterval: intraRefresh ? 0 : maxKeyFrameInterval,
+            maxDuration: intraRefresh ? 0 : maxKeyFrameIntervalDuration, everyFrame: !allowTemporalCompression)
     }
 }

@@ -275,6 +275,12 @@ public struct CompressionProperties: Sendable, Equatable {
     /// x264enc speed-preset, vah264enc target-usage): the encoder's fast settings without real
     /// time's limits (look-ahead and B-frames stay).
     public var prioritizeEncodingSpeedOverQuality = false
+    /// Periodic intra refresh instead of periodic IDR pictures (x264enc intra-refresh, x265
+    /// --intra-refresh; VideoToolbox has no key): a column of intra blocks sweeps each picture over
+    /// ``maxKeyFrameInterval`` frames, and a recovery point SEI (H.264 D.2.8, H.265 D.3.8) says
+    /// where a decoder joining there has a whole picture again. Only the first picture (and one a
+    /// caller forces) is IDR: the bit rate has no key-frame peaks, for low-latency streaming.
+    public var intraRefresh = false
 
     /// The QPs the bounds allow: 0...51 narrowed by ``minAllowedFrameQP`` and ``maxAllowedFrameQP``.
     public var allowedFrameQPs: ClosedRange<Int> {
@@ -514,6 +520,7 @@ public struct CompressionProperties: Sendable, Equatable {
         case .contentLightLevelInfo: contentLightLevelInfo != other.contentLightLevelInfo
         case .prioritizeEncodingSpeedOverQuality:
             prioritizeEncodingSpeedOverQuality != other.prioritizeEncodingSpeedOverQuality
+        case .intraRefresh: intraRefresh != other.intraRefresh
         }
     }
 }
@@ -526,7 +533,7 @@ public enum CompressionPropertyKey: String, CaseIterable, Sendable {
     case maxFrameDelayCount, colorPrimaries, transferFunction, yCbCrMatrix, fullRange, fieldCoding
     case minAllowedFrameQP, maxAllowedFrameQP, calculatesMeanSquaredError, maxConsecutiveBFrames, referenceBufferCount
     case spatialAdaptiveQP, suggestedLookAheadFrameCount, slicesPerPicture, constantQuantizers
-    case masteringDisplayColorVolume, contentLightLevelInfo, prioritizeEncodingSpeedOverQuality
+    case masteringDisplayColorVolume, contentLightLevelInfo, prioritizeEncodingSpeedOverQuality, intraRefresh
 
     /// The rate-control properties: these may change while encoding (from the next frame on).
     public static let changeableWhileEncoding: Set<CompressionPropertyKey> = [

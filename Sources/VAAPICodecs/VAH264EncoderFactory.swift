@@ -76,6 +76,14 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                     "\(count) slices per picture were asked for, and SwiftVT's VA-API encoder codes one slice per picture"
                 ))
         }
+        if properties.intraRefresh {
+            // VA-API's rolling intra refresh (VAEncMiscParameterRIR) is a per-driver extension
+            // without the recovery point SEI a joining decoder needs; the software encoders write it.
+            return .failure(
+                UnsupportedStream(
+                    "intra refresh was asked for, and SwiftVT's VA-API encoder codes key frames (no rolling intra refresh)"
+                ))
+        }
         if !properties.spatialAdaptiveQP {
             return .failure(
                 UnsupportedStream(

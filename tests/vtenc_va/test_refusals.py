@@ -73,6 +73,18 @@ def test_slices_under_auto_encode_with_x264(vtenc, sources, va_env):
     assert frame_count(va_env, run.output) == 9
 
 
+@pytest.mark.parametrize("hardware", ["require", "auto"])
+def test_intra_refresh_is_x264s(vtenc, sources, va_env, hardware):
+    """No rolling intra refresh on VA-API (issue 36): one ERROR under require, x264 under auto."""
+    run = vtenc.encode(f"intra-refresh-{hardware}", sources["cisco"], f"hardware={hardware}", "intra-refresh=true")
+    if hardware == "require":
+        errors = swiftvt_errors(run.result)
+        assert len(errors) == 1 and "intra refresh was asked for" in errors[0]["message"], run.why()
+    else:
+        assert run.ok and run.backend == X264, run.why()
+        assert frame_count(va_env, run.output) == 9
+
+
 def test_hdr_metadata_under_auto_encodes_with_x264(vtenc, sources, va_env):
     """SwiftVT's VA-API encoder writes no HDR SEI: caps carrying it choose x264 (issue 36)."""
     run = vtenc.encode("hdr-auto", sources["cisco-hdr"], "hardware=auto")

@@ -37,6 +37,7 @@ enum EncoderNotices {
         case .masteringDisplayColorVolume: "mastering-display-info (from the caps)"
         case .contentLightLevelInfo: "content-light-level (from the caps)"
         case .prioritizeEncodingSpeedOverQuality: "prioritize-speed"
+        case .intraRefresh: "intra-refresh"
         }
     }
 

@@ -41,6 +41,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         /// max-bitrate and vbv-buffer-size (kbit/s, kbit; 0 = unset).
         var maxBitrateKilobits: UInt32 = 0
         var bufferKilobits: UInt32 = 0
+        var intraRefresh = false
         var quality = 0.5
         var realtime = false
         var maxKeyframeIntervalDuration: UInt64 = 0
@@ -188,7 +189,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     ]
 
     /// vtenc's properties; vtenc_h265 leaves out entropy-mode (HEVC codes every slice with CABAC,
-    /// 9.3: there is nothing to choose) and says x265 where vtenc says x264.
+    /// 9.3: there is nothing to choose), aud and intra-refresh (x265 writes no recovery point SEI
+    /// for it) and says x265 where vtenc says x264.
     private static func properties(for context: ElementClassContext) -> [ElementProperty<VTEnc>] {
         let hevc = context.codecType == .hevc
         let rateProperties: [ElementProperty<VTEnc>] = [
@@ -263,7 +265,15 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                     blurb:
                         "An access unit delimiter (H.264 7.3.2.4) first in every access unit, in every stream format "
                         + "(x264enc's aud; MPEG-TS wants them, H.222.0 2.14.1); false saves 6 bytes a frame",
-                    default: true, .playing, at: \.accessUnitDelimiters)
+                    default: true, .playing, at: \.accessUnitDelimiters),
+                .boolean(
+                    "intra-refresh", nick: "Intra refresh",
+                    blurb:
+                        "Periodic intra refresh instead of key frames (x264enc intra-refresh): a column of intra "
+                        + "blocks sweeps the picture every max-keyframe-interval frames, with a recovery point SEI "
+                        + "(D.2.8); only the first frame is IDR, so the bit rate has no key-frame peaks (low-latency "
+                        + "streaming). x264 only: VA-API devices are not asked", default: false, at: \.intraRefresh,
+                    didChange: { $0.warnIfEncoding(changed: "intra-refresh") })
             ]
         let statistics: ElementProperty<VTEnc> = .boolean(
             "frame-stats", nick: "Frame statistics",
@@ -419,6 +429,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 bitsPerSecond: peak, bufferBits: current.bufferKilobits > 0 ? Int(current.bufferKilobits) * 1000 : peak)
         }
         properties.realTime = current.realtime
+        properties.intraRefresh = current.intraRefresh
         properties.maxKeyFrameIntervalDuration = Double(current.maxKeyframeIntervalDuration) / 1e9
         properties.calculatesMeanSquaredError = current.frameStatistics
         current.encoder.apply(to: &properties)
