@@ -55,7 +55,7 @@ struct VAH264RateControl: Equatable {
                     EncoderNotice(
                         property: properties.hrdBuffer != nil ? .hrdBuffer : .dataRateLimits,
                         message:
-                            "the VA-API encoder holds data rate limits and HRD buffers only with a bit rate (VBR peak or CBR); without one "
+                            "the VA-API encoder holds \(properties.hrdBuffer != nil ? "an HRD buffer" : "data rate limits") only with a bit rate (VBR peak or CBR); without one "
                             + "it codes constant QP and the limits are not applied. Set bitrate, or use hardware=disable (x264 "
                             + "holds them in CRF)")
                 ]

@@ -1,8 +1,9 @@
 """Issue 32 row 4 on x264, beside x264enc: bitrate set while PLAYING on an encoder started at
 bitrate=0 (CRF): the second half moves to the new rate (x264enc, 2048 -> 1000, moves too), and back
 to bitrate=0 returns to CRF; the stream decodes whole with the new encoder's IDR picture at the
-change; a restart right after the first IDR picture takes another idr_pic_id; what cannot be
-applied while PLAYING (bitrate under rate-control=quality, quality, rate-control) is one WARNING."""
+change; a restart right after the first IDR picture takes another idr_pic_id; quality set while
+PLAYING under rate-control=quality moves the rate (issue 36); what cannot be applied while PLAYING
+(bitrate under rate-control=quality, quality under abr, rate-control) is one WARNING."""
 import pytest
 
 from rate_changes_testing import SMALL, encode, ended_by_eos, ffmpeg_decode, idr_pic_ids, one_warning
@@ -50,11 +51,19 @@ def test_restart_right_after_an_idr_picture_takes_another_idr_pic_id(rate_env, w
     assert frames == 60
 
 
+def test_quality_set_while_playing_moves_the_rate(rate_env, src720):
+    """Issue 36: quality is a rate property too (x264's CRF changes at the next frame, as x264enc's
+    quantizer and VA's constant QP do): 0.3 -> 0.8 at frame 150 costs several times the bits."""
+    rates = ended_by_eos(encode(rate_env, src720, "vtenc name=enc hardware=disable rate-control=quality quality=0.3",
+                                [(150, "quality=0.8")])).measure(150)
+    assert rates.after > 3 * rates.before, f"{rates.before} -> {rates.after} kbit/s"
+
+
 @pytest.mark.parametrize("encoder, change, warning", [
     ("rate-control=quality", "bitrate=500", "bitrate is not used with rate-control=quality"),
-    ("rate-control=quality", "quality=0.9", "quality changes only before the stream starts"),
+    ("bitrate=500", "quality=0.9", "quality is not used with rate-control=abr"),
     ("bitrate=500", "rate-control=quality", "rate-control changes only before the stream starts"),
-], ids=["bitrate-under-quality", "quality", "rate-control"])
+], ids=["bitrate-under-quality", "quality-under-abr", "rate-control"])
 def test_change_that_cannot_apply_while_playing_is_one_warning(rate_env, encoder, change, warning):
     one_warning(ended_by_eos(encode(rate_env, SMALL, f"vtenc name=enc hardware=disable {encoder}",
                                     [(30, change)])), warning)

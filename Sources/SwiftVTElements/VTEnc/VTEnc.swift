@@ -241,7 +241,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
             .double(
                 "quality", nick: "Quality",
                 blurb: "Quality from 0 (smallest) to 1 (best), used with rate-control=quality",
-                0...1, default: 0.5, at: \.quality, didChange: { $0.warnIfEncoding(changed: "quality") }),
+                0...1, default: 0.5, .playing, at: \.quality, didChange: { $0.applyBitRateChange(of: "quality") }),
             .boolean(
                 "realtime", nick: "Real time",
                 blurb: "Encode for real time: no lookahead, no frame delay beyond the reported latency",
@@ -314,13 +314,15 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         guard let session = state.withLock({ $0.session }) else { return }
         let mode = settings.withLock { $0.rateControl }
         // Under quality the limits still apply (x264's VBV under CRF); under cqp nothing does.
-        if (name == "bitrate" && mode == .constantQuality) || mode == .constantQP {
+        if (name == "bitrate" && mode == .constantQuality) || (name == "quality" && mode != .constantQuality)
+            || mode == .constantQP
+        {
             // rate-control (which picks what bitrate means) is fixed while a session runs.
             ElementMessage(
                 domain: .library(GST_LIBRARY_ERROR_SETTINGS),
                 text:
-                    "\(name) is not used with rate-control=\(mode.nick) (\(mode == .constantQP ? "qp-i, qp-p and qp-b decide" : "quality decides") the rate); set rate-control=abr "
-                    + "or cbr before the stream starts; the encoder goes on as it was"
+                    "\(name) is not used with rate-control=\(mode.nick) (\(mode == .constantQP ? "qp-i, qp-p and qp-b decide" : mode == .constantQuality ? "quality decides" : "bitrate decides") the rate); set rate-control="
+                    + "\(name == "quality" ? "quality" : "abr or cbr") before the stream starts; the encoder goes on as it was"
             )
             .post(from: object, isError: false)
             return
@@ -338,6 +340,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
                 current.averageBitRate = properties.averageBitRate
                 current.dataRateLimits = properties.dataRateLimits
                 current.hrdBuffer = properties.hrdBuffer
+                current.quality = properties.quality
             }
             log.info(
                 object,
