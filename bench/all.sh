@@ -19,6 +19,8 @@
 #                       bit-rate error
 #   encode-throughput   vtenc against x264enc at equal presets (medium, realtime), 720p 2000 kbit/s:
 #                       time above the floor, PSNR-Y
+#   constant-quality    vtenc and vtenc_h265 at quality 0.6 against x264enc and x265enc at the same CRF,
+#                       360p, 720p, 1080p: PSNR-Y and bit rate per size
 #   vtenc-h265          vtenc_h265 against x265enc at equal presets (medium, realtime), 720p
 #                       1000 kbit/s: wall time, PSNR-Y
 #   multipass-h265      vtmultipasssink codec=h265 against x265's two-pass (the x265 CLI), 720p
@@ -71,7 +73,8 @@ user_plugin="${SWIFTVT_PLUGIN:-}"
 source bench/lib/common.sh
 
 benches=(decode-throughput h265-decode-throughput parse-throughput h265-parse-throughput multipass-quality
-         encode-throughput vtenc-h265 multipass-h265 plugin-load-time va-encode-depth annexb-to-avcc)
+         encode-throughput constant-quality vtenc-h265 multipass-h265 plugin-load-time va-encode-depth
+         annexb-to-avcc)
 read -r -a selected <<<"${SWIFTVT_BENCH_ONLY:-${benches[*]}}"
 for name in "${selected[@]}"; do
     if [ ! -f "bench/$name.sh" ] || [ "$name" = all ]; then

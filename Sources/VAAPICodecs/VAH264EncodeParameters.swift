@@ -9,6 +9,9 @@ struct VAH264RateControl: Equatable {
         case cqp = "CQP"
         case cbr = "CBR"
         case vbr = "VBR"
+        /// Intelligent constant quality: the device's own rate control toward a quality factor
+        /// (1 best ... 51), no bit rate: VA's counterpart of x264's CRF.
+        case icq = "ICQ"
     }
 
     var mode: Mode
@@ -45,6 +48,17 @@ struct VAH264RateControl: Equatable {
             return (constant, [])
         }
         guard let average = properties.averageBitRate else {
+            if properties.quality != nil, modes & UInt32(VA_RC_ICQ) != 0, properties.dataRateLimits.isEmpty,
+                properties.hrdBuffer == nil
+            {
+                // Constant quality on a device that offers ICQ: its quality factor on x264's CRF
+                // scale, so the same quality means about the same picture on both backends.
+                return (
+                    VAH264RateControl(
+                        mode: .icq, quantizer: max(1, min(quantizer, 51)), bitsPerSecond: 0, targetPercentage: 100,
+                        bufferBits: 0, windowMilliseconds: 1000, allowedQuantizers: properties.allowedFrameQPs), []
+                )
+            }
             // The factory refused a device without CQP for quality-based encoding. VA's
             // constant QP has no rate to hold a limit with (x264's CRF takes a VBV; VA's CQP
             // takes no HRD parameters), so limits without a bit rate are said to be ignored.
@@ -124,6 +138,7 @@ struct VAH264RateControl: Equatable {
         case .cqp: UInt32(VA_RC_CQP)
         case .cbr: UInt32(VA_RC_CBR)
         case .vbr: UInt32(VA_RC_VBR)
+        case .icq: UInt32(VA_RC_ICQ)
         }
     }
 
@@ -154,7 +169,8 @@ enum VAH264EncodeParameters {
         p.intra_period = UInt32(structure.idrPeriod)
         p.intra_idr_period = UInt32(structure.idrPeriod)
         p.ip_period = UInt32(structure.consecutiveBFrames + 1)
-        p.bits_per_second = rateControl.mode == .cqp ? 0 : UInt32(clamping: rateControl.bitsPerSecond)
+        p.bits_per_second =
+            rateControl.mode == .cqp || rateControl.mode == .icq ? 0 : UInt32(clamping: rateControl.bitsPerSecond)
         p.max_num_ref_frames = UInt32(sps.maxNumRefFrames)
         p.picture_width_in_mbs = UInt16(truncatingIfNeeded: sps.widthInMbs)
         p.picture_height_in_mbs = UInt16(truncatingIfNeeded: sps.frameHeightInMbs)
@@ -292,7 +308,14 @@ enum VAH264EncodeParameters {
         rateControl: VAH264RateControl, frameRate: (numerator: UInt32, denominator: UInt32), qualityLevel: Int?
     ) -> [(String, [UInt8])] {
         var result: [(String, [UInt8])] = []
-        if rateControl.mode != .cqp {
+        if rateControl.mode == .icq {
+            var rc = VAEncMiscParameterRateControl()
+            rc.ICQ_quality_factor = UInt32(clamping: rateControl.quantizer)
+            rc.initial_qp = UInt32(clamping: rateControl.quantizer)
+            rc.min_qp = UInt32(max(rateControl.allowedQuantizers.lowerBound, 1))
+            rc.max_qp = UInt32(rateControl.allowedQuantizers.upperBound)
+            result.append(("rate control", misc(VAEncMiscParameterTypeRateControl, rc)))
+        } else if rateControl.mode != .cqp {
             var rc = VAEncMiscParameterRateControl()
             rc.bits_per_second = UInt32(clamping: rateControl.bitsPerSecond)
             rc.target_percentage = UInt32(clamping: rateControl.targetPercentage)

@@ -204,7 +204,8 @@ public final class VAH264EncoderFactory: EncoderBackendFactory, Sendable {
                 "[(bytes, seconds)] with a bit rate: DataRateBuffer's rate is the VBR peak (CBR rate when it is below the average) and its buffer the HRD buffer; without a bit rate not applied (CQP), with a notice",
             .hrdBuffer:
                 "rate and size with a bit rate: the VBR peak (CBR rate when it is at the average) and the HRD buffer_size; without a bit rate not applied (CQP), with a notice",
-            .quality: "0...1 when no bit rate is set: VA_RC_CQP at QP 51 * (1 - quality) (P; I 3 lower, B 2 higher)",
+            .quality:
+                "0...1 when no bit rate is set: VA_RC_ICQ at ICQ_quality_factor 51 * (1 - quality) (x264's CRF scale) where offered, else VA_RC_CQP at that QP (P; I 3 lower, B 2 higher)",
             .realTime: "Bool: no B pictures, the device's fastest quality level",
             .profileLevel:
                 "constrained-baseline (for baseline), main, high as the device offers; level or automatic (Table A-1)",
@@ -257,9 +258,12 @@ struct VAH264EncodeEndpoint: Sendable {
 
     /// Why this entrypoint cannot serve `properties`' rate control, or nil when it can.
     func missingRateControl(for properties: CompressionProperties, device: String) -> String? {
-        if properties.averageBitRate == nil && options.rateControlModes & UInt32(VA_RC_CQP) == 0 {
-            return "quality: \(device) has no constant-QP rate control (VA_RC_CQP) on \(name), which quality-based "
-                + "encoding needs; set averageBitRate (vtenc: bitrate) to encode there"
+        let constantQuality = properties.quality != nil && properties.constantQuantizers == nil
+        let qualityModes = UInt32(VA_RC_CQP) | (constantQuality ? UInt32(VA_RC_ICQ) : 0)
+        if properties.averageBitRate == nil && options.rateControlModes & qualityModes == 0 {
+            return
+                "quality: \(device) has no constant-QP rate control (VA_RC_CQP\(constantQuality ? " or VA_RC_ICQ" : "")) "
+                + "on \(name), which quality-based encoding needs; set averageBitRate (vtenc: bitrate) to encode there"
         }
         if properties.averageBitRate != nil && options.rateControlModes & UInt32(VA_RC_CBR | VA_RC_VBR) == 0 {
             return "averageBitRate: \(device) has neither CBR nor VBR rate control on \(name)"

@@ -199,20 +199,21 @@ struct named_bit {
 };
 
 static const struct named_bit rate_control_names[] = {
-    { "cqp", VA_RC_CQP }, { "cbr", VA_RC_CBR }, { "vbr", VA_RC_VBR }, { NULL, 0 },
+    { "cqp", VA_RC_CQP }, { "cbr", VA_RC_CBR }, { "vbr", VA_RC_VBR }, { "icq", VA_RC_ICQ }, { NULL, 0 },
 };
 static const struct named_bit packed_header_names[] = {
     { "sequence", VA_ENC_PACKED_HEADER_SEQUENCE }, { "picture", VA_ENC_PACKED_HEADER_PICTURE },
     { "slice", VA_ENC_PACKED_HEADER_SLICE }, { "raw", VA_ENC_PACKED_HEADER_RAW_DATA }, { "none", 0 }, { NULL, 0 },
 };
 
-/* A comma-separated list of names restricting what the encoder offers; unset: everything. An
- * empty result falls back to everything, with a message (a config needs a rate control mode). */
+/* A comma-separated list of names choosing what the encoder offers among `all`; unset: `unset`
+ * (ICQ is offered only when named, as not every device has it). An empty result falls back to
+ * `unset`, with a message (a config needs a rate control mode). */
 static uint32_t parse_encode_list(const char *variable, const char *value, const struct named_bit *names,
-                                  uint32_t all)
+                                  uint32_t unset, uint32_t all)
 {
     if (!value || !*value)
-        return all;
+        return unset;
     uint32_t bits = 0;
     int recognised = 0;
     char *copy = strdup(value), *save = NULL;
@@ -231,8 +232,8 @@ static uint32_t parse_encode_list(const char *variable, const char *value, const
     }
     free(copy);
     if (!recognised || (names == rate_control_names && bits == 0)) {
-        fprintf(stderr, "swiftvt_sw: %s='%s' names nothing usable; offering everything\n", variable, value);
-        return all;
+        fprintf(stderr, "swiftvt_sw: %s='%s' names nothing usable; offering the default\n", variable, value);
+        return unset;
     }
     return bits & all;
 }
@@ -342,12 +343,11 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
     if (derive_cost && *derive_cost)
         drv->personality.derive_ns_per_byte = strtol(derive_cost, NULL, 10);
     parse_sync_error(getenv("SWIFTVT_VA_SYNC_ERROR"), drv);
-    /* Unset: nothing refused (parse_encode_list answers its last argument for an unset list, and
-     * masks what it parsed with it). */
+    /* Unset: nothing refused (parse_encode_list masks what it parsed with its last argument). */
     const char *refuses_rc = getenv("SWIFTVT_VA_CONTEXT_REFUSES_RC");
     drv->context_refuses_rc = refuses_rc && *refuses_rc
         ? parse_encode_list("SWIFTVT_VA_CONTEXT_REFUSES_RC", refuses_rc, rate_control_names,
-                            VA_RC_CQP | VA_RC_CBR | VA_RC_VBR)
+                            VA_RC_CQP | VA_RC_CBR | VA_RC_VBR, VA_RC_CQP | VA_RC_CBR | VA_RC_VBR | VA_RC_ICQ)
         : 0;
     char identity[300];
     display_identity(ctx, identity, sizeof(identity));
@@ -377,9 +377,11 @@ __attribute__((visibility("default"))) VAStatus INIT_NAME(VA_MAJOR_VERSION, VA_M
                                                                            : VA_STATUS_ERROR_DECODING_ERROR;
     parse_fail_coded(getenv("SWIFTVT_VA_FAIL_CODED"), drv);
     drv->encode_rate_controls = parse_encode_list("SWIFTVT_VA_ENCODE_RC", getenv("SWIFTVT_VA_ENCODE_RC"),
-                                                  rate_control_names, ENCODE_RATE_CONTROLS);
+                                                  rate_control_names, ENCODE_RATE_CONTROLS,
+                                                  ENCODE_RATE_CONTROLS | VA_RC_ICQ);
     drv->encode_packed_headers = parse_encode_list("SWIFTVT_VA_ENCODE_PACKED", getenv("SWIFTVT_VA_ENCODE_PACKED"),
-                                                   packed_header_names, ENCODE_PACKED_HEADERS);
+                                                   packed_header_names, ENCODE_PACKED_HEADERS,
+                                                   ENCODE_PACKED_HEADERS);
     const char *report_path = getenv("SWIFTVT_VA_REPORT");
     if (report_path && *report_path)
         drv->report_path = strdup(report_path);

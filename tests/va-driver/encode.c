@@ -160,6 +160,7 @@ const char *h264_encoder_rc_name(uint32_t rate_control)
     case VA_RC_CQP: return "cqp";
     case VA_RC_CBR: return "cbr";
     case VA_RC_VBR: return "vbr";
+    case VA_RC_ICQ: return "icq";
     default: return "?";
     }
 }
@@ -375,6 +376,8 @@ static VAStatus render_misc(const struct h264_encoder *enc, const struct enc_hoo
         paramlog(hooks, "encmisc ratecontrol bits_per_second=%u target_percentage=%u window_size=%u initial_qp=%u "
                         "min_qp=%u max_qp=%u", rc.bits_per_second, rc.target_percentage, rc.window_size,
                  rc.initial_qp, rc.min_qp, rc.max_qp);
+        if (rc.ICQ_quality_factor)
+            paramlog(hooks, "encmisc icq quality_factor=%u", rc.ICQ_quality_factor);
         break;
     }
     case VAEncMiscParameterTypeFrameRate: {

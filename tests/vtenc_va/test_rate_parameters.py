@@ -147,3 +147,17 @@ def test_p_pictures_qp_in_the_pps(encoded, va_env):
 @pytest.mark.parametrize("name", RUNS)
 def test_driver_report_clean(encoded, name):
     assert clean(encoded(name)), driver_complaint(encoded(name))
+
+
+def test_constant_quality_is_icq_where_the_device_offers_it(vtenc, sources, encoder_device):
+    """rate-control=quality on a device that offers VA_RC_ICQ (issue 36 item 2): the device's own
+    constant-quality rate control at ICQ_quality_factor 51 * (1 - quality), x264's CRF scale (0.6:
+    20), with no bit rate and no HRD buffer; CQP where it is not offered (rc-cqp above)."""
+    run = vtenc.encode("rc-icq", sources["cisco"], "hardware=require", "rate-control=quality", "quality=0.6",
+                       SWIFTVT_VA_ENCODE_RC="cqp,cbr,vbr,icq")
+    assert run.ok, run.why()
+    assert run.params.count(r"^encconfig .*rc=icq") > 0, run.params.first("^encconfig")
+    assert run.params.count(r"^encmisc icq quality_factor=20$") > 0
+    assert run.params.count(r"^encmisc ratecontrol bits_per_second=0 .* min_qp=1 max_qp=51$") > 0
+    assert run.params.count(r"^encmisc hrd") == 0
+    assert clean(run), driver_complaint(run)

@@ -8,13 +8,16 @@ import MediaCore
 enum H264Output {
     enum StreamFormat: String, Sendable {
         case avc
+        /// avc with the SPS/PPS also in band before every IDR picture (ISO/IEC 14496-15 `avc3`):
+        /// a player joining at any key frame has them, as with byte-stream.
+        case avc3
         case byteStream = "byte-stream"
     }
 
     /// `video/x-h264` with alignment au, size, frame rate and pixel aspect ratio when known,
     /// profile and level from the SPS (labelled as `downstream` takes them: a constrained-baseline
-    /// stream is a baseline stream for a capsfilter asking baseline), and for avc the avcC record
-    /// as codec_data. nil when the description has no avcC for avc.
+    /// stream is a baseline stream for a capsfilter asking baseline), and for avc and avc3 the
+    /// avcC record as codec_data. nil when the description has no avcC for them.
     static func caps(
         _ description: FormatDescription, streamFormat: StreamFormat, width: Int, height: Int,
         frameRate: FrameRate, pixelAspectRatio: (Int32, Int32)? = nil,
@@ -33,7 +36,7 @@ enum H264Output {
             if let profile = downstream.profileLabel(for: sps) { swiftvt_caps_set_string(caps, "profile", profile) }
             if let level = downstream.levelLabel(for: sps) { swiftvt_caps_set_string(caps, "level", level) }
         }
-        if streamFormat == .avc {
+        if streamFormat != .byteStream {
             guard let record = description.avcDecoderConfigurationRecord else {
                 gst_caps_unref(caps)
                 return nil
@@ -57,33 +60,46 @@ enum H264Output {
         let parameterSets: [[UInt8]]
         /// The bytes ``write(_:into:)`` writes.
         let size: Int
+        /// 0: 4-byte start codes (Annex B); else the length size of each NAL unit (avc3: the
+        /// description's, as its avcC says).
+        let lengthSize: Int
 
         /// nil when `avcc` is not a sequence of `nalUnitHeaderLength`-byte length-prefixed units.
-        init?(_ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, delimited: Bool = false)
-        {
+        /// `startCodes` false keeps the lengths (avc3: the same units, parameter sets in band).
+        init?(
+            _ avcc: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, delimited: Bool = false,
+            startCodes: Bool = true
+        ) {
             guard let ranges = try? AVCC.nalUnitRanges(in: avcc, nalUnitHeaderLength: description.nalUnitHeaderLength)
             else {
                 return nil
             }
+            lengthSize = startCodes ? 0 : description.nalUnitHeaderLength
             nalUnits = ranges
             delimiter =
                 delimited
                 ? AccessUnitDelimiter.nalUnit(forAccessUnit: ranges.map { UnsafeRawBufferPointer(rebasing: avcc[$0]) })
                 : nil
             parameterSets = isKeyFrame ? description.parameterSets : []
+            let prefix = startCodes ? 4 : description.nalUnitHeaderLength
             size =
-                (delimiter.map { 4 + $0.count } ?? 0) + parameterSets.reduce(0) { $0 + 4 + $1.count }
-                + ranges.reduce(0) { $0 + 4 + $1.count }
+                (delimiter.map { prefix + $0.count } ?? 0) + parameterSets.reduce(0) { $0 + prefix + $1.count }
+                + ranges.reduce(0) { $0 + prefix + $1.count }
         }
 
         /// Writes the access unit into `output` (at least ``size`` bytes).
         func write(_ avcc: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
             var offset = 0
             func append(_ nal: UnsafeRawBufferPointer) {
-                output.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
-                UnsafeMutableRawBufferPointer(rebasing: output[(offset + 4)..<(offset + 4 + nal.count)]).copyMemory(
-                    from: nal)
-                offset += 4 + nal.count
+                let prefix = lengthSize == 0 ? 4 : lengthSize
+                // A start code, or the length big-endian in `lengthSize` bytes.
+                let value = lengthSize == 0 ? 1 : nal.count
+                for index in 0..<prefix {
+                    output[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * (prefix - 1 - index)))
+                }
+                UnsafeMutableRawBufferPointer(rebasing: output[(offset + prefix)..<(offset + prefix + nal.count)])
+                    .copyMemory(from: nal)
+                offset += prefix + nal.count
             }
             if let delimiter { delimiter.withUnsafeBytes { append($0) } }
             for set in parameterSets { set.withUnsafeBytes { append($0) } }

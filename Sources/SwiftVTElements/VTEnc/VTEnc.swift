@@ -15,7 +15,8 @@ import VAAPICodecs
 /// A GstVideoEncoder subclass: input frames are wrapped as `PixelBuffer`s (no copy), handed to a
 /// `CompressionSession` with their presentation times, and the session's sample buffers (AVCC, in
 /// decode order, SPS/PPS in the format description) become output buffers: AVCC with
-/// `codec_data` for `stream-format=avc`, Annex B with SPS/PPS before every IDR for
+/// `codec_data` for `stream-format=avc`, the same with SPS/PPS also in band before every IDR for
+/// `avc3` (headers with every key frame), Annex B with SPS/PPS before every IDR for
 /// `byte-stream` (ready for `rtph264pay`), each access unit led by an access unit delimiter as
 /// x264enc's. HEVC (x265) samples are hvc1 (VPS/SPS/PPS in the hvcC record, `codec_data`), and
 /// also go out as hev1 (parameter sets in band before every IRAP picture) or Annex B byte-stream.
@@ -158,7 +159,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         // GstVideoEncoder's caps query puts downstream's width and height on the sink
         // caps, so this range is also the sink's.
         .source(
-            "video/x-h264, stream-format = (string) { avc, byte-stream }, alignment = (string) au, "
+            "video/x-h264, stream-format = (string) { avc, avc3, byte-stream }, alignment = (string) au, "
                 + "profile = (string) { high, main, constrained-baseline, baseline, progressive-high, high-10, high-4:2:2, high-4:4:4 }, "
                 + "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = (fraction) [ 0/1, 2147483647/1 ]"
         )
@@ -547,7 +548,7 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         let streamFormat: StreamFormat =
             hevc
             ? .h265(preferred.flatMap(H265Output.StreamFormat.init(rawValue:)) ?? .hvc1)
-            : .h264(preferred == "byte-stream" ? .byteStream : .avc)
+            : .h264(preferred.flatMap(H264Output.StreamFormat.init(rawValue:)) ?? .avc)
         // Downstream's H.264 profiles and levels; an HEVC profile follows the input format alone.
         let downstream =
             hevc

@@ -162,7 +162,8 @@ extension VTEnc {
     /// starts with an access unit delimiter (7.3.2.4), as x264enc's (its `aud` property, on by
     /// default, in avc and byte-stream alike; H.222.0 2.14 asks for one before every access unit
     /// in MPEG-TS). Byte-stream output also rewrites lengths as start codes and puts SPS/PPS in
-    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect).
+    /// front of every IDR (H.264 Annex B, the form rtph264pay and MPEG-TS expect); avc3 keeps the
+    /// lengths and puts the SPS/PPS in front of every IDR too.
     ///
     /// HEVC has no delimiter added (x265enc writes none either; 7.4.2.4.4 makes it optional):
     /// hvc1 is the sample as it stands, copied once for the reason above; hev1 and byte-stream are
@@ -184,10 +185,12 @@ extension VTEnc {
         let made = data.withContiguousBytes { avcc -> UnsafeMutablePointer<GstBuffer>? in
             var layout: H264Output.AnnexBLayout?
             var prefix: [UInt8] = []
-            if streamFormat == .byteStream {
+            if streamFormat != .avc {
+                // byte-stream, or avc3: the lengths kept, the SPS/PPS in band before each IDR.
                 guard
                     let annexB = H264Output.AnnexBLayout(
-                        avcc, description: description, isKeyFrame: isKeyFrame, delimited: delimited)
+                        avcc, description: description, isKeyFrame: isKeyFrame, delimited: delimited,
+                        startCodes: streamFormat == .byteStream)
                 else { return nil }
                 layout = annexB
             } else if delimited {
