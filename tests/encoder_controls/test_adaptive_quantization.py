@@ -7,16 +7,14 @@ cu_qp_delta_enabled_flag 0, H.265 7.4.3.3), and a look-ahead of 2 leaves room fo
 row. (VA-API: tests/vtenc_va/test_refusals.py.)"""
 import pytest
 
-from encoder_controls_testing import field_values, trace_headers
+from encoder_controls_testing import encode_stream, field_values, trace_headers
 
 SOURCE = "videotestsrc num-buffers=30 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
 
 
 def encode(runner, work, encoder, properties, codec):
     path = work / f"aq-{encoder}-{'-'.join(properties) or 'default'}.{codec}"
-    runner.eos(f"{SOURCE} ! {encoder} {' '.join(properties)} ! video/x-{codec},stream-format=byte-stream ! "
-               f"filesink location={path}", timeout=120)
-    return path
+    return encode_stream(runner, path, SOURCE, f"{encoder} {' '.join(properties)}", codec)
 
 
 @pytest.mark.parametrize("properties", [["spatial-adaptive-qp=disable"], ["lookahead=0"]],

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from encoder_controls_testing import field_values, trace_headers
+from encoder_controls_testing import encode_stream, field_values, trace_headers
 from swiftvt_testing import run
 
 SIGNAL_FIELDS = ("video_full_range_flag", "colour_primaries", "transfer_characteristics", "matrix_coefficients")
@@ -30,10 +30,8 @@ def signal_type(env, path):
 
 
 def encode(runner, work, encoder, codec, caps, name):
-    path = work / f"colour-{name}.{codec}"
-    runner.eos(f"videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1{caps} ! "
-               f"{encoder} ! video/x-{codec},stream-format=byte-stream ! filesink location={path}", timeout=120)
-    return path
+    source = f"videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1{caps}"
+    return encode_stream(runner, work / f"colour-{name}.{codec}", source, encoder, codec)
 
 
 @pytest.mark.parametrize("caps", list(CASES), ids=lambda caps: caps.split("=")[-1] or "default")

@@ -31,4 +31,5 @@ def test_each_picture_type_at_its_qp(runner, work, controls_env, encoder, codec)
 
 def test_bitrate_with_cqp_is_one_error(runner):
     result = runner.error(f"{SOURCE} ! vtenc name=enc rate-control=cqp bitrate=500 ! fakesink")
-    assert_one_swiftvt_error(result, r"^enc: .*bitrate and data-rate-limits are not used with rate-control=cqp")
+    assert_one_swiftvt_error(result, r"^enc: .*bitrate, data-rate-limits, max-bitrate and vbv-buffer-size are not used "
+                                     r"with rate-control=cqp")

@@ -7,7 +7,7 @@ trace_headers and, for HEVC, as ffprobe's frame side data; without them no such 
 no SEI for them: tests/vtenc_va/test_refusals.py.)"""
 import pytest
 
-from encoder_controls_testing import field_values, trace_headers
+from encoder_controls_testing import encode_stream, field_values, trace_headers
 from swiftvt_testing import run
 
 MASTERING = "35400:14600:8500:39850:6550:2300:15635:16450:10000000:1"  # GStreamer: R, G, B, white, max, min
@@ -19,11 +19,9 @@ EXPECTED = {"display_primaries_x": [8500, 6550, 35400], "display_primaries_y": [
 
 def encode(runner, work, encoder, codec, raw_format, hdr):
     fields = f",mastering-display-info=(string){MASTERING},content-light-level=(string)1000:400" if hdr else ""
-    path = work / f"hdr-{encoder}-{hdr}.{codec}"
-    runner.eos(f"videotestsrc num-buffers=10 ! video/x-raw,format={raw_format},width=320,height=240,framerate=30/1"
-               f"{fields} ! {encoder} ! video/x-{codec},stream-format=byte-stream ! filesink location={path}",
-               timeout=120)
-    return path
+    source = (f"videotestsrc num-buffers=10 ! video/x-raw,format={raw_format},width=320,height=240,"
+              f"framerate=30/1{fields}")
+    return encode_stream(runner, work / f"hdr-{encoder}-{hdr}.{codec}", source, encoder, codec)
 
 
 def first_sei_fields(trace):

@@ -7,7 +7,7 @@ trace_headers, which prints the extradata's set once first (an MP4's codec data,
 the first key frame's sets, extracted), decoded by avdec and vtdec."""
 import pytest
 
-from encoder_controls_testing import trace_headers
+from encoder_controls_testing import encode_stream, trace_headers
 from swiftvt_testing import run
 
 FRAMES, PERIOD = 100, 25
@@ -16,11 +16,9 @@ KEY_FRAMES = FRAMES // PERIOD
 
 def encode(runner, work, encoder, codec, stream_format, container):
     path = work / f"headers-{encoder}-{stream_format}.{'mp4' if container else codec}"
-    tail = f"{'h265parse ! ' if codec == 'h265' else ''}mp4mux ! " if container else ""
-    runner.eos(f"videotestsrc num-buffers={FRAMES} ! video/x-raw,width=320,height=240,framerate=25/1 ! "
-               f"{encoder} max-keyframe-interval={PERIOD} ! video/x-{codec},stream-format={stream_format} ! "
-               f"{tail}filesink location={path}", timeout=120)
-    return path
+    muxer = f"{'h265parse ! ' if codec == 'h265' else ''}mp4mux" if container else ""
+    return encode_stream(runner, path, f"videotestsrc num-buffers={FRAMES} ! video/x-raw,width=320,height=240,"
+                         "framerate=25/1", f"{encoder} max-keyframe-interval={PERIOD}", codec, stream_format, muxer)
 
 
 def sequence_parameter_sets(env, path):

@@ -6,17 +6,15 @@ the stream decodes whole. vtenc_h265 has no such property (x265 writes no recove
 VA-API refuses it (tests/vtenc_va/test_refusals.py)."""
 import subprocess
 
-from encoder_controls_testing import field_values, trace_headers
+from encoder_controls_testing import encode_stream, field_values, trace_headers
 from swiftvt_testing import run
 
 FRAMES, PERIOD = 100, 25
 
 
 def encode(runner, work, name, encoder):
-    path = work / f"refresh-{name}.h264"
-    runner.eos(f"videotestsrc pattern=ball num-buffers={FRAMES} ! video/x-raw,width=320,height=240,framerate=25/1 ! "
-               f"{encoder} ! video/x-h264,stream-format=byte-stream ! filesink location={path}", timeout=120)
-    return path
+    source = f"videotestsrc pattern=ball num-buffers={FRAMES} ! video/x-raw,width=320,height=240,framerate=25/1"
+    return encode_stream(runner, work / f"refresh-{name}.h264", source, encoder, "h264")
 
 
 def structure(env, path):

@@ -7,7 +7,7 @@ that contradict each other are one ERROR naming the property. (VA-API: min_qp/ma
 clamping in tests/vtenc_va/test_rate_parameters.py.)"""
 import pytest
 
-from encoder_controls_testing import slice_qps
+from encoder_controls_testing import encode_stream, slice_qps
 from parity_testing import assert_one_swiftvt_error
 
 SOURCE = "videotestsrc num-buffers=30 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
@@ -18,10 +18,7 @@ CAP = {"vtenc": "max-allowed-frame-qp=30", "vtenc_h265": "max-allowed-frame-qp=3
 
 
 def encode(runner, work, name, encoder, *properties, codec="h264"):
-    path = work / f"{name}.{codec}"
-    runner.eos(f"{SOURCE} ! {encoder} {' '.join(properties)} ! video/x-{codec},stream-format=byte-stream ! "
-               f"filesink location={path}", timeout=120)
-    return path
+    return encode_stream(runner, work / f"{name}.{codec}", SOURCE, f"{encoder} {' '.join(properties)}", codec)
 
 
 @pytest.mark.parametrize("element", ["vtenc", "vtenc_h265", "x264enc"])

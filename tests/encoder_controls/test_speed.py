@@ -4,7 +4,7 @@ encoders' fast preset without realtime's limits: x264's veryfast refers to one f
 num_ref_idx_l0_default_active_minus1 0 instead of medium's 2, read by FFmpeg's trace_headers) and
 keeps its B pictures; x265 codes another stream, B pictures kept. (VA-API's quality level:
 tests/vtenc_va/test_rate_parameters.py.)"""
-from encoder_controls_testing import field_values, trace_headers
+from encoder_controls_testing import encode_stream, field_values, trace_headers
 
 SOURCE = "videotestsrc num-buffers=30 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
 B_SLICE = {"h264": (1, 6), "h265": (0,)}
@@ -12,9 +12,7 @@ B_SLICE = {"h264": (1, 6), "h265": (0,)}
 
 def encode(runner, work, encoder, codec, properties):
     path = work / f"speed-{encoder}-{'-'.join(properties) or 'default'}.{codec}"
-    runner.eos(f"{SOURCE} ! {encoder} {' '.join(properties)} ! video/x-{codec},stream-format=byte-stream ! "
-               f"filesink location={path}", timeout=120)
-    return path
+    return encode_stream(runner, path, SOURCE, f"{encoder} {' '.join(properties)}", codec)
 
 
 def test_x264_refers_to_one_frame_and_keeps_b_pictures(runner, work, controls_env):

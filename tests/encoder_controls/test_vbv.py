@@ -8,7 +8,7 @@ the same encode without a buffer does. Settings that contradict each other fail 
 with one ERROR naming them. (VA-API: tests/vtenc_va/test_rate_parameters.py.)"""
 import pytest
 
-from encoder_controls_testing import field_values, trace_headers
+from encoder_controls_testing import encode_stream, field_values, trace_headers
 from swiftvt_testing import run, swiftvt_errors
 
 RATE = 25
@@ -19,10 +19,8 @@ SOURCE = (f"videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=150 !
 
 
 def encode(runner, work, name, encoder, codec, settings):
-    path = work / f"vbv-{name}.{codec}"
-    runner.eos(f"{SOURCE} ! {encoder} max-keyframe-interval=25 {settings} ! video/x-{codec},stream-format=byte-stream "
-               f"! filesink location={path}", timeout=180)
-    return path
+    return encode_stream(runner, work / f"vbv-{name}.{codec}", SOURCE, f"{encoder} max-keyframe-interval=25 {settings}",
+                         codec, timeout=180)
 
 
 def hrd(env, path):

@@ -24,3 +24,12 @@ def slice_qps(env, path):
     base = field_values(trace, "pic_init_qp_minus26") or field_values(trace, "init_qp_minus26")
     assert len(set(base)) == 1, f"one PPS QP expected, the trace has {base}"
     return [26 + base[0] + delta for delta in field_values(trace, "slice_qp_delta")]
+
+
+def encode_stream(runner, path, source, encoder, codec, stream_format="byte-stream", muxer="", timeout=120):
+    """`source ! encoder ! video/x-CODEC,stream-format=... [! muxer] ! filesink` to `path`, which must end
+    by EOS (the bus-watching runner); returns `path`."""
+    tail = f"{muxer} ! " if muxer else ""
+    runner.eos(f"{source} ! {encoder} ! video/x-{codec},stream-format={stream_format} ! {tail}filesink location={path}",
+               timeout=timeout)
+    return path
