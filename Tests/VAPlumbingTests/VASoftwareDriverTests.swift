@@ -91,7 +91,8 @@ struct VASoftwareDriverTests {
                 VAConfigAttribEncQualityRange, VAConfigAttribEncROI
             ])
         #expect(options[VAConfigAttribRateControl.rawValue] == UInt32(VA_RC_CQP | VA_RC_CBR | VA_RC_VBR))
-        #expect(options[VAConfigAttribEncPackedHeaders.rawValue] == 0x7)
+        // Sequence, picture, slice and raw data (the SEI of captions).
+        #expect(options[VAConfigAttribEncPackedHeaders.rawValue] == 0x17)
         #expect(options[VAConfigAttribEncMaxRefFrames.rawValue] == UInt32(4 | (1 << 16)))
         #expect(options[VAConfigAttribEncQualityRange.rawValue] == 7)
         #expect(options[VAConfigAttribEncROI.rawValue] == nil, "an attribute the driver does not know is absent")
