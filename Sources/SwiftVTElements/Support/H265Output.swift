@@ -63,6 +63,25 @@ enum H265Output {
         ).hevcDecoderConfigurationRecord
     }
 
+    /// access_unit_delimiter_rbsp() (7.3.2.5) for an access unit's NAL units: its TemporalId is
+    /// the access unit's (7.4.2.2, that of its VCL NAL units, types 0...31), and pic_type (Table
+    /// 7-7) 0 (I slices only) for an IRAP picture, whose slices are all I (7.4.7.1), else 2 (B, P
+    /// or I slices may be present), which holds for any picture without reading its slices.
+    static func accessUnitDelimiter(for ranges: [Range<Int>], in sample: UnsafeRawBufferPointer) -> [UInt8] {
+        var temporalIDPlusOne: UInt8 = 1
+        var irap = false
+        for range in ranges where range.count >= 2 {
+            let type = sample[range.lowerBound] >> 1 & 0x3F
+            guard type < 32 else { continue }
+            temporalIDPlusOne = max(1, sample[range.lowerBound + 1] & 0x07)
+            irap = (16...23).contains(type)
+            break
+        }
+        let picType: UInt8 = irap ? 0 : 2
+        // NAL unit header (type 35, layer 0), then pic_type u(3) and rbsp_trailing_bits.
+        return [35 << 1, temporalIDPlusOne, picType << 5 | 0x10]
+    }
+
     /// An hvc1 sample rewritten for hev1 or byte-stream: each NAL unit led by a 4-byte length
     /// (hev1) or a 4-byte start code (Annex B, B.2), and for an IRAP picture the VPS, SPS and PPS
     /// first (7.4.2.4.4: parameter sets precede the first VCL NAL unit of the access unit; after
@@ -74,13 +93,17 @@ enum H265Output {
         let parameterSets: [[UInt8]]
         /// NAL units of the sample written before the parameter sets (an access unit delimiter).
         let leading: Int
+        /// An access unit delimiter written first, when asked for and the sample has none.
+        let delimiter: [UInt8]?
         let startCodes: Bool
         /// The bytes ``write(_:into:)`` writes.
         let size: Int
 
         /// nil when `sample` is not a sequence of `nalUnitHeaderLength`-byte length-prefixed units.
+        /// `delimited`: an access unit delimiter first (``accessUnitDelimiter(for:in:)``).
         init?(
-            _ sample: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, startCodes: Bool
+            _ sample: UnsafeRawBufferPointer, description: FormatDescription, isKeyFrame: Bool, startCodes: Bool,
+            delimited: Bool = false
         ) {
             guard
                 let ranges = try? H265LengthPrefixed.nalUnitRanges(
@@ -90,8 +113,11 @@ enum H265Output {
             parameterSets = isKeyFrame ? description.parameterSets : []
             // NAL unit type 35 is the access unit delimiter (Table 7-1).
             leading = ranges.first.map { !$0.isEmpty && sample[$0.lowerBound] >> 1 & 0x3F == 35 ? 1 : 0 } ?? 0
+            delimiter = delimited && leading == 0 ? H265Output.accessUnitDelimiter(for: ranges, in: sample) : nil
             self.startCodes = startCodes
-            size = parameterSets.reduce(0) { $0 + 4 + $1.count } + ranges.reduce(0) { $0 + 4 + $1.count }
+            size =
+                (delimiter.map { 4 + $0.count } ?? 0) + parameterSets.reduce(0) { $0 + 4 + $1.count }
+                + ranges.reduce(0) { $0 + 4 + $1.count }
         }
 
         /// Writes the access unit into `output` (at least ``size`` bytes).
@@ -104,6 +130,7 @@ enum H265Output {
                     from: nal)
                 offset += 4 + nal.count
             }
+            if let delimiter { delimiter.withUnsafeBytes { append($0) } }
             for range in nalUnits.prefix(leading) { append(UnsafeRawBufferPointer(rebasing: sample[range])) }
             for set in parameterSets { set.withUnsafeBytes { append($0) } }
             for range in nalUnits.dropFirst(leading) { append(UnsafeRawBufferPointer(rebasing: sample[range])) }

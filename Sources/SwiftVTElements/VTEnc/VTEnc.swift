@@ -49,6 +49,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         var frameStatistics = false
         /// H.264 only: an access unit delimiter first in every access unit.
         var accessUnitDelimiters = true
+        /// vtenc_h265's aud, off by default (x265enc writes none).
+        var hevcAccessUnitDelimiters = false
         var quantizerI: UInt32 = 23
         var quantizerP: UInt32 = 26
         var quantizerB: UInt32 = 28
@@ -190,8 +192,8 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
     ]
 
     /// vtenc's properties; vtenc_h265 leaves out entropy-mode (HEVC codes every slice with CABAC,
-    /// 9.3: there is nothing to choose), aud and intra-refresh (x265 writes no recovery point SEI
-    /// for it) and says x265 where vtenc says x264.
+    /// 9.3: there is nothing to choose) and intra-refresh (x265 writes no recovery point SEI for
+    /// it), has aud off by default (as x265enc) and says x265 where vtenc says x264.
     private static func properties(for context: ElementClassContext) -> [ElementProperty<VTEnc>] {
         let hevc = context.codecType == .hevc
         let rateProperties: [ElementProperty<VTEnc>] = [
@@ -261,7 +263,14 @@ final class VTEnc: VideoEncoderSubclass, EncodingElement, @unchecked Sendable {
         ]
         let entropy: [ElementProperty<VTEnc>] =
             hevc
-            ? []
+            ? [
+                .boolean(
+                    "aud", nick: "Access unit delimiters",
+                    blurb:
+                        "An access unit delimiter (H.265 7.3.2.5) first in every access unit, in every stream format "
+                        + "(MPEG-TS wants them, H.222.0 2.17); off by default, as x265enc writes none",
+                    default: false, .playing, at: \.hevcAccessUnitDelimiters)
+            ]
             : [
                 EncoderProperties.entropyMode(),
                 .boolean(

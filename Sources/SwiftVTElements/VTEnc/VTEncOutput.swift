@@ -14,7 +14,14 @@ extension VTEnc {
         let frames = delivered.takeAll()
         guard !frames.isEmpty else { return GST_FLOW_OK }
         let streamFormat = state.withLock { $0.encoding?.streamFormat } ?? .h264(.avc)
-        let (postsStatistics, delimited) = withSettings { ($0.frameStatistics, $0.accessUnitDelimiters) }
+        let (postsStatistics, delimitedH264, delimitedH265) = withSettings {
+            ($0.frameStatistics, $0.accessUnitDelimiters, $0.hevcAccessUnitDelimiters)
+        }
+        let delimited: Bool
+        switch streamFormat {
+        case .h264: delimited = delimitedH264
+        case .h265: delimited = delimitedH265
+        }
         let bitDepth = state.withLock { $0.encoding?.pixelFormat.bitDepth } ?? 8
         for encoded in frames {
             guard let pending = gst_video_encoder_get_frame(encoder, Int32(truncatingIfNeeded: encoded.frameReference))
@@ -178,7 +185,8 @@ extension VTEnc {
         switch format {
         case .h264(let h264): streamFormat = h264
         case .h265(let h265):
-            return hevcOutputBuffer(data, description: description, streamFormat: h265, isKeyFrame: isKeyFrame)
+            return hevcOutputBuffer(
+                data, description: description, streamFormat: h265, isKeyFrame: isKeyFrame, delimited: delimited)
         }
         // The reference leaves the closure as a pointer (a closure of BlockBuffer cannot return a
         // noncopyable value) and is adopted again at once.
@@ -215,15 +223,17 @@ extension VTEnc {
 
     /// An HEVC access unit in `streamFormat` (see ``outputBuffer(_:description:streamFormat:isKeyFrame:delimited:)``).
     private static func hevcOutputBuffer(
-        _ data: BlockBuffer, description: FormatDescription, streamFormat: H265Output.StreamFormat, isKeyFrame: Bool
+        _ data: BlockBuffer, description: FormatDescription, streamFormat: H265Output.StreamFormat, isKeyFrame: Bool,
+        delimited: Bool
     ) -> OwnedBuffer? {
         let made = data.withContiguousBytes { sample -> UnsafeMutablePointer<GstBuffer>? in
             var layout: H265Output.AccessUnitLayout?
-            if streamFormat != .hvc1 {
+            if streamFormat != .hvc1 || delimited {
+                // hvc1 with a delimiter: the sample's units after it, parameter sets not in band.
                 guard
                     let rewritten = H265Output.AccessUnitLayout(
-                        sample, description: description, isKeyFrame: isKeyFrame,
-                        startCodes: streamFormat == .byteStream)
+                        sample, description: description, isKeyFrame: isKeyFrame && streamFormat != .hvc1,
+                        startCodes: streamFormat == .byteStream, delimited: delimited)
                 else { return nil }
                 layout = rewritten
             }
