@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Constant quality across resolutions (issue 36 item 2): vtenc rate-control=quality quality=Q and
-# vtenc_h265 the same, against x264enc pass=qual and x265enc, each given the CRF through its
-# option-string, at the CRF SwiftVT maps Q to, 51 * (1 - Q) (x264's and x265's CRF scale; VA-API's
+# vtenc_h265 the same, against x264enc pass=qual (at the whole CRFs either side, interpolated) and
+# x265enc (the CRF through its option-string), at the CRF SwiftVT maps Q to, 51 * (1 - Q) (x264's and x265's CRF scale; VA-API's
 # ICQ_quality_factor is the same number), on the corpus's 720p clip scaled to 640x360, 1280x720
 # and 1920x1080 (the first 120 frames, decoded once to raw I420 in the temporary directory).
 #
@@ -11,13 +11,13 @@
 # PSNR-Y it gives stays near one value across sizes while the bit rate follows the picture's area;
 # printed per resolution and codec: PSNR-Y (FFmpeg's psnr filter against the raw input, mean over
 # the frames) and kbit/s of SwiftVT's element and of the peer at the same CRF, the PSNR-Y
-# difference (goal >= -0.05 dB: the same encoder library at the same CRF; x264enc's own defaults,
-# such as no B-frames, differ from x264's medium preset, which vtenc keeps, so the two x264 files
-# differ in bits too) and the bit-rate ratio SwiftVT/peer. With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh) the differences go to FILE. A
+# difference (goal >= -0.05 dB: the same encoder library at the same CRF) and the bit-rate ratio
+# SwiftVT/peer. With SWIFTVT_BENCH_SUMMARY=FILE (bench/all.sh) the differences go to FILE. A
 # measurement: exits 0 when a goal is missed, non-zero only when something fails.
 # Measured here (2 shared cores, 2026-11-28, 120 frames): vtenc 40.60 / 45.66 / 45.55 dB at 829 /
-# 1890 / 3975 kbit/s, x264enc 40.24 / 45.35 / 45.28 dB at 754 / 1796 / 3670 kbit/s; vtenc_h265 and
-# x265enc the same pictures, 41.20 / 44.11 / 45.94 dB at 924 / 1994 / 3338 kbit/s (x265enc 0.4 % more).
+# 1890 / 3975 kbit/s, x264enc interpolated to CRF 20.4 within 0.003 dB and 0.3 % of it; vtenc_h265
+# and x265enc the same pictures, 41.20 / 44.11 / 45.94 dB at 924 / 1994 / 3338 kbit/s (x265enc's
+# files 0.1-0.4 % larger: its version SEI).
 # SWIFTVT_BENCH_QUICK=1: 30 frames (checks the script, not for figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,19 +51,20 @@ for size in 640x360 1280x720 1920x1080; do
     truncate -s $(( bytes * frames )) "$work/$size.i420"
 done
 
-encoder_of() { # encoder_of vtenc|x264enc|vtenc_h265|x265enc
+encoder_of() { # encoder_of vtenc|x264enc|vtenc_h265|x265enc [WHOLE_CRF]
     case "$1" in
         vtenc|vtenc_h265) echo "$1 rate-control=quality quality=$quality" ;;
-        # x264enc's quantizer is whole; its option-string (parsed last) takes the fractional CRF.
-        # Its default VBV (vbv-buf-capacity 600 ms at bitrate, 2048 kbit/s) would cap the CRF.
-        x264enc) echo "x264enc pass=qual speed-preset=medium vbv-buf-capacity=0 option-string=crf=$crf" ;;
+        # x264enc's CRF is its whole quantizer property (an option-string crf is overridden by
+        # it, measured: the stream's own x264 SEI says crf=21.0 for option-string=crf=20.4); its
+        # default VBV (vbv-buf-capacity 600 ms at bitrate, 2048 kbit/s) would cap the CRF.
+        x264enc) echo "x264enc pass=qual speed-preset=medium vbv-buf-capacity=0 quantizer=$2" ;;
         x265enc) echo "x265enc speed-preset=medium tune=0 option-string=crf=$crf" ;;
     esac
 }
 
-measure() { # measure SIZE ENCODER CODEC -> "kbit/s PSNR-Y"
-    local size="$1" file="$work/$2-$1.$3" log encoder
-    read -r -a encoder <<<"$(encoder_of "$2")"
+measure() { # measure SIZE ENCODER CODEC [WHOLE_CRF] -> "kbit/s PSNR-Y"
+    local size="$1" file="$work/$2-$1-${4:-q}.$3" log encoder
+    read -r -a encoder <<<"$(encoder_of "$2" "${4:-}")"
     if ! gst-launch-1.0 -q filesrc location="$work/$size.i420" ! \
         rawvideoparse width="${size%x*}" height="${size#*x}" format=i420 framerate=$fps/1 ! \
         "${encoder[@]}" ! "video/x-$3,stream-format=byte-stream" ! filesink location="$file" 2>"$work/encode.err"
@@ -83,9 +84,20 @@ for pair in vtenc/x264enc/h264 vtenc_h265/x265enc/h265; do
     IFS=/ read -r ours peer codec <<<"$pair"
     for size in 640x360 1280x720 1920x1080; do
         ours_result=$(measure "$size" "$ours" "$codec")
-        peer_result=$(measure "$size" "$peer" "$codec")
         read -r ours_kbps ours_psnr <<<"$ours_result"
-        read -r peer_kbps peer_psnr <<<"$peer_result"
+        if [ "$peer" = x264enc ]; then
+            # x264enc at the whole CRFs around ours, its bit rate and PSNR-Y read off the line
+            # between them at our fractional CRF.
+            low=${crf%.*}
+            low_result=$(measure "$size" x264enc "$codec" "$low")
+            high_result=$(measure "$size" x264enc "$codec" $(( low + 1 )))
+            read -r peer_kbps peer_psnr <<<"$(awk -v f="$crf" -v l="$low" -v a="$low_result" -v b="$high_result" \
+                'BEGIN { split(a, x, " "); split(b, y, " "); t = f - l;
+                         printf "%.0f %.6f\n", x[1] + (y[1] - x[1]) * t, x[2] + (y[2] - x[2]) * t }')"
+        else
+            peer_result=$(measure "$size" "$peer" "$codec")
+            read -r peer_kbps peer_psnr <<<"$peer_result"
+        fi
         diff=$(awk -v a="$ours_psnr" -v b="$peer_psnr" 'BEGIN { printf "%+.3f", a - b }')
         ratio=$(awk -v a="$ours_kbps" -v b="$peer_kbps" 'BEGIN { printf "%.3f", a / b }')
         printf '%-10s %-9s %s PSNR-Y %s dB, %s kbit/s | %s PSNR-Y %s dB, %s kbit/s | PSNR-Y %s dB (goal >= -0.05), bit rate ratio %s\n' \
