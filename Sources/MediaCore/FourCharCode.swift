@@ -74,4 +74,7 @@ extension FourCharCode {
     public static let avcDecoderConfigurationAtom: FourCharCode = "avcC"
     /// The ISO-BMFF `HEVCDecoderConfigurationRecord` atom.
     public static let hevcDecoderConfigurationAtom: FourCharCode = "hvcC"
+
+    /// HEVC in either sample entry (`hvc1`, `hev1`).
+    public var isHEVC: Bool { self == .hevc || self == .hevcInBandParameterSets }
 }

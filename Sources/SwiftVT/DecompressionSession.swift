@@ -486,6 +486,6 @@ final class SessionCore: Sendable {
 extension FormatDescription {
     /// The codec as people name it, for messages: "H.265" for `hvc1`/`hev1`, else "H.264".
     public var codecName: String {
-        codecType == .hevc || codecType == .hevcInBandParameterSets ? "H.265" : "H.264"
+        codecType.isHEVC ? "H.265" : "H.264"
     }
 }

@@ -249,14 +249,12 @@ extension CompressionTests {
             let first = try #require(encoded.samples.first { $0.isSync })
             let bytes = try #require(first.dataBuffer?.copyToArray())
             var messages: [H265SEIMessage] = []
-            var offset = 0
-            while offset + 4 < bytes.count {
-                let length = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-                let unit = Array(bytes[(offset + 4)..<min(bytes.count, offset + 4 + length)])
-                if let type = unit.first.map({ $0 >> 1 & 0x3F }), type == 39 {
-                    messages += try H265SEI.parse(nalUnit: unit, activeSequenceParameterSet: nil).messages
-                }
-                offset += 4 + length
+            let units = try bytes.withUnsafeBytes {
+                try H265LengthPrefixed.nalUnitRanges(in: $0, nalUnitHeaderLength: 4)
+            }
+            // PREFIX_SEI_NUT (Table 7-1).
+            for range in units where bytes[range.lowerBound] >> 1 & 0x3F == 39 {
+                messages += try H265SEI.parse(nalUnit: Array(bytes[range]), activeSequenceParameterSet: nil).messages
             }
             var expected = H265MasteringDisplayColourVolume()
             expected.displayPrimariesX = [8500, 6550, 35400]

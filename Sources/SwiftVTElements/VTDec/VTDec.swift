@@ -2,6 +2,7 @@ import CGStreamer
 import CSwiftVTShim
 import H264
 import MediaCore
+import NALBitstream
 import SoftwareCodecs
 import SwiftVT
 import Synchronization
@@ -90,7 +91,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     /// thread only, like `input`.
     let pictureHashes = Mutex(PictureHashBook())
     /// The A/53 captions of the pictures in flight, by frame number; streaming thread only.
-    let captions = Mutex(CaptionBook())
+    let captions = Mutex(PerPictureValues<ClosedCaptionData>())
     let sessions: SessionFactory<VAH264DecoderFactory>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     let refusedCaps = CapsRefusals()
@@ -212,7 +213,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
         state.resetSession(keepingBackendName: false)
         input.withLock { $0 = .h264(H264SampleBuilder()) }
         pictureHashes.withLock { $0 = PictureHashBook() }
-        captions.withLock { $0 = CaptionBook() }
+        captions.withLock { $0 = PerPictureValues() }
         refusedCaps.forget()
         consumer.setFlushing(false)
         consumer.setGrowthPermitted(false)
@@ -233,7 +234,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
         state.resetSession(keepingBackendName: true)
         input.withLock { $0 = .h264(H264SampleBuilder()) }
         pictureHashes.withLock { $0 = PictureHashBook() }
-        captions.withLock { $0 = CaptionBook() }
+        captions.withLock { $0 = PerPictureValues() }
         delivered.discardAll()
         return true
     }

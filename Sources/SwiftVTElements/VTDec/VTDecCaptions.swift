@@ -4,26 +4,20 @@ import MediaCore
 import NALBitstream
 import Synchronization
 
-/// The captions of the pictures in flight, by frame number: each sample is read for A/53 user
-/// data SEI in decoding order, and its picture leaves with a GstVideoCaptionMeta in presentation
-/// order, as avdec_h264 attaches the captions libavcodec reads. Streaming thread only, like the
-/// sample builder.
-struct CaptionBook {
-    private var entries: [UInt32: ClosedCaptionData] = [:]
+/// What vtdec keeps of a picture from its sample (read in decoding order) until the session
+/// outputs it (presentation order), by frame number: its captions, its expected picture hash.
+/// Pictures the decoder never outputs (RASL pictures after a CRA it started at, frames it
+/// dropped) leave their entry: those far behind are forgotten, as the session forgets them
+/// (reordering spans at most the DPB). Streaming thread only, like the sample builder.
+struct PerPictureValues<Value: Sendable>: Sendable {
+    private var entries: [UInt32: Value] = [:]
 
-    mutating func note(frameNumber: UInt32, sample: UnsafeRawBufferPointer, description: FormatDescription) {
-        let hevc = description.codecType == .hevc || description.codecType == .hevcInBandParameterSets
-        guard
-            let captions = ClosedCaptionData(
-                accessUnit: sample, nalUnitHeaderLength: description.nalUnitHeaderLength, hevc: hevc)
-        else { return }
-        entries[frameNumber] = captions
-        // Pictures the decoder never outputs leave their entry: forget those far behind
-        // (reordering spans at most the DPB).
+    mutating func set(_ value: Value, for frameNumber: UInt32) {
+        entries[frameNumber] = value
         if entries.count > 256 { entries = entries.filter { $0.key &+ 128 >= frameNumber } }
     }
 
-    mutating func take(frameNumber: UInt32) -> ClosedCaptionData? { entries.removeValue(forKey: frameNumber) }
+    mutating func take(_ frameNumber: UInt32) -> Value? { entries.removeValue(forKey: frameNumber) }
 }
 
 extension VTDec {
@@ -35,11 +29,17 @@ extension VTDec {
         description: FormatDescription
     ) {
         if let input, CaptionMeta.has(input) { return }
-        captions.withLock { $0.note(frameNumber: frameNumber, sample: sample, description: description) }
+        // Read in the sample's A/53 user data SEI, as avdec_h264 attaches what libavcodec reads.
+        guard
+            let read = ClosedCaptionData(
+                accessUnit: sample, nalUnitHeaderLength: description.nalUnitHeaderLength,
+                hevc: description.codecType.isHEVC)
+        else { return }
+        captions.withLock { $0.set(read, for: frameNumber) }
     }
 
     /// The captions of a picture the session output; nil when it had none.
     func takeCaptions(frameNumber: UInt32) -> ClosedCaptionData? {
-        captions.withLock { $0.take(frameNumber: frameNumber) }
+        captions.withLock { $0.take(frameNumber) }
     }
 }

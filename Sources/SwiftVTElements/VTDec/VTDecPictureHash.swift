@@ -19,7 +19,7 @@ struct PictureHashBook {
 
     private var reader = H265PictureHashReader()
     private var learned: FormatDescription?
-    private var entries: [UInt32: Entry] = [:]
+    private var entries = PerPictureValues<Entry>()
     private(set) var sawHash = false
     var reportedMismatch = false
     var reportedMissingHash = false
@@ -34,21 +34,19 @@ struct PictureHashBook {
         }
         guard let read = reader.read(sample: sample) else { return }
         if read.expected != nil { sawHash = true }
-        entries[frameNumber] = Entry(
-            pictureNumber: frameNumber, pictureOrderCount: read.pictureOrderCount, expected: read.expected)
-        // Frames the decoder never outputs (RASL pictures after a CRA it started at) leave their
-        // entry: forget those far behind, as the session does (reordering spans at most the DPB).
-        if entries.count > 256 { entries = entries.filter { $0.key &+ 128 >= frameNumber } }
+        entries.set(
+            Entry(pictureNumber: frameNumber, pictureOrderCount: read.pictureOrderCount, expected: read.expected),
+            for: frameNumber)
     }
 
-    mutating func take(frameNumber: UInt32) -> Entry? { entries.removeValue(forKey: frameNumber) }
+    mutating func take(frameNumber: UInt32) -> Entry? { entries.take(frameNumber) }
 }
 
 extension VTDec {
     /// Before a sample goes to the session: its picture's hash, when verify-picture-hash is on
     /// for an H.265 stream.
     func notePictureHash(frameNumber: UInt32, sample: UnsafeRawBufferPointer, description: FormatDescription) {
-        let isH265 = description.codecType == .hevc || description.codecType == .hevcInBandParameterSets
+        let isH265 = description.codecType.isHEVC
         guard isH265, settings.withLock({ $0.verifyPictureHash }) else { return }
         pictureHashes.withLock { $0.note(frameNumber: frameNumber, sample: sample, description: description) }
     }
