@@ -309,3 +309,17 @@ struct PixelBufferLayout: Sendable {
         self.byteCount = offset
     }
 }
+
+extension PixelBufferAttachments {
+    /// What a hardware decoder's pictures of a stream described by `format` carry: the VUI's
+    /// colour description, chroma siting and pixel aspect ratio, and full range where the output
+    /// format says so and the VUI does not.
+    public init(decoding format: FormatDescription, pixelFormat: PixelFormat) {
+        self.init(
+            colorPrimaries: format.extensions.colorPrimaries, transferFunction: format.extensions.transferFunction,
+            yCbCrMatrix: format.extensions.yCbCrMatrix,
+            fullRange: format.extensions.fullRange ?? (pixelFormat == .nv12FullRange ? true : nil),
+            chromaLocation: format.extensions.chromaLocationTopField,
+            pixelAspectRatio: format.extensions.pixelAspectRatio)
+    }
+}

@@ -17,9 +17,12 @@ final class CachedVADevice: Sendable {
     private let device = Mutex<VADevice?>(nil)
     private let log: @Sendable (String) -> Void
     let purpose: VADevicePurpose
+    /// Only this DRM render node (hardware-device=/dev/dri/renderD129); nil: any device.
+    let renderNode: String?
 
-    init(purpose: VADevicePurpose, log: @escaping @Sendable (String) -> Void) {
+    init(purpose: VADevicePurpose, renderNode: String? = nil, log: @escaping @Sendable (String) -> Void) {
         self.purpose = purpose
+        self.renderNode = renderNode
         self.log = log
     }
 
@@ -31,7 +34,7 @@ final class CachedVADevice: Sendable {
     func open() -> Result<VADevice, VADeviceUnavailable> {
         device.withLock { cached in
             if let cached { return .success(cached) }
-            let result = VASharedDevices.device(for: purpose, log: log)
+            let result = VASharedDevices.device(for: purpose, renderNode: renderNode, log: log)
             if case .success(let found) = result { cached = found }
             return result
         }
@@ -56,7 +59,7 @@ final class VADevice: @unchecked Sendable {
     /// The first display (render nodes in order, then X11) that offers H.264 for `purpose`
     /// (any H.264 entrypoint when nil); displays that do not are passed over and closed.
     static func open(
-        for purpose: VADevicePurpose?, log: @escaping @Sendable (String) -> Void,
+        for purpose: VADevicePurpose?, renderNode: String? = nil, log: @escaping @Sendable (String) -> Void,
         renderNodeDirectory: String = "/dev/dri", x11DisplayNames: [String] = VADisplayConnection.defaultX11DisplayNames
     ) -> Result<VADevice, VADeviceUnavailable> {
         var probed: VACapabilities?
@@ -64,6 +67,9 @@ final class VADevice: @unchecked Sendable {
             let connection = try VADisplayConnection.open(
                 renderNodeDirectory: renderNodeDirectory, x11DisplayNames: x11DisplayNames, log: log
             ) { connection in
+                if let renderNode, connection.description != VADevice.description(ofRenderNode: renderNode) {
+                    return "not the device asked for (\(renderNode))"
+                }
                 let capabilities: VACapabilities
                 do throws(VAError) {
                     capabilities = try connection.probeCapabilities()
@@ -86,6 +92,9 @@ final class VADevice: @unchecked Sendable {
             return .failure(VADeviceUnavailable(reason: "no VA-API device: \(error)"))
         }
     }
+
+    /// How a connection on a DRM render node describes itself.
+    static func description(ofRenderNode node: String) -> String { "DRM render node \(node)" }
 
     /// Why a device without any H.264 entrypoint serves none of SwiftVT's work.
     private static func noH264(_ capabilities: VACapabilities) -> String? {
@@ -125,18 +134,22 @@ enum VASharedDevices {
     private static let open = Mutex<[WeakDevice]>([])
 
     /// A device of the process that serves `purpose`, or a newly discovered one.
-    static func device(for purpose: VADevicePurpose, log: @escaping @Sendable (String) -> Void) -> Result<
+    static func device(
+        for purpose: VADevicePurpose, renderNode: String? = nil, log: @escaping @Sendable (String) -> Void
+    ) -> Result<
         VADevice, VADeviceUnavailable
     > {
         open.withLock { devices in
             devices.removeAll { $0.device == nil }
-            if let shared = devices.lazy.compactMap(\.device).first(where: {
-                purpose.missing(in: $0.capabilities) == nil
+            if let shared = devices.lazy.compactMap(\.device).first(where: { device in
+                purpose.missing(in: device.capabilities) == nil
+                    && (renderNode.map { device.connection.description == VADevice.description(ofRenderNode: $0) }
+                        ?? true)
             }) {
                 log("VA-API device \(shared.summary): shared with the other SwiftVT elements of this process")
                 return .success(shared)
             }
-            let result = VADevice.open(for: purpose, log: log)
+            let result = VADevice.open(for: purpose, renderNode: renderNode, log: log)
             if case .success(let device) = result { devices.append(WeakDevice(device)) }
             return result
         }

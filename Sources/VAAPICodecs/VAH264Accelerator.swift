@@ -45,7 +45,7 @@ final class VASurfacePool {
 /// pictures back into ``PixelBuffer``s.
 ///
 /// One decoding context per coded size; surfaces from a pool sized DPB + 4.
-final class VAH264Accelerator: H264Accelerator {
+final class VAH264Accelerator: H264DeviceAccelerator {
     private let connection: VADisplayConnection
     private let config: VAConfig
     private let output: VAOutputReader
@@ -61,6 +61,10 @@ final class VAH264Accelerator: H264Accelerator {
     var outputPictures: [H264Picture] = []
     /// Pictures started so far: tells the backend whether a sample produced a picture.
     private(set) var startedPictureCount = 0
+    let apiName = "VA-API"
+    let damagedPictureText =
+        "the VA-API device decoded this picture with errors (VA_STATUS_ERROR_DECODING_ERROR) "
+        + "and concealed them; it is output as the device left it"
 
     init(connection: VADisplayConnection, config: consuming VAConfig, output: VAOutputReader) {
         self.connection = connection
@@ -91,7 +95,7 @@ final class VAH264Accelerator: H264Accelerator {
             // The same coded size (the config fixes profile and RT format): the context and its
             // surfaces stay, as in GStreamer's va decoder. Re-creating them for a sequence whose
             // size did not change stalls NVDEC and loses nothing else.
-            try output.startSequence(sps)
+            try output.pictures.startSequence(sps)
             return
         }
         context = nil
@@ -109,7 +113,7 @@ final class VAH264Accelerator: H264Accelerator {
             throw Self.failed(error)
         }
         codedSize = (width, height)
-        try output.startSequence(sps)
+        try output.pictures.startSequence(sps)
     }
 
     func startPicture(
@@ -215,4 +219,6 @@ final class VAH264Accelerator: H264Accelerator {
         if read.damaged { lease.damaged = true }
         return (read.image, lease.damaged)
     }
+
+    func flushed() { output.pictures.trimIdle() }
 }

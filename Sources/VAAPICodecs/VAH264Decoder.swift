@@ -10,9 +10,12 @@ import VAPlumbing
 public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
     let cachedDevice: CachedVADevice
 
-    /// - Parameter log: libva's and the probe's messages (vtdec sends them to GStreamer's debug log).
-    public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
-        cachedDevice = CachedVADevice(purpose: .decoding, log: log)
+    /// - Parameters:
+    ///   - renderNode: only this DRM render node (vtdec's hardware-device); nil: the first device
+    ///     that decodes H.264.
+    ///   - log: libva's and the probe's messages (vtdec sends them to GStreamer's debug log).
+    public init(renderNode: String? = nil, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        cachedDevice = CachedVADevice(purpose: .decoding, renderNode: renderNode, log: log)
     }
 
     public var name: String { cachedDevice.name }
@@ -96,26 +99,19 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
                 reason: .outputPixelFormatsNotOffered(
                     backend: "the VA path", requested: wanted, offered: [.nv12VideoRange, .i420]))
         }
-        return try VAH264Decoder(
+        return try VAH264Decoder.make(
             device: chosen.0, profile: chosen.1, format: format, pixelFormat: pixelFormat,
             rowAlignment: attributes.rowAlignment, consumer: attributes.consumer)
     }
 }
 
-/// One decoder instance on the VA path (``DecoderBackend``).
-final class VAH264Decoder: DecoderBackend {
-    private let accelerator: VAH264Accelerator
-    private let output: VAOutputReader
-    private let decoder: H264PictureDecoder
-    private let nalUnitHeaderLength: Int
-    /// Timing of the samples whose pictures have not been output yet, by frame reference.
-    private var timings: [UInt64: (presentationTimeStamp: MediaTime, duration: MediaTime)] = [:]
-    private var startedPictures = 0
-
-    init(
+/// One decoder instance on the VA path: the accelerated H.264 decoder over a VA accelerator
+/// (``AcceleratedH264Decoder``), made with its VA config and output reader.
+enum VAH264Decoder {
+    static func make(
         device: VADevice, profile: VAProfile, format: FormatDescription, pixelFormat: PixelFormat, rowAlignment: Int,
         consumer: PixelBufferConsumer?
-    ) throws(VTError) {
+    ) throws(VTError) -> AcceleratedH264Decoder<VAH264Accelerator> {
         let config: VAConfig
         do {
             config = try VAConfig(
@@ -126,130 +122,16 @@ final class VAH264Decoder: DecoderBackend {
                 .decoderFailed, "the VA-API decoder could not be set up: \(error)", backendStatus: error.status,
                 operation: error.call)
         }
-        var attachments = PixelBufferAttachments()
-        attachments.colorPrimaries = format.extensions.colorPrimaries
-        attachments.transferFunction = format.extensions.transferFunction
-        attachments.yCbCrMatrix = format.extensions.yCbCrMatrix
-        attachments.fullRange = format.extensions.fullRange ?? (pixelFormat == .nv12FullRange ? true : nil)
-        attachments.chromaLocation = format.extensions.chromaLocationTopField
-        attachments.pixelAspectRatio = format.extensions.pixelAspectRatio
         let output = VAOutputReader(
-            connection: device.connection, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
-            attachments: attachments,
-            consumer: consumer)
-        self.output = output
-        accelerator = VAH264Accelerator(connection: device.connection, config: config, output: output)
-        decoder = H264PictureDecoder(accelerator: accelerator)
-        nalUnitHeaderLength = format.nalUnitHeaderLength
-        for parameterSet in format.parameterSets {
-            parameterSet.withUnsafeBytes { bytes in
-                // A parameter set that does not parse is reported when a slice needs it.
-                try? decoder.storeParameterSet(nalUnit: bytes)
-            }
-        }
-    }
-
-    func decode(_ sample: SampleBuffer, frameReference: UInt64) throws(VTError) -> [DecodedFrame] {
-        var frames: [DecodedFrame] = []
-        guard let data = sample.dataBuffer else { return frames }
-        let timing = (try? sample.timingInfo(at: 0)) ?? .invalid
-        timings[frameReference] = (timing.presentationTimeStamp, timing.duration)
-        let startedBefore = accelerator.startedPictureCount
-        var damage: H264DecodingError?
-        var fatal: H264DecodingError?
-        let headerLength = nalUnitHeaderLength
-        data.withContiguousBytes { bytes in
-            do {
-                try AVCC.forEachNALUnit(in: bytes, nalUnitHeaderLength: headerLength) { range in
-                    do throws(H264DecodingError) {
-                        try decoder.decode(
-                            nalUnit: UnsafeRawBufferPointer(rebasing: bytes[range]), frameReference: frameReference)
-                    } catch {
-                        if case .bitstream = error { damage = damage ?? error } else { fatal = fatal ?? error }
-                    }
-                }
-            } catch {
-                damage = damage ?? .bitstream(.malformedFraming("\(error)"))
-            }
-        }
-        if fatal == nil {
-            do throws(H264DecodingError) {
-                try decoder.finishAccessUnit()
-            } catch {
-                if case .bitstream = error { damage = damage ?? error } else { fatal = error }
-            }
-        }
-        frames += try collectOutput()
-        if let fatal { throw Self.sessionError(fatal) }
-        if let damage {
-            frames.append(
-                DecodedFrame(
-                    status: VTError(.badData, "damaged H.264 data: \(damage)"), frameReference: frameReference))
-        } else if accelerator.startedPictureCount == startedBefore {
-            // No picture came of this sample (decoding waits for an IDR or I picture): say so,
-            // so the caller does not wait for it.
-            timings[frameReference] = nil
-            frames.append(DecodedFrame(infoFlags: [.frameDropped], frameReference: frameReference))
-        }
-        return frames
+            connection: device.connection,
+            pictures: DeviceOutputPictures(
+                api: "VA-API", pixelFormat: pixelFormat, rowAlignment: rowAlignment,
+                attachments: PixelBufferAttachments(decoding: format, pixelFormat: pixelFormat), consumer: consumer))
+        let accelerator = VAH264Accelerator(connection: device.connection, config: config, output: output)
+        return AcceleratedH264Decoder(accelerator: accelerator, format: format)
     }
 
     static func sessionError(_ error: H264DecodingError) -> VTError {
-        switch error {
-        case .unsupported(let what):
-            return VTError(.unsupportedFormat, "\(what) (not supported by the VA path)")
-        case .acceleratorFailed(let message, let status, let operation):
-            return VTError(.decoderFailed, message, backendStatus: status, operation: operation)
-        case .bitstream(let problem):
-            return VTError(.badData, "damaged H.264 data: \(problem)")
-        }
-    }
-
-    /// The pictures the state machine output, read back, in output order.
-    private func collectOutput() throws(VTError) -> [DecodedFrame] {
-        var frames: [DecodedFrame] = []
-        let pictures = accelerator.outputPictures
-        accelerator.outputPictures.removeAll()
-        for picture in pictures {
-            let timing = timings.removeValue(forKey: picture.frameReference)
-            var frame = DecodedFrame(
-                presentationTimeStamp: timing?.presentationTimeStamp ?? .invalid,
-                duration: timing?.duration ?? .invalid,
-                frameReference: picture.frameReference)
-            if picture.decodingFailed {
-                frame.status = VTError(.decoderFailed, "the VA-API device failed to decode this picture")
-            } else {
-                let read = try accelerator.readBack(picture)
-                frame.imageBuffer = read.image
-                frame.infoFlags.insert(.imageBufferModifiable)
-                if read.damaged {
-                    // As libavcodec's concealed pictures: output, with the damage reported.
-                    frame.status = VTError(
-                        .badData,
-                        "the VA-API device decoded this picture with errors (VA_STATUS_ERROR_DECODING_ERROR) "
-                            + "and concealed them; it is output as the device left it")
-                }
-            }
-            frames.append(frame)
-        }
-        return frames
-    }
-
-    func drain() throws(VTError) -> [DecodedFrame] {
-        do throws(H264DecodingError) {
-            try decoder.drain()
-        } catch {
-            let frames = (try? collectOutput()) ?? []
-            if case .bitstream = error { return frames + [DecodedFrame(status: Self.sessionError(error))] }
-            throw Self.sessionError(error)
-        }
-        return try collectOutput()
-    }
-
-    func flush() {
-        decoder.flush()
-        accelerator.outputPictures.removeAll()
-        timings.removeAll()
-        output.trimIdle()
+        H264AcceleratorErrors.sessionError(error, api: "VA-API")
     }
 }

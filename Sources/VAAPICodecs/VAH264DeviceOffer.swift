@@ -1,4 +1,5 @@
 import CVA
+import SwiftVT
 import VAPlumbing
 
 /// What the machine's VA-API device offers SwiftVT's H.264 elements: read at plugin load to
@@ -41,13 +42,9 @@ public struct VAH264DeviceOffer: Sendable {
     /// they use no FMO/ASO (VAH264Profiles.candidates checks that per stream, with a clear error).
     static func decodableProfiles(_ capabilities: VACapabilities) -> [String] {
         let decodes = { (profile: VAProfile) in capabilities.supports(profile: profile, entrypoint: VAEntrypointVLD) }
-        var names: [String] = []
-        if decodes(VAProfileH264ConstrainedBaseline) || decodes(VAProfileH264Main) || decodes(VAProfileH264High) {
-            names += ["constrained-baseline", "baseline"]
-        }
-        if decodes(VAProfileH264Main) || decodes(VAProfileH264High) { names.append("main") }
-        if decodes(VAProfileH264High) { names += ["high", "progressive-high", "constrained-high"] }
-        return names
+        return H264DeviceStreamCheck.capsProfiles(
+            constrainedBaseline: decodes(VAProfileH264ConstrainedBaseline), main: decodes(VAProfileH264Main),
+            high: decodes(VAProfileH264High))
     }
 
     /// The first H.264 encoding endpoint of the device, if it has one.

@@ -162,10 +162,12 @@ extension VAH264Encoder {
     func readBack(sourceSlot: Int) -> PixelBuffer? {
         guard let objects else { return nil }
         let reader = VAOutputReader(
-            connection: connection, pixelFormat: configuration.pixelFormat, rowAlignment: 64,
-            attachments: PixelBufferAttachments())
+            connection: connection,
+            pictures: DeviceOutputPictures(
+                api: "VA-API", pixelFormat: configuration.pixelFormat, rowAlignment: 64,
+                attachments: PixelBufferAttachments(), consumer: nil))
         do {
-            try reader.startSequence(sps)
+            try reader.pictures.startSequence(sps)
             return try reader.read(
                 surface: objects.sourceSurfaces.ids[sourceSlot],
                 codedSize: (widthInMacroblocks * 16, heightInMacroblocks * 16)

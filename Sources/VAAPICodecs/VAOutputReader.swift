@@ -13,51 +13,15 @@ import VAPlumbing
 /// consumer flushes.
 final class VAOutputReader {
     private let connection: VADisplayConnection
-    let pixelFormat: PixelFormat
-    private let rowAlignment: Int
-    private let attachments: PixelBufferAttachments
-    private let consumer: PixelBufferConsumer?
-    private var pool: PixelBufferPool?
-    private var crop = (x: 0, y: 0, width: 0, height: 0)
+    /// The pool the pictures are read into, and the crop.
+    let pictures: DeviceOutputPictures
+    private var crop: (x: Int, y: Int, width: Int, height: Int) { pictures.crop }
     /// How pictures are read back: see ``ReadBackMethodChoice``.
     private var method = ReadBackMethodChoice()
 
-    init(
-        connection: VADisplayConnection, pixelFormat: PixelFormat, rowAlignment: Int,
-        attachments: PixelBufferAttachments,
-        consumer: PixelBufferConsumer? = nil
-    ) {
+    init(connection: VADisplayConnection, pictures: DeviceOutputPictures) {
         self.connection = connection
-        self.pixelFormat = pixelFormat
-        self.rowAlignment = rowAlignment
-        self.attachments = attachments
-        self.consumer = consumer
-    }
-
-    func startSequence(_ sps: SequenceParameterSet) throws(H264DecodingError) {
-        let rect = sps.cropRect
-        crop = (rect.x, rect.y, rect.width, rect.height)
-        // The pictures are copies, so the DPB (in VA surfaces) holds none of them; but one call
-        // may output every picture the DPB held (an IDR or a drain bumps them all, C.4.4), all
-        // read back before the caller sees any: the DPB, plus two in transit to the consumer,
-        // plus what the consumer holds (PixelBufferConsumer). Without a consumer, no bound: the
-        // caller may keep every picture.
-        let wanted = PixelBufferPool.Attributes(
-            width: rect.width, height: rect.height, pixelFormat: pixelFormat, rowAlignment: rowAlignment,
-            maximumBufferCount: consumer == nil ? nil : sps.maxDpbFrames + 2, attachments: attachments)
-        // A sequence with the same output keeps the pool and its pictures.
-        if pool?.attributes == wanted { return }
-        pool?.invalidate()
-        do {
-            pool = try PixelBufferPool(attributes: wanted, consumer: consumer)
-        } catch {
-            throw .acceleratorFailed("no \(rect.width)x\(rect.height) \(pixelFormat) output pictures: \(error)")
-        }
-    }
-
-    /// Frees the idle pictures (after a seek).
-    func trimIdle() {
-        pool?.flush()
+        self.pictures = pictures
     }
 
     /// The picture in `surface`, cropped; `damaged` when vaSyncSurface reported
@@ -66,31 +30,7 @@ final class VAOutputReader {
     func read(surface: VASurfaceID, codedSize: (width: Int, height: Int)) throws(VTError) -> (
         image: PixelBuffer, damaged: Bool
     ) {
-        guard var pool else { throw VTError(.decoderFailed, "VA-API: a picture was output before its sequence") }
-        // A consumer that renegotiated and no longer takes the format read back so far gets the
-        // other one (NV12 or I420): the surfaces read back either way.
-        if let preferences = consumer?.pixelFormatPreferences, !preferences.contains(pool.attributes.pixelFormat),
-            let wanted = preferences.first(where: { [.nv12VideoRange, .i420].contains($0) })
-        {
-            var attributes = pool.attributes
-            attributes.pixelFormat = wanted
-            pool.invalidate()
-            do {
-                pool = try PixelBufferPool(attributes: attributes, consumer: consumer)
-            } catch {
-                throw VTError(.allocationFailed, reason: .outputPicturesUnavailable(wanted, detail: "\(error)"))
-            }
-            self.pool = pool
-        }
-        let destination: PixelBuffer
-        do {
-            // May wait for downstream to give a picture back.
-            destination = try pool.makePixelBuffer()
-        } catch .flushing {
-            throw VTError(.flushing, "the consumer is flushing: read-back stopped waiting for an output picture")
-        } catch {
-            throw VTError(.allocationFailed, "no output picture available: \(error)")
-        }
+        let destination = try pictures.makeDestination()
         var damaged = false
         do throws(VAError) {
             do throws(VAError) {
@@ -185,7 +125,7 @@ final class VAOutputReader {
             let v = destination.planes[2]
             for row in 0..<chromaHeight {
                 let source = UnsafeRawPointer(base + chromaOffset + (crop.y / 2 + row) * chromaPitch + crop.x)
-                Self.deinterleave(
+                NV12Chroma.deinterleave(
                     source, u: u.baseAddress + row * u.bytesPerRow, v: v.baseAddress + row * v.bytesPerRow,
                     count: chromaWidth)
             }
@@ -195,28 +135,6 @@ final class VAOutputReader {
                 let source = base + chromaOffset + (crop.y / 2 + row) * chromaPitch + crop.x
                 (chroma.baseAddress + row * chroma.bytesPerRow).copyMemory(from: source, byteCount: chromaWidth * 2)
             }
-        }
-    }
-
-    /// NV12's interleaved CbCr row into I420's two planes, 32 bytes (16 pairs) at a time: SIMD
-    /// loads and the even/odd halves, which the compiler turns into byte shuffles (pshufb/unpck
-    /// on x86, uzp on ARM), then the remaining pairs one by one.
-    static func deinterleave(
-        _ source: UnsafeRawPointer, u: UnsafeMutableRawPointer, v: UnsafeMutableRawPointer, count: Int
-    ) {
-        var column = 0
-        while column + 16 <= count {
-            let pairs = source.loadUnaligned(fromByteOffset: 2 * column, as: SIMD32<UInt8>.self)
-            u.storeBytes(of: pairs.evenHalf, toByteOffset: column, as: SIMD16<UInt8>.self)
-            v.storeBytes(of: pairs.oddHalf, toByteOffset: column, as: SIMD16<UInt8>.self)
-            column += 16
-        }
-        while column < count {
-            u.storeBytes(
-                of: source.load(fromByteOffset: 2 * column, as: UInt8.self), toByteOffset: column, as: UInt8.self)
-            v.storeBytes(
-                of: source.load(fromByteOffset: 2 * column + 1, as: UInt8.self), toByteOffset: column, as: UInt8.self)
-            column += 1
         }
     }
 }
