@@ -32,6 +32,8 @@ let package = Package(
         .library(name: "SoftwareCodecs", targets: ["SoftwareCodecs"]),
         .library(name: "VAPlumbing", targets: ["VAPlumbing"]),
         .library(name: "VAAPICodecs", targets: ["VAAPICodecs"]),
+        .library(name: "CUDAPlumbing", targets: ["CUDAPlumbing"]),
+        .library(name: "NVDECCodecs", targets: ["NVDECCodecs"]),
         // The GStreamer plugin: libgstswiftvt.so, plugin name "swiftvt".
         .library(name: "gstswiftvt", type: .dynamic, targets: ["SwiftVTElements"]),
         .executable(name: "swiftvt-h264-fuzz", targets: ["H264Fuzz"]),
@@ -81,6 +83,17 @@ let package = Package(
         .target(
             name: "VAAPICodecs", dependencies: ["SwiftVT", "MediaCore", "NALBitstream", "H264", "VAPlumbing", "CVA"],
             swiftSettings: optimized),
+        // The CUDA driver API and NVDEC (the ffnvcodec headers, Debian libffmpeg-nvenc-dev: no CUDA
+        // toolkit), loaded on first use (Sources/CCUDA/loader.c), hidden like CVA's.
+        .target(name: "CCUDA", linkerSettings: [.linkedLibrary("dl")]),
+        // CUDA plumbing, no codec logic: the driver, devices, contexts, streams, NVDEC decoders and
+        // mapped frames as owned types, one error type for every CUDA call.
+        .target(name: "CUDAPlumbing", dependencies: ["CCUDA"], swiftSettings: optimized),
+        // Hardware backends on NVIDIA GPUs: the H.264 decoder (the H264 layer's decoding state
+        // machine over an NVDEC accelerator).
+        .target(
+            name: "NVDECCodecs", dependencies: ["SwiftVT", "MediaCore", "H264", "CUDAPlumbing", "CCUDA"],
+            swiftSettings: optimized),
         .plugin(
             name: "InstallGStreamerPlugin",
             capability: .command(
@@ -98,7 +111,7 @@ let package = Package(
             name: "SwiftVTElements",
             dependencies: [
                 "CSwiftVTShim", "CGStreamer", "H264", "H265", "MediaCore", "NALBitstream", "SwiftVT", "SoftwareCodecs",
-                "VAAPICodecs"
+                "VAAPICodecs", "NVDECCodecs"
             ],
             // Debug builds (`swift test`) also register the elements of test builds only
             // (Elements.swift's testBuildOnly); the release plugin users install never has them.

@@ -59,7 +59,7 @@ enum PluginElements {
     #endif
 
     /// Registers every row with `plugin`; false at the first that fails.
-    static func register(in plugin: OpaquePointer, device: VADeviceOfferAtLoad) -> Bool {
+    static func register(in plugin: OpaquePointer, device: HardwareOfferAtLoad) -> Bool {
         HardwareSinkCaps.remember(device.decoderSinkCaps)
         for row in table {
             // Made now, at plugin load, so GST_DEBUG and --gst-debug-help know it before any
@@ -114,7 +114,7 @@ enum RankRule: Sendable {
     /// vtenc_h264_hw is offered to autopluggers only where a VA device encodes H.264 (as vtdec_hw).
     case aboveSoftwareWhereTheDeviceEncodes
 
-    func value(for device: VADeviceOfferAtLoad) -> guint {
+    func value(for device: HardwareOfferAtLoad) -> guint {
         let aboveSoftware = GST_RANK_SECONDARY.rawValue + 1
         switch self {
         case .fixed(let rank): return rank.rawValue
@@ -143,20 +143,26 @@ func pluginInit(_ plugin: OpaquePointer?) -> gboolean {
     gst_plugin_add_dependency_simple(
         plugin, "LIBVA_DRIVER_NAME,LIBVA_DRIVERS_PATH,DISPLAY", "/dev/dri", "renderD",
         GST_PLUGIN_DEPENDENCY_FLAG_FILE_NAME_IS_PREFIX)
+    // The same for CUDA devices: the NVIDIA device nodes, the devices CUDA may see, and where
+    // libcuda.so.1 is found (a driver installed into a library path).
+    gst_plugin_add_dependency_simple(
+        plugin, "CUDA_VISIBLE_DEVICES,LD_LIBRARY_PATH", "/dev", "nvidia", GST_PLUGIN_DEPENDENCY_FLAG_FILE_NAME_IS_PREFIX
+    )
     // The device is probed when the registry describes this plugin anew (a registry scan, normally
     // in gst-plugin-scanner, or a static registration). When the registry already lists the
     // features, this load only creates elements: gst_element_register then attaches the type to
     // the existing feature and keeps its rank and pad templates from the scan, so probing again
     // would cost libva's and the driver's start-up in every process for nothing, and would touch
     // VA-API in a process whose elements all have hardware=disable.
-    let device: VADeviceOfferAtLoad
+    let device: HardwareOfferAtLoad
     if registryDescribes(plugin) {
         log.info(
-            UnsafeMutableRawPointer(plugin), "the registry already describes the elements: no VA-API probe at this load"
+            UnsafeMutableRawPointer(plugin),
+            "the registry already describes the elements: no hardware probe at this load"
         )
-        device = VADeviceOfferAtLoad(decoderSinkCaps: nil, encodes: false)
+        device = HardwareOfferAtLoad(decoderSinkCaps: nil, encodes: false)
     } else {
-        device = VADeviceOfferAtLoad.probe()
+        device = HardwareOfferAtLoad.probe()
     }
     return PluginElements.register(in: plugin, device: device).gboolean
 }

@@ -85,7 +85,7 @@ struct VTDecTests {
             // name and property, the displays tried, what to do.
             #expect(result.errors.count == 1, "\(result.errors)")
             #expect(result.buffers.isEmpty)
-            #expect(error.hasPrefix("\(name): hardware=require, but no VA-API device here decodes H.264"), "\(error)")
+            #expect(error.hasPrefix("\(name): hardware=require, but no hardware device here decodes H.264"), "\(error)")
             #expect(error.contains("tried:"), "\(error)")
             #expect(error.contains("Use hardware=auto"), "\(error)")
             #expect(!error.contains("hardwarePolicy"), "\(error)")

@@ -25,7 +25,7 @@ from swiftvt_testing import PipelineRunner
 
 REQUIRE = {
     "vtdec hardware=require": (
-        r"hardware=require, but no VA-API device here decodes H.264.*Use hardware=auto",
+        r"hardware=require, but no hardware device here decodes H.264.*Use hardware=auto",
         lambda s, w: ["filesrc", f"location={s}", "!", "h264parse-to-avcc", "!", "vtdec", "hardware=require", "!",
                       "video/x-raw,format=I420", "!", "filesink", f"location={w / 'out.yuv'}"]),
     "vtdec_hw": (r"hardware=require, but no VA-API device",
@@ -165,7 +165,7 @@ def test_422_vtdec_require_with_a_device_refused_at_the_caps(device_env, fixture
     result = PipelineRunner(device_env, pipeline.work)("filesrc", f"location={fixture_422}", "!",
                                                        "h264parse", "!", "vtdec",
                                                        "hardware=require", "!", "fakesink", timeout=30)
-    assert result.errors and ("swiftvtdec0: hardware=require, but the VA-API device cannot decode this "
+    assert result.errors and ("swiftvtdec0: hardware=require, but no hardware device here can decode this "
                               "stream: chroma_format_idc 2"
                               in text(result.errors[0])), result.log[-2000:]
     # GST_STREAM_ERROR_CODEC_NOT_FOUND: the device has no decoder for this stream.

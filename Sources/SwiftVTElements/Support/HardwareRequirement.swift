@@ -17,13 +17,14 @@ enum HardwareRequirement {
         _ policy: HardwarePolicy, work: Work, element: UnsafeMutableRawPointer, unavailableReason: () -> String?
     ) -> Bool {
         guard policy == .require, let reason = unavailableReason() else { return true }
-        let (verb, fallback) =
+        // Decoders look at every device API (VA-API, NVDEC); SwiftVT's hardware encoder is VA-API's.
+        let (devices, verb, fallback) =
             work == .decoding
-            ? ("decodes", "hardware=auto (or the vtdec element) to decode with libavcodec")
-            : ("encodes", "hardware=auto (or the vtenc element) to encode with x264")
+            ? ("hardware device", "decodes", "hardware=auto (or the vtdec element) to decode with libavcodec")
+            : ("VA-API device", "encodes", "hardware=auto (or the vtenc element) to encode with x264")
         ElementMessage(
             domain: .resource(GST_RESOURCE_ERROR_NOT_FOUND),
-            text: "hardware=require, but no VA-API device here \(verb) H.264: \(reason)"
+            text: "hardware=require, but no \(devices) here \(verb) H.264: \(reason)"
                 + "\(reason.hasSuffix(".") ? "" : ".") Use \(fallback).",
             debug: reason
         ).post(from: element, isError: true)

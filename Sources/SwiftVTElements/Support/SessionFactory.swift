@@ -1,18 +1,81 @@
 import CGStreamer
 import MediaCore
+import NVDECCodecs
 import SoftwareCodecs
 import SwiftVT
+import Synchronization
 import VAAPICodecs
 
-/// A VA-API backend factory as the elements use it: made with a log closure, asked whether a
-/// device here does the work at all.
+/// The hardware backend factories of an element as it uses them: made with a log closure and the
+/// device the element may use, asked whether a device here does the work at all.
 protocol HardwareBackendFactory: Sendable {
-    init(log: @escaping @Sendable (String) -> Void)
+    init(log: @escaping @Sendable (String) -> Void, device: HardwareDeviceChoice)
+    /// The device choice the factory was made for.
+    var device: HardwareDeviceChoice { get }
     func deviceUnavailableReason() -> String?
 }
 
-extension VAH264DecoderFactory: HardwareBackendFactory {}
-extension VAH264EncoderFactory: HardwareBackendFactory {}
+extension VAH264EncoderFactory: HardwareBackendFactory {
+    /// SwiftVT's hardware encoder is VA-API's, on the first device that encodes.
+    convenience init(log: @escaping @Sendable (String) -> Void, device: HardwareDeviceChoice) {
+        self.init(log: log)
+    }
+    var device: HardwareDeviceChoice { .auto }
+}
+
+/// A decoder's hardware: every device API whose devices `device` allows, VA-API first, then
+/// NVDEC (CUDA). Under hardware=auto or require a session tries them in that order, and the
+/// element's require check passes when any of them has a device that decodes H.264.
+final class HardwareDecoders: HardwareBackendFactory {
+    let device: HardwareDeviceChoice
+    let factories: [any DecoderBackendFactory & DeviceCheckingFactory]
+
+    init(log: @escaping @Sendable (String) -> Void, device: HardwareDeviceChoice) {
+        self.device = device
+        var factories: [any DecoderBackendFactory & DeviceCheckingFactory] = []
+        if device.allowsVA { factories.append(VAH264DecoderFactory(renderNode: device.renderNode, log: log)) }
+        if device.allowsCUDA { factories.append(NVDECH264DecoderFactory(ordinal: device.cudaOrdinal, log: log)) }
+        self.factories = factories
+    }
+
+    /// nil when some allowed device decodes H.264; else each API's reason, for the one ERROR.
+    func deviceUnavailableReason() -> String? {
+        var reasons: [String] = []
+        for factory in factories {
+            guard let reason = factory.deviceUnavailableReason() else { return nil }
+            reasons.append("\(factory.apiName): \(reason)")
+        }
+        return reasons.joined(separator: "; ")
+    }
+
+    /// nil when some allowed device decodes this stream; else the first API's reason (each
+    /// API's in the text when there are several).
+    func unavailableReason(for format: FormatDescription) -> VTError.Reason? {
+        var reasons: [(String, VTError.Reason)] = []
+        for factory in factories {
+            guard let reason = factory.unavailableReason(for: format) else { return nil }
+            reasons.append((factory.apiName, reason))
+        }
+        guard reasons.count > 1 else { return reasons.first?.1 }
+        return .other(reasons.map { "\($0.0): \(GStreamerWording.text($0.1))" }.joined(separator: "; "))
+    }
+}
+
+/// A hardware decoder factory that can say, before any stream, whether a device here decodes
+/// H.264 at all.
+protocol DeviceCheckingFactory {
+    /// "VA-API", "NVDEC".
+    var apiName: String { get }
+    func deviceUnavailableReason() -> String?
+}
+
+extension VAH264DecoderFactory: DeviceCheckingFactory {
+    var apiName: String { "VA-API" }
+}
+
+extension NVDECH264DecoderFactory: DeviceCheckingFactory {
+    var apiName: String { "NVDEC (CUDA)" }
+}
 
 /// How an element makes its sessions, the one place for it: the backends in order (the element's
 /// VA-API factory, then the software backend), VA-API log lines in the element's debug category,
@@ -21,24 +84,31 @@ extension VAH264EncoderFactory: HardwareBackendFactory {}
 /// element uses one display, and a device that appears later is found at the next open.
 final class SessionFactory<Hardware: HardwareBackendFactory>: Sendable {
     private let hardware: HardwareFactoryHolder<Hardware>
+    /// The device choice the element asked for last (vtdec's hardware-device).
+    private let device = Mutex(HardwareDeviceChoice.auto)
 
     init(log: DebugCategory, element: UnsafeMutableRawPointer) {
         // The element's address, for the log lines (an integer, as the closure is Sendable).
         let address = UInt(bitPattern: element)
-        hardware = HardwareFactoryHolder {
-            Hardware(log: { log.debug(UnsafeMutableRawPointer(bitPattern: address), $0) })
+        hardware = HardwareFactoryHolder { device in
+            Hardware(log: { log.debug(UnsafeMutableRawPointer(bitPattern: address), $0) }, device: device)
         }
     }
 
-    /// The element's VA-API factory (made on first use).
-    var hardwareFactory: Hardware { hardware.current }
+    /// The element's hardware factory (made on first use, and again when the device choice
+    /// changed).
+    var hardwareFactory: Hardware {
+        hardware.current(for: device.withLock { $0 })
+    }
 
     /// hardware=require at the state change: true when `policy` can be met; otherwise the
-    /// element's one ERROR is posted.
-    func checkHardwarePolicy(_ policy: HardwarePolicy, work: HardwareRequirement.Work, element: UnsafeMutableRawPointer)
-        -> Bool
-    {
-        let factory = hardware.current
+    /// element's one ERROR is posted. `device` is the element's device choice from now on.
+    func checkHardwarePolicy(
+        _ policy: HardwarePolicy, work: HardwareRequirement.Work, device: HardwareDeviceChoice = .auto,
+        element: UnsafeMutableRawPointer
+    ) -> Bool {
+        self.device.withLock { $0 = device }
+        let factory = hardwareFactory
         return HardwareRequirement.check(policy, work: work, element: element) { factory.deviceUnavailableReason() }
     }
 
@@ -58,7 +128,7 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
         var sessionProperties = properties
         settings.apply(to: &sessionProperties)
         let backends: [any EncoderBackendFactory] =
-            codecType == .hevc ? [X265EncoderFactory()] : [hardware.current, X264EncoderFactory()]
+            codecType == .hevc ? [X265EncoderFactory()] : [hardwareFactory, X264EncoderFactory()]
         return try CompressionSession(
             width: width, height: height, codecType: codecType, encoderSpecification: settings.encoderSpecification,
             sourcePixelFormat: sourcePixelFormat, properties: sessionProperties,
@@ -88,7 +158,7 @@ extension SessionFactory where Hardware == VAH264EncoderFactory {
     }
 }
 
-extension SessionFactory where Hardware == VAH264DecoderFactory {
+extension SessionFactory where Hardware == HardwareDecoders {
     /// A decompression session for `description` with the element's backends.
     func makeDecompressionSession(
         formatDescription description: FormatDescription, hardwarePolicy: HardwarePolicy, threadCount: Int,
@@ -101,6 +171,6 @@ extension SessionFactory where Hardware == VAH264DecoderFactory {
                 hardwarePolicy: hardwarePolicy, threadCount: threadCount, lowDelay: lowDelay),
             destinationImageBufferAttributes: DestinationImageBufferAttributes(
                 pixelFormats: pixelFormats, consumer: consumer),
-            backends: [hardware.current, LibavcodecDecoderFactory()], outputHandler: outputHandler)
+            backends: hardwareFactory.factories + [LibavcodecDecoderFactory()], outputHandler: outputHandler)
     }
 }

@@ -43,6 +43,8 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
         var maxThreads: Int32 = 0
         /// Check each H.265 picture against its decoded picture hash SEI (D.3.19).
         var verifyPictureHash = false
+        /// Which hardware device (``HardwareDeviceChoice``), as set: checked at the state change.
+        var hardwareDevice = "auto"
     }
 
     let settings: Mutex<Settings>
@@ -92,7 +94,7 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     let pictureHashes = Mutex(PictureHashBook())
     /// The A/53 captions of the pictures in flight, by frame number; streaming thread only.
     let captions = Mutex(PerPictureValues<ClosedCaptionData>())
-    let sessions: SessionFactory<VAH264DecoderFactory>
+    let sessions: SessionFactory<HardwareDecoders>
     /// The caps set_format refused last (one ERROR, not one per sticky-event retry).
     let refusedCaps = CapsRefusals()
     /// Frames the session's output handler delivered, taken after each call into the session.
@@ -147,6 +149,14 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
                         + "RequireHardwareAcceleratedVideoDecoder). No hardware backend decodes H.265: require refuses it, "
                         + "auto decodes it with libavcodec. Takes effect when the next decoding session starts.",
                     wording: DecoderHardwareWording.self, default: context.defaultHardware, at: \.hardware),
+                .string(
+                    "hardware-device", nick: "Hardware device",
+                    blurb:
+                        "Which hardware device decodes: auto (every device present: VA-API render nodes and displays, "
+                        + "then CUDA devices through NVDEC), va (any VA-API device), a DRM render node such as "
+                        + "/dev/dri/renderD128, cuda (any CUDA device) or cuda:N (the CUDA device numbered N). "
+                        + "Takes effect at the next state change from NULL.",
+                    default: "auto", at: \.hardwareDevice),
                 .int(
                     "max-threads", nick: "Maximum threads",
                     blurb:
@@ -206,7 +216,16 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
     }
 
     private func checkHardwarePolicy() -> Bool {
-        sessions.checkHardwarePolicy(hardware, work: .decoding, element: object)
+        let deviceName = settings.withLock { $0.hardwareDevice }
+        guard let device = HardwareDeviceChoice(parsing: deviceName) else {
+            ElementMessage(
+                domain: .library(GST_LIBRARY_ERROR_SETTINGS),
+                text: "hardware-device=\(deviceName) names no device: use \(HardwareDeviceChoice.accepted).",
+                debug: "hardware-device=\(deviceName)"
+            ).post(from: object, isError: true)
+            return false
+        }
+        return sessions.checkHardwarePolicy(hardware, work: .decoding, device: device, element: object)
     }
 
     func start() -> Bool {

@@ -65,7 +65,7 @@ extension VTDec {
         else { return nil }
         return .stream(
             GST_STREAM_ERROR_CODEC_NOT_FOUND,
-            "hardware=require, but the VA-API device cannot decode this stream: \(GStreamerWording.text(reason)). "
+            "hardware=require, but no hardware device here can decode this stream: \(GStreamerWording.text(reason)). "
                 + "Use hardware=auto (or the vtdec element) to decode it with libavcodec.",
             debug: reason.description)
     }
