@@ -8,7 +8,7 @@ packages=(
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
     gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
-    libavcodec-dev libavutil-dev libx264-dev libx265-dev libva-dev
+    libavcodec-dev libavutil-dev libx264-dev libx265-dev libva-dev libffmpeg-nvenc-dev
     ffmpeg x265 xvfb x11-utils python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 vainfo gstreamer1.0-x
     python3-distributed python3-pytest
     shellcheck flake8
