@@ -5,7 +5,9 @@
   `pipeline.error(...)`: the result has each ERROR's element, GError domain and code);
 - `media` (session): inputs made at test time; `probe` (session): ffprobe's answers;
 - `corpus` (session): the conformance corpus folder (../shared/corpus; SWIFTVT_CORPUS);
-- `software_va` (session): the software VA driver on a private Xvfb display (`software_va.env(plugin_env)`).
+- `software_va` (session): the software VA driver on a private Xvfb display (`software_va.env(plugin_env)`);
+- `software_cuda` (session): the software CUDA/NVDEC double (tests/cuda-driver/) built in a temporary folder
+  (or SWIFTVT_CUDA_DRIVER_DIR): `software_cuda.env(base)` puts it first in LD_LIBRARY_PATH.
 """
 import pytest
 
@@ -52,3 +54,28 @@ def software_va(tmp_path_factory):
     va = SoftwareVA(driver_dir).start()
     yield va
     va.stop()
+
+
+class SoftwareCUDA:
+    """The software CUDA double (libcuda.so.1, libnvcuvid.so.1) built by scripts/build-software-cuda.sh."""
+
+    def __init__(self, directory):
+        import subprocess
+        from swiftvt_testing import ROOT
+        self.directory = directory
+        build = subprocess.run(["bash", str(ROOT / "scripts" / "build-software-cuda.sh"), str(directory)],
+                               capture_output=True, text=True, timeout=600)
+        assert build.returncode == 0, f"build-software-cuda.sh failed: {build.stderr[-3000:]}"
+
+    def env(self, base):
+        env = dict(base)
+        old = env.get("LD_LIBRARY_PATH")
+        env["LD_LIBRARY_PATH"] = str(self.directory) + (":" + old if old else "")
+        return env
+
+
+@pytest.fixture(scope="session")
+def software_cuda(tmp_path_factory):
+    import os
+    from pathlib import Path
+    return SoftwareCUDA(Path(os.environ.get("SWIFTVT_CUDA_DRIVER_DIR") or tmp_path_factory.mktemp("cuda-driver")))
