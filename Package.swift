@@ -142,7 +142,8 @@ let package = Package(
         .executableTarget(
             name: "DecodeToFrames",
             dependencies: [
-                "ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "H264", "MediaCore", "SwiftVTFileSupport"
+                "ExampleSupport", "SwiftVT", "SoftwareCodecs", "VAAPICodecs", "NVDECCodecs", "H264", "MediaCore",
+                "SwiftVTFileSupport"
             ],
             path: "Examples/DecodeToFrames", swiftSettings: strictSwift),
         .executableTarget(
@@ -182,6 +183,10 @@ let package = Package(
         .testTarget(
             name: "VAPlumbingTests", dependencies: ["VAPlumbing", "CVA", "SwiftVTTestSupport"],
             swiftSettings: strictSwift),
+        // The CUDA plumbing on the software CUDA double (meson's cuda-swift-tests runs them through
+        // scripts/with-software-cuda.sh; the plain swift-test run skips them, as VAPlumbingTests).
+        .testTarget(
+            name: "CUDAPlumbingTests", dependencies: ["CUDAPlumbing", "CCUDA"], swiftSettings: strictSwift),
         // The VA codec layer's decisions that need no device (rate control, misc parameters).
         .testTarget(
             name: "VAAPICodecsTests",

@@ -17,6 +17,7 @@
 // row without row padding: I420 for 8-bit 4:2:0 streams, as `ffmpeg -f rawvideo` writes them.
 import H264
 import MediaCore
+import NVDECCodecs
 import SoftwareCodecs
 import SwiftVT
 import SwiftVTFileSupport
@@ -80,7 +81,7 @@ do {
         if session == nil {
             session = try DecompressionSession(
                 formatDescription: format, decoderSpecification: DecoderSpecification(hardwarePolicy: options.hardwarePolicy),
-                backends: [VAH264DecoderFactory(), LibavcodecDecoderFactory()]
+                backends: [VAH264DecoderFactory(), NVDECH264DecoderFactory(), LibavcodecDecoderFactory()]
             ) { frame in
                 sink.withLock { sink in
                     guard let picture = frame.imageBuffer else {

@@ -132,15 +132,16 @@ public final class NVDECH264DecoderFactory: DecoderBackendFactory, Sendable {
             try? PictureParameterSet.parse(
                 nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
         }
-        if case .failure(let unsupported) = H264DeviceStreamCheck.requiredProfile(
-            for: sps, pictureParameterSets: ppss, path: "the NVDEC path")
-        {
-            return .failure(unsupported)
-        }
+        // No device first: on a machine without one, that is the reason, not the stream.
         let device: NVDECDevice
         switch openDevice() {
         case .success(let opened): device = opened
         case .failure(let unavailable): return .failure(.init(unavailable.reason))
+        }
+        if case .failure(let unsupported) = H264DeviceStreamCheck.requiredProfile(
+            for: sps, pictureParameterSets: ppss, path: "the NVDEC path")
+        {
+            return .failure(unsupported)
         }
         if let problem = device.capabilities.sizeProblem(width: sps.codedWidth, height: sps.codedHeight) {
             return .failure(.init("\(problem) on \(device.info.summary)"))

@@ -4,7 +4,9 @@ applications meet it, in two machine modes (`mode`, parametrized over the tests 
 - "no-device": no VA device, also on a machine that has a GPU (no X11 display, and a driver name
   that does not exist for the render nodes): vtdec is the decoder autopluggers must pick;
 - "software-va": the software VA driver on a private Xvfb (tests/conftest.py's `software_va`):
-  vtdec_hw is.
+  vtdec_hw is;
+- "software-cuda": no VA device, the software CUDA double (tests/conftest.py's `software_cuda`,
+  libcuda.so.1 and libnvcuvid.so.1 first in LD_LIBRARY_PATH): vtdec_hw is, on NVDEC.
 
 Each mode has its own registry (the plugin registers its hardware elements per device at load).
 avdec_h264 and openh264dec are ranked out (GST_PLUGIN_FEATURE_RANK) in both.
@@ -58,6 +60,12 @@ def device_env(plugin_env, software_va, tmp_path_factory):
                 GST_REGISTRY=str(tmp_path_factory.mktemp("registry-software-va") / "registry.bin"))
 
 
+@pytest.fixture(scope="session")
+def cuda_env(no_device_env, software_cuda, tmp_path_factory):
+    return dict(software_cuda.env(no_device_env),
+                GST_REGISTRY=str(tmp_path_factory.mktemp("registry-software-cuda") / "registry.bin"))
+
+
 @pytest.fixture(params=MODES)
 def mode(request):
     return request.param
@@ -65,4 +73,5 @@ def mode(request):
 
 @pytest.fixture
 def mode_env(request, mode):
-    return request.getfixturevalue("no_device_env" if mode == "no-device" else "device_env")
+    return request.getfixturevalue({"no-device": "no_device_env", "software-va": "device_env",
+                                    "software-cuda": "cuda_env"}[mode])

@@ -28,7 +28,7 @@ REQUIRE = {
         r"hardware=require, but no hardware device here decodes H.264.*Use hardware=auto",
         lambda s, w: ["filesrc", f"location={s}", "!", "h264parse-to-avcc", "!", "vtdec", "hardware=require", "!",
                       "video/x-raw,format=I420", "!", "filesink", f"location={w / 'out.yuv'}"]),
-    "vtdec_hw": (r"hardware=require, but no VA-API device",
+    "vtdec_hw": (r"hardware=require, but no hardware device here decodes H.264",
                  lambda s, w: ["filesrc", f"location={s}", "!", "h264parse", "!", "vtdec_hw", "!", "fakesink"]),
     "vtenc hardware=require": (r"hardware=require, but no VA-API device here encodes H.264",
                                lambda s, w: ["videotestsrc", "num-buffers=5", "!", "vtenc", "hardware=require", "!",
@@ -166,7 +166,7 @@ def test_422_vtdec_require_with_a_device_refused_at_the_caps(device_env, fixture
                                                        "h264parse", "!", "vtdec",
                                                        "hardware=require", "!", "fakesink", timeout=30)
     assert result.errors and ("swiftvtdec0: hardware=require, but no hardware device here can decode this "
-                              "stream: chroma_format_idc 2"
+                              "stream: VA-API: chroma_format_idc 2"
                               in text(result.errors[0])), result.log[-2000:]
     # GST_STREAM_ERROR_CODEC_NOT_FOUND: the device has no decoder for this stream.
     assert result.error_domains()[0] == ("swiftvtdec0", "gst-stream-error-quark", 6), result.errors

@@ -1,8 +1,8 @@
 """swiftvt-example-decode (seed case 2; was tests/examples.sh): corpus streams (Baseline, Main with
 CABAC and B pictures, High with scaling lists) decoded to raw frames whose MD5 equals MANIFEST.tsv's
 ref_md5 (column 8) and whose count it reports (column 7), in software and, on the project's
-software VA driver, with --hardware require (which must say it decoded with VA-API); a file that is
-not H.264: exit 1 and no output file."""
+software VA driver and on its software CUDA double, with --hardware require (which must say it
+decoded with VA-API, or NVDEC); a file that is not H.264: exit 1 and no output file."""
 import hashlib
 import os
 import subprocess
@@ -12,7 +12,8 @@ import pytest
 from swiftvt_testing import corpus_root
 
 CASES = [("BA_MW_D.264", "disable"), ("Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "disable"),
-         ("test_scalinglist_jm.264", "disable"), ("Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "require")]
+         ("test_scalinglist_jm.264", "disable"), ("Cisco_Men_whisper_640x320_CABAC_Bframe_9.264", "require"),
+         ("test_scalinglist_jm.264", "require-cuda")]
 _done = {}
 
 
@@ -24,6 +25,10 @@ def decoded(request, examples_bin, manifest, tmp_path_factory):
         env = dict(os.environ)
         if hardware == "require":
             env = request.getfixturevalue("software_va").env(env)
+        elif hardware == "require-cuda":
+            # No VA device (no DISPLAY, no render node here): the CUDA double is the hardware.
+            env = request.getfixturevalue("software_cuda").env({k: v for k, v in env.items() if k != "DISPLAY"})
+            hardware = "require"
         work = tmp_path_factory.mktemp("decode")
         frames = work / "frames.yuv"
         result = subprocess.run([str(examples_bin / "swiftvt-example-decode"), str(corpus_root() / "h264" / file),
@@ -49,6 +54,11 @@ def test_decode_reports_every_frame(decoded):
 @pytest.mark.parametrize("decoded", [CASES[3]], indirect=True, ids=["require"])
 def test_decode_hardware_require_uses_va_api(decoded):
     assert "VA-API" in decoded[1], f"--hardware require did not decode with VA-API: {decoded[1][-500:]}"
+
+
+@pytest.mark.parametrize("decoded", [CASES[4]], indirect=True, ids=["require-cuda"])
+def test_decode_hardware_require_uses_nvdec_on_cuda(decoded):
+    assert "NVDEC" in decoded[1], f"--hardware require did not decode with NVDEC: {decoded[1][-500:]}"
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,12 @@ import subprocess
 
 from swiftvt_testing import ROOT, SYSTEM_PYTHON
 
-RANKS = "avdec_h264:NONE,openh264dec:NONE"
-MODES = ["no-device", "software-va"]
-EXPECTED_DECODER = {"no-device": "vtdec", "software-va": "vtdec_hw"}
+# The other H.264 decoders are ranked out, so that SwiftVT's are the ones autopluggers find:
+# GStreamer's NVDEC decoders register on the CUDA double too (nvh264dec, primary, on NVIDIA's own
+# parser, which the double does not provide; nvh264sldec), as they would on a real GPU.
+RANKS = "avdec_h264:NONE,openh264dec:NONE,nvh264dec:NONE,nvh264sldec:NONE"
+MODES = ["no-device", "software-va", "software-cuda"]
+EXPECTED_DECODER = {"no-device": "vtdec", "software-va": "vtdec_hw", "software-cuda": "vtdec_hw"}
 DECODE = ROOT / "tests" / "lib" / "autoplug_decode.py"
 
 

@@ -103,7 +103,8 @@ extension VTDec {
                         // cannot go on, and there is nothing to fall back to.
                         ElementMessage.stream(
                             GST_STREAM_ERROR_DECODE,
-                            "the VA-API decoder failed: \(GStreamerWording.message(error)). hardware=require allows no software "
+                            "the hardware decoder \(session.activeBackendName) failed: \(GStreamerWording.message(error)). "
+                                + "hardware=require allows no software "
                                 + "fallback; use hardware=auto to continue in software.",
                             debug: error.description
                         ).post(from: object, isError: true)
@@ -276,19 +277,19 @@ extension VTDec {
         return true
     }
 
-    /// Under hardware=auto a VA-API decoder that fails mid-stream hands over to software: tell
-    /// the application (a warning) and update active-backend.
+    /// Under hardware=auto a hardware decoder (VA-API, NVDEC) that fails mid-stream hands over to
+    /// software: tell the application (a warning) and update active-backend.
     private func noteBackendChange(of session: DecompressionSession) {
         let name = session.activeBackendName
-        let changed = state.withLock { state -> Bool in
-            guard state.activeBackend != name else { return false }
-            state.activeBackend = name
-            return true
+        let previous = state.withLock { state -> String? in
+            guard state.activeBackend != name else { return nil }
+            defer { state.activeBackend = name }
+            return state.activeBackend
         }
-        guard changed else { return }
+        guard let previous else { return }
         ElementMessage.stream(
             GST_STREAM_ERROR_DECODE,
-            "the VA-API decoder failed (\(session.backendFailure ?? "no reason given")); hardware=auto, so decoding "
+            "the hardware decoder \(previous) failed (\(session.backendFailure ?? "no reason given")); hardware=auto, so decoding "
                 + "goes on in software from the next IDR picture (now: \(name))"
         ).post(from: object, isError: false)
         log.warning(object, "now decoding with \(name)")
