@@ -5,6 +5,14 @@
 #   scripts/hw-check.sh              # the machine's GPU (installs vainfo and the VA driver it needs)
 #   scripts/hw-check.sh --software   # the project's software VA driver on Xvfb (no GPU needed)
 #   scripts/hw-check.sh --quick      # five corpus streams instead of all
+#   scripts/hw-check.sh --cuda       # the NVIDIA GPU through CUDA/NVDEC instead (scripts/cuda-check.py)
+#   scripts/hw-check.sh --cuda --software   # the same on the software CUDA double (no GPU needed)
+#
+# With --cuda: vtdec_hw's registration, every corpus stream through `vtdec hardware=require
+# hardware-device=cuda` and through GStreamer's nvh264dec on the same GPU (nvh264sldec on the
+# double, which has no NVIDIA parser) against ref_md5, and throughput of one pipeline and of 8 in
+# parallel on 1080p x20 and 720p x40 with CPU time per frame and peak RSS (scripts/cuda-check.py).
+# On a GPU host without packages, use the bundle of scripts/make-gpu-bundle.sh instead.
 #
 # Prints, section by section:
 #  1. the VA driver and its H.264 profiles and entrypoints (vainfo);
@@ -29,11 +37,13 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 software=no
 quick=no
+cuda=no
 for argument in "$@"; do
     case "$argument" in
     --software) software=yes ;;
     --quick) quick=yes ;;
-    *) echo "hw-check: unknown argument $argument (use --software, --quick)" >&2; exit 2 ;;
+    --cuda) cuda=yes ;;
+    *) echo "hw-check: unknown argument $argument (use --software, --quick, --cuda)" >&2; exit 2 ;;
     esac
 done
 corpus="${SWIFTVT_CORPUS:-$root/../shared/corpus}"
@@ -65,7 +75,10 @@ if [ -z "${SWIFTVT_HW_CHECK_READY:-}" ]; then
         (cd "$root" && bash scripts/build.sh >/dev/null) || { echo "hw-check: the plugin does not build (scripts/build.sh)" >&2; exit 1; }
         export SWIFTVT_PLUGIN="$root/build/libgstswiftvt.so"
     fi
-    if [ "$software" = yes ]; then
+    if [ "$cuda" = yes ] && [ "$software" = yes ]; then
+        exec env SWIFTVT_HW_CHECK_READY=1 bash "$root/scripts/with-software-cuda.sh" bash "$0" "$@"
+    fi
+    if [ "$software" = yes ] && [ "$cuda" = no ]; then
         exec env SWIFTVT_HW_CHECK_READY=1 SWIFTVT_VA_DRIVER_DIR="${SWIFTVT_VA_DRIVER_DIR:-$root/build}" \
             bash "$root/scripts/with-software-va.sh" bash "$0" "$@"
     fi
@@ -74,6 +87,18 @@ fi
 
 source "$root/pipelines/lib/plugin-env.sh"
 work="$swiftvt_work_dir"
+if [ "$cuda" = yes ]; then
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    # A registry of its own: the plugin registers vtdec_hw for the CUDA device found at the scan.
+    export GST_REGISTRY="$work/cuda-registry.bin"
+    reference=nvh264dec
+    [ "$software" = yes ] && reference=nvh264sldec
+    check_options=(--reference "$reference")
+    [ "$quick" = yes ] && check_options+=(--quick)
+    status=0
+    /usr/bin/python3 "$root/scripts/cuda-check.py" "$corpus" "${check_options[@]}" || status=$?
+    exit "$status"
+fi
 runner=(/usr/bin/python3 "$root/tests/lib/run-pipeline.py")
 source "$root/tests/lib/va-report.sh"
 problems=0

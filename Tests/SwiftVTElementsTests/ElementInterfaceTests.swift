@@ -68,7 +68,7 @@ struct ElementInterfaceTests {
             "min-allowed-frame-qp": "20", "max-allowed-frame-qp": "40", "codec": "h265", "frame-stats": "true",
             "b-frames": "2", "reference-buffer-count": "3", "spatial-adaptive-qp": "disable", "lookahead": "10",
             "slices": "4", "qp-i": "18", "qp-p": "22", "qp-b": "24", "max-bitrate": "1500", "vbv-buffer-size": "750",
-            "prioritize-speed": "true", "aud": "false", "intra-refresh": "true"
+            "prioritize-speed": "true", "aud": "false", "intra-refresh": "true", "hardware-device": "cuda:1"
         ]
         var checked = 0
         for factory in Self.elements {

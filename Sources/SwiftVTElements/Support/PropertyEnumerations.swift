@@ -26,14 +26,17 @@ extension HardwarePolicy {
 protocol HardwarePolicyWording: Sendable {
     /// The GType name of the enumeration.
     static var typeName: String { get }
-    /// The software backend the element uses when it does not use VA-API.
+    /// The software backend the element uses when it does not use hardware.
     static var softwareBackend: String { get }
+    /// The hardware it may use: "VA-API or NVDEC" for the decoders, "VA-API" for the encoders.
+    static var hardwareBackends: String { get }
 }
 
 /// vtdec's and vtdec_hw's `hardware`: libavcodec decodes in software.
 enum DecoderHardwareWording: HardwarePolicyWording {
     static var typeName: String { "SwiftVTDecoderHardwarePolicy" }
     static var softwareBackend: String { "libavcodec" }
+    static var hardwareBackends: String { "VA-API or NVDEC" }
 }
 
 /// The encoders' `hardware` (vtenc, vtenc_h264, vtenc_h264_hw, vtmultipasssink): x264 encodes in
@@ -41,6 +44,7 @@ enum DecoderHardwareWording: HardwarePolicyWording {
 enum EncoderHardwareWording: HardwarePolicyWording {
     static var typeName: String { "SwiftVTEncoderHardwarePolicy" }
     static var softwareBackend: String { "x264; x265 for H.265" }
+    static var hardwareBackends: String { "VA-API" }
 }
 
 /// A ``HardwarePolicy`` as the GEnum of one kind of element; numbers and nicks are the same for
@@ -55,9 +59,10 @@ struct HardwarePolicySetting<Wording: HardwarePolicyWording>: PropertyEnumeratio
 
     var label: String {
         switch policy {
-        case .auto: "Use VA-API when a device can take the stream, else software (\(Wording.softwareBackend))"
-        case .require: "Use VA-API or fail with an error"
-        case .disable: "Never use VA-API: software (\(Wording.softwareBackend)) only"
+        case .auto:
+            "Use \(Wording.hardwareBackends) when a device can take the stream, else software (\(Wording.softwareBackend))"
+        case .require: "Use \(Wording.hardwareBackends) or fail with an error"
+        case .disable: "Never use \(Wording.hardwareBackends): software (\(Wording.softwareBackend)) only"
         }
     }
 }

@@ -120,10 +120,10 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
 
     static func interface(for context: ElementClassContext) -> ElementInterface<VTDec> {
         let hardwareOnly = context.defaultHardware == .require
-        // vtdec_hw with a VA device: only the profiles it decodes, so that decodebin does not
+        // vtdec_hw with a VA or CUDA device: only the profiles it decodes, so that decodebin does not
         // choose vtdec_hw for a stream the device cannot take (GStreamer's va plugin does the same).
         let sinkCaps = hardwareOnly ? context.hardwareSinkCaps : nil
-        // vtdec_hw decodes H.264 only (the VA backend has no H.265 decoder yet), so it offers
+        // vtdec_hw decodes H.264 only (no hardware backend has an H.265 decoder yet), so it offers
         // autopluggers no H.265 caps.
         let h264Caps = "video/x-h264, stream-format = (string) { avc, avc3, byte-stream }, alignment = (string) au"
         let h265Caps = "video/x-h265, stream-format = (string) { hvc1, hev1, byte-stream }, alignment = (string) au"
@@ -131,9 +131,10 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
             longName: hardwareOnly ? "SwiftVT H.264 decoder (hardware required)" : "SwiftVT H.264 and H.265 decoder",
             classification: hardwareOnly ? "Codec/Decoder/Video/Hardware" : "Codec/Decoder/Video",
             description: hardwareOnly
-                ? "Decodes H.264 on the VideoToolbox decompression-session model: VA-API when available, libavcodec otherwise"
-                : "Decodes H.264 and H.265 on the VideoToolbox decompression-session model: H.264 on VA-API when available, "
-                    + "libavcodec otherwise",
+                ? "Decodes H.264 on the VideoToolbox decompression-session model: VA-API or NVDEC when available, "
+                    + "libavcodec otherwise"
+                : "Decodes H.264 and H.265 on the VideoToolbox decompression-session model: H.264 on VA-API or NVDEC "
+                    + "when available, libavcodec otherwise",
             padTemplates: [
                 .sink(sinkCaps ?? (hardwareOnly ? h264Caps : h264Caps + "; " + h265Caps)),
                 .source(
@@ -145,7 +146,8 @@ final class VTDec: VideoDecoderSubclass, PropertySettingsOwner, @unchecked Senda
                 .hardwarePolicy(
                     "hardware", nick: "Hardware decoding",
                     blurb:
-                        "Whether to decode on a VA-API device (like VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
+                        "Whether to decode on a hardware device, VA-API or NVDEC (hardware-device chooses; like "
+                        + "VideoToolbox's EnableHardwareAcceleratedVideoDecoder / "
                         + "RequireHardwareAcceleratedVideoDecoder). No hardware backend decodes H.265: require refuses it, "
                         + "auto decodes it with libavcodec. Takes effect when the next decoding session starts.",
                     wording: DecoderHardwareWording.self, default: context.defaultHardware, at: \.hardware),

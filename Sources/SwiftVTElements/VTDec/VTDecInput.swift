@@ -55,7 +55,7 @@ extension VTDec {
         guard case .h264(let record) = configuration else {
             return .stream(
                 GST_STREAM_ERROR_CODEC_NOT_FOUND,
-                "hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API backend "
+                "hardware=require, but no hardware decoder in SwiftVT decodes H.265 (its VA-API and NVDEC backends "
                     + "decodes H.264 only). Use hardware=auto to decode H.265 with libavcodec.")
         }
         guard let record,
