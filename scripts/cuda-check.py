@@ -23,7 +23,6 @@ is the caller's.
 import argparse
 import hashlib
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,21 +63,19 @@ def pipelines(reference, source, output, convert_peer=False):
 
 
 def run_measured(commands, timeout=600):
-    """Starts every command at once; (wall seconds, [(status, user+system seconds, peak RSS KiB,
-    stderr)]) when all have ended."""
+    """Starts every command at once (each under coreutils' timeout: a hang ends as status 124);
+    (wall seconds, [(status, user+system seconds, peak RSS KiB, stderr)]) when all have ended.
+    wait4's usage covers the command too, as timeout waits for it."""
     started = time.monotonic()
-    processes = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for command in commands]
+    processes = [subprocess.Popen(["timeout", str(timeout), *command], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for command in commands]
     results = {}
-    deadline = started + timeout
     while len(results) < len(processes):
         pid, status, usage = os.wait4(-1, 0)
         for process in processes:
             if process.pid == pid:
                 results[pid] = (os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
                                 process.stderr.read().decode(errors="replace")[-300:])
-        if time.monotonic() > deadline:
-            for process in processes:
-                process.kill()
     wall = time.monotonic() - started
     return wall, [results[process.pid] for process in processes]
 
@@ -104,8 +101,9 @@ def main():
         print(f"{element}: " + (" | ".join(lines[:6]) or "not registered"))
 
     print(f"== corpus: MD5 of the decoded frames against ref_md5 (vtdec hardware=require | {options.reference})")
-    rows = [line.split("\t") for line in (corpus / "MANIFEST.tsv").read_text().splitlines()[1:]]
-    rows = [row for row in rows if row[0] not in DAMAGED]
+    manifest = [line.split("\t") for line in (corpus / "MANIFEST.tsv").read_text().splitlines()[1:]]
+    frame_counts = {row[0]: int(row[6]) for row in manifest}
+    rows = [row for row in manifest if row[0] not in DAMAGED]
     if options.quick:
         rows = rows[:5]
     exact = peer_exact = 0
@@ -128,19 +126,26 @@ def main():
     print(f"vtdec exact: {exact}/{len(rows)}   {options.reference} exact: {peer_exact}/{len(rows)}")
 
     print("== throughput (NV12 to fakesink)")
-    work = Path(tempfile.mkdtemp(prefix="swiftvt-cuda-check."))
+    with tempfile.TemporaryDirectory(prefix="swiftvt-cuda-check.") as work:
+        measure_throughput(options, corpus, frame_counts, Path(work), problems)
+    print(f"== summary: vtdec exact {exact}/{len(rows)}; problems: {len(problems)}")
+    for problem in problems:
+        print(f"  PROBLEM: {problem}")
+    return 1 if problems else 0
+
+
+def measure_throughput(options, corpus, frame_counts, work, problems):
+    """The throughput table: each decoder on each concatenation, one pipeline and several at once."""
     sources = []
-    for name, copies in (("VID_1920x1080_cabac_temporal_direct.264", 20), ("VID_1280x720_cabac_temporal_direct.264", 40)):
+    for name, copies in (("VID_1920x1080_cabac_temporal_direct.264", 20),
+                         ("VID_1280x720_cabac_temporal_direct.264", 40)):
         path = corpus / name
         if not path.is_file():
             problems.append(f"{name} missing: no throughput figure")
             continue
         joined = work / f"{path.stem}.x{copies}.264"
-        data = path.read_bytes()
-        joined.write_bytes(data * copies)
-        frames = next(int(row[6]) for row in (line.split("\t") for line in (corpus / "MANIFEST.tsv").read_text()
-                                                 .splitlines()) if row[0] == name) * copies
-        sources.append((joined, frames))
+        joined.write_bytes(path.read_bytes() * copies)
+        sources.append((joined, frame_counts[name] * copies))
     runs = 1 if options.quick else options.runs
     print(f"{'stream':38} {'decoder':10} {'pipelines':>9} {'wall s':>8} {'frames/s':>9} {'CPU ms/frame':>12} "
           f"{'peak RSS MiB':>12} {'ratio':>6}")
@@ -165,10 +170,6 @@ def main():
                 shown = f"{ratio:.2f} {ratio_label}" if label == "vtdec" else ""
                 print(f"{source.name:38} {label:10} {count:>9} {wall:>8.2f} {fps:>9.0f} {cpu:>12.2f} {rss:>12.0f} "
                       f"{shown:>6}")
-    print(f"== summary: vtdec exact {exact}/{len(rows)}; problems: {len(problems)}")
-    for problem in problems:
-        print(f"  PROBLEM: {problem}")
-    return 1 if problems else 0
 
 
 if __name__ == "__main__":
