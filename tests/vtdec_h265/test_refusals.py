@@ -31,7 +31,7 @@ def test_hardware_require_without_a_device_fails_at_the_state_change(h265_corpus
         f"filesrc location={folder / 'main_ld_cif_slices.265'} ! h265parse ! vtdec name=dec hardware=require "
         "! fakesink", timeout=60)
     assert result.ended_by == "state-change-failure", result.ended_by
-    error = assert_one_swiftvt_error(result, r"^dec: hardware=require, but no VA-API device")
+    error = assert_one_swiftvt_error(result, r"^dec: hardware=require, but no hardware device here decodes H.264")
     assert error_kind(error) == ("dec", "resource/not-found"), error
 
 
