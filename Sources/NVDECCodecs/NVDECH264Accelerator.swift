@@ -126,7 +126,11 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
         }
         picture.acceleratorData = lease
         startedPictureCount += 1
-        let references = referenceFrames.compactMap { reference in surfaceIndex(of: reference).map { (reference, $0) } }
+        // Every reference frame, with its surface; inferred gap frames have none (PicIdx -1).
+        let references = referenceFrames.compactMap { reference -> (H264Picture, Int?)? in
+            let index = surfaceIndex(of: reference)
+            return index != nil || reference.isNonExisting ? (reference, index) : nil
+        }
         pictureParameters = NVDECH264PictureParameters.make(
             current: picture, surfaceIndex: lease.index, firstSlice: firstSlice, parameterSets: parameterSets,
             referenceFrames: references)
@@ -180,13 +184,6 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
         }
     }
 
-    /// A surface of its own for a frame inferred for a frame_num gap: it goes into the DPB list
-    /// like any reference, flagged not_existing (its content is whatever the surface last held;
-    /// a conforming stream never predicts from it, 8.2.5.2).
-    func storeNonExistingFrame(_ picture: H264Picture) throws(H264DecodingError) {
-        picture.acceleratorData = pool?.lease()
-    }
-
     func outputPicture(_ picture: H264Picture) throws(H264DecodingError) {
         outputPictures.append(picture)
     }
@@ -206,7 +203,9 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
                 try copy(frame, to: destination)
                 try stream.synchronize()
                 try frame.unmap()
-                return try decoder.status(pictureIndex: lease.index)
+                // A driver without decode status (cuvidGetDecodeStatus came with SDK 9) reports
+                // no damage rather than failing the picture.
+                return (try? decoder.status(pictureIndex: lease.index)) ?? cuvidDecodeStatus_Success
             }
             if destination.pixelFormat == .i420 { deinterleaveStagedChroma(into: destination) }
             let damaged = status == cuvidDecodeStatus_Error || status == cuvidDecodeStatus_Error_Concealed

@@ -7,11 +7,11 @@ import H264
 /// every value comes from the arguments.
 enum NVDECH264PictureParameters {
     /// The parameters of a frame picture whose first slice is `firstSlice`, decoded into surface
-    /// `surfaceIndex`; `referenceFrames` are the DPB's reference frames with their surfaces. The
-    /// bitstream fields are set when the picture is submitted.
+    /// `surfaceIndex`; `referenceFrames` are the DPB's reference frames with their surfaces (none
+    /// for a frame inferred for a gap). The bitstream fields are set when the picture is submitted.
     static func make(
         current: H264Picture, surfaceIndex: Int, firstSlice: SliceHeader, parameterSets: H264ActiveParameterSets,
-        referenceFrames: [(H264Picture, Int)]
+        referenceFrames: [(H264Picture, Int?)]
     ) -> CUVIDPICPARAMS {
         let sps = parameterSets.sequence
         let pps = parameterSets.picture
@@ -72,10 +72,12 @@ enum NVDECH264PictureParameters {
     }
 
     /// A DPB entry (cuviddec.h CUVIDH264DPBENTRY): FrameIdx is frame_num for a short-term
-    /// reference and LongTermFrameIdx for a long-term one (8.2.4.1); a frame uses both fields.
-    static func entry(_ picture: H264Picture, surfaceIndex: Int) -> CUVIDH264DPBENTRY {
+    /// reference and LongTermFrameIdx for a long-term one (8.2.4.1); a frame uses both fields. A
+    /// frame inferred for a frame_num gap (8.2.5.2) is `not_existing` with PicIdx -1, as
+    /// cuviddec.h asks: it has no picture.
+    static func entry(_ picture: H264Picture, surfaceIndex: Int?) -> CUVIDH264DPBENTRY {
         var entry = CUVIDH264DPBENTRY()
-        entry.PicIdx = Int32(truncatingIfNeeded: surfaceIndex)
+        entry.PicIdx = picture.isNonExisting ? -1 : Int32(truncatingIfNeeded: surfaceIndex ?? -1)
         if let longTerm = picture.longTermFrameIndex {
             entry.FrameIdx = Int32(truncatingIfNeeded: longTerm)
             entry.is_long_term = 1
