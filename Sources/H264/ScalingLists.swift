@@ -70,6 +70,26 @@ public struct ScalingMatrix: Hashable, Sendable {
         Self.toRaster(scalingList8x8[i], scan: Self.zigZag8x8)
     }
 
+    /// The six 4x4 lists and the first `count8x8` 8x8 lists in raster order, written one after
+    /// another into two C arrays of a hardware API's picture parameters (VA-API's
+    /// `VAIQMatrixBufferH264`, NVDEC's `WeightScale4x4`/`WeightScale8x8`, both raster order).
+    public func writeRasterOrder(
+        lists4x4: UnsafeMutableRawBufferPointer, lists8x8: UnsafeMutableRawBufferPointer, count8x8: Int = 2
+    ) {
+        for list in 0..<6 {
+            for (index, value) in rasterOrder4x4(list).prefix(16).enumerated() where list * 16 + index < lists4x4.count
+            {
+                lists4x4[list * 16 + index] = value
+            }
+        }
+        for list in 0..<min(count8x8, scalingList8x8.count) {
+            for (index, value) in rasterOrder8x8(list).prefix(64).enumerated() where list * 64 + index < lists8x8.count
+            {
+                lists8x8[list * 64 + index] = value
+            }
+        }
+    }
+
     static func toRaster(_ list: [UInt8], scan: [Int]) -> [UInt8] {
         var raster = [UInt8](repeating: 0, count: scan.count)
         for (index, position) in scan.enumerated() where index < list.count { raster[position] = list[index] }

@@ -4,33 +4,8 @@ import H264
 import MediaCore
 import SwiftVT
 
-/// An NVDEC decode surface lent to one picture: back in its pool when the picture (the state
-/// machine's ``H264Picture``, which holds it as its accelerator data) goes away.
-final class NVDECSurfaceLease {
-    let index: Int
-    private let pool: NVDECSurfacePool
-    init(index: Int, pool: NVDECSurfacePool) {
-        self.index = index
-        self.pool = pool
-    }
-    deinit { pool.giveBack(index) }
-}
-
-/// The decode surfaces of one NVDEC decoder, by index (CurrPicIdx / PicIdx): the DPB plus the
-/// picture being decoded plus headroom for pictures in flight.
-final class NVDECSurfacePool {
-    let count: Int
-    private var free: [Int]
-    init(count: Int) {
-        self.count = count
-        free = Array((0..<count).reversed())
-    }
-    func lease() -> NVDECSurfaceLease? {
-        guard let index = free.popLast() else { return nil }
-        return NVDECSurfaceLease(index: index, pool: self)
-    }
-    fileprivate func giveBack(_ index: Int) { free.append(index) }
-}
+/// An NVDEC decode surface (its index, CurrPicIdx / PicIdx) lent to one picture.
+typealias NVDECSurfaceLease = DeviceSurfaceLease<Int>
 
 /// The H.264 accelerator on an NVIDIA GPU's NVDEC: turns the state machine's calls into one
 /// `CUVIDPICPARAMS` per picture with its slices (Annex B, as the Video Codec SDK's parser hands
@@ -46,7 +21,7 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
     private let stream: CUDAStream
     private let pictures: DeviceOutputPictures
     private var decoder: NVDECDecoder?
-    private var pool: NVDECSurfacePool?
+    private var pool: DeviceSurfacePool<Int>?
     private var codedSize = (width: 0, height: 0)
     /// The picture being gathered: its parameters, its slices each after a start code, and
     /// where each slice starts.
@@ -77,7 +52,7 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
     }
 
     private func surfaceIndex(of picture: H264Picture) -> Int? {
-        (picture.acceleratorData as? NVDECSurfaceLease)?.index
+        (picture.acceleratorData as? NVDECSurfaceLease)?.surface
     }
 
     /// Surfaces beyond the DPB's frames: the current picture, one being read back, two for
@@ -109,7 +84,7 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
         } catch {
             throw Self.failed(error)
         }
-        pool = NVDECSurfacePool(count: count)
+        pool = DeviceSurfacePool(surfaces: Array(0..<count))
         codedSize = (width, height)
         try pictures.startSequence(sps)
     }
@@ -132,7 +107,7 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
             return index != nil || reference.isNonExisting ? (reference, index) : nil
         }
         pictureParameters = NVDECH264PictureParameters.make(
-            current: picture, surfaceIndex: lease.index, firstSlice: firstSlice, parameterSets: parameterSets,
+            current: picture, surfaceIndex: lease.surface, firstSlice: firstSlice, parameterSets: parameterSets,
             referenceFrames: references)
         bitstream.removeAll(keepingCapacity: true)
         sliceOffsets.removeAll(keepingCapacity: true)
@@ -199,13 +174,13 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
         let destination = try pictures.makeDestination()
         do throws(CUDAError) {
             let status = try context.withCurrentContext { () throws(CUDAError) -> cuvidDecodeStatus in
-                let frame = try decoder.map(pictureIndex: lease.index, stream: stream)
+                let frame = try decoder.map(pictureIndex: lease.surface, stream: stream)
                 try copy(frame, to: destination)
                 try stream.synchronize()
                 try frame.unmap()
                 // A driver without decode status (cuvidGetDecodeStatus came with SDK 9) reports
                 // no damage rather than failing the picture.
-                return (try? decoder.status(pictureIndex: lease.index)) ?? cuvidDecodeStatus_Success
+                return (try? decoder.status(pictureIndex: lease.surface)) ?? cuvidDecodeStatus_Success
             }
             if destination.pixelFormat == .i420 { deinterleaveStagedChroma(into: destination) }
             let damaged = status == cuvidDecodeStatus_Error || status == cuvidDecodeStatus_Error_Concealed

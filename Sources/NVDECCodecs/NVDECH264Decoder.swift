@@ -120,17 +120,11 @@ public final class NVDECH264DecoderFactory: DecoderBackendFactory, Sendable {
 
     /// The device that decodes this stream, or why none does.
     private func check(_ format: FormatDescription) -> Result<NVDECDevice, UnsupportedDeviceStream> {
-        guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
-            return .failure(.init("decodes H.264 only, and this stream's codec is '\(format.codecType)'"))
-        }
-        guard let spsBytes = format.h264SequenceParameterSets.first,
-            let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes)
-        else {
-            return .failure(.init("the format description has no SPS the NVDEC path could read"))
-        }
-        let ppss = format.h264PictureParameterSets.compactMap { bytes in
-            try? PictureParameterSet.parse(
-                nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
+        let sps: SequenceParameterSet
+        let ppss: [PictureParameterSet]
+        switch H264DeviceStreamCheck.parameterSets(of: format, path: "the NVDEC path") {
+        case .success(let sets): (sps, ppss) = sets
+        case .failure(let unsupported): return .failure(unsupported)
         }
         // No device first: on a machine without one, that is the reason, not the stream.
         let device: NVDECDevice
@@ -158,16 +152,7 @@ public final class NVDECH264DecoderFactory: DecoderBackendFactory, Sendable {
         case .failure(let unsupported): throw VTError(.unsupportedFormat, reason: unsupported.reason)
         }
         // NVDEC outputs NV12; I420 is split while reading back.
-        let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
-        guard
-            let pixelFormat = wanted.first(where: { $0 == .nv12VideoRange || $0 == .nv12FullRange })
-                ?? wanted.first(where: { $0 == .i420 })
-        else {
-            throw VTError(
-                .unsupportedFormat,
-                reason: .outputPixelFormatsNotOffered(
-                    backend: "the NVDEC path", requested: wanted, offered: [.nv12VideoRange, .i420]))
-        }
+        let pixelFormat = try DeviceOutputPictures.outputFormat(for: attributes, path: "the NVDEC path")
         let pictures = DeviceOutputPictures(
             api: "NVDEC", pixelFormat: pixelFormat, rowAlignment: attributes.rowAlignment,
             attachments: PixelBufferAttachments(decoding: format, pixelFormat: pixelFormat),

@@ -108,21 +108,10 @@ enum NVDECH264PictureParameters {
     /// as cuviddec.h wants them (the bitstream sends them in zig-zag order). The two 8x8 luma
     /// lists are NVDEC's WeightScale8x8 (4:2:0 has no chroma 8x8 lists).
     static func fillScalingLists(_ h264: inout CUVIDH264PICPARAMS, _ parameterSets: H264ActiveParameterSets) {
-        let matrix =
-            parameterSets.picture.picScalingMatrixPresentFlag
-            ? parameterSets.picture.scalingMatrix : parameterSets.sequence.scalingMatrix
-        withUnsafeMutableBytes(of: &h264.WeightScale4x4) { raw in
-            for list in 0..<6 {
-                for (index, value) in matrix.rasterOrder4x4(list).prefix(16).enumerated() {
-                    raw[list * 16 + index] = value
-                }
-            }
-        }
-        withUnsafeMutableBytes(of: &h264.WeightScale8x8) { raw in
-            for list in 0..<2 {
-                for (index, value) in matrix.rasterOrder8x8(list).prefix(64).enumerated() {
-                    raw[list * 64 + index] = value
-                }
+        let matrix = parameterSets.scalingMatrixInForce
+        withUnsafeMutableBytes(of: &h264.WeightScale4x4) { lists4x4 in
+            withUnsafeMutableBytes(of: &h264.WeightScale8x8) { lists8x8 in
+                matrix.writeRasterOrder(lists4x4: lists4x4, lists8x8: lists8x8)
             }
         }
     }

@@ -30,6 +30,27 @@ public final class DeviceOutputPictures {
         self.consumer = consumer
     }
 
+    /// The output format for a caller asking for `attributes`' formats: NV12 when it takes it
+    /// (the device's own layout: a plane copy), else I420 (the chroma split while reading back).
+    /// Other formats would need a conversion a device read-back does not do.
+    ///
+    /// - Parameter path: "the VA path", "the NVDEC path", for the error.
+    public static func outputFormat(for attributes: DestinationImageBufferAttributes, path: String) throws(VTError)
+        -> PixelFormat
+    {
+        let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
+        guard
+            let pixelFormat = wanted.first(where: { $0 == .nv12VideoRange || $0 == .nv12FullRange })
+                ?? wanted.first(where: { $0 == .i420 })
+        else {
+            throw VTError(
+                .unsupportedFormat,
+                reason: .outputPixelFormatsNotOffered(
+                    backend: path, requested: wanted, offered: [.nv12VideoRange, .i420]))
+        }
+        return pixelFormat
+    }
+
     public func startSequence(_ sps: SequenceParameterSet) throws(H264DecodingError) {
         let rect = sps.cropRect
         crop = (rect.x, rect.y, rect.width, rect.height)

@@ -1,9 +1,30 @@
 import H264
+import MediaCore
 
 /// Which H.264 streams a hardware path (SwiftVT's state machine over a device accelerator) takes,
 /// whatever the device API: the state machine decodes progressive frames, and the paths copy 8-bit
 /// 4:2:0 pictures. Each API then maps the profile to what its device offers.
 public enum H264DeviceStreamCheck {
+    /// The first SPS of an H.264 format description and the PPSs that refer to it, or why a device
+    /// path ("the VA path") cannot look at the stream at all (another codec, no readable SPS).
+    public static func parameterSets(of format: FormatDescription, path: String) -> Result<
+        (SequenceParameterSet, [PictureParameterSet]), UnsupportedDeviceStream
+    > {
+        guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
+            return .failure(.init("decodes H.264 only, and this stream's codec is '\(format.codecType)'"))
+        }
+        guard let spsBytes = format.h264SequenceParameterSets.first,
+            let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes)
+        else {
+            return .failure(.init("the format description has no SPS \(path) could read"))
+        }
+        let ppss = format.h264PictureParameterSets.compactMap { bytes in
+            try? PictureParameterSet.parse(
+                nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
+        }
+        return .success((sps, ppss))
+    }
+
     /// The profile family a device must decode for `sps`, or why `path` ("the VA path") cannot
     /// take the stream at all.
     ///

@@ -4,40 +4,22 @@ import MediaCore
 import SwiftVT
 import VAPlumbing
 
-/// A VA surface lent to one picture: back in its pool when the picture (the state machine's
-/// ``H264Picture``, which holds it as its accelerator data) goes away.
-final class VASurfaceLease {
-    let surface: VASurfaceID
-    /// The device reported the picture in this surface damaged (VA_STATUS_ERROR_DECODING_ERROR
-    /// from vaEndPicture or vaSyncSurface): it holds what the device concealed.
-    var damaged = false
-    private let pool: VASurfacePool
-    init(surface: VASurfaceID, pool: VASurfacePool) {
-        self.surface = surface
-        self.pool = pool
-    }
-    deinit { pool.giveBack(surface) }
-}
+/// A VA surface lent to one picture.
+typealias VASurfaceLease = DeviceSurfaceLease<VASurfaceID>
 
-/// The decoding surfaces of one sequence: the DPB plus the picture being decoded plus
-/// headroom for the picture being read back.
+/// The decoding surfaces of one sequence, owned (``VASurfaceSet``), lent from a pool.
 final class VASurfacePool {
     let surfaces: VASurfaceSet
-    private var free: [VASurfaceID]
+    private let leases: DeviceSurfacePool<VASurfaceID>
 
     init(surfaces: consuming VASurfaceSet) {
-        free = surfaces.ids
+        leases = DeviceSurfacePool(surfaces: surfaces.ids)
         self.surfaces = surfaces
     }
 
     var ids: [VASurfaceID] { surfaces.ids }
 
-    func lease() -> VASurfaceLease? {
-        guard let surface = free.popLast() else { return nil }
-        return VASurfaceLease(surface: surface, pool: self)
-    }
-
-    fileprivate func giveBack(_ surface: VASurfaceID) { free.append(surface) }
+    func lease() -> VASurfaceLease? { leases.lease() }
 }
 
 /// The H.264 accelerator on a VA-API device (VAEntrypointVLD): turns the state machine's calls

@@ -97,22 +97,11 @@ enum VAH264DecodeParameters {
     /// seq_scaling_matrix_present_flag), in raster order as va.h wants them (the bitstream
     /// sends them in zig-zag order). Only the two 8x8 luma lists fit; 4:4:4 is not decoded here.
     static func inverseQuantizationMatrix(_ parameterSets: H264ActiveParameterSets) -> VAIQMatrixBufferH264 {
-        let matrix =
-            parameterSets.picture.picScalingMatrixPresentFlag
-            ? parameterSets.picture.scalingMatrix : parameterSets.sequence.scalingMatrix
+        let matrix = parameterSets.scalingMatrixInForce
         var buffer = VAIQMatrixBufferH264()
-        withUnsafeMutableBytes(of: &buffer.ScalingList4x4) { raw in
-            for list in 0..<6 {
-                for (index, value) in matrix.rasterOrder4x4(list).prefix(16).enumerated() {
-                    raw[list * 16 + index] = value
-                }
-            }
-        }
-        withUnsafeMutableBytes(of: &buffer.ScalingList8x8) { raw in
-            for list in 0..<2 {
-                for (index, value) in matrix.rasterOrder8x8(list).prefix(64).enumerated() {
-                    raw[list * 64 + index] = value
-                }
+        withUnsafeMutableBytes(of: &buffer.ScalingList4x4) { lists4x4 in
+            withUnsafeMutableBytes(of: &buffer.ScalingList8x8) { lists8x8 in
+                matrix.writeRasterOrder(lists4x4: lists4x4, lists8x8: lists8x8)
             }
         }
         return buffer

@@ -33,17 +33,11 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
 
     /// The VA profile this device decodes the stream with.
     private func chooseProfile(for format: FormatDescription) -> Result<(VADevice, VAProfile), UnsupportedStream> {
-        guard format.codecType == .h264 || format.codecType == .h264InBandParameterSets else {
-            return .failure(UnsupportedStream("decodes H.264 only, and this stream's codec is '\(format.codecType)'"))
-        }
-        guard let spsBytes = format.h264SequenceParameterSets.first,
-            let sps = try? SequenceParameterSet.parse(nalUnit: spsBytes)
-        else {
-            return .failure(UnsupportedStream("the format description has no SPS the VA path could read"))
-        }
-        let ppss = format.h264PictureParameterSets.compactMap { bytes in
-            try? PictureParameterSet.parse(
-                nalUnit: bytes, sequenceParameterSets: { $0 == sps.seqParameterSetID ? sps : nil })
+        let sps: SequenceParameterSet
+        let ppss: [PictureParameterSet]
+        switch H264DeviceStreamCheck.parameterSets(of: format, path: "the VA path") {
+        case .success(let sets): (sps, ppss) = sets
+        case .failure(let unsupported): return .failure(unsupported)
         }
         let candidates: [VAProfile]
         switch VAH264Profiles.candidates(for: sps, pictureParameterSets: ppss) {
@@ -85,20 +79,8 @@ public final class VAH264DecoderFactory: DecoderBackendFactory, Sendable {
         case .success(let value): chosen = value
         case .failure(let unsupported): throw VTError(.unsupportedFormat, reason: unsupported.reason)
         }
-        // The surfaces are NV12; I420 is written while reading back (no extra copy). Other
-        // formats would need a conversion this backend does not do.
-        let wanted = attributes.pixelFormats.isEmpty ? [PixelFormat.i420] : attributes.pixelFormats
-        // NV12 when the caller takes it (the surfaces' own layout: a plane copy), else I420 (the
-        // chroma de-interleaved while reading back).
-        guard
-            let pixelFormat = wanted.first(where: { $0 == .nv12VideoRange || $0 == .nv12FullRange })
-                ?? wanted.first(where: { $0 == .i420 })
-        else {
-            throw VTError(
-                .unsupportedFormat,
-                reason: .outputPixelFormatsNotOffered(
-                    backend: "the VA path", requested: wanted, offered: [.nv12VideoRange, .i420]))
-        }
+        // The surfaces are NV12; I420 is written while reading back (no extra copy).
+        let pixelFormat = try DeviceOutputPictures.outputFormat(for: attributes, path: "the VA path")
         return try VAH264Decoder.make(
             device: chosen.0, profile: chosen.1, format: format, pixelFormat: pixelFormat,
             rowAlignment: attributes.rowAlignment, consumer: attributes.consumer)

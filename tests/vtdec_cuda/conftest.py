@@ -17,15 +17,13 @@ No VA-API device is visible to these runs (DISPLAY unset, no render node here), 
 NVDEC or software. Without the corpus the tests are skipped (failed under
 SWIFTVT_REQUIRE_TEST_INPUTS). Environment: SWIFTVT_PLUGIN, SWIFTVT_CORPUS, SWIFTVT_CUDA_DRIVER_DIR.
 """
-import itertools
 import re
 
 import pytest
 
-from swiftvt_testing import PipelineRunner, corpus_root, require, run
-from va_testing import frames_in, md5_of, read_manifest
-
-VTDEC = "vtdec"   # the element's name in every pipeline, for its properties
+from swiftvt_testing import corpus_root, require, run
+from va_testing import read_manifest
+from vtdec_device_testing import VtdecOnDevice
 
 
 @pytest.fixture(scope="session")
@@ -71,31 +69,14 @@ class Report:
         return sum(1 for line in self.lines if line.startswith("live-objects"))
 
 
-class VtdecCUDA:
+class VtdecCUDA(VtdecOnDevice):
+    """`decode(..., device=...)`: vtdec's hardware-device, cuda unless said."""
+
     def __init__(self, env, work):
-        self.env, self.work = env, work
-        self.runs = itertools.count()
+        super().__init__(env, work, "SWIFTVT_CUDA_REPORT", Report)
 
-    def run(self, *description, timeout=120, env=None, **variables):
-        number = next(self.runs)
-        report = self.work / f"run{number}.report"
-        env = dict(env or self.env, GST_DEBUG="vtdec:4", GST_DEBUG_NO_COLOR="1", SWIFTVT_CUDA_REPORT=str(report))
-        env.update({k: str(v) for k, v in variables.items()})
-        result = PipelineRunner(env, self.work)(*description, timeout=timeout, properties=("active-backend",))
-        result.report = Report(report)
-        return result
-
-    def decode(self, stream, hardware, device="cuda", timeout=300, frame_size=None,
-               downstream="video/x-raw,format=I420", env=None, **variables):
-        output = self.work / f"out{next(self.runs)}.yuv"
-        result = self.run("filesrc", f"location={stream}", "!", "h264parse-to-avcc", "!", "vtdec", f"name={VTDEC}",
-                          f"hardware={hardware}", f"hardware-device={device}", "!", *downstream.split(), "!",
-                          "filesink", f"location={output}", timeout=timeout, env=env, **variables)
-        result.md5 = md5_of(output)
-        result.frames = frames_in(output, frame_size) if frame_size else None
-        output.unlink(missing_ok=True)
-        result.backend = result.property(VTDEC, "active-backend")
-        return result
+    def decode(self, stream, hardware, device="cuda", **options):
+        return super().decode(stream, hardware, vtdec_properties=[f"hardware-device={device}"], **options)
 
 
 @pytest.fixture(scope="session")

@@ -16,15 +16,13 @@ that personality unless a test sets another). Without the corpus, FFmpeg or Xvfb
 skipped (failed under SWIFTVT_REQUIRE_TEST_INPUTS). Environment: SWIFTVT_PLUGIN, SWIFTVT_CORPUS,
 SWIFTVT_VA_DRIVER_DIR.
 """
-import itertools
 import shutil
 
 import pytest
 
-from swiftvt_testing import PipelineRunner, corpus_root, require, run
-from va_testing import Report, frames_in, md5_of, read_manifest
-
-VTDEC = "vtdec"   # the element's name in every pipeline, for its properties
+from swiftvt_testing import corpus_root, require, run
+from va_testing import Report, read_manifest
+from vtdec_device_testing import VtdecOnDevice
 
 
 @pytest.fixture(scope="session")
@@ -47,37 +45,9 @@ def va_env(manifest, plugin_env, software_va):
     return env
 
 
-class VtdecVA:
-    def __init__(self, env, work):
-        self.env, self.work = env, work
-        self.runs = itertools.count()
-
-    def run(self, *description, timeout=120, **variables):
-        """A pipeline with the driver's `variables`; the result has `.report` (the driver's)."""
-        number = next(self.runs)
-        report = self.work / f"run{number}.report"
-        env = dict(self.env, GST_DEBUG="vtdec:4", GST_DEBUG_NO_COLOR="1", SWIFTVT_VA_REPORT=str(report))
-        env.update({k: str(v) for k, v in variables.items()})
-        result = PipelineRunner(env, self.work)(*description, timeout=timeout, properties=("active-backend",))
-        result.report = Report(report)
-        return result
-
-    def decode(self, stream, hardware, timeout=300, frame_size=None, downstream="video/x-raw,format=I420",
-               **variables):
-        output = self.work / f"out{next(self.runs)}.yuv"
-        result = self.run("filesrc", f"location={stream}", "!", "h264parse-to-avcc", "!", "vtdec", f"name={VTDEC}",
-                          f"hardware={hardware}", "!", *downstream.split(), "!", "filesink", f"location={output}",
-                          timeout=timeout, **variables)
-        result.md5 = md5_of(output)
-        result.frames = frames_in(output, frame_size) if frame_size else None
-        output.unlink(missing_ok=True)
-        result.backend = result.property(VTDEC, "active-backend")
-        return result
-
-
 @pytest.fixture(scope="session")
 def vtdec(va_env, tmp_path_factory):
-    return VtdecVA(va_env, tmp_path_factory.mktemp("vtdec-va"))
+    return VtdecOnDevice(va_env, tmp_path_factory.mktemp("vtdec-va"), "SWIFTVT_VA_REPORT", Report)
 
 
 @pytest.fixture(scope="session")

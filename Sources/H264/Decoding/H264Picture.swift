@@ -77,6 +77,12 @@ public final class H264Picture {
 public struct H264ActiveParameterSets: Sendable {
     public var sequence: SequenceParameterSet
     public var picture: PictureParameterSet
+
+    /// The scaling lists in force (7.4.2.2): the PPS's when it has pic_scaling_matrix_present_flag,
+    /// else the SPS's, which are flat without seq_scaling_matrix_present_flag.
+    public var scalingMatrixInForce: ScalingMatrix {
+        picture.picScalingMatrixPresentFlag ? picture.scalingMatrix : sequence.scalingMatrix
+    }
 }
 
 /// What the state machine knows about a coded video sequence when it starts (8.1 / C.4).
