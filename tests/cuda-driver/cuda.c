@@ -106,38 +106,39 @@ static void emit(const char *line, int to_stderr)
     }
 }
 
-SWIFTVT_EXPORT void swiftvt_cuda_validation(const char *fmt, ...)
+/* One line: `prefix` then the formatted text, to the report and (to_stderr) to stderr. */
+static void vemit(const char *prefix, int to_stderr, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static void vemit(const char *prefix, int to_stderr, const char *fmt, va_list ap)
 {
     environment();
     char line[1024];
-    int n = snprintf(line, sizeof(line), "swiftvt_cuda VALIDATION: ");
+    int n = snprintf(line, sizeof(line), "%s", prefix);
+    vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    emit(line, to_stderr);
+}
+
+SWIFTVT_EXPORT void swiftvt_cuda_validation(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    vemit("swiftvt_cuda VALIDATION: ", 1, fmt, ap);
     va_end(ap);
-    emit(line, 1);
 }
 
 SWIFTVT_EXPORT void swiftvt_cuda_report(const char *fmt, ...)
 {
-    environment();
-    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vemit("", 1, fmt, ap);
     va_end(ap);
-    emit(line, 1);
 }
 
 SWIFTVT_EXPORT void swiftvt_cuda_note(const char *fmt, ...)
 {
-    environment();
-    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vemit("", 0, fmt, ap);
     va_end(ap);
-    emit(line, 0);
 }
 
 SWIFTVT_EXPORT void swiftvt_cuda_log(const char *fmt, ...)

@@ -81,23 +81,6 @@ static void to_va(const CUVIDPICPARAMS *p, VAPictureParameterBufferH264 *pp, VAI
     memcpy(iq->ScalingList8x8, h->WeightScale8x8, sizeof(iq->ScalingList8x8));
 }
 
-static int append_nal(uint8_t **au, size_t *size, size_t *capacity, const uint8_t *nal, size_t nal_size)
-{
-    if (*size + nal_size + 4 > *capacity) {
-        size_t cap = (*size + nal_size + 4) * 2;
-        uint8_t *grown = realloc(*au, cap);
-        if (!grown)
-            return -1;
-        *au = grown;
-        *capacity = cap;
-    }
-    static const uint8_t start_code[4] = { 0, 0, 0, 1 };
-    memcpy(*au + *size, start_code, 4);
-    memcpy(*au + *size + 4, nal, nal_size);
-    *size += nal_size + 4;
-    return 0;
-}
-
 /* The slice NAL units of the picture: each at its offset after a 00 00 01 start code, up to the
  * next offset (or the end). Checked by the caller (nvcuvid.c). */
 static void slice_at(const CUVIDPICPARAMS *p, unsigned i, const uint8_t **nal, size_t *size)
@@ -234,7 +217,7 @@ CUresult h264_cuvid_decode(struct h264_cuvid *st, const CUVIDPICPARAMS *p, struc
             st->pps[i] = NULL;
             st->pps_size[i] = 0;
         }
-        if (append_nal(&au, &au_size, &au_capacity, sps, sps_size) < 0)
+        if (avdec_append_nal(&au, &au_size, &au_capacity, sps, sps_size) < 0)
             goto oom;
     }
     uint32_t pps_id = first->pps_id;
@@ -245,7 +228,7 @@ CUresult h264_cuvid_decode(struct h264_cuvid *st, const CUVIDPICPARAMS *p, struc
         if (!st->pps[pps_id])
             goto oom;
         memcpy(st->pps[pps_id], pps, pps_size);
-        if (append_nal(&au, &au_size, &au_capacity, pps, pps_size) < 0)
+        if (avdec_append_nal(&au, &au_size, &au_capacity, pps, pps_size) < 0)
             goto oom;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -265,7 +248,7 @@ CUresult h264_cuvid_decode(struct h264_cuvid *st, const CUVIDPICPARAMS *p, struc
             }
             nal = rewritten;
         }
-        int failed = append_nal(&au, &au_size, &au_capacity, nal, size) < 0;
+        int failed = avdec_append_nal(&au, &au_size, &au_capacity, nal, size) < 0;
         free(rewritten);
         if (failed)
             goto oom;

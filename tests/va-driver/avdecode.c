@@ -194,3 +194,20 @@ void avdec_selfcheck_counts(const struct avdec *dec, long *verified, long *misma
     *verified = dec ? dec->verified : 0;
     *mismatched = dec ? dec->mismatched : 0;
 }
+
+int avdec_append_nal(uint8_t **au, size_t *size, size_t *capacity, const uint8_t *nal, size_t nal_size)
+{
+    if (*size + nal_size + 4 > *capacity) {
+        size_t cap = (*size + nal_size + 4) * 2;
+        uint8_t *grown = realloc(*au, cap);
+        if (!grown)
+            return -1;
+        *au = grown;
+        *capacity = cap;
+    }
+    static const uint8_t start_code[4] = { 0, 0, 0, 1 };
+    memcpy(*au + *size, start_code, 4);
+    memcpy(*au + *size + 4, nal, nal_size);
+    *size += nal_size + 4;
+    return 0;
+}

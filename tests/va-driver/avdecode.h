@@ -33,4 +33,8 @@ void avdec_finish(struct avdec *dec);
 /* Self-check results so far: output frames whose content was compared, and mismatches. */
 void avdec_selfcheck_counts(const struct avdec *dec, long *verified, long *mismatched);
 
+/* Appends one NAL unit after a 4-byte start code to the access unit `*au` (`*size` bytes used
+ * of `*capacity`), growing it; 0, or -1 when memory runs out (the access unit is unchanged). */
+int avdec_append_nal(uint8_t **au, size_t *size, size_t *capacity, const uint8_t *nal, size_t nal_size);
+
 #endif

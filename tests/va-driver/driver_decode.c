@@ -84,23 +84,6 @@ static void copy_to_surface(struct sw_surface *surface, const struct avdec_pictu
     }
 }
 
-static int append_nal(uint8_t **au, size_t *size, size_t *capacity, const uint8_t *nal, size_t nal_size)
-{
-    if (*size + nal_size + 4 > *capacity) {
-        size_t cap = (*size + nal_size + 4) * 2;
-        uint8_t *grown = realloc(*au, cap);
-        if (!grown)
-            return -1;
-        *au = grown;
-        *capacity = cap;
-    }
-    static const uint8_t start_code[4] = { 0, 0, 0, 1 };
-    memcpy(*au + *size, start_code, 4);
-    memcpy(*au + *size + 4, nal, nal_size);
-    *size += nal_size + 4;
-    return 0;
-}
-
 VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context, struct sw_surface *surface)
 {
     const VAPictureParameterBufferH264 *pp = &context->pp;
@@ -223,7 +206,7 @@ VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context, struc
             context->pps[i] = NULL;
             context->pps_size[i] = 0;
         }
-        if (append_nal(&au, &au_size, &au_capacity, sps, sps_size) < 0) {
+        if (avdec_append_nal(&au, &au_size, &au_capacity, sps, sps_size) < 0) {
             status = VA_STATUS_ERROR_ALLOCATION_FAILED;
             goto out;
         }
@@ -238,7 +221,7 @@ VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context, struc
         }
         memcpy(context->pps[pps_id], pps, pps_size);
         context->pps_size[pps_id] = pps_size;
-        if (append_nal(&au, &au_size, &au_capacity, pps, pps_size) < 0) {
+        if (avdec_append_nal(&au, &au_size, &au_capacity, pps, pps_size) < 0) {
             status = VA_STATUS_ERROR_ALLOCATION_FAILED;
             goto out;
         }
@@ -264,7 +247,7 @@ VAStatus decode_picture(struct sw_driver *drv, struct sw_context *context, struc
             }
             nal = rewritten;
         }
-        int failed = append_nal(&au, &au_size, &au_capacity, nal, nal_size) < 0;
+        int failed = avdec_append_nal(&au, &au_size, &au_capacity, nal, nal_size) < 0;
         free(rewritten);
         if (failed) {
             status = VA_STATUS_ERROR_ALLOCATION_FAILED;
