@@ -85,8 +85,10 @@ public final class AcceleratedH264Decoder<Accelerator: H264DeviceAccelerator>: D
                 if case .bitstream = error { damage = damage ?? error } else { fatal = error }
             }
         }
-        frames += try collectOutput(draining: fatal != nil)
+        // After a failure the pictures output so far stay for drain(), which the fallback (or the
+        // session's end) calls: thrown away with the error, they would be lost.
         if let fatal { throw sessionError(fatal) }
+        frames += try collectOutput(draining: false)
         if let damage {
             frames.append(
                 DecodedFrame(

@@ -8,6 +8,9 @@ Error) is output, marked, and decoding goes on on the device.
 """
 import pytest
 
+from swiftvt_testing import require, run
+from va_testing import ffmpeg_has_libx264
+
 SOFTWARE = "libavcodec (software)"
 QCIF_FRAME = 38016   # 176x144 I420
 STREAM, RESOURCE = "gst-stream-error-quark", "gst-resource-error-quark"
@@ -89,3 +92,42 @@ def test_a_damaged_picture_is_output_and_decoding_goes_on_on_the_device(vtdec, m
     assert "corrupt data in a frame: " in result.log and "cuvidDecodeStatus_Error" in result.log
     assert (result.backend or "").startswith("NVDEC"), f"active-backend {result.backend!r}"
     assert "decoding goes on in software" not in result.log and "now decoding with libavcodec" not in result.log
+
+
+@pytest.fixture(scope="module")
+def size_change(vtdec):
+    """Two x264 streams of 10 pictures, 128x96 then 176x144, one after the other: the second
+    sequence needs a decoder of its own (10 surfaces each here, so the 11th surface is the first of
+    the second decoder)."""
+    require(ffmpeg_has_libx264(vtdec.env), "vtdec-cuda: this ffmpeg has no libx264 encoder (Debian's ffmpeg has it)")
+    parts = []
+    for size in ("128x96", "176x144"):
+        part = vtdec.work / f"part-{size}.264"
+        run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=25",
+             "-frames:v", "10", "-c:v", "libx264", "-x264-params", "keyint=5", "-f", "h264", part], vtdec.env)
+        parts.append(part.read_bytes())
+    joined = vtdec.work / "size-change.264"
+    joined.write_bytes(b"".join(parts))
+    return joined
+
+
+def test_out_of_memory_at_the_second_decoder_falls_back_under_auto(vtdec, size_change):
+    """Out of memory when the second sequence's decoder is made (mid-stream): the first 10
+    pictures on NVDEC, the rest in software, all 20 of them as libavcodec decodes them (vtdec
+    hardware=disable: FFmpeg's rawvideo output would scale the second size to the first)."""
+    clean = vtdec.decode(size_change, "require", timeout=120)
+    software = vtdec.decode(size_change, "disable", timeout=120)
+    assert clean.status == 0 and software.status == 0, clean.errors + software.errors
+    result = vtdec.decode(size_change, "auto", timeout=120, SWIFTVT_CUDA_OUT_OF_MEMORY_AT=11)
+    assert result.status == 0, f"ended by {result.ended_by}: {result.errors}"
+    assert result.md5 == clean.md5 == software.md5
+    assert (result.backend or "").startswith(SOFTWARE), result.backend
+    assert result.report.count("FAULT") >= 1, result.report.text[-1000:]
+    assert result.report.leaks == [], result.report.leaks
+
+
+def test_out_of_memory_at_the_second_decoder_is_one_error_under_require(vtdec, size_change):
+    result = vtdec.decode(size_change, "require", timeout=120, SWIFTVT_CUDA_OUT_OF_MEMORY_AT=11)
+    assert result.status != 124
+    assert_one_clean_error(result, (STREAM, 7), ["CUDA_ERROR_OUT_OF_MEMORY"])
+    assert result.report.leaks == [], result.report.leaks
