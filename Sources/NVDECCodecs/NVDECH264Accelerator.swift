@@ -61,7 +61,14 @@ final class NVDECH264Accelerator: H264DeviceAccelerator {
     /// cuviddec.h: at most 32 decode surfaces.
     static let maximumSurfaces = 32
 
+    var beforeSequenceChange: (() throws(VTError) -> Void)?
+
     func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
+        do throws(VTError) {
+            try beforeSequenceChange?()
+        } catch {
+            throw .acceleratorFailed("NVDEC: the previous sequence's last pictures could not be read back: \(error)")
+        }
         let sps = sequence.sequenceParameterSet
         let width = sps.codedWidth
         let height = sps.codedHeight

@@ -23,6 +23,11 @@ public protocol H264DeviceAccelerator: H264Accelerator {
     var damagedPictureText: String { get }
     /// A flush (seek): output memory held for the stream may go.
     func flushed()
+    /// Set by the decoder; the accelerator calls it first thing in `newSequence`, before it
+    /// changes anything: the pictures output so far (the previous sequence's, bumped at the new
+    /// IDR picture, C.4.4) are read back while their surfaces, crop and output pool are still
+    /// theirs.
+    var beforeSequenceChange: (() throws(VTError) -> Void)? { get set }
 }
 
 extension H264DeviceAccelerator {
@@ -41,6 +46,8 @@ public final class AcceleratedH264Decoder<Accelerator: H264DeviceAccelerator>: D
     private var timings: [UInt64: (presentationTimeStamp: MediaTime, duration: MediaTime)] = [:]
     /// Output pictures kept back (``H264DeviceAccelerator/readBackDelay``), oldest first.
     private var heldBack: [H264Picture] = []
+    /// Pictures read back before a sequence change, not yet returned.
+    private var readyFrames: [DecodedFrame] = []
 
     public init(accelerator: Accelerator, format: FormatDescription) {
         self.accelerator = accelerator
@@ -51,6 +58,12 @@ public final class AcceleratedH264Decoder<Accelerator: H264DeviceAccelerator>: D
                 // A parameter set that does not parse is reported when a slice needs it.
                 try? decoder.storeParameterSet(nalUnit: bytes)
             }
+        }
+        accelerator.beforeSequenceChange = { [unowned self] () throws(VTError) in
+            let pending = heldBack + self.accelerator.outputPictures
+            heldBack.removeAll()
+            self.accelerator.outputPictures.removeAll()
+            readyFrames += try readBack(pending)
         }
     }
 
@@ -110,12 +123,19 @@ public final class AcceleratedH264Decoder<Accelerator: H264DeviceAccelerator>: D
     /// The pictures the state machine output, read back in output order, but for the last
     /// ``H264DeviceAccelerator/readBackDelay`` of them unless `draining`.
     private func collectOutput(draining: Bool) throws(VTError) -> [DecodedFrame] {
+        var frames = readyFrames
+        readyFrames.removeAll()
         heldBack += accelerator.outputPictures
         accelerator.outputPictures.removeAll()
         let readable = draining ? heldBack.count : max(0, heldBack.count - accelerator.readBackDelay)
-        guard readable > 0 else { return [] }
-        let pictures = heldBack.prefix(readable)
+        guard readable > 0 else { return frames }
+        let pictures = Array(heldBack.prefix(readable))
         heldBack.removeFirst(readable)
+        return frames + (try readBack(pictures))
+    }
+
+    /// Output pictures read back into frames, in order, with their samples' timing.
+    private func readBack(_ pictures: [H264Picture]) throws(VTError) -> [DecodedFrame] {
         var frames: [DecodedFrame] = []
         for picture in pictures {
             let timing = timings.removeValue(forKey: picture.frameReference)
@@ -155,6 +175,7 @@ public final class AcceleratedH264Decoder<Accelerator: H264DeviceAccelerator>: D
         decoder.flush()
         accelerator.outputPictures.removeAll()
         heldBack.removeAll()
+        readyFrames.removeAll()
         timings.removeAll()
         accelerator.flushed()
     }

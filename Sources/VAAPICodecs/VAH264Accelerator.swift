@@ -65,7 +65,14 @@ final class VAH264Accelerator: H264DeviceAccelerator {
     /// Decoding surfaces beyond the DPB's frames (see ``newSequence(_:)``).
     static let surfacesBeyondDPB = 4
 
+    var beforeSequenceChange: (() throws(VTError) -> Void)?
+
     func newSequence(_ sequence: H264SequenceInfo) throws(H264DecodingError) {
+        do throws(VTError) {
+            try beforeSequenceChange?()
+        } catch {
+            throw .acceleratorFailed("VA-API: the previous sequence's last pictures could not be read back: \(error)")
+        }
         let sps = sequence.sequenceParameterSet
         let width = sps.codedWidth
         let height = sps.codedHeight

@@ -1,0 +1,19 @@
+"""A stream whose second coded video sequence starts while pictures of the first still wait for
+output: 10 x264 pictures with B-frames and 4 references, then 10 without B-frames and 1 reference,
+same size, profile and level. A running session accepts the second SPS in band (its DPB is no
+larger), and the decoder starts a new sequence (the DPB size changed) with the first sequence's
+last pictures bumped at the IDR picture (C.4.4): they must come out as they were decoded."""
+from swiftvt_testing import run
+
+
+def make_sequence_change_stream(work, env):
+    parts = []
+    for name, options in (("first", "keyint=30:bframes=2:ref=4:level=3"),
+                          ("second", "keyint=30:bframes=0:ref=1:level=3")):
+        part = work / f"sequence-{name}.264"
+        run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=176x144:rate=25",
+             "-frames:v", "10", "-c:v", "libx264", "-x264-params", options, "-f", "h264", part], env)
+        parts.append(part.read_bytes())
+    joined = work / "sequence-change.264"
+    joined.write_bytes(b"".join(parts))
+    return joined
