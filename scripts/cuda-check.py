@@ -23,6 +23,7 @@ is the caller's.
 import argparse
 import hashlib
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -32,24 +33,37 @@ from pathlib import Path
 DAMAGED = {"BA_MW_D_IDR_LOST.264", "Error_I_P.264", "sps_subsetsps_bothVUI.264"}
 
 
-def i420_md5(data, width, height):
-    """MD5 over the visible samples of I420 frames as GStreamer lays them out (rows of each plane
-    padded to 4 bytes), and the frame count; "size-mismatch" when the data is not whole frames."""
+def decoded_md5(command, width, height, timeout=300):
+    """Runs `command` (I420 frames on its stdout) and returns the MD5 over the visible samples of
+    the frames as GStreamer lays them out (rows of each plane padded to 4 bytes), the frame count
+    and stderr; "size-mismatch" when the output is not whole frames. The frames are read one at a
+    time: this process stays small, so the peak RSS its children report is theirs (a child starts
+    with its parent's high-water mark, which Linux keeps across exec)."""
     chroma_width, chroma_height = (width + 1) // 2, (height + 1) // 2
     luma_stride, chroma_stride = (width + 3) // 4 * 4, (chroma_width + 3) // 4 * 4
     frame_size = luma_stride * height + 2 * chroma_stride * chroma_height
     digest = hashlib.md5()
-    view = memoryview(data)
-    count = len(data) // frame_size
-    for index in range(count):
-        frame = view[index * frame_size:(index + 1) * frame_size]
-        for row in range(height):
-            digest.update(frame[row * luma_stride:row * luma_stride + width])
-        for plane in range(2):
-            base = luma_stride * height + plane * chroma_stride * chroma_height
-            for row in range(chroma_height):
-                digest.update(frame[base + row * chroma_stride:base + row * chroma_stride + chroma_width])
-    return ("size-mismatch" if len(data) % frame_size else digest.hexdigest()), count
+    count = 0
+    leftover = 0
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(["timeout", str(timeout), *command], stdout=subprocess.PIPE, stderr=errors)
+        while True:
+            frame = process.stdout.read(frame_size)
+            if len(frame) < frame_size:
+                leftover = len(frame)
+                break
+            view = memoryview(frame)
+            for row in range(height):
+                digest.update(view[row * luma_stride:row * luma_stride + width])
+            for plane in range(2):
+                base = luma_stride * height + plane * chroma_stride * chroma_height
+                for row in range(chroma_height):
+                    digest.update(view[base + row * chroma_stride:base + row * chroma_stride + chroma_width])
+            count += 1
+        process.wait()
+        errors.seek(0)
+        text = errors.read().decode(errors="replace")
+    return ("size-mismatch" if leftover else digest.hexdigest()), count, text
 
 
 def pipelines(reference, source, output, convert_peer=False):
@@ -111,9 +125,8 @@ def main():
         results = []
         for command in pipelines(options.reference, corpus / name, ["video/x-raw,format=I420", "!", "fdsink", "fd=1"],
                                  convert_peer=True):
-            run = subprocess.run([options.launch, "-q", *command], capture_output=True, timeout=300)
-            md5, count = i420_md5(run.stdout, int(width), int(height))
-            results.append((md5 == reference_md5, count, run.stderr.decode(errors="replace")))
+            md5, count, errors = decoded_md5([options.launch, "-q", *command], int(width), int(height))
+            results.append((md5 == reference_md5, count, errors))
         exact += results[0][0]
         peer_exact += results[1][0]
         verdicts = ["ok " if result[0] else "BAD" for result in results]
@@ -128,6 +141,8 @@ def main():
     print("== throughput (NV12 to fakesink)")
     with tempfile.TemporaryDirectory(prefix="swiftvt-cuda-check.") as work:
         measure_throughput(options, corpus, frame_counts, Path(work), problems)
+    print(f"(this check's own peak RSS, the floor of every figure above: "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
     print(f"== summary: vtdec exact {exact}/{len(rows)}; problems: {len(problems)}")
     for problem in problems:
         print(f"  PROBLEM: {problem}")
@@ -144,7 +159,10 @@ def measure_throughput(options, corpus, frame_counts, work, problems):
             problems.append(f"{name} missing: no throughput figure")
             continue
         joined = work / f"{path.stem}.x{copies}.264"
-        joined.write_bytes(path.read_bytes() * copies)
+        data = path.read_bytes()
+        with joined.open("wb") as output:
+            for _ in range(copies):
+                output.write(data)
         sources.append((joined, frame_counts[name] * copies))
     runs = 1 if options.quick else options.runs
     print(f"{'stream':38} {'decoder':10} {'pipelines':>9} {'wall s':>8} {'frames/s':>9} {'CPU ms/frame':>12} "
