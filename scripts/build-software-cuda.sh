@@ -18,15 +18,10 @@ nvcuvid="$outdir/libnvcuvid.so.1"
 # The VA driver's H.264 engine (not its libva entry points).
 va_sources=("$va/avdecode.c" "$va/bits.c" "$va/h264_ps.c" "$va/h264_rebuild.c" "$va/h264_slice.c" "$va/h264_refs.c")
 
-stale=0
-if [ ! -f "$cuda" ] || [ ! -f "$nvcuvid" ]; then
-    stale=1
-else
-    for file in "$src"/*.c "$src"/*.h "${va_sources[@]}" "$va"/*.h "$0"; do
-        if [ "$file" -nt "$cuda" ] || [ "$file" -nt "$nvcuvid" ]; then stale=1; break; fi
-    done
-fi
-if [ "$stale" = 0 ]; then
+# shellcheck source=scripts/lib/build-test-driver.sh
+source "$root/scripts/lib/build-test-driver.sh"
+if ! build_is_stale "$cuda $nvcuvid" "$src"/*.c "$src"/*.h "${va_sources[@]}" "$va"/*.h "$0" \
+    "$root/scripts/lib/build-test-driver.sh"; then
     exit 0
 fi
 
@@ -34,25 +29,13 @@ if [ ! -f /usr/include/ffnvcodec/dynlink_cuda.h ] && ! pkg-config --exists ffnvc
     echo "build-software-cuda: the ffnvcodec headers are missing (install libffmpeg-nvenc-dev)" >&2
     exit 1
 fi
-for package in libva libavcodec libavutil; do
-    if ! pkg-config --exists "$package"; then
-        echo "build-software-cuda: pkg-config cannot find $package (install libva-dev, libavcodec-dev)" >&2
-        exit 1
-    fi
-done
-compiler="${CC:-}"
-if [ -z "$compiler" ]; then
-    compiler=gcc
-    command -v gcc >/dev/null 2>&1 || compiler=cc
-fi
+build_require_packages build-software-cuda libva libavcodec libavutil
 mkdir -p "$outdir"
-# shellcheck disable=SC2054 # the commas are the linker's (-Wl,...)
-flags=(-std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs)
-"$compiler" "${flags[@]}" -Wl,-soname,libcuda.so.1 -o "$cuda.tmp" "$src/cuda.c" -lpthread
+"$build_compiler" "${build_flags[@]}" -Wl,-soname,libcuda.so.1 -o "$cuda.tmp" "$src/cuda.c" -lpthread
 mv -f "$cuda.tmp" "$cuda"
 ln -sf libcuda.so.1 "$outdir/libcuda.so"
 # shellcheck disable=SC2046 # pkg-config output is a list of flags
-"$compiler" "${flags[@]}" -Wl,-soname,libnvcuvid.so.1 \
+"$build_compiler" "${build_flags[@]}" -Wl,-soname,libnvcuvid.so.1 \
     $(pkg-config --cflags libva libavcodec libavutil) \
     -o "$nvcuvid.tmp" "$src/nvcuvid.c" "$src/h264_cuvid.c" "${va_sources[@]}" \
     -L"$outdir" -l:libcuda.so.1 \

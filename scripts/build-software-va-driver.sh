@@ -13,33 +13,15 @@ src="$root/tests/va-driver"
 lib="$outdir/swiftvt_sw_drv_video.so"
 
 sources=("$src"/*.c)
-stale=0
-if [ ! -f "$lib" ]; then
-    stale=1
-else
-    for file in "$src"/*.c "$src"/*.h "$0"; do
-        if [ "$file" -nt "$lib" ]; then stale=1; break; fi
-    done
-fi
-if [ "$stale" = 0 ]; then
+# shellcheck source=scripts/lib/build-test-driver.sh
+source "$root/scripts/lib/build-test-driver.sh"
+if ! build_is_stale "$lib" "$src"/*.c "$src"/*.h "$0" "$root/scripts/lib/build-test-driver.sh"; then
     exit 0
 fi
-
-for package in libva libavcodec libavutil; do
-    if ! pkg-config --exists "$package"; then
-        echo "build-software-va-driver: pkg-config cannot find $package (install libva-dev, libavcodec-dev)" >&2
-        exit 1
-    fi
-done
-compiler="${CC:-}"
-if [ -z "$compiler" ]; then
-    compiler=gcc
-    command -v gcc >/dev/null 2>&1 || compiler=cc
-fi
+build_require_packages build-software-va-driver libva libavcodec libavutil
 mkdir -p "$outdir"
 # shellcheck disable=SC2046 # pkg-config output is a list of flags
-"$compiler" -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
-    -Wl,--no-undefined -Wl,-z,defs \
+"$build_compiler" "${build_flags[@]}" \
     $(pkg-config --cflags libva libavcodec libavutil) \
     -o "$lib.tmp" "${sources[@]}" \
     $(pkg-config --libs libva libavcodec libavutil) -lpthread

@@ -1258,7 +1258,8 @@ SWIFTVT_EXPORT CUresult cuGetErrorString(CUresult error, const char **pstr)
  * external memory. Exported because loaders (FFmpeg's dynlink_loader.h LOAD_SYMBOL, GStreamer's
  * gstcudaloader.c) need every symbol at load time; they answer CUDA_ERROR_NOT_SUPPORTED. ----- */
 
-/* The stubs ignore their arguments. */
+/* These entry points answer CUDA_ERROR_NOT_SUPPORTED whatever they are given, as a driver without
+ * the feature does, so no argument is read. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #define UNSUPPORTED(name, ...)                                                                          \
     SWIFTVT_EXPORT CUresult name(__VA_ARGS__)                                                           \

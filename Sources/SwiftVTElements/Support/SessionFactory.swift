@@ -78,10 +78,11 @@ extension NVDECH264DecoderFactory: DeviceCheckingFactory {
 }
 
 /// How an element makes its sessions, the one place for it: the backends in order (the element's
-/// VA-API factory, then the software backend), VA-API log lines in the element's debug category,
-/// and the hardware=require check. The VA-API factory (and the device it opened) is kept from the
-/// check at the state change until the element closes (READY -> NULL), so every session of the
-/// element uses one display, and a device that appears later is found at the next open.
+/// hardware factories, VA-API then NVDEC for a decoder, then the software backend), the device
+/// probes' log lines in the element's debug category, and the hardware=require check. The
+/// hardware factory (and the device it opened) is kept from the check at the state change until
+/// the element closes (READY -> NULL), so every session of the element uses one device, and a
+/// device that appears later is found at the next open.
 final class SessionFactory<Hardware: HardwareBackendFactory>: Sendable {
     private let hardware: HardwareFactoryHolder<Hardware>
     /// The device choice the element asked for last (vtdec's hardware-device).

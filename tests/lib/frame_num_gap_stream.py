@@ -210,5 +210,20 @@ def main():
             out.write(b"\x00\x00\x00\x01" + unit)
 
 
+def make_frame_num_gap_stream(work, env, suite):
+    """The test stream of the vtdec suites: x264's 10 Baseline pictures at 128x96 (ref=4, no B
+    frames), then made into the gap stream above; `suite` names the suite in a skip message."""
+    from swiftvt_testing import SYSTEM_PYTHON, require, run
+    from va_testing import ffmpeg_has_libx264
+    require(ffmpeg_has_libx264(env), f"{suite}: frame_num gap case: this ffmpeg has no libx264 encoder "
+            "(Debian's ffmpeg has it)")
+    base, gap = work / "gap-base.264", work / "frame-num-gap.264"
+    run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=128x96:rate=25", "-frames:v",
+         "10", "-c:v", "libx264", "-profile:v", "baseline", "-x264-params", "ref=4:bframes=0:keyint=300", "-f", "h264",
+         base], env)
+    run([SYSTEM_PYTHON, __file__, base, gap], env)
+    return gap
+
+
 if __name__ == "__main__":
     main()
